@@ -289,3 +289,38 @@ fn word_masks(start: usize, end: usize) -> impl Iterator<Item = (usize, u64)> {
 
 #[cfg(test)]
 mod tests;
+
+/// The kernel's frame allocator policy: the bitmap allocator behind a lock.
+pub struct LockedFrameAllocator {
+    inner: frame::sync::SpinLock<FrameAllocator, { frame::sync::level::FRAME_ALLOC }>,
+}
+
+impl Default for LockedFrameAllocator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LockedFrameAllocator {
+    pub const fn new() -> Self {
+        LockedFrameAllocator { inner: frame::sync::SpinLock::new(FrameAllocator::new()) }
+    }
+}
+
+impl frame::mm::FrameAllocPolicy for LockedFrameAllocator {
+    fn add_free(&self, start_pfn: usize, count: usize) {
+        self.inner.lock_irq_disabled().add_free(start_pfn, count);
+    }
+
+    fn alloc(&self, count: usize, align: usize) -> Option<usize> {
+        self.inner.lock_irq_disabled().alloc(count, align)
+    }
+
+    fn dealloc(&self, start_pfn: usize, count: usize) {
+        self.inner.lock_irq_disabled().dealloc(start_pfn, count);
+    }
+
+    fn free_count(&self) -> usize {
+        self.inner.lock_irq_disabled().free_count()
+    }
+}

@@ -8,3 +8,9 @@
 extern crate std;
 
 pub mod frame_alloc;
+#[cfg(target_os = "none")]
+pub mod heap;
+#[cfg(target_os = "none")]
+pub mod sched;
+
+extern crate alloc;

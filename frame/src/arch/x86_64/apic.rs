@@ -1,0 +1,89 @@
+//! Local APIC (through the direct map) and its timer, calibrated against the
+//! PIT; the legacy 8259 PICs are remapped and masked.
+
+use super::cpu::{inb, outb, rdmsr, rdtsc, MSR_APIC_BASE};
+use crate::mm::paddr_to_vaddr;
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+pub const TIMER_VECTOR: u8 = 32;
+pub const SPURIOUS_VECTOR: u8 = 0xff;
+
+const REG_EOI: usize = 0xb0;
+const REG_SVR: usize = 0xf0;
+const REG_LVT_TIMER: usize = 0x320;
+const REG_TIMER_INIT: usize = 0x380;
+const REG_TIMER_CURRENT: usize = 0x390;
+const REG_TIMER_DIVIDE: usize = 0x3e0;
+
+static APIC_VADDR: AtomicUsize = AtomicUsize::new(0);
+static TSC_HZ: AtomicU64 = AtomicU64::new(0);
+
+fn write(reg: usize, value: u32) {
+    let base = APIC_VADDR.load(Ordering::Relaxed);
+    assert!(base != 0, "local APIC used before apic::init");
+    // SAFETY: `base` is the direct-map address of the local APIC's MMIO page
+    // (set in `init`), and `reg` is one of the register offsets above.
+    unsafe { core::ptr::write_volatile((base + reg) as *mut u32, value) }
+}
+
+fn read(reg: usize) -> u32 {
+    let base = APIC_VADDR.load(Ordering::Relaxed);
+    // SAFETY: see `write`.
+    unsafe { core::ptr::read_volatile((base + reg) as *const u32) }
+}
+
+fn mask_legacy_pics() {
+    // ICW1..ICW4: remap to 0x20/0x28 so stray IRQs never look like exceptions.
+    for (cmd, data, offset, cascade) in [(0x20u16, 0x21u16, 0x20u8, 4u8), (0xa0, 0xa1, 0x28, 2)] {
+        outb(cmd, 0x11);
+        outb(data, offset);
+        outb(data, cascade);
+        outb(data, 0x01);
+        outb(data, 0xff);
+    }
+}
+
+/// Measures TSC and APIC-timer ticks over 10 ms of PIT channel 2.
+fn calibrate() -> (u64, u32) {
+    const PIT_HZ: u64 = 1_193_182;
+    const COUNT: u64 = PIT_HZ / 100;
+    outb(0x61, (inb(0x61) & !0x02) | 0x01);
+    outb(0x43, 0b1011_0000); // channel 2, lo/hi byte, mode 0
+    outb(0x42, COUNT as u8);
+    outb(0x42, (COUNT >> 8) as u8);
+    let gate = inb(0x61) & !0x01;
+    outb(0x61, gate);
+    write(REG_TIMER_DIVIDE, 0b0011); // divide by 16
+    write(REG_LVT_TIMER, 1 << 16); // masked, one-shot
+    write(REG_TIMER_INIT, u32::MAX);
+    let tsc0 = rdtsc();
+    outb(0x61, gate | 0x01);
+    while inb(0x61) & 0x20 == 0 {
+        core::hint::spin_loop();
+    }
+    let tsc = rdtsc() - tsc0;
+    let apic = u32::MAX - read(REG_TIMER_CURRENT);
+    (tsc * 100, apic.saturating_mul(100))
+}
+
+/// Initialises the local APIC and starts its periodic timer at `hz`.
+pub fn init(hz: u32) {
+    mask_legacy_pics();
+    let base = (rdmsr(MSR_APIC_BASE) & 0x000f_ffff_ffff_f000) as usize;
+    APIC_VADDR.store(paddr_to_vaddr(base), Ordering::Relaxed);
+    write(REG_SVR, 0x100 | u32::from(SPURIOUS_VECTOR));
+    let (tsc_hz, apic_hz) = calibrate();
+    TSC_HZ.store(tsc_hz.max(1), Ordering::Relaxed);
+    write(REG_TIMER_DIVIDE, 0b0011);
+    write(REG_LVT_TIMER, u32::from(TIMER_VECTOR) | (1 << 17)); // periodic
+    write(REG_TIMER_INIT, (apic_hz / hz).max(1));
+}
+
+pub fn eoi() {
+    write(REG_EOI, 0);
+}
+
+/// TSC frequency measured at boot.
+pub fn tsc_hz() -> u64 {
+    TSC_HZ.load(Ordering::Relaxed)
+}

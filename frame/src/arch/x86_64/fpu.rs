@@ -1,0 +1,44 @@
+//! FPU/SSE: enabled for user programs; the kernel itself is soft-float and
+//! never touches the registers, so user state is saved and restored around
+//! each stay in user mode.
+
+use super::cpu::{read_cr0, read_cr4, write_cr0, write_cr4};
+
+/// The 512-byte FXSAVE area.
+#[derive(Clone, Copy)]
+#[repr(C, align(16))]
+pub struct FpuState(pub [u8; 512]);
+
+impl Default for FpuState {
+    fn default() -> Self {
+        let mut area = [0u8; 512];
+        // FCW = 0x037f (all exceptions masked), MXCSR = 0x1f80: the reset
+        // values Linux gives a new process.
+        area[0] = 0x7f;
+        area[1] = 0x03;
+        area[24] = 0x80;
+        area[25] = 0x1f;
+        FpuState(area)
+    }
+}
+
+pub fn init() {
+    // SAFETY: CR0.EM=0 and MP=1 enable x87/SSE; CR4.OSFXSR/OSXMMEXCPT enable
+    // FXSAVE and SSE exceptions. The kernel is compiled soft-float, so no
+    // kernel code depends on these registers.
+    unsafe {
+        write_cr0((read_cr0() & !(1 << 2)) | (1 << 1));
+        write_cr4(read_cr4() | (1 << 9) | (1 << 10));
+    }
+}
+
+pub fn save(state: &mut FpuState) {
+    // SAFETY: `state` is a valid, 16-byte-aligned 512-byte area.
+    unsafe { core::arch::asm!("fxsave64 [{}]", in(reg) state.0.as_mut_ptr(), options(nostack)) }
+}
+
+pub fn restore(state: &FpuState) {
+    // SAFETY: `state` is 16-byte aligned; FXRSTOR faults on reserved MXCSR
+    // bits, so `UserContext` never lets clients write raw FPU bytes.
+    unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) state.0.as_ptr(), options(nostack)) }
+}

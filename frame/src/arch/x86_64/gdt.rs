@@ -1,0 +1,118 @@
+//! GDT and TSS. Selector layout is fixed by `syscall`/`sysret`:
+//! kernel code 0x08, kernel data 0x10, user data 0x18, user code 0x20, TSS 0x28.
+
+use core::arch::asm;
+use core::cell::UnsafeCell;
+use core::mem::size_of;
+
+pub const KERNEL_CS: u16 = 0x08;
+pub const KERNEL_DS: u16 = 0x10;
+pub const USER_DS: u16 = 0x18 | 3;
+pub const USER_CS: u16 = 0x20 | 3;
+const TSS_SEL: u16 = 0x28;
+
+/// Interrupt stack table slot used for double faults (1-based as in the IDT).
+pub const IST_DOUBLE_FAULT: u8 = 1;
+const DF_STACK_SIZE: usize = 16 * 1024;
+
+#[repr(C, packed(4))]
+struct Tss {
+    _reserved0: u32,
+    rsp: [u64; 3],
+    _reserved1: u64,
+    ist: [u64; 7],
+    _reserved2: u64,
+    _reserved3: u16,
+    iomap_base: u16,
+}
+const _: () = assert!(size_of::<Tss>() == 104);
+
+#[repr(C, align(16))]
+struct DfStack([u8; DF_STACK_SIZE]);
+
+/// CPU-owned tables. Single CPU for now; becomes per-CPU with SMP.
+struct CpuTables {
+    gdt: UnsafeCell<[u64; 7]>,
+    tss: UnsafeCell<Tss>,
+    df_stack: UnsafeCell<DfStack>,
+}
+// SAFETY: the tables are written only during `init` (before interrupts are
+// enabled, on the boot CPU) and by `set_kernel_stack`, which runs with
+// interrupts disabled on the only CPU; the hardware reads them concurrently,
+// which is the intended use.
+unsafe impl Sync for CpuTables {}
+
+static TABLES: CpuTables = CpuTables {
+    gdt: UnsafeCell::new([0; 7]),
+    tss: UnsafeCell::new(Tss {
+        _reserved0: 0,
+        rsp: [0; 3],
+        _reserved1: 0,
+        ist: [0; 7],
+        _reserved2: 0,
+        _reserved3: 0,
+        iomap_base: size_of::<Tss>() as u16,
+    }),
+    df_stack: UnsafeCell::new(DfStack([0; DF_STACK_SIZE])),
+};
+
+#[repr(C, packed)]
+struct DescriptorPointer {
+    limit: u16,
+    base: u64,
+}
+
+pub fn init() {
+    let tss_addr = TABLES.tss.get() as u64;
+    let df_top = TABLES.df_stack.get() as u64 + DF_STACK_SIZE as u64;
+    let tss_limit = (size_of::<Tss>() - 1) as u64;
+    let tss_low = (tss_limit & 0xffff)
+        | ((tss_addr & 0xff_ffff) << 16)
+        | (0x89 << 40) // present, 64-bit available TSS
+        | ((tss_limit >> 16) & 0xf) << 48
+        | ((tss_addr >> 24) & 0xff) << 56;
+    let tss_high = tss_addr >> 32;
+    // SAFETY: boot CPU, interrupts disabled: nothing else accesses the tables yet.
+    unsafe {
+        (*TABLES.tss.get()).ist[usize::from(IST_DOUBLE_FAULT) - 1] = df_top;
+        *TABLES.gdt.get() = [
+            0,
+            0x00af_9a00_0000_ffff, // kernel code: 64-bit, DPL 0
+            0x00cf_9200_0000_ffff, // kernel data
+            0x00cf_f200_0000_ffff, // user data, DPL 3
+            0x00af_fa00_0000_ffff, // user code: 64-bit, DPL 3
+            tss_low,
+            tss_high,
+        ];
+    }
+    let ptr = DescriptorPointer { limit: (7 * 8 - 1) as u16, base: TABLES.gdt.get() as u64 };
+    // SAFETY: the GDT above is valid and 'static; the selectors reloaded
+    // below index its kernel code/data descriptors and the TSS descriptor.
+    unsafe {
+        asm!(
+            "lgdt [{ptr}]",
+            "push {cs}",
+            "lea {tmp}, [rip + 2f]",
+            "push {tmp}",
+            "retfq",
+            "2:",
+            "mov ds, {ds:x}",
+            "mov es, {ds:x}",
+            "mov ss, {ds:x}",
+            "ltr {tss:x}",
+            ptr = in(reg) &ptr,
+            cs = in(reg) u64::from(KERNEL_CS),
+            tmp = out(reg) _,
+            ds = in(reg) KERNEL_DS,
+            tss = in(reg) TSS_SEL,
+        );
+    }
+}
+
+/// Sets the stack the CPU switches to on a trap from user mode (TSS.RSP0).
+pub fn set_kernel_stack(top: u64) {
+    debug_assert!(!super::cpu::interrupts_enabled());
+    // SAFETY: single CPU with interrupts disabled; the CPU only reads RSP0
+    // when a trap from ring 3 happens, which cannot happen concurrently.
+    unsafe { (*TABLES.tss.get()).rsp[0] = top };
+}

@@ -1,0 +1,62 @@
+//! Kernel task context switch: callee-saved registers live on the task's own
+//! stack; a task's context is just its saved stack pointer.
+
+use core::arch::global_asm;
+
+global_asm!(
+    r#"
+    .section .text.switch, "ax"
+    .global __trellis_context_switch
+__trellis_context_switch:
+    push rbp
+    push rbx
+    push r12
+    push r13
+    push r14
+    push r15
+    mov [rdi], rsp
+    mov rsp, rsi
+    pop r15
+    pop r14
+    pop r13
+    pop r12
+    pop rbx
+    pop rbp
+    ret
+
+    .global __trellis_task_trampoline
+__trellis_task_trampoline:
+    xor ebp, ebp
+    call {entry}
+    ud2
+    "#,
+    entry = sym crate::task::task_entry,
+);
+
+unsafe extern "C" {
+    fn __trellis_context_switch(save_rsp: *mut usize, next_rsp: usize);
+    fn __trellis_task_trampoline();
+}
+
+/// Number of bytes `initial_stack` writes below the stack top.
+pub const INITIAL_FRAME_WORDS: usize = 8;
+
+/// Lays out a new task's stack so that switching to it "returns" into the
+/// task trampoline; returns the saved stack pointer to switch to.
+pub fn initial_stack(frame: &mut [u64; INITIAL_FRAME_WORDS], frame_addr: usize) -> usize {
+    // r15, r14, r13, r12, rbx, rbp, return address, alignment pad.
+    *frame = [0, 0, 0, 0, 0, 0, __trellis_task_trampoline as *const () as u64, 0];
+    frame_addr
+}
+
+/// Saves the current task's stack pointer into `*save_rsp` and resumes the
+/// task whose saved stack pointer is `next_rsp`.
+///
+/// # Safety
+/// `next_rsp` must be a stack pointer saved by this function (or built by
+/// `initial_stack`) on a live stack that no CPU is running on, and
+/// `save_rsp` must stay valid until this task is resumed.
+pub unsafe fn context_switch(save_rsp: *mut usize, next_rsp: usize) {
+    // SAFETY: the caller upholds this function's contract.
+    unsafe { __trellis_context_switch(save_rsp, next_rsp) }
+}

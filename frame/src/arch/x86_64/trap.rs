@@ -1,0 +1,281 @@
+//! Trap entry: the IDT, one 16-byte stub per vector, the common save/restore
+//! path, the `syscall` entry, and the switch into user mode.
+//!
+//! A trap from user mode lands directly in the current [`TrapFrame`] inside
+//! the `UserContext` (TSS.RSP0 points just past it), and control returns to
+//! the kernel code that called [`enter_user`], on the kernel stack it left.
+//! A trap from kernel mode saves a `TrapFrame` on the current kernel stack and
+//! calls [`kernel_trap`].
+
+use core::arch::global_asm;
+use core::cell::UnsafeCell;
+use core::mem::size_of;
+
+use super::gdt::{IST_DOUBLE_FAULT, KERNEL_CS, USER_CS, USER_DS};
+
+/// Pseudo-vector recorded in the frame for a `syscall` instruction.
+pub const SYSCALL_VECTOR: u64 = 0x100;
+
+/// Register state saved on a trap; the layout is fixed by the assembly below.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+pub struct TrapFrame {
+    pub rax: u64,
+    pub rbx: u64,
+    pub rcx: u64,
+    pub rdx: u64,
+    pub rsi: u64,
+    pub rdi: u64,
+    pub rbp: u64,
+    pub r8: u64,
+    pub r9: u64,
+    pub r10: u64,
+    pub r11: u64,
+    pub r12: u64,
+    pub r13: u64,
+    pub r14: u64,
+    pub r15: u64,
+    pub vector: u64,
+    pub error_code: u64,
+    pub rip: u64,
+    pub cs: u64,
+    pub rflags: u64,
+    pub rsp: u64,
+    pub ss: u64,
+}
+const _: () = assert!(size_of::<TrapFrame>() == 22 * 8);
+
+global_asm!(
+    r#"
+    .section .text.trap, "ax"
+    .balign 16
+    .global __trellis_trap_stubs
+__trellis_trap_stubs:
+    .set vec, 0
+    .rept 256
+    .balign 16
+    .if vec == 8 || vec == 10 || vec == 11 || vec == 12 || vec == 13 || vec == 14 || vec == 17 || vec == 21 || vec == 29 || vec == 30
+    .else
+    push 0
+    .endif
+    push vec
+    jmp __trellis_trap_common
+    .set vec, vec + 1
+    .endr
+
+__trellis_trap_common:
+    cld
+    push r15
+    push r14
+    push r13
+    push r12
+    push r11
+    push r10
+    push r9
+    push r8
+    push rbp
+    push rdi
+    push rsi
+    push rdx
+    push rcx
+    push rbx
+    push rax
+    test byte ptr [rsp + 18 * 8], 3
+    jnz __trellis_return_to_kernel
+    mov rdi, rsp
+    call {kernel_trap}
+    pop rax
+    pop rbx
+    pop rcx
+    pop rdx
+    pop rsi
+    pop rdi
+    pop rbp
+    pop r8
+    pop r9
+    pop r10
+    pop r11
+    pop r12
+    pop r13
+    pop r14
+    pop r15
+    add rsp, 16
+    iretq
+
+    /* A trap or syscall from user mode: the user registers are saved in the
+       UserContext; resume the kernel code that called __trellis_enter_user. */
+__trellis_return_to_kernel:
+    mov rsp, [rip + {kernel_rsp}]
+    pop r15
+    pop r14
+    pop r13
+    pop r12
+    pop rbx
+    pop rbp
+    ret
+
+    .global __trellis_syscall_entry
+__trellis_syscall_entry:
+    mov [rip + {user_rsp}], rsp
+    mov rsp, [rip + {ctx_top}]
+    push {user_ds}
+    push qword ptr [rip + {user_rsp}]
+    push r11
+    push {user_cs}
+    push rcx
+    push 0
+    push {syscall_vector}
+    push r15
+    push r14
+    push r13
+    push r12
+    push r11
+    push r10
+    push r9
+    push r8
+    push rbp
+    push rdi
+    push rsi
+    push rdx
+    push rcx
+    push rbx
+    push rax
+    jmp __trellis_return_to_kernel
+
+    /* fn(frame: *mut TrapFrame): runs the user context until the next trap. */
+    .global __trellis_enter_user
+__trellis_enter_user:
+    push rbp
+    push rbx
+    push r12
+    push r13
+    push r14
+    push r15
+    mov [rip + {kernel_rsp}], rsp
+    mov rsp, rdi
+    pop rax
+    pop rbx
+    pop rcx
+    pop rdx
+    pop rsi
+    pop rdi
+    pop rbp
+    pop r8
+    pop r9
+    pop r10
+    pop r11
+    pop r12
+    pop r13
+    pop r14
+    pop r15
+    add rsp, 16
+    iretq
+    "#,
+    kernel_trap = sym kernel_trap_entry,
+    kernel_rsp = sym KERNEL_RSP,
+    user_rsp = sym USER_RSP_SCRATCH,
+    ctx_top = sym USER_CTX_TOP,
+    user_ds = const USER_DS,
+    user_cs = const USER_CS,
+    syscall_vector = const SYSCALL_VECTOR,
+);
+
+unsafe extern "C" {
+    static __trellis_trap_stubs: u8;
+    fn __trellis_syscall_entry();
+    fn __trellis_enter_user(frame: *mut TrapFrame);
+}
+
+/// Per-CPU scratch words used by the assembly (single CPU for now).
+#[repr(transparent)]
+struct AsmWord(UnsafeCell<u64>);
+// SAFETY: only the assembly above and `enter_user` (interrupts disabled, one
+// CPU) touch these words.
+unsafe impl Sync for AsmWord {}
+
+static KERNEL_RSP: AsmWord = AsmWord(UnsafeCell::new(0));
+static USER_RSP_SCRATCH: AsmWord = AsmWord(UnsafeCell::new(0));
+static USER_CTX_TOP: AsmWord = AsmWord(UnsafeCell::new(0));
+
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct IdtEntry {
+    offset_low: u16,
+    selector: u16,
+    ist: u8,
+    type_attr: u8,
+    offset_mid: u16,
+    offset_high: u32,
+    _zero: u32,
+}
+
+struct Idt(UnsafeCell<[IdtEntry; 256]>);
+// SAFETY: written only in `init` on the boot CPU before interrupts are enabled.
+unsafe impl Sync for Idt {}
+
+static IDT: Idt = Idt(UnsafeCell::new(
+    [IdtEntry { offset_low: 0, selector: 0, ist: 0, type_attr: 0, offset_mid: 0, offset_high: 0, _zero: 0 }; 256],
+));
+
+pub fn init() {
+    // SAFETY: taking the address of an assembly symbol.
+    let stubs = unsafe { &__trellis_trap_stubs as *const u8 as u64 };
+    // SAFETY: boot CPU, interrupts disabled; the IDT is not loaded yet.
+    let idt = unsafe { &mut *IDT.0.get() };
+    for (vector, entry) in idt.iter_mut().enumerate() {
+        let handler = stubs + 16 * vector as u64;
+        let dpl: u8 = if vector == 3 { 3 } else { 0 };
+        *entry = IdtEntry {
+            offset_low: handler as u16,
+            selector: KERNEL_CS,
+            ist: if vector == 8 { IST_DOUBLE_FAULT } else { 0 },
+            type_attr: 0x8e | (dpl << 5), // present interrupt gate
+            offset_mid: (handler >> 16) as u16,
+            offset_high: (handler >> 32) as u32,
+            _zero: 0,
+        };
+    }
+    #[repr(C, packed)]
+    struct Ptr {
+        limit: u16,
+        base: u64,
+    }
+    let ptr = Ptr { limit: (256 * 16 - 1) as u16, base: IDT.0.get() as u64 };
+    // SAFETY: the IDT is fully initialised and 'static; every entry points at
+    // a stub in `.text.trap`.
+    unsafe { core::arch::asm!("lidt [{}]", in(reg) &ptr, options(nostack)) };
+
+    use super::cpu::*;
+    // SAFETY: enables `syscall` and points it at the entry above; STAR holds
+    // the selector bases documented in gdt.rs; SFMASK clears IF, TF, DF, AC
+    // on entry so the entry code runs with interrupts off.
+    unsafe {
+        wrmsr(MSR_EFER, rdmsr(MSR_EFER) | 1);
+        wrmsr(MSR_STAR, (u64::from(KERNEL_CS) << 32) | (u64::from(USER_DS & !3) - 8) << 48);
+        wrmsr(MSR_LSTAR, __trellis_syscall_entry as *const () as u64);
+        wrmsr(MSR_SFMASK, 0x4_0700);
+    }
+}
+
+extern "C" fn kernel_trap_entry(frame: &mut TrapFrame) {
+    crate::trap::handle_kernel_trap(frame);
+}
+
+/// Runs `frame` in user mode until the next trap or syscall, which is saved
+/// back into `frame`.
+///
+/// Must be called with interrupts disabled. The caller has already checked
+/// that `frame` is a valid user state (see `UserContext::sanitize`).
+pub fn enter_user(frame: &mut TrapFrame) {
+    debug_assert!(!super::cpu::interrupts_enabled());
+    debug_assert!(frame.cs == u64::from(USER_CS) && frame.ss == u64::from(USER_DS));
+    let top = frame as *mut TrapFrame as u64 + size_of::<TrapFrame>() as u64;
+    debug_assert!(top % 16 == 0);
+    super::gdt::set_kernel_stack(top);
+    // SAFETY: single CPU, interrupts disabled; the syscall entry reads it.
+    unsafe { *USER_CTX_TOP.0.get() = top };
+    // SAFETY: `frame` is a valid, 16-byte-aligned user state (checked by the
+    // caller) that outlives the call: the CPU writes the next trap into it
+    // through TSS.RSP0 / USER_CTX_TOP and the stub returns here.
+    unsafe { __trellis_enter_user(frame) };
+}

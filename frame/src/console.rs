@@ -1,0 +1,94 @@
+//! The kernel console (COM1) and log macros.
+
+use core::fmt::{self, Write};
+use core::sync::atomic::{AtomicU8, Ordering};
+
+use crate::sync::{level, SpinLock};
+
+struct Serial;
+
+impl Write for Serial {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        for b in s.bytes() {
+            if b == b'\n' {
+                write_raw(b'\r');
+            }
+            write_raw(b);
+        }
+        Ok(())
+    }
+}
+
+fn write_raw(b: u8) {
+    #[cfg(target_os = "none")]
+    crate::arch::serial::write_byte(b);
+    #[cfg(not(target_os = "none"))]
+    let _ = b;
+}
+
+static CONSOLE: SpinLock<(), { level::LOG }> = SpinLock::new(());
+
+#[doc(hidden)]
+pub fn _print(args: fmt::Arguments) {
+    let _guard = CONSOLE.lock_irq_disabled();
+    let _ = Serial.write_fmt(args);
+}
+
+/// Prints without taking the console lock (panic and fault paths only).
+pub(crate) fn print_unlocked(args: fmt::Arguments) {
+    let _ = Serial.write_fmt(args);
+}
+
+/// Writes raw bytes to the console (user output: no newline translation,
+/// the TTY layer above decides).
+pub fn write_bytes(bytes: &[u8]) {
+    let _guard = CONSOLE.lock_irq_disabled();
+    for &b in bytes {
+        write_raw(b);
+    }
+}
+
+/// Reads one byte of console input if one is waiting.
+pub fn try_read_byte() -> Option<u8> {
+    #[cfg(target_os = "none")]
+    return crate::arch::serial::try_read_byte();
+    #[cfg(not(target_os = "none"))]
+    None
+}
+
+/// 0 = errors only, 1 = warnings, 2 = info (default), 3 = debug.
+static LOG_LEVEL: AtomicU8 = AtomicU8::new(2);
+
+pub fn set_log_level(level: u8) {
+    LOG_LEVEL.store(level, Ordering::Relaxed);
+}
+
+pub fn log_enabled(level: u8) -> bool {
+    level <= LOG_LEVEL.load(Ordering::Relaxed)
+}
+
+#[macro_export]
+macro_rules! print {
+    ($($arg:tt)*) => { $crate::console::_print(format_args!($($arg)*)) };
+}
+
+#[macro_export]
+macro_rules! println {
+    () => { $crate::print!("\n") };
+    ($($arg:tt)*) => { $crate::console::_print(format_args!("{}\n", format_args!($($arg)*))) };
+}
+
+#[macro_export]
+macro_rules! log_warn {
+    ($($arg:tt)*) => { if $crate::console::log_enabled(1) { $crate::println!("[warn] {}", format_args!($($arg)*)) } };
+}
+
+#[macro_export]
+macro_rules! log_info {
+    ($($arg:tt)*) => { if $crate::console::log_enabled(2) { $crate::println!("[info] {}", format_args!($($arg)*)) } };
+}
+
+#[macro_export]
+macro_rules! log_debug {
+    ($($arg:tt)*) => { if $crate::console::log_enabled(3) { $crate::println!("[debug] {}", format_args!($($arg)*)) } };
+}

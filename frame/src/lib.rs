@@ -1,0 +1,104 @@
+//! Trellis frame: the privileged framework of the Trellis framekernel.
+//!
+//! This is the only crate of the kernel allowed to use `unsafe`. It owns
+//! boot, CPU state, page tables, physical memory, interrupts and context
+//! switches, and exports safe abstractions: untyped frames, user address
+//! spaces, user-mode execution, tasks and locks. Everything built on top is
+//! safe Rust; if a safe API here can be misused into undefined behaviour, the
+//! bug is in this crate. See `docs/frame-api.md` for the invariants.
+
+#![cfg_attr(not(test), no_std)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+extern crate alloc;
+
+#[cfg(target_os = "none")]
+pub mod arch {
+    pub mod x86_64;
+    pub use self::x86_64::*;
+}
+#[cfg(target_os = "none")]
+mod backtrace;
+#[cfg(target_os = "none")]
+pub mod boot;
+pub mod console;
+pub mod irq;
+pub mod mm;
+pub mod pod;
+pub mod sync;
+#[cfg(target_os = "none")]
+pub mod task;
+#[cfg(target_os = "none")]
+pub mod timer;
+#[cfg(target_os = "none")]
+mod trap;
+#[cfg(target_os = "none")]
+pub mod user;
+
+pub use pod::Pod;
+
+/// Errors of frame APIs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    NoMemory,
+    InvalidArgs,
+    AccessDenied,
+}
+
+/// Policies the kernel injects at boot (ARCHITECTURE §3).
+#[cfg(target_os = "none")]
+pub struct Policies {
+    pub frame_alloc: &'static dyn mm::FrameAllocPolicy,
+    pub heap: &'static dyn mm::HeapPolicy,
+    pub scheduler: &'static dyn task::Scheduler,
+}
+
+/// Brings up memory, the heap, the timer and the scheduler. The kernel's
+/// `main` calls this first.
+#[cfg(target_os = "none")]
+pub fn init(policies: Policies) {
+    mm::frame_alloc::inject_policy(policies.frame_alloc);
+    boot::init_memory();
+    mm::heap::inject_policy(policies.heap);
+    task::inject_scheduler(policies.scheduler);
+    timer::init();
+}
+
+/// Turns the boot context into the first task; never returns.
+#[cfg(target_os = "none")]
+pub fn run_first_task(options: task::TaskOptions) -> ! {
+    let task = options.build().expect("cannot create the first task");
+    task::run_first(task)
+}
+
+/// Powers the machine off, reporting `code` to the host (QEMU isa-debug-exit).
+#[cfg(target_os = "none")]
+pub fn power_off(code: u32) -> ! {
+    arch::qemu::exit(code)
+}
+
+#[cfg(target_os = "none")]
+pub(crate) fn power_off_after_panic() -> ! {
+    arch::qemu::exit(0x7f)
+}
+
+/// Declares the kernel's entry point: `frame::main!(my_main);` with
+/// `fn my_main() -> !`.
+#[macro_export]
+macro_rules! main {
+    ($f:path) => {
+        #[unsafe(export_name = "__trellis_main")]
+        extern "Rust" fn __trellis_main() -> ! {
+            $f()
+        }
+    };
+}
+
+#[cfg(all(target_os = "none", not(test)))]
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    arch::cpu::disable_interrupts();
+    console::print_unlocked(format_args!("\ntrellis: KERNEL PANIC: {info}\n"));
+    backtrace::print_backtrace(arch::cpu::frame_pointer() as u64, arch::cpu::frame_pointer() as u64);
+    power_off_after_panic()
+}

@@ -1,0 +1,340 @@
+//! The kernel heap mechanism: slabs of equal-sized slots, large blocks of
+//! whole frames, and the `GlobalAlloc` that delegates to an injected safe
+//! [`HeapPolicy`] (size classes, caching) and checks what it returns.
+//!
+//! Invariant 9: a slot never outlives its slab — a slab whose slots are not
+//! all free is never returned to the frame allocator. Invariant 10: an object
+//! goes into a slot only if the slot's size and alignment fit its layout.
+
+use core::alloc::Layout;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use super::frame_alloc::{alloc_frames, free_frame, FrameUsage};
+use super::meta::{slot as meta_slot, slot_of_owned, MetaSlot};
+use super::{paddr_to_vaddr, vaddr_to_paddr, Paddr, PAGE_SIZE};
+use crate::Error;
+
+const NO_SLOT: u32 = u32::MAX;
+/// Smallest and largest slab slot sizes.
+pub const MIN_SLOT: usize = 16;
+pub const MAX_SLOT: usize = PAGE_SIZE / 2;
+
+/// A heap slot: memory for one object, handed out by a [`Slab`] or as a
+/// large block of frames. Clients only move slots around; frame turns them
+/// into pointers.
+#[derive(Debug)]
+pub struct HeapSlot {
+    addr: usize,
+    size: usize,
+    large: bool,
+}
+
+impl HeapSlot {
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    pub fn is_large(&self) -> bool {
+        self.large
+    }
+
+    /// Allocates a block of whole frames of at least `size` bytes.
+    pub fn alloc_large(size: usize) -> Result<HeapSlot, Error> {
+        let nframes = size.div_ceil(PAGE_SIZE).max(1);
+        let pa = alloc_frames(nframes, FrameUsage::HeapLarge).ok_or(Error::NoMemory)?;
+        slot_of_owned(pa).aux_size.store(nframes as u32, Ordering::Relaxed);
+        Ok(HeapSlot { addr: paddr_to_vaddr(pa), size: nframes * PAGE_SIZE, large: true })
+    }
+
+    /// Returns a large block to the frame allocator.
+    pub fn free_large(self) {
+        assert!(self.large, "free_large on a slab slot");
+        let pa = vaddr_to_paddr(self.addr).expect("large heap block outside the direct map");
+        for i in 0..self.size / PAGE_SIZE {
+            let s = slot_of_owned(pa + i * PAGE_SIZE);
+            if s.ref_count.fetch_sub(1, Ordering::AcqRel) == 1 {
+                free_frame(pa + i * PAGE_SIZE);
+            }
+        }
+    }
+
+    /// Reconstructs the slot of a pointer returned by `GlobalAlloc::alloc`.
+    fn from_allocated(ptr: usize) -> HeapSlot {
+        let pa = vaddr_to_paddr(ptr).expect("heap pointer outside the direct map");
+        let meta = slot_of_owned(pa);
+        match meta.usage.load(Ordering::Acquire) {
+            u if u == FrameUsage::Slab as u8 => {
+                let size = meta.aux_size.load(Ordering::Relaxed) as usize;
+                assert!(size != 0 && (ptr % PAGE_SIZE) % size == 0, "freed pointer is not a slot start");
+                HeapSlot { addr: ptr, size, large: false }
+            }
+            u if u == FrameUsage::HeapLarge as u8 && ptr % PAGE_SIZE == 0 => {
+                let n = meta.aux_size.load(Ordering::Relaxed) as usize;
+                HeapSlot { addr: ptr, size: n * PAGE_SIZE, large: true }
+            }
+            _ => panic!("heap: freed pointer {ptr:#x} is not a heap allocation"),
+        }
+    }
+
+    fn page_paddr(&self) -> Paddr {
+        vaddr_to_paddr(self.addr & !(PAGE_SIZE - 1)).expect("slot outside the direct map")
+    }
+}
+
+/// One page of equal-sized slots. The free list lives inside the free slots;
+/// counts and the list head live in the page's metadata.
+#[derive(Debug)]
+pub struct Slab {
+    paddr: Paddr,
+}
+
+impl Slab {
+    /// A new slab of `slot_size`-byte slots (a power of two in
+    /// `MIN_SLOT..=MAX_SLOT`, so every slot is aligned to its size).
+    pub fn new(slot_size: usize) -> Result<Slab, Error> {
+        if !slot_size.is_power_of_two() || !(MIN_SLOT..=MAX_SLOT).contains(&slot_size) {
+            return Err(Error::InvalidArgs);
+        }
+        let paddr = alloc_frames(1, FrameUsage::Slab).ok_or(Error::NoMemory)?;
+        let base = paddr_to_vaddr(paddr);
+        let n = PAGE_SIZE / slot_size;
+        for i in 0..n {
+            let next = if i + 1 < n { ((i + 1) * slot_size) as u32 } else { NO_SLOT };
+            // SAFETY: the page is freshly allocated and owned; each free slot
+            // starts with a 4-byte aligned link word inside the page.
+            unsafe { ((base + i * slot_size) as *mut u32).write(next) };
+        }
+        let meta = slot_of_owned(paddr);
+        meta.aux_size.store(slot_size as u32, Ordering::Relaxed);
+        meta.aux_free.store(n as u32, Ordering::Relaxed);
+        meta.aux_head.store(0, Ordering::Relaxed);
+        meta.prev.store(0, Ordering::Relaxed);
+        meta.next.store(0, Ordering::Relaxed);
+        Ok(Slab { paddr })
+    }
+
+    fn meta(&self) -> &'static MetaSlot {
+        slot_of_owned(self.paddr)
+    }
+
+    pub fn slot_size(&self) -> usize {
+        self.meta().aux_size.load(Ordering::Relaxed) as usize
+    }
+
+    pub fn capacity(&self) -> usize {
+        PAGE_SIZE / self.slot_size()
+    }
+
+    pub fn nr_free(&self) -> usize {
+        self.meta().aux_free.load(Ordering::Relaxed) as usize
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.nr_free() == 0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nr_free() == self.capacity()
+    }
+
+    /// Takes a free slot.
+    pub fn alloc(&mut self) -> Option<HeapSlot> {
+        let meta = self.meta();
+        let head = meta.aux_head.load(Ordering::Relaxed);
+        if head == NO_SLOT {
+            return None;
+        }
+        let addr = paddr_to_vaddr(self.paddr) + head as usize;
+        // SAFETY: `head` is the offset of a free slot of this owned page
+        // (only this slab writes the list), holding a link word.
+        let next = unsafe { (addr as *const u32).read() };
+        meta.aux_head.store(next, Ordering::Relaxed);
+        meta.aux_free.fetch_sub(1, Ordering::Relaxed);
+        Some(HeapSlot { addr, size: self.slot_size(), large: false })
+    }
+
+    /// Whether `slot` belongs to this slab.
+    pub fn contains(&self, slot: &HeapSlot) -> bool {
+        !slot.large && slot.page_paddr() == self.paddr && slot.size == self.slot_size()
+    }
+
+    /// Puts a slot back; gives it back if it belongs to another slab.
+    pub fn dealloc(&mut self, slot: HeapSlot) -> Result<(), HeapSlot> {
+        if !self.contains(&slot) {
+            return Err(slot);
+        }
+        let meta = self.meta();
+        // SAFETY: the slot is inside this owned page and no longer in use
+        // (its HeapSlot was surrendered); it becomes a free-list node.
+        unsafe { (slot.addr as *mut u32).write(meta.aux_head.load(Ordering::Relaxed)) };
+        meta.aux_head.store((slot.addr % PAGE_SIZE) as u32, Ordering::Relaxed);
+        meta.aux_free.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+impl Drop for Slab {
+    fn drop(&mut self) {
+        if !self.is_empty() {
+            // Invariant 9: live slots pin the page; leak it rather than free.
+            crate::log_warn!("slab {:#x} dropped with live slots; page leaked", self.paddr);
+            return;
+        }
+        if self.meta().ref_count.fetch_sub(1, Ordering::AcqRel) == 1 {
+            free_frame(self.paddr);
+        }
+    }
+}
+
+static NEXT_LIST_ID: AtomicU32 = AtomicU32::new(1);
+
+/// An intrusive list of slabs linked through their page metadata, so a
+/// policy can keep any number of slabs without allocating.
+#[derive(Debug)]
+pub struct SlabList {
+    id: u32,
+    head: usize,
+    len: usize,
+}
+
+impl Default for SlabList {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SlabList {
+    pub const fn new() -> SlabList {
+        SlabList { id: 0, head: 0, len: 0 }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn id(&mut self) -> u32 {
+        if self.id == 0 {
+            self.id = NEXT_LIST_ID.fetch_add(1, Ordering::Relaxed);
+        }
+        self.id
+    }
+
+    fn meta_of(link: usize) -> &'static MetaSlot {
+        slot_of_owned((link - 1) * PAGE_SIZE)
+    }
+
+    pub fn push(&mut self, slab: Slab) {
+        let id = self.id();
+        let link = slab.paddr / PAGE_SIZE + 1;
+        let meta = slab.meta();
+        core::mem::forget(slab);
+        meta.aux_list.store(id, Ordering::Relaxed);
+        meta.prev.store(0, Ordering::Relaxed);
+        meta.next.store(self.head, Ordering::Relaxed);
+        if self.head != 0 {
+            Self::meta_of(self.head).prev.store(link, Ordering::Relaxed);
+        }
+        self.head = link;
+        self.len += 1;
+    }
+
+    fn unlink(&mut self, link: usize) -> Slab {
+        let meta = Self::meta_of(link);
+        let prev = meta.prev.load(Ordering::Relaxed);
+        let next = meta.next.load(Ordering::Relaxed);
+        if prev != 0 {
+            Self::meta_of(prev).next.store(next, Ordering::Relaxed);
+        } else {
+            self.head = next;
+        }
+        if next != 0 {
+            Self::meta_of(next).prev.store(prev, Ordering::Relaxed);
+        }
+        meta.aux_list.store(0, Ordering::Relaxed);
+        self.len -= 1;
+        Slab { paddr: (link - 1) * PAGE_SIZE }
+    }
+
+    pub fn pop(&mut self) -> Option<Slab> {
+        (self.head != 0).then(|| self.unlink(self.head))
+    }
+
+    /// Allocates from the first slab; `true` means that slab is now full.
+    pub fn alloc_front(&mut self) -> Option<(HeapSlot, bool)> {
+        if self.head == 0 {
+            return None;
+        }
+        let mut slab = Slab { paddr: (self.head - 1) * PAGE_SIZE };
+        let slot = slab.alloc();
+        let full = slab.is_full();
+        core::mem::forget(slab); // still owned by the list
+        slot.map(|s| (s, full))
+    }
+
+    /// Removes and returns the slab that holds `slot`, if it is in this list.
+    pub fn take_containing(&mut self, slot: &HeapSlot) -> Option<Slab> {
+        if slot.large {
+            return None;
+        }
+        let pa = slot.page_paddr();
+        let meta = meta_slot(pa)?;
+        if self.id == 0 || meta.aux_list.load(Ordering::Relaxed) != self.id || meta.usage.load(Ordering::Relaxed) != FrameUsage::Slab as u8 {
+            return None;
+        }
+        Some(self.unlink(pa / PAGE_SIZE + 1))
+    }
+}
+
+/// The injected heap policy: which slab serves a request, when to grow and
+/// shrink. Safe code; frame checks every slot it returns.
+pub trait HeapPolicy: Sync {
+    fn alloc(&self, layout: Layout) -> Option<HeapSlot>;
+    fn dealloc(&self, slot: HeapSlot);
+}
+
+static POLICY: crate::sync::Once<&'static dyn HeapPolicy> = crate::sync::Once::new();
+
+pub(crate) fn inject_policy(policy: &'static dyn HeapPolicy) {
+    POLICY.call_once(|| policy);
+}
+
+#[cfg(target_os = "none")]
+mod global {
+    use super::*;
+    use core::alloc::GlobalAlloc;
+
+    struct FrameHeap;
+
+    // SAFETY: `alloc` returns only slots whose size and alignment fit the
+    // layout (invariant 10) and that no one else owns (a slot is handed out
+    // once by its slab or is a fresh large block); `dealloc` reconstructs the
+    // slot from frame metadata, not from the caller's word.
+    unsafe impl GlobalAlloc for FrameHeap {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            let Some(policy) = POLICY.get() else { return core::ptr::null_mut() };
+            match policy.alloc(layout) {
+                Some(slot) if slot.size >= layout.size() && slot.addr % layout.align() == 0 => slot.addr as *mut u8,
+                Some(slot) => {
+                    crate::log_warn!("heap policy returned an unfit slot; refused");
+                    policy.dealloc(slot);
+                    core::ptr::null_mut()
+                }
+                None => core::ptr::null_mut(),
+            }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
+            let slot = HeapSlot::from_allocated(ptr as usize);
+            if let Some(policy) = POLICY.get() {
+                policy.dealloc(slot);
+            }
+        }
+    }
+
+    #[global_allocator]
+    static HEAP: FrameHeap = FrameHeap;
+}

@@ -1,0 +1,83 @@
+//! Physical memory: the direct map, frame metadata, typed and untyped frames,
+//! page tables, user address spaces, and the kernel heap mechanism.
+
+pub mod frame;
+pub mod frame_alloc;
+pub mod heap;
+pub mod meta;
+pub mod page_table;
+pub mod vm_space;
+#[cfg(target_os = "none")]
+pub mod kspace;
+#[cfg(test)]
+pub mod sim;
+
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+pub use self::frame::{Frame, Segment, UFrame, USegment};
+pub use self::frame_alloc::{FrameAllocPolicy, FrameUsage};
+pub use self::heap::{HeapPolicy, HeapSlot, Slab, SlabList};
+pub use self::page_table::{CachePolicy, PageFlags};
+pub use self::vm_space::{VmSpace, USER_SPACE_END};
+
+pub type Paddr = usize;
+pub type Vaddr = usize;
+
+pub const PAGE_SIZE: usize = 4096;
+pub const PAGE_SHIFT: usize = 12;
+
+/// Base of the direct map: physical address `pa` is visible at `LINEAR_BASE + pa`.
+/// On bare metal it is fixed; host tests point it at a simulated RAM buffer.
+pub const KERNEL_LINEAR_BASE: usize = 0xffff_8000_0000_0000;
+static LINEAR_BASE: AtomicUsize = AtomicUsize::new(KERNEL_LINEAR_BASE);
+
+#[cfg(test)]
+pub(crate) fn set_linear_base(base: usize) {
+    LINEAR_BASE.store(base, Ordering::Relaxed);
+}
+
+/// The direct-map address of a physical address.
+pub fn paddr_to_vaddr(pa: Paddr) -> Vaddr {
+    LINEAR_BASE.load(Ordering::Relaxed) + pa
+}
+
+/// The physical address behind a direct-map address, if it is one.
+pub fn vaddr_to_paddr(va: Vaddr) -> Option<Paddr> {
+    va.checked_sub(LINEAR_BASE.load(Ordering::Relaxed)).filter(|pa| *pa < meta::max_paddr())
+}
+
+pub const fn align_down(v: usize, align: usize) -> usize {
+    v & !(align - 1)
+}
+
+pub const fn align_up(v: usize, align: usize) -> usize {
+    (v + align - 1) & !(align - 1)
+}
+
+/// Invalidates a TLB entry for `va` (a no-op on the host).
+pub(crate) fn flush_tlb(va: Vaddr) {
+    #[cfg(target_os = "none")]
+    crate::arch::cpu::flush_tlb_page(va);
+    #[cfg(not(target_os = "none"))]
+    let _ = va;
+}
+
+/// Root of the kernel page table once built (0 before, and on the host).
+static KERNEL_ROOT: AtomicUsize = AtomicUsize::new(0);
+
+pub(crate) fn kernel_root() -> Option<Paddr> {
+    match KERNEL_ROOT.load(Ordering::Acquire) {
+        0 => None,
+        pa => Some(pa),
+    }
+}
+
+pub(crate) fn set_kernel_root(pa: Paddr) {
+    KERNEL_ROOT.store(pa, Ordering::Release);
+}
+
+/// Whether a kernel virtual address is mapped (best effort, for backtraces).
+#[cfg(target_os = "none")]
+pub(crate) fn kernel_addr_mapped(va: Vaddr) -> bool {
+    kspace::is_mapped(va)
+}

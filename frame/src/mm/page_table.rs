@@ -1,0 +1,300 @@
+//! x86-64 four-level page tables, manipulated through the direct map.
+//!
+//! A [`PageTable`] owns its intermediate tables (typed frames with usage
+//! `PageTable`). It does not own what leaf entries point to: `VmSpace` owns
+//! the untyped frames it maps and the kernel owns its own image.
+
+use super::frame::Frame;
+use super::frame_alloc::FrameUsage;
+use super::{flush_tlb, Paddr, Vaddr, PAGE_SIZE};
+use crate::Error;
+
+const ENTRIES: usize = 512;
+const ADDR_MASK: u64 = 0x000f_ffff_ffff_f000;
+
+const P: u64 = 1 << 0;
+const W: u64 = 1 << 1;
+const U: u64 = 1 << 2;
+const PWT: u64 = 1 << 3;
+const PCD: u64 = 1 << 4;
+const HUGE: u64 = 1 << 7;
+const G: u64 = 1 << 8;
+const AVAIL_SHIFT: u64 = 9;
+const NX: u64 = 1 << 63;
+
+/// Access rights of a mapping. Readability is implied by presence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct PageFlags {
+    pub write: bool,
+    pub exec: bool,
+    /// Three bits the client may use freely (e.g. to mark copy-on-write).
+    pub avail: u8,
+}
+
+impl PageFlags {
+    pub const R: PageFlags = PageFlags { write: false, exec: false, avail: 0 };
+    pub const RW: PageFlags = PageFlags { write: true, exec: false, avail: 0 };
+    pub const RX: PageFlags = PageFlags { write: false, exec: true, avail: 0 };
+    pub const RWX: PageFlags = PageFlags { write: true, exec: true, avail: 0 };
+
+    fn to_bits(self) -> u64 {
+        let mut bits = P;
+        if self.write {
+            bits |= W;
+        }
+        if !self.exec {
+            bits |= NX;
+        }
+        bits | (u64::from(self.avail & 7) << AVAIL_SHIFT)
+    }
+
+    fn from_bits(bits: u64) -> PageFlags {
+        PageFlags { write: bits & W != 0, exec: bits & NX == 0, avail: ((bits >> AVAIL_SHIFT) & 7) as u8 }
+    }
+}
+
+/// Memory type of a kernel mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CachePolicy {
+    WriteBack,
+    Uncacheable,
+}
+
+/// Who may use a mapping.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Privilege {
+    Kernel,
+    User,
+}
+
+pub(crate) struct PageTable {
+    root: Frame,
+}
+
+fn entries(table_pa: Paddr) -> *mut u64 {
+    super::paddr_to_vaddr(table_pa) as *mut u64
+}
+
+fn read_entry(table_pa: Paddr, index: usize) -> u64 {
+    debug_assert!(index < ENTRIES);
+    // SAFETY: `table_pa` is a page-table frame owned by this page table (or
+    // the kernel's), reachable through the direct map; `index` < 512.
+    unsafe { entries(table_pa).add(index).read_volatile() }
+}
+
+fn write_entry(table_pa: Paddr, index: usize, value: u64) {
+    debug_assert!(index < ENTRIES);
+    // SAFETY: see `read_entry`; callers hold the lock that serialises
+    // updates of this page table.
+    unsafe { entries(table_pa).add(index).write_volatile(value) }
+}
+
+fn index(va: Vaddr, level: usize) -> usize {
+    (va >> (12 + 9 * (level - 1))) & (ENTRIES - 1)
+}
+
+impl PageTable {
+    /// An empty table: all 512 root entries clear.
+    pub(crate) fn new_empty() -> Result<PageTable, Error> {
+        Ok(PageTable { root: Frame::alloc_zeroed(FrameUsage::PageTable).ok_or(Error::NoMemory)? })
+    }
+
+    /// A table whose upper half shares the kernel's mappings (the kernel
+    /// pre-allocates every upper-half root entry, so sharing stays exact).
+    pub(crate) fn new_with_kernel_half(kernel_root: Option<Paddr>) -> Result<PageTable, Error> {
+        let pt = PageTable::new_empty()?;
+        if let Some(kroot) = kernel_root {
+            for i in ENTRIES / 2..ENTRIES {
+                write_entry(pt.root.paddr(), i, read_entry(kroot, i));
+            }
+        }
+        Ok(pt)
+    }
+
+    pub(crate) fn root_paddr(&self) -> Paddr {
+        self.root.paddr()
+    }
+
+    /// Walks to the last-level table for `va`, creating tables if `create`.
+    fn walk(&self, va: Vaddr, create: bool, privilege: Privilege) -> Result<Option<Paddr>, Error> {
+        let mut table = self.root.paddr();
+        for level in (2..=4).rev() {
+            let i = index(va, level);
+            let e = read_entry(table, i);
+            if e & P == 0 {
+                if !create {
+                    return Ok(None);
+                }
+                let child = Frame::alloc_zeroed(FrameUsage::PageTable).ok_or(Error::NoMemory)?;
+                let mut bits = child.into_raw() as u64 | P | W;
+                if privilege == Privilege::User {
+                    bits |= U;
+                }
+                write_entry(table, i, bits);
+                table = (bits & ADDR_MASK) as Paddr;
+            } else {
+                if e & HUGE != 0 {
+                    return Err(Error::InvalidArgs);
+                }
+                table = (e & ADDR_MASK) as Paddr;
+            }
+        }
+        Ok(Some(table))
+    }
+
+    /// Maps the 4 KiB page at `va` to `pa`; returns the physical address
+    /// previously mapped there, if any (whose ownership passes to the caller).
+    pub(crate) fn map(
+        &self,
+        va: Vaddr,
+        pa: Paddr,
+        flags: PageFlags,
+        privilege: Privilege,
+        cache: CachePolicy,
+    ) -> Result<Option<Paddr>, Error> {
+        if va % PAGE_SIZE != 0 || pa % PAGE_SIZE != 0 {
+            return Err(Error::InvalidArgs);
+        }
+        let table = self.walk(va, true, privilege)?.ok_or(Error::NoMemory)?;
+        let mut bits = pa as u64 | flags.to_bits();
+        match privilege {
+            Privilege::User => bits |= U,
+            Privilege::Kernel => bits |= G,
+        }
+        if cache == CachePolicy::Uncacheable {
+            bits |= PCD | PWT;
+        }
+        let i = index(va, 1);
+        let old = read_entry(table, i);
+        write_entry(table, i, bits);
+        if old & P != 0 {
+            flush_tlb(va);
+            return Ok(Some((old & ADDR_MASK) as Paddr));
+        }
+        Ok(None)
+    }
+
+    /// Maps a 2 MiB kernel page (direct map only).
+    pub(crate) fn map_huge_kernel(&self, va: Vaddr, pa: Paddr, flags: PageFlags) -> Result<(), Error> {
+        const HUGE_SIZE: usize = 2 * 1024 * 1024;
+        if va % HUGE_SIZE != 0 || pa % HUGE_SIZE != 0 {
+            return Err(Error::InvalidArgs);
+        }
+        let mut table = self.root.paddr();
+        for level in [4, 3] {
+            let i = index(va, level);
+            let e = read_entry(table, i);
+            table = if e & P == 0 {
+                let child = Frame::alloc_zeroed(FrameUsage::PageTable).ok_or(Error::NoMemory)?;
+                let pa = child.into_raw();
+                write_entry(table, i, pa as u64 | P | W);
+                pa
+            } else {
+                (e & ADDR_MASK) as Paddr
+            };
+        }
+        write_entry(table, index(va, 2), pa as u64 | flags.to_bits() | HUGE | G);
+        Ok(())
+    }
+
+    /// Makes sure the root entry covering `va` exists (kernel half sharing).
+    pub(crate) fn ensure_root_entry(&self, va: Vaddr) -> Result<(), Error> {
+        let i = index(va, 4);
+        if read_entry(self.root.paddr(), i) & P == 0 {
+            let child = Frame::alloc_zeroed(FrameUsage::PageTable).ok_or(Error::NoMemory)?;
+            write_entry(self.root.paddr(), i, child.into_raw() as u64 | P | W);
+        }
+        Ok(())
+    }
+
+    /// Removes the mapping at `va`; returns what it mapped.
+    pub(crate) fn unmap(&self, va: Vaddr) -> Option<(Paddr, PageFlags)> {
+        let table = self.walk(va, false, Privilege::Kernel).ok()??;
+        let i = index(va, 1);
+        let old = read_entry(table, i);
+        if old & P == 0 {
+            return None;
+        }
+        write_entry(table, i, 0);
+        flush_tlb(va);
+        Some(((old & ADDR_MASK) as Paddr, PageFlags::from_bits(old)))
+    }
+
+    /// Changes the rights of an existing mapping; returns the old rights.
+    pub(crate) fn protect(&self, va: Vaddr, flags: PageFlags) -> Option<PageFlags> {
+        let table = self.walk(va, false, Privilege::Kernel).ok()??;
+        let i = index(va, 1);
+        let old = read_entry(table, i);
+        if old & P == 0 {
+            return None;
+        }
+        let keep = old & (ADDR_MASK | U | G | PCD | PWT);
+        write_entry(table, i, keep | flags.to_bits());
+        flush_tlb(va);
+        Some(PageFlags::from_bits(old))
+    }
+
+    /// What `va` maps to.
+    pub(crate) fn query(&self, va: Vaddr) -> Option<(Paddr, PageFlags)> {
+        let table = self.walk(va, false, Privilege::Kernel).ok()??;
+        let e = read_entry(table, index(va, 1));
+        (e & P != 0).then(|| ((e & ADDR_MASK) as Paddr, PageFlags::from_bits(e)))
+    }
+
+    /// Visits every present leaf mapping in the user half in address order.
+    pub(crate) fn for_each_user_leaf(&self, mut f: impl FnMut(Vaddr, Paddr, PageFlags)) {
+        let root = self.root.paddr();
+        for i4 in 0..ENTRIES / 2 {
+            let e4 = read_entry(root, i4);
+            if e4 & P == 0 {
+                continue;
+            }
+            let t3 = (e4 & ADDR_MASK) as Paddr;
+            for i3 in 0..ENTRIES {
+                let e3 = read_entry(t3, i3);
+                if e3 & P == 0 || e3 & HUGE != 0 {
+                    continue;
+                }
+                let t2 = (e3 & ADDR_MASK) as Paddr;
+                for i2 in 0..ENTRIES {
+                    let e2 = read_entry(t2, i2);
+                    if e2 & P == 0 || e2 & HUGE != 0 {
+                        continue;
+                    }
+                    let t1 = (e2 & ADDR_MASK) as Paddr;
+                    for i1 in 0..ENTRIES {
+                        let e1 = read_entry(t1, i1);
+                        if e1 & P != 0 {
+                            let va = (i4 << 39) | (i3 << 30) | (i2 << 21) | (i1 << 12);
+                            f(va, (e1 & ADDR_MASK) as Paddr, PageFlags::from_bits(e1));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl Drop for PageTable {
+    /// Frees the intermediate tables of the user half. Leaf frames must have
+    /// been unmapped (and released) by the owner before.
+    fn drop(&mut self) {
+        fn free_level(table: Paddr, level: usize, limit: usize) {
+            for i in 0..limit {
+                let e = read_entry(table, i);
+                if e & P == 0 || e & HUGE != 0 {
+                    continue;
+                }
+                let child = (e & ADDR_MASK) as Paddr;
+                if level > 2 {
+                    free_level(child, level - 1, ENTRIES);
+                }
+                write_entry(table, i, 0);
+                // SAFETY: intermediate tables of the user half were created by
+                // `walk` via `Frame::into_raw` and are referenced only here.
+                drop(unsafe { Frame::from_raw(child) });
+            }
+        }
+        free_level(self.root.paddr(), 4, ENTRIES / 2);
+    }
+}

@@ -1,0 +1,171 @@
+//! User address spaces.
+//!
+//! A [`VmSpace`] maps only untyped frames ([`UFrame`]) into the user half
+//! (invariant 5). Each mapped page keeps one reference to its frame, owned by
+//! the page-table entry. Kernel access to user memory never dereferences a
+//! user pointer: [`VmSpace::read_bytes`]/[`VmSpace::write_bytes`] walk the
+//! page table and copy through the direct map, reporting the first address
+//! that is not mapped (or not writable) so the kernel can fault it in or
+//! return `EFAULT`. SMAP therefore never needs to be lifted.
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use super::frame::UFrame;
+use super::page_table::{CachePolicy, PageFlags, PageTable, Privilege};
+use super::{paddr_to_vaddr, Paddr, Vaddr, PAGE_SIZE};
+use crate::sync::{level, SpinLock};
+use crate::Error;
+
+/// One past the highest user virtual address (the top page below the
+/// canonical hole is left unmapped, as on Linux).
+pub const USER_SPACE_END: Vaddr = 0x0000_7fff_ffff_f000;
+
+/// Root of the page table currently loaded in CR3 (single CPU for now).
+static ACTIVE_ROOT: AtomicUsize = AtomicUsize::new(0);
+
+/// A user access that hit a missing or read-only page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserFault {
+    pub addr: Vaddr,
+    pub write: bool,
+}
+
+pub struct VmSpace {
+    pt: SpinLock<PageTable, { level::VM_SPACE }>,
+}
+
+fn check_user_page(va: Vaddr) -> Result<(), Error> {
+    if va % PAGE_SIZE != 0 || va >= USER_SPACE_END {
+        return Err(Error::InvalidArgs);
+    }
+    Ok(())
+}
+
+impl VmSpace {
+    pub fn new() -> Result<VmSpace, Error> {
+        let pt = PageTable::new_with_kernel_half(super::kernel_root())?;
+        Ok(VmSpace { pt: SpinLock::new(pt) })
+    }
+
+    /// Maps `frame` at the user page `va`; returns the frame it replaces.
+    pub fn map(&self, va: Vaddr, frame: UFrame, flags: PageFlags) -> Result<Option<UFrame>, Error> {
+        check_user_page(va)?;
+        let pa = frame.paddr();
+        let pt = self.pt.lock();
+        let old = pt.map(va, pa, flags, Privilege::User, CachePolicy::WriteBack)?;
+        let _ = frame.into_raw();
+        // SAFETY: the previous entry owned one reference to its frame, taken
+        // by `into_raw` when it was mapped; the entry is gone now.
+        Ok(old.map(|pa| unsafe { UFrame::from_raw(pa) }))
+    }
+
+    /// Unmaps the user page `va`; returns the frame it mapped.
+    pub fn unmap(&self, va: Vaddr) -> Option<UFrame> {
+        check_user_page(va).ok()?;
+        let (pa, _) = self.pt.lock().unmap(va)?;
+        // SAFETY: the entry owned one reference (see `map`) and is removed.
+        Some(unsafe { UFrame::from_raw(pa) })
+    }
+
+    /// Changes the rights of the page at `va`; returns the old rights.
+    pub fn protect(&self, va: Vaddr, flags: PageFlags) -> Option<PageFlags> {
+        check_user_page(va).ok()?;
+        self.pt.lock().protect(va, flags)
+    }
+
+    /// The frame mapped at `va` (a new handle) and its rights.
+    pub fn query(&self, va: Vaddr) -> Option<(UFrame, PageFlags)> {
+        check_user_page(va).ok()?;
+        let pt = self.pt.lock();
+        let (pa, flags) = pt.query(va)?;
+        Some((UFrame::clone_from_paddr(pa), flags))
+    }
+
+    /// Every user mapping as `(va, frame, flags)`, in address order.
+    pub fn mappings(&self) -> Vec<(Vaddr, UFrame, PageFlags)> {
+        let mut out = Vec::new();
+        self.pt.lock().for_each_user_leaf(|va, pa, flags| out.push((va, UFrame::clone_from_paddr(pa), flags)));
+        out
+    }
+
+    /// Loads this address space into the MMU.
+    pub fn activate(&self) {
+        let root = self.pt.lock().root_paddr();
+        if ACTIVE_ROOT.swap(root, Ordering::AcqRel) != root {
+            #[cfg(target_os = "none")]
+            // SAFETY: the root shares the kernel half with the kernel page
+            // table, so the kernel stays mapped; it lives as long as `self`,
+            // and `Drop` switches away before freeing it.
+            unsafe {
+                crate::arch::cpu::write_cr3(root as u64)
+            };
+        }
+    }
+
+    fn copy(&self, va: Vaddr, len: usize, write: bool, mut f: impl FnMut(usize, Paddr, usize)) -> Result<(), UserFault> {
+        let end = va.checked_add(len).filter(|e| *e <= USER_SPACE_END).ok_or(UserFault { addr: va, write })?;
+        let pt = self.pt.lock();
+        let mut cur = va;
+        while cur < end {
+            let page = cur & !(PAGE_SIZE - 1);
+            let chunk = (page + PAGE_SIZE).min(end) - cur;
+            match pt.query(page) {
+                Some((pa, flags)) if !write || flags.write => f(cur - va, pa + (cur - page), chunk),
+                _ => return Err(UserFault { addr: cur, write }),
+            }
+            cur += chunk;
+        }
+        Ok(())
+    }
+
+    /// Copies user memory at `va` into `buf`.
+    pub fn read_bytes(&self, va: Vaddr, buf: &mut [u8]) -> Result<(), UserFault> {
+        let dst = buf.as_mut_ptr();
+        self.copy(va, buf.len(), false, |off, pa, n| {
+            // SAFETY: `pa..pa+n` lies inside one mapped untyped page that the
+            // page table (locked) keeps alive; `off + n <= buf.len()`.
+            unsafe { core::ptr::copy(paddr_to_vaddr(pa) as *const u8, dst.add(off), n) }
+        })
+    }
+
+    /// Copies `buf` into user memory at `va`; fails on read-only pages.
+    pub fn write_bytes(&self, va: Vaddr, buf: &[u8]) -> Result<(), UserFault> {
+        let src = buf.as_ptr();
+        self.copy(va, buf.len(), true, |off, pa, n| {
+            // SAFETY: see `read_bytes`; the page is mapped writable.
+            unsafe { core::ptr::copy(src.add(off), paddr_to_vaddr(pa) as *mut u8, n) }
+        })
+    }
+
+    /// Zero-fills user memory at `va`.
+    pub fn fill_zero(&self, va: Vaddr, len: usize) -> Result<(), UserFault> {
+        self.copy(va, len, true, |_, pa, n| {
+            // SAFETY: see `write_bytes`.
+            unsafe { core::ptr::write_bytes(paddr_to_vaddr(pa) as *mut u8, 0, n) }
+        })
+    }
+}
+
+impl Drop for VmSpace {
+    fn drop(&mut self) {
+        let pt = self.pt.get_mut();
+        if ACTIVE_ROOT.load(Ordering::Acquire) == pt.root_paddr() {
+            #[cfg(target_os = "none")]
+            if let Some(kroot) = super::kernel_root() {
+                // SAFETY: the kernel page table maps everything the kernel
+                // needs and lives forever.
+                unsafe { crate::arch::cpu::write_cr3(kroot as u64) };
+                ACTIVE_ROOT.store(kroot, Ordering::Release);
+            }
+        }
+        let mut leaves = Vec::new();
+        pt.for_each_user_leaf(|va, _, _| leaves.push(va));
+        for va in leaves {
+            if let Some((pa, _)) = pt.unmap(va) {
+                // SAFETY: each user leaf owns one frame reference (see `map`).
+                drop(unsafe { UFrame::from_raw(pa) });
+            }
+        }
+    }
+}

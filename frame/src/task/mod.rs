@@ -1,0 +1,313 @@
+//! Kernel tasks: a stack, a saved context and an entry closure. Scheduling
+//! *policy* is injected ([`Scheduler`]); the mechanism here switches stacks
+//! and enforces that a task runs on at most one CPU at a time (invariant 8),
+//! whatever the policy returns.
+//!
+//! Preemption happens at the boundary to user mode: the timer marks the
+//! current task for rescheduling and the kernel calls [`preempt_point`]
+//! before returning to user space. Kernel code is not preempted.
+
+mod stack;
+
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use core::any::Any;
+use core::cell::{Cell, UnsafeCell};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+
+use self::stack::KernelStack;
+use crate::arch::switch::{context_switch, initial_stack, INITIAL_FRAME_WORDS};
+use crate::irq::{disable_local, DisabledLocalIrqGuard};
+use crate::sync::Once;
+use crate::Error;
+
+/// The injected scheduling policy.
+pub trait Scheduler: Sync {
+    /// Makes a runnable task eligible to run.
+    fn enqueue(&self, task: Arc<Task>);
+    /// Removes and returns the next task to run, if any.
+    fn pick_next(&self) -> Option<Arc<Task>>;
+    /// Timer tick while `current` runs; `true` asks to preempt it.
+    fn tick(&self, current: &Task) -> bool;
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TaskState {
+    Runnable = 0,
+    Sleeping = 1,
+    Exited = 2,
+}
+
+pub struct Task {
+    id: u64,
+    saved_rsp: UnsafeCell<usize>,
+    state: AtomicU8,
+    /// Invariant 8: set while a CPU runs (or is switching to) this task.
+    on_cpu: AtomicBool,
+    /// A wake-up arrived while the task was still deciding to sleep.
+    woken: AtomicBool,
+    entry: UnsafeCell<Option<Box<dyn FnOnce() + Send>>>,
+    data: Box<dyn Any + Send + Sync>,
+    held_locks: Cell<(u64, u32)>,
+    _stack: Option<KernelStack>,
+}
+
+// SAFETY: `saved_rsp`, `entry` and `held_locks` are touched only by the
+// switch code with interrupts disabled on the CPU that owns the task at that
+// moment (invariant 8 makes that CPU unique); everything else is atomic.
+unsafe impl Sync for Task {}
+// SAFETY: see above.
+unsafe impl Send for Task {}
+
+impl Task {
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The data attached at spawn time (the kernel's thread structure).
+    pub fn data(&self) -> &(dyn Any + Send + Sync) {
+        &*self.data
+    }
+
+    pub fn state(&self) -> TaskState {
+        match self.state.load(Ordering::Acquire) {
+            0 => TaskState::Runnable,
+            1 => TaskState::Sleeping,
+            _ => TaskState::Exited,
+        }
+    }
+
+    /// Makes a sleeping task runnable again; a no-op for a running task
+    /// except that its next attempt to sleep returns at once.
+    pub fn wake(self: &Arc<Self>) {
+        let _irq = disable_local();
+        self.woken.store(true, Ordering::Release);
+        if self
+            .state
+            .compare_exchange(TaskState::Sleeping as u8, TaskState::Runnable as u8, Ordering::AcqRel, Ordering::Acquire)
+            .is_ok()
+        {
+            scheduler().enqueue(self.clone());
+        }
+    }
+}
+
+pub struct TaskOptions {
+    entry: Box<dyn FnOnce() + Send>,
+    data: Option<Box<dyn Any + Send + Sync>>,
+}
+
+impl TaskOptions {
+    pub fn new(entry: impl FnOnce() + Send + 'static) -> Self {
+        TaskOptions { entry: Box::new(entry), data: None }
+    }
+
+    pub fn data(mut self, data: impl Any + Send + Sync) -> Self {
+        self.data = Some(Box::new(data));
+        self
+    }
+
+    /// Creates the task without running it.
+    pub fn build(self) -> Result<Arc<Task>, Error> {
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let stack = KernelStack::new()?;
+        let top = stack.top();
+        // See arch::switch: the frame sits 72 bytes below the 16-aligned top
+        // so the trampoline's call leaves the ABI-required alignment.
+        let frame_addr = top - 72;
+        let mut frame = [0u64; INITIAL_FRAME_WORDS];
+        let rsp = initial_stack(&mut frame, frame_addr);
+        stack.write_words(frame_addr, &frame);
+        Ok(Arc::new(Task {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            saved_rsp: UnsafeCell::new(rsp),
+            state: AtomicU8::new(TaskState::Runnable as u8),
+            on_cpu: AtomicBool::new(false),
+            woken: AtomicBool::new(false),
+            entry: UnsafeCell::new(Some(self.entry)),
+            data: self.data.unwrap_or_else(|| Box::new(())),
+            held_locks: Cell::new((0, 0)),
+            _stack: Some(stack),
+        }))
+    }
+
+    /// Creates the task and makes it runnable.
+    pub fn spawn(self) -> Result<Arc<Task>, Error> {
+        let task = self.build()?;
+        scheduler().enqueue(task.clone());
+        Ok(task)
+    }
+}
+
+static SCHEDULER: Once<&'static dyn Scheduler> = Once::new();
+
+pub(crate) fn inject_scheduler(s: &'static dyn Scheduler) {
+    SCHEDULER.call_once(|| s);
+}
+
+fn scheduler() -> &'static dyn Scheduler {
+    *SCHEDULER.get().expect("scheduler used before injection")
+}
+
+/// Per-CPU scheduling state (single CPU for now).
+struct CpuState {
+    current: UnsafeCell<Option<Arc<Task>>>,
+    /// The task we just switched away from, finished by the next task.
+    prev: UnsafeCell<Option<Arc<Task>>>,
+    boot_rsp: UnsafeCell<usize>,
+}
+// SAFETY: accessed only with interrupts disabled on the owning CPU.
+unsafe impl Sync for CpuState {}
+
+static CPU: CpuState =
+    CpuState { current: UnsafeCell::new(None), prev: UnsafeCell::new(None), boot_rsp: UnsafeCell::new(0) };
+static NEED_RESCHED: AtomicBool = AtomicBool::new(false);
+
+/// The running task. Panics before the first task starts.
+pub fn current() -> Arc<Task> {
+    try_current().expect("no current task")
+}
+
+pub fn try_current() -> Option<Arc<Task>> {
+    let _irq = disable_local();
+    // SAFETY: interrupts are off; only this CPU touches CPU.current.
+    unsafe { (*CPU.current.get()).clone() }
+}
+
+/// Switches to the next task. `put_back`: the current task stays runnable.
+fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
+    // SAFETY: interrupts are off for the whole function (the guard).
+    let cur = unsafe { (*CPU.current.get()).clone() }.expect("reschedule without a current task");
+    if put_back {
+        scheduler().enqueue(cur.clone());
+    }
+    let next = loop {
+        match scheduler().pick_next() {
+            Some(next) if Arc::ptr_eq(&next, &cur) => {
+                cur.state.store(TaskState::Runnable as u8, Ordering::Release);
+                return;
+            }
+            Some(next) if next.state() != TaskState::Runnable => continue,
+            Some(next) if next.on_cpu.swap(true, Ordering::AcqRel) => {
+                crate::log_warn!("scheduler picked task {} that is already running; skipped", next.id);
+            }
+            Some(next) => break next,
+            None => {
+                // Nothing to run: wait for an interrupt to wake someone.
+                crate::arch::cpu::enable_interrupts_and_halt();
+                crate::arch::cpu::disable_interrupts();
+            }
+        }
+    };
+    NEED_RESCHED.store(false, Ordering::Relaxed);
+    cur.held_locks.set(crate::sync::take_held_state());
+    let next_rsp = {
+        // SAFETY: `next` is not running anywhere (on_cpu claimed above), so
+        // its saved stack pointer is stable.
+        unsafe { *next.saved_rsp.get() }
+    };
+    let save = cur.saved_rsp.get();
+    // SAFETY: interrupts off; the Arcs keep both tasks alive across the switch.
+    unsafe {
+        *CPU.prev.get() = Some(cur);
+        *CPU.current.get() = Some(next);
+        context_switch(save, next_rsp);
+    }
+    finish_switch();
+}
+
+/// Runs on the new task right after a switch.
+fn finish_switch() {
+    // SAFETY: called with interrupts disabled, right after a context switch.
+    let prev = unsafe { (*CPU.prev.get()).take() };
+    if let Some(prev) = prev {
+        prev.on_cpu.store(false, Ordering::Release);
+        drop(prev); // an exited task's stack is freed here, off that stack
+    }
+    // SAFETY: as above.
+    if let Some(cur) = unsafe { (*CPU.current.get()).as_ref() } {
+        crate::sync::restore_held_state(cur.held_locks.get());
+        cur.woken.store(false, Ordering::Relaxed);
+        cur.state.store(TaskState::Runnable as u8, Ordering::Release);
+    }
+}
+
+/// Entry of every new task (called by the assembly trampoline).
+pub(crate) extern "C" fn task_entry() -> ! {
+    finish_switch();
+    let cur = current();
+    // SAFETY: the entry is taken exactly once, by the task itself, which is
+    // the only code touching it (invariant 8).
+    let entry = unsafe { (*cur.entry.get()).take() };
+    drop(cur);
+    crate::irq::enable_local();
+    if let Some(f) = entry {
+        f();
+    }
+    exit_current()
+}
+
+/// Lets other runnable tasks run.
+pub fn yield_now() {
+    crate::sync::might_sleep();
+    let irq = disable_local();
+    reschedule(&irq, true);
+}
+
+/// Puts the current task to sleep until [`Task::wake`]. Interrupts must be
+/// disabled by the caller (who has queued the task somewhere to be woken).
+pub(crate) fn sleep_current(irq: &DisabledLocalIrqGuard) {
+    let cur = current();
+    if cur.woken.swap(false, Ordering::AcqRel) {
+        return;
+    }
+    cur.state.store(TaskState::Sleeping as u8, Ordering::Release);
+    drop(cur);
+    reschedule(irq, false);
+}
+
+/// Ends the current task.
+pub fn exit_current() -> ! {
+    let irq = disable_local();
+    current().state.store(TaskState::Exited as u8, Ordering::Release);
+    reschedule(&irq, false);
+    unreachable!("an exited task was scheduled again");
+}
+
+/// Called by the timer interrupt.
+pub(crate) fn on_tick() {
+    // SAFETY: interrupt context, interrupts disabled.
+    if let Some(cur) = unsafe { (*CPU.current.get()).as_ref() } {
+        if scheduler().tick(cur) {
+            NEED_RESCHED.store(true, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Yields if the timer asked for it. The kernel calls this on its way back
+/// to user mode.
+pub fn preempt_point() {
+    if NEED_RESCHED.load(Ordering::Relaxed) {
+        yield_now();
+    }
+}
+
+/// Starts the first task; the boot stack is abandoned.
+pub(crate) fn run_first(task: Arc<Task>) -> ! {
+    let _irq = disable_local();
+    task.on_cpu.store(true, Ordering::Release);
+    // SAFETY: nothing runs yet; interrupts are disabled.
+    let next_rsp = unsafe { *task.saved_rsp.get() };
+    // SAFETY: interrupts off; the boot context is never resumed.
+    unsafe {
+        *CPU.current.get() = Some(task);
+        context_switch(CPU.boot_rsp.get(), next_rsp);
+    }
+    unreachable!("returned to the boot stack");
+}
+
+/// Whether `addr` is inside some kernel stack's guard page.
+pub(crate) fn is_stack_guard(addr: usize) -> bool {
+    stack::is_guard_page(addr)
+}

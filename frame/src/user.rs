@@ -1,0 +1,214 @@
+//! User-mode execution.
+//!
+//! [`UserContext`] is the *insensitive* part of the CPU state: general
+//! registers, the user FS/GS bases, the safe RFLAGS bits and the FPU/SSE
+//! state. Clients may set any of it; [`UserContext::execute`] re-establishes
+//! user segment selectors, forces interrupts on, strips privileged RFLAGS
+//! bits and refuses non-canonical addresses before entering ring 3
+//! (invariant 2).
+
+use crate::arch::fpu::{self, FpuState};
+use crate::arch::gdt::{USER_CS, USER_DS};
+use crate::arch::trap::{enter_user, TrapFrame, SYSCALL_VECTOR};
+use crate::arch::cpu;
+use crate::irq::disable_local;
+use crate::mm::VmSpace;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// RFLAGS bits user code may control: CF PF AF ZF SF DF OF AC ID.
+const USER_RFLAGS_MASK: u64 = 0x24_0cd5;
+const RFLAGS_IF: u64 = 1 << 9;
+const RFLAGS_FIXED: u64 = 1 << 1;
+
+/// Why user mode was left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReturnReason {
+    /// The program executed `syscall`; number and arguments are in the context.
+    Syscall,
+    /// A CPU exception (page fault, invalid opcode, ...).
+    Exception(CpuException),
+    /// A device or timer interrupt; the program can simply be resumed.
+    Interrupt,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuException {
+    pub vector: u8,
+    pub error_code: u64,
+    /// CR2 for a page fault, else 0.
+    pub fault_addr: u64,
+}
+
+impl CpuException {
+    pub const DIVIDE: u8 = 0;
+    pub const DEBUG: u8 = 1;
+    pub const BREAKPOINT: u8 = 3;
+    pub const OVERFLOW: u8 = 4;
+    pub const INVALID_OPCODE: u8 = 6;
+    pub const GENERAL_PROTECTION: u8 = 13;
+    pub const STACK_FAULT: u8 = 12;
+    pub const PAGE_FAULT: u8 = 14;
+    pub const X87: u8 = 16;
+    pub const ALIGNMENT: u8 = 17;
+    pub const SIMD: u8 = 19;
+
+    /// For a page fault: the access was a write.
+    pub fn is_write(&self) -> bool {
+        self.error_code & 2 != 0
+    }
+
+    /// For a page fault: the page was present (a protection violation).
+    pub fn is_protection(&self) -> bool {
+        self.error_code & 1 != 0
+    }
+
+    pub fn is_instruction_fetch(&self) -> bool {
+        self.error_code & 16 != 0
+    }
+}
+
+/// General-purpose registers of a user thread.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct GeneralRegs {
+    pub rax: u64, pub rbx: u64, pub rcx: u64, pub rdx: u64,
+    pub rsi: u64, pub rdi: u64, pub rbp: u64, pub rsp: u64,
+    pub r8: u64, pub r9: u64, pub r10: u64, pub r11: u64,
+    pub r12: u64, pub r13: u64, pub r14: u64, pub r15: u64,
+    pub rip: u64, pub rflags: u64,
+}
+
+#[derive(Clone)]
+#[repr(C, align(16))]
+pub struct UserContext {
+    frame: TrapFrame,
+    fs_base: u64,
+    gs_base: u64,
+    fpu: FpuState,
+}
+
+impl Default for UserContext {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn canonical_user(addr: u64) -> bool {
+    addr < 0x0000_8000_0000_0000
+}
+
+impl UserContext {
+    pub fn new() -> Self {
+        let frame = TrapFrame {
+            cs: u64::from(USER_CS),
+            ss: u64::from(USER_DS),
+            rflags: RFLAGS_IF | RFLAGS_FIXED,
+            ..TrapFrame::default()
+        };
+        UserContext { frame, fs_base: 0, gs_base: 0, fpu: FpuState::default() }
+    }
+
+    pub fn general_regs(&self) -> GeneralRegs {
+        let f = &self.frame;
+        GeneralRegs {
+            rax: f.rax, rbx: f.rbx, rcx: f.rcx, rdx: f.rdx, rsi: f.rsi, rdi: f.rdi, rbp: f.rbp, rsp: f.rsp,
+            r8: f.r8, r9: f.r9, r10: f.r10, r11: f.r11, r12: f.r12, r13: f.r13, r14: f.r14, r15: f.r15,
+            rip: f.rip, rflags: f.rflags & USER_RFLAGS_MASK,
+        }
+    }
+
+    pub fn set_general_regs(&mut self, r: &GeneralRegs) {
+        let f = &mut self.frame;
+        (f.rax, f.rbx, f.rcx, f.rdx, f.rsi, f.rdi, f.rbp, f.rsp) = (r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp);
+        (f.r8, f.r9, f.r10, f.r11, f.r12, f.r13, f.r14, f.r15) = (r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15);
+        f.rip = r.rip;
+        f.rflags = (r.rflags & USER_RFLAGS_MASK) | RFLAGS_IF | RFLAGS_FIXED;
+    }
+
+    pub fn rip(&self) -> u64 { self.frame.rip }
+    pub fn set_rip(&mut self, v: u64) { self.frame.rip = v }
+    pub fn rsp(&self) -> u64 { self.frame.rsp }
+    pub fn set_rsp(&mut self, v: u64) { self.frame.rsp = v }
+    pub fn rax(&self) -> u64 { self.frame.rax }
+    pub fn set_rax(&mut self, v: u64) { self.frame.rax = v }
+    pub fn set_rdi(&mut self, v: u64) { self.frame.rdi = v }
+    pub fn set_rsi(&mut self, v: u64) { self.frame.rsi = v }
+    pub fn set_rdx(&mut self, v: u64) { self.frame.rdx = v }
+    pub fn fs_base(&self) -> u64 { self.fs_base }
+    pub fn gs_base(&self) -> u64 { self.gs_base }
+
+    /// Sets the FS base (TLS); a non-canonical or kernel address is refused.
+    pub fn set_fs_base(&mut self, v: u64) -> Result<(), crate::Error> {
+        if !canonical_user(v) {
+            return Err(crate::Error::InvalidArgs);
+        }
+        self.fs_base = v;
+        Ok(())
+    }
+
+    pub fn set_gs_base(&mut self, v: u64) -> Result<(), crate::Error> {
+        if !canonical_user(v) {
+            return Err(crate::Error::InvalidArgs);
+        }
+        self.gs_base = v;
+        Ok(())
+    }
+
+    /// Syscall number (rax) and the six arguments (rdi, rsi, rdx, r10, r8, r9).
+    pub fn syscall(&self) -> (u64, [u64; 6]) {
+        let f = &self.frame;
+        (f.rax, [f.rdi, f.rsi, f.rdx, f.r10, f.r8, f.r9])
+    }
+
+    /// Resets the FPU/SSE state to the initial one (on execve).
+    pub fn reset_fpu(&mut self) {
+        self.fpu = FpuState::default();
+    }
+
+    /// Runs the context in user mode in `vm` until it traps back.
+    pub fn execute(&mut self, vm: &VmSpace) -> ReturnReason {
+        self.frame.cs = u64::from(USER_CS);
+        self.frame.ss = u64::from(USER_DS);
+        self.frame.rflags = (self.frame.rflags & USER_RFLAGS_MASK) | RFLAGS_IF | RFLAGS_FIXED;
+        if !canonical_user(self.frame.rip) || !canonical_user(self.frame.rsp) {
+            // iretq would fault in kernel mode; report what the CPU would.
+            return ReturnReason::Exception(CpuException {
+                vector: CpuException::GENERAL_PROTECTION,
+                error_code: 0,
+                fault_addr: 0,
+            });
+        }
+        let irq = disable_local();
+        vm.activate();
+        set_user_bases(self.fs_base, self.gs_base);
+        fpu::restore(&self.fpu);
+        enter_user(&mut self.frame);
+        fpu::save(&mut self.fpu);
+        let vector = self.frame.vector;
+        let reason = if vector == SYSCALL_VECTOR {
+            ReturnReason::Syscall
+        } else if vector < 32 {
+            let fault_addr = if vector == u64::from(CpuException::PAGE_FAULT) { cpu::read_cr2() } else { 0 };
+            ReturnReason::Exception(CpuException { vector: vector as u8, error_code: self.frame.error_code, fault_addr })
+        } else {
+            crate::trap::handle_irq(vector);
+            ReturnReason::Interrupt
+        };
+        drop(irq);
+        reason
+    }
+}
+
+static LOADED_FS: AtomicU64 = AtomicU64::new(0);
+static LOADED_GS: AtomicU64 = AtomicU64::new(0);
+
+fn set_user_bases(fs: u64, gs: u64) {
+    if LOADED_FS.swap(fs, Ordering::Relaxed) != fs {
+        // SAFETY: `fs` is a canonical user address (checked by the setter);
+        // the kernel does not use FS.
+        unsafe { cpu::wrmsr(cpu::MSR_FS_BASE, fs) };
+    }
+    if LOADED_GS.swap(gs, Ordering::Relaxed) != gs {
+        // SAFETY: as above; the kernel does not use GS (no swapgs yet).
+        unsafe { cpu::wrmsr(cpu::MSR_GS_BASE, gs) };
+    }
+}

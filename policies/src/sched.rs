@@ -1,0 +1,44 @@
+//! Round-robin scheduling: one FIFO run queue and a fixed time slice.
+
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use frame::sync::{level, SpinLock};
+use frame::task::{Scheduler, Task};
+
+/// Timer ticks a task may run before it is preempted (20 ms at 100 Hz).
+const TIME_SLICE_TICKS: u32 = 2;
+
+pub struct RoundRobin {
+    queue: SpinLock<VecDeque<Arc<Task>>, { level::SCHEDULER }>,
+    ticks_used: AtomicU32,
+}
+
+impl Default for RoundRobin {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl RoundRobin {
+    pub const fn new() -> Self {
+        RoundRobin { queue: SpinLock::new(VecDeque::new()), ticks_used: AtomicU32::new(0) }
+    }
+}
+
+impl Scheduler for RoundRobin {
+    fn enqueue(&self, task: Arc<Task>) {
+        self.queue.lock_irq_disabled().push_back(task);
+    }
+
+    fn pick_next(&self) -> Option<Arc<Task>> {
+        self.ticks_used.store(0, Ordering::Relaxed);
+        self.queue.lock_irq_disabled().pop_front()
+    }
+
+    fn tick(&self, _current: &Task) -> bool {
+        let used = self.ticks_used.fetch_add(1, Ordering::Relaxed) + 1;
+        used >= TIME_SLICE_TICKS && !self.queue.lock_irq_disabled().is_empty()
+    }
+}
