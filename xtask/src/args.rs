@@ -1,0 +1,277 @@
+//! Hand-written command-line parsing.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub const USAGE: &str = "\
+usage: cargo xtask <command> [options]
+
+commands:
+  build       build the kernel (+ .ksyms), the user programs and the initramfs
+  run         build, then boot in QEMU: an interactive shell, or with
+              `-- CMD ARGS...` run that one command and exit with its status
+  initramfs   build only the user programs and target/initramfs.cpio
+  test        run every test layer (host, user, busybox)
+  help        show this text
+
+options:
+  --release            build the kernel in release mode (build, run)
+  --add HOST:GUEST     copy a host file or directory into the initramfs at the
+                       absolute path GUEST (run, initramfs; repeatable)
+  --append ARGS        add to the kernel command line (run; repeatable)
+  --timeout SECS       kill QEMU after SECS seconds; 0 = never (run; default
+                       300 with `--`, none interactively)
+  --kernel ELF         boot this kernel image instead of building one (run, test)
+  --only LAYER,...     run only these test layers: host, user, busybox (test)
+  -- CMD ARGS...       the command to run as init (run, initramfs)
+
+exit status of `run -- CMD`: CMD's status; 124 timeout, 125 kernel panic,
+126 QEMU exited without a poweroff line; 1 build/launch error, 2 usage error";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sub {
+    Build,
+    Run,
+    Initramfs,
+    Test,
+    Help,
+}
+
+/// `--add HOST:GUEST`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddSpec {
+    pub host: PathBuf,
+    pub guest: String,
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Options {
+    pub release: bool,
+    pub adds: Vec<AddSpec>,
+    pub append: Vec<String>,
+    /// `None`: not given; `Some(None)`: `--timeout 0` (no limit).
+    pub timeout: Option<Option<Duration>>,
+    pub kernel: Option<PathBuf>,
+    pub only: Vec<String>,
+    /// Everything after `--`.
+    pub command: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invocation {
+    pub sub: Sub,
+    pub opts: Options,
+}
+
+pub const LAYERS: &[&str] = &["host", "user", "busybox"];
+
+/// Parses the arguments after `cargo xtask`.
+pub fn parse(argv: &[String]) -> Result<Invocation, String> {
+    let Some(first) = argv.first() else {
+        return Err("missing command".into());
+    };
+    let sub = match first.as_str() {
+        "build" => Sub::Build,
+        "run" => Sub::Run,
+        "initramfs" => Sub::Initramfs,
+        "test" => Sub::Test,
+        "help" | "-h" | "--help" => Sub::Help,
+        other => return Err(format!("unknown command `{other}`")),
+    };
+    let mut opts = Options::default();
+    let mut rest = argv[1..].iter();
+    while let Some(arg) = rest.next() {
+        if arg == "--" {
+            let cmd: Vec<String> = rest.by_ref().cloned().collect();
+            if cmd.is_empty() {
+                return Err("`--` must be followed by a command".into());
+            }
+            opts.command = Some(cmd);
+            break;
+        }
+        let (flag, inline) = match arg.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = |name: &str| -> Result<String, String> {
+            match &inline {
+                Some(v) => Ok(v.clone()),
+                None => rest
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| format!("`{name}` needs a value")),
+            }
+        };
+        match flag {
+            "--release" if inline.is_none() => opts.release = true,
+            "--add" => opts.adds.push(parse_add(&value(flag)?)?),
+            "--append" => opts.append.push(value(flag)?),
+            "--timeout" => opts.timeout = Some(parse_timeout(&value(flag)?)?),
+            "--kernel" => opts.kernel = Some(PathBuf::from(value(flag)?)),
+            "--only" => {
+                for layer in value(flag)?.split(',').filter(|s| !s.is_empty()) {
+                    if !LAYERS.contains(&layer) {
+                        return Err(format!("unknown test layer `{layer}`"));
+                    }
+                    opts.only.push(layer.to_string());
+                }
+            }
+            "-h" | "--help" => {
+                return Ok(Invocation {
+                    sub: Sub::Help,
+                    opts,
+                });
+            }
+            _ => return Err(format!("unknown option `{arg}`")),
+        }
+    }
+    check_allowed(sub, &opts)?;
+    Ok(Invocation { sub, opts })
+}
+
+/// Rejects options that mean nothing for `sub`.
+fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
+    let used = [
+        ("--release", o.release),
+        ("--add", !o.adds.is_empty()),
+        ("--append", !o.append.is_empty()),
+        ("--timeout", o.timeout.is_some()),
+        ("--kernel", o.kernel.is_some()),
+        ("--only", !o.only.is_empty()),
+        ("--", o.command.is_some()),
+    ];
+    let allowed: &[&str] = match sub {
+        Sub::Build => &["--release"],
+        Sub::Run => &[
+            "--release",
+            "--add",
+            "--append",
+            "--timeout",
+            "--kernel",
+            "--",
+        ],
+        Sub::Initramfs => &["--add", "--"],
+        Sub::Test => &["--kernel", "--only"],
+        Sub::Help => &[],
+    };
+    for (name, present) in used {
+        if present && !allowed.contains(&name) {
+            return Err(format!("`{name}` is not valid for this command"));
+        }
+    }
+    Ok(())
+}
+
+/// Splits `HOST:GUEST` at the first `:` that is followed by `/`.
+pub fn parse_add(s: &str) -> Result<AddSpec, String> {
+    let bad = || format!("`--add {s}`: expected HOST:GUEST with an absolute GUEST path");
+    let split = s
+        .match_indices(':')
+        .map(|(i, _)| i)
+        .find(|&i| i > 0 && s[i + 1..].starts_with('/'))
+        .ok_or_else(bad)?;
+    let (host, guest) = (&s[..split], &s[split + 1..]);
+    let guest = guest.trim_end_matches('/');
+    if guest.is_empty() {
+        return Err(format!("`--add {s}`: GUEST must not be `/`"));
+    }
+    if guest.split('/').any(|c| c == "..") {
+        return Err(format!("`--add {s}`: GUEST must not contain `..`"));
+    }
+    Ok(AddSpec {
+        host: PathBuf::from(host),
+        guest: guest.to_string(),
+    })
+}
+
+fn parse_timeout(s: &str) -> Result<Option<Duration>, String> {
+    let secs: u64 = s
+        .parse()
+        .map_err(|_| format!("`--timeout {s}`: expected whole seconds"))?;
+    Ok((secs > 0).then(|| Duration::from_secs(secs)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Invocation, String> {
+        parse(&args.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn build_release() {
+        let inv = p(&["build", "--release"]).unwrap();
+        assert_eq!(inv.sub, Sub::Build);
+        assert!(inv.opts.release);
+        assert!(inv.opts.command.is_none());
+    }
+
+    #[test]
+    fn run_everything() {
+        let inv = p(&[
+            "run",
+            "--add",
+            "/tmp/x:/opt/x",
+            "--add=a:b:/c",
+            "--append",
+            "loglevel=7",
+            "--timeout=5",
+            "--",
+            "/bin/sh",
+            "-c",
+            "--release",
+        ])
+        .unwrap();
+        assert_eq!(inv.sub, Sub::Run);
+        let o = inv.opts;
+        assert!(!o.release, "--release after -- belongs to the command");
+        assert_eq!(o.adds[0].host, PathBuf::from("/tmp/x"));
+        assert_eq!(o.adds[0].guest, "/opt/x");
+        assert_eq!(o.adds[1].host, PathBuf::from("a:b"));
+        assert_eq!(o.adds[1].guest, "/c");
+        assert_eq!(o.append, vec!["loglevel=7".to_string()]);
+        assert_eq!(o.timeout, Some(Some(Duration::from_secs(5))));
+        let cmd = o.command.unwrap();
+        assert_eq!(cmd, vec!["/bin/sh", "-c", "--release"]);
+    }
+
+    #[test]
+    fn timeout_zero_means_none() {
+        let inv = p(&["run", "--timeout", "0"]).unwrap();
+        assert_eq!(inv.opts.timeout, Some(None));
+        assert!(p(&["run", "--timeout", "soon"]).is_err());
+        assert!(p(&["run", "--timeout"]).is_err());
+    }
+
+    #[test]
+    fn errors() {
+        assert!(p(&[]).is_err());
+        assert!(p(&["frobnicate"]).is_err());
+        assert!(p(&["run", "--bogus"]).is_err());
+        assert!(p(&["run", "--"]).is_err());
+        assert!(p(&["run", "--add", "nocolon"]).is_err());
+        assert!(p(&["run", "--add", "x:relative"]).is_err());
+        assert!(p(&["run", "--add", "x:/"]).is_err());
+        assert!(p(&["run", "--add", "x:/a/../b"]).is_err());
+        assert!(p(&["run", "--release=yes"]).is_err());
+        assert!(p(&["build", "--", "ls"]).is_err());
+        assert!(p(&["test", "--release"]).is_err());
+        assert!(p(&["test", "--only", "host,nope"]).is_err());
+    }
+
+    #[test]
+    fn test_options_and_help() {
+        let inv = p(&["test", "--only", "host,busybox"]).unwrap();
+        assert_eq!(inv.sub, Sub::Test);
+        assert_eq!(inv.opts.only, vec!["host", "busybox"]);
+        assert_eq!(p(&["help"]).unwrap().sub, Sub::Help);
+        assert_eq!(p(&["run", "--help"]).unwrap().sub, Sub::Help);
+    }
+
+    #[test]
+    fn add_trailing_slash_is_trimmed() {
+        let a = parse_add("dir:/opt/dir/").unwrap();
+        assert_eq!(a.guest, "/opt/dir");
+    }
+}

@@ -1,0 +1,132 @@
+#![forbid(unsafe_code)]
+//! `cargo xtask`: builds the Trellis kernel, its initramfs and user-space
+//! tests, boots them in QEMU and runs the test suite.
+//!
+//! Exit codes:
+//! - `run -- CMD`: the status `N` from the kernel's `trellis: poweroff status=N`
+//!   line; 124 on timeout, 125 on a kernel panic, 126 when QEMU exited without
+//!   a poweroff line.
+//! - 1 when something could not be built or started, 2 on a usage error.
+//! - `test`: 0 when every test passed, 1 otherwise.
+
+mod args;
+mod builder;
+mod cpio;
+mod initramfs;
+mod ksyms;
+mod qemu;
+mod scan;
+mod test;
+mod test_busybox;
+mod test_host;
+mod test_user;
+mod util;
+
+use std::process::ExitCode;
+
+use args::{Invocation, Options, Sub};
+
+fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let inv = match args::parse(&argv) {
+        Ok(inv) => inv,
+        Err(msg) => {
+            eprintln!("xtask: {msg}");
+            eprintln!("{}", args::USAGE);
+            return ExitCode::from(util::EXIT_USAGE);
+        }
+    };
+    let code = match dispatch(&inv) {
+        Ok(code) => code,
+        Err(msg) => {
+            eprintln!("xtask: error: {msg}");
+            util::EXIT_ERROR
+        }
+    };
+    ExitCode::from(code)
+}
+
+fn dispatch(inv: &Invocation) -> util::Res<u8> {
+    let root = util::repo_root();
+    match inv.sub {
+        Sub::Help => {
+            println!("{}", args::USAGE);
+            Ok(0)
+        }
+        Sub::Build => {
+            let kernel = builder::kernel_for_boot(&root, &inv.opts, false)?;
+            build_initramfs(&root, &inv.opts, false)?;
+            eprintln!("xtask: kernel image: {}", kernel.display());
+            Ok(0)
+        }
+        Sub::Initramfs => {
+            build_initramfs(&root, &inv.opts, false)?;
+            Ok(0)
+        }
+        Sub::Run => {
+            let kernel = builder::kernel_for_boot(&root, &inv.opts, false)?;
+            let initrd = build_initramfs(&root, &inv.opts, true)?;
+            run(&kernel, &initrd, &inv.opts)
+        }
+        Sub::Test => test::run_all(&root, &inv.opts),
+    }
+}
+
+/// Builds the user programs and writes `target/initramfs.cpio`. With
+/// `lenient`, a failing user build only warns and the previously built
+/// programs are used, so one broken test does not block `run`.
+fn build_initramfs(
+    root: &std::path::Path,
+    opts: &Options,
+    lenient: bool,
+) -> util::Res<std::path::PathBuf> {
+    let user = match builder::build_user(root, false) {
+        Ok(user) => user,
+        Err(e) if lenient => {
+            eprintln!("xtask: warning: {e}");
+            eprintln!("xtask: warning: continuing with the previously built user programs");
+            Some(builder::UserBuild::at(root))
+        }
+        Err(e) => return Err(e),
+    };
+    let out = util::target_dir(root).join("initramfs.cpio");
+    let spec = initramfs::Spec {
+        user: user.as_ref(),
+        adds: &opts.adds,
+        argv: opts.command.as_deref(),
+    };
+    let stats = initramfs::write(&spec, &out)?;
+    eprintln!(
+        "xtask: wrote {} ({} entries, {} bytes)",
+        out.display(),
+        stats.entries,
+        stats.bytes
+    );
+    Ok(out)
+}
+
+/// Boots the kernel: interactively, or running the command after `--`.
+fn run(kernel: &std::path::Path, initrd: &std::path::Path, opts: &Options) -> util::Res<u8> {
+    let console = if opts.command.is_some() {
+        qemu::Console::Command
+    } else {
+        qemu::Console::Interactive
+    };
+    let timeout = match (opts.timeout, &opts.command) {
+        (Some(t), _) => t,
+        (None, Some(_)) => Some(std::time::Duration::from_secs(300)),
+        (None, None) => None,
+    };
+    let boot = qemu::Boot {
+        kernel,
+        initrd,
+        append: &opts.append,
+        timeout,
+        console,
+    };
+    let result = qemu::boot(&boot, &mut |_| {})?;
+    if let Some(msg) = result.outcome.problem() {
+        eprintln!("xtask: {msg}");
+    }
+    Ok(result.outcome.exit_code())
+}

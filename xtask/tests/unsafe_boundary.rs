@@ -1,0 +1,299 @@
+#![forbid(unsafe_code)]
+//! The unsafe boundary: only the `frame/` crate may use `unsafe`. Every other
+//! `.rs` file in the repository must be free of the `unsafe` keyword, and
+//! every other crate root must say `#![forbid(unsafe_code)]`.
+
+use std::path::{Path, PathBuf};
+
+/// `src` with comments and the contents of string and character literals
+/// replaced by spaces (newlines are kept, so line numbers stay valid).
+fn code_only(src: &str) -> String {
+    let c: Vec<char> = src.chars().collect();
+    let mut out = String::with_capacity(src.len());
+    let blank = |out: &mut String, ch: char| out.push(if ch == '\n' { '\n' } else { ' ' });
+    let is_ident = |ch: char| ch.is_alphanumeric() || ch == '_';
+    let mut i = 0;
+    while i < c.len() {
+        let next = c.get(i + 1).copied();
+        let prev_ident = i > 0 && is_ident(c[i - 1]);
+        if c[i] == '/' && next == Some('/') {
+            while i < c.len() && c[i] != '\n' {
+                i += 1;
+            }
+        } else if c[i] == '/' && next == Some('*') {
+            let mut depth = 0;
+            while i < c.len() {
+                if c[i] == '/' && c.get(i + 1) == Some(&'*') {
+                    depth += 1;
+                    out.push_str("  ");
+                    i += 2;
+                } else if c[i] == '*' && c.get(i + 1) == Some(&'/') {
+                    depth -= 1;
+                    out.push_str("  ");
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    blank(&mut out, c[i]);
+                    i += 1;
+                }
+            }
+        } else if let Some(hashes) = raw_string_start(&c, i, prev_ident) {
+            // r"..." / r#"..."# (also after a b or c prefix, already emitted).
+            let mut j = i + 1 + hashes + 1;
+            out.push(' ');
+            while j < c.len() {
+                if c[j] == '"' && (1..=hashes).all(|k| c.get(j + k) == Some(&'#')) {
+                    j += 1 + hashes;
+                    break;
+                }
+                j += 1;
+            }
+            for &ch in &c[i + 1..j.min(c.len())] {
+                blank(&mut out, ch);
+            }
+            i = j;
+        } else if c[i] == '"' {
+            out.push(' ');
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                if c[i] == '\\' {
+                    blank(&mut out, c[i]);
+                    i += 1;
+                }
+                if i < c.len() {
+                    blank(&mut out, c[i]);
+                    i += 1;
+                }
+            }
+            out.push(' ');
+            i += 1;
+        } else if c[i] == '\'' && (next == Some('\\') || c.get(i + 2) == Some(&'\'')) {
+            // A character literal (not a lifetime or label).
+            out.push(' ');
+            i += 1;
+            if c.get(i) == Some(&'\\') {
+                out.push(' ');
+                i += 1;
+            }
+            while i < c.len() && c[i] != '\'' {
+                blank(&mut out, c[i]);
+                i += 1;
+            }
+            out.push(' ');
+            i += 1;
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// If a raw string literal starts at `c[i]` (`r`, hashes, `"`), the number
+/// of hashes.
+fn raw_string_start(c: &[char], i: usize, prev_ident: bool) -> Option<usize> {
+    if c[i] != 'r' {
+        return None;
+    }
+    // `r` must begin a token, or follow a `b`/`c` literal prefix.
+    let prefix_ok = !prev_ident
+        || (i >= 1
+            && matches!(c[i - 1], 'b' | 'c')
+            && (i < 2 || !(c[i - 2].is_alphanumeric() || c[i - 2] == '_')));
+    if !prefix_ok {
+        return None;
+    }
+    let mut j = i + 1;
+    while c.get(j) == Some(&'#') {
+        j += 1;
+    }
+    (c.get(j) == Some(&'"')).then_some(j - i - 1)
+}
+
+/// 1-based line numbers where `unsafe` is used as a keyword.
+fn unsafe_uses(src: &str) -> Vec<usize> {
+    let code = code_only(src);
+    let c: Vec<char> = code.chars().collect();
+    let is_ident = |ch: char| ch.is_alphanumeric() || ch == '_';
+    let mut lines = Vec::new();
+    let (mut i, mut line) = (0, 1);
+    while i < c.len() {
+        if c[i] == '\n' {
+            line += 1;
+        }
+        if is_ident(c[i]) && (i == 0 || !is_ident(c[i - 1])) {
+            let start = i;
+            while i < c.len() && is_ident(c[i]) {
+                i += 1;
+            }
+            let word: String = c[start..i].iter().collect();
+            let raw = start >= 2 && c[start - 2] == 'r' && c[start - 1] == '#';
+            // Any bare `unsafe` token is the keyword: `unsafe {`, `unsafe fn`,
+            // `unsafe impl`, `unsafe extern`, `unsafe trait`, `#[unsafe(..)]`.
+            if word == "unsafe" && !raw {
+                lines.push(line);
+            }
+            continue;
+        }
+        i += 1;
+    }
+    lines
+}
+
+/// Whether the crate-level attribute `#![forbid(unsafe_code)]` is present.
+fn forbids_unsafe(src: &str) -> bool {
+    let code: String = code_only(src)
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    code.match_indices("#![forbid(").any(|(at, m)| {
+        let list = &code[at + m.len()..];
+        let list = &list[..list.find(')').unwrap_or(list.len())];
+        list.split(',').any(|lint| lint == "unsafe_code")
+    })
+}
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the repository")
+        .to_path_buf()
+}
+
+/// Files and directories under `dir`, skipping hidden entries, `target`
+/// directories, symlinks and the top-level `frame/`.
+fn walk(root: &Path, dir: &Path, files: &mut Vec<PathBuf>, dirs: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let path = e.path();
+        let name = e.file_name().to_string_lossy().into_owned();
+        let Ok(ft) = e.file_type() else { continue };
+        if name.starts_with('.') || ft.is_symlink() {
+            continue;
+        }
+        if ft.is_dir() {
+            if name == "target" || path == root.join("frame") {
+                continue;
+            }
+            dirs.push(path.clone());
+            walk(root, &path, files, dirs);
+        } else if ft.is_file() {
+            files.push(path);
+        }
+    }
+}
+
+fn rel(root: &Path, p: &Path) -> String {
+    p.strip_prefix(root).unwrap_or(p).display().to_string()
+}
+
+#[test]
+fn no_unsafe_outside_frame() {
+    let root = repo_root();
+    let (mut files, mut dirs) = (Vec::new(), vec![root.clone()]);
+    walk(&root, &root, &mut files, &mut dirs);
+    let mut bad = Vec::new();
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "rs"))
+    {
+        let Ok(src) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        for line in unsafe_uses(&src) {
+            bad.push(format!("{}:{line}", rel(&root, f)));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "`unsafe` is only allowed in frame/; found at:\n  {}",
+        bad.join("\n  ")
+    );
+}
+
+#[test]
+fn crate_roots_forbid_unsafe() {
+    let root = repo_root();
+    let (mut files, mut dirs) = (Vec::new(), vec![root.clone()]);
+    walk(&root, &root, &mut files, &mut dirs);
+    let mut bad = Vec::new();
+    for dir in &dirs {
+        let Ok(manifest) = std::fs::read_to_string(dir.join("Cargo.toml")) else {
+            continue;
+        };
+        if !manifest.lines().any(|l| l.trim() == "[package]") {
+            continue;
+        }
+        let mut roots: Vec<PathBuf> = ["src/lib.rs", "src/main.rs"]
+            .iter()
+            .map(|r| dir.join(r))
+            .filter(|p| p.is_file())
+            .collect();
+        if let Ok(rd) = std::fs::read_dir(dir.join("src/bin")) {
+            for e in rd.flatten() {
+                let p = e.path();
+                if p.extension().is_some_and(|x| x == "rs") {
+                    roots.push(p);
+                } else if p.join("main.rs").is_file() {
+                    roots.push(p.join("main.rs"));
+                }
+            }
+        }
+        if roots.is_empty() {
+            bad.push(format!("{}: no src/lib.rs or src/main.rs", rel(&root, dir)));
+        }
+        for r in roots {
+            let src = std::fs::read_to_string(&r).unwrap_or_default();
+            if !forbids_unsafe(&src) {
+                bad.push(format!(
+                    "{}: missing #![forbid(unsafe_code)]",
+                    rel(&root, &r)
+                ));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "crate roots:\n  {}", bad.join("\n  "));
+}
+
+#[test]
+fn detector_finds_keyword_uses() {
+    assert_eq!(unsafe_uses("fn f() { unsafe { g() } }"), [1]);
+    assert_eq!(unsafe_uses("\npub unsafe fn f() {}"), [2]);
+    assert_eq!(unsafe_uses("unsafe impl Send for X {}"), [1]);
+    assert_eq!(unsafe_uses("unsafe extern \"C\" { fn f(); }"), [1]);
+    assert_eq!(unsafe_uses("unsafe trait T {}"), [1]);
+    assert_eq!(unsafe_uses("#[unsafe(no_mangle)] fn f() {}"), [1]);
+    assert_eq!(unsafe_uses("let x = unsafe\n{ 1 };"), [1]);
+}
+
+#[test]
+fn detector_ignores_comments_strings_and_identifiers() {
+    assert!(unsafe_uses("// unsafe { }\nfn f() {}").is_empty());
+    assert!(unsafe_uses("/* unsafe fn /* nested */ unsafe { */ fn f() {}").is_empty());
+    assert!(unsafe_uses("/// Uses no unsafe {} code\nfn f() {}").is_empty());
+    assert!(unsafe_uses("let s = \"unsafe { x }\";").is_empty());
+    assert!(unsafe_uses("let s = \"a \\\" unsafe { \";").is_empty());
+    assert!(unsafe_uses("let s = r#\"unsafe \" { }\"#;").is_empty());
+    assert!(unsafe_uses("let s = br\"unsafe\";").is_empty());
+    assert!(unsafe_uses("#![forbid(unsafe_code)]").is_empty());
+    assert!(unsafe_uses("#![deny(unsafe_op_in_unsafe_fn)] let not_unsafe = 1;").is_empty());
+    assert!(unsafe_uses("let q = '\"'; let s = \"unsafe {\";").is_empty());
+    assert!(unsafe_uses("fn f<'a>(x: &'a str) -> &'a str { x } // unsafe").is_empty());
+    assert!(unsafe_uses("let c = '\\''; let s = \"unsafe\";").is_empty());
+    // Code after a literal is still checked.
+    assert_eq!(unsafe_uses("let s = \"x\"; unsafe { }"), [1]);
+    assert_eq!(unsafe_uses("let c = 'x'; unsafe { }"), [1]);
+}
+
+#[test]
+fn forbid_attribute_detection() {
+    assert!(forbids_unsafe("#![no_std]\n#![forbid(unsafe_code)]\n"));
+    assert!(forbids_unsafe("#![forbid(missing_docs, unsafe_code)]"));
+    assert!(!forbids_unsafe("// #![forbid(unsafe_code)]\n"));
+    assert!(!forbids_unsafe("#![deny(unsafe_code)]"));
+    assert!(!forbids_unsafe("#[forbid(unsafe_code)] fn f() {}"));
+}
