@@ -6,8 +6,17 @@
 
 extern crate alloc;
 
-use frame::mm::{PageFlags, UFrame, VmSpace};
-use frame::user::{ReturnReason, UserContext};
+mod cmdline;
+pub mod error;
+pub mod fs;
+pub mod mm;
+pub mod process;
+pub mod syscall;
+pub mod system;
+pub mod time;
+
+use alloc::vec::Vec;
+
 use policies::frame_alloc::LockedFrameAllocator;
 use policies::heap::SlabHeap;
 use policies::sched::RoundRobin;
@@ -20,45 +29,39 @@ frame::main!(kernel_main);
 
 fn kernel_main() -> ! {
     frame::init(frame::Policies { frame_alloc: &FRAME_ALLOCATOR, heap: &HEAP, scheduler: &SCHEDULER });
-    frame::println!("memory up: {} free frames", frame::mm::frame_alloc::free_frames());
-    let v = alloc::vec![1u8; 10000];
-    frame::println!("heap works: {}", v.len());
-    frame::run_first_task(frame::task::TaskOptions::new(first_task))
+    let args = cmdline::parse(frame::boot::cmdline());
+    if let Some(level) = args.loglevel {
+        frame::console::set_log_level(level);
+    }
+    let (smep, smap) = frame::boot::smep_smap_enabled();
+    frame::log_info!(
+        "memory: {} MiB usable, {} free frames; SMEP {smep}, SMAP {smap}",
+        frame::boot::total_ram() >> 20,
+        frame::mm::frame_alloc::free_frames()
+    );
+    frame::run_first_task(frame::task::TaskOptions::new(move || start_init(args)))
 }
 
-fn first_task() {
-    frame::println!("first task running");
-    let vm = VmSpace::new().expect("vmspace");
-    let code: [u8; 24] = [
-        0x48, 0xc7, 0xc0, 0x27, 0, 0, 0, // mov rax, 39
-        0x0f, 0x05, // syscall
-        0x48, 0xc7, 0xc7, 0x2a, 0, 0, 0, // mov rdi, 42
-        0x48, 0xc7, 0xc0, 0x3c, 0, 0, 0, // mov rax, 60
-        0x0f,
-    ];
-    let page = UFrame::alloc_zeroed().expect("frame");
-    page.write_bytes(0, &code).unwrap();
-    page.write_bytes(24, &[0x05]).unwrap();
-    vm.map(0x400000, page, PageFlags::RX).unwrap();
-    let mut ctx = UserContext::new();
-    ctx.set_rip(0x400000);
-    ctx.set_rsp(0x7fff_0000);
-    loop {
-        match ctx.execute(&vm) {
-            ReturnReason::Syscall => {
-                let (nr, args) = ctx.syscall();
-                frame::println!("syscall {nr} args {:?}", &args[..1]);
-                if nr == 60 {
-                    frame::println!("trellis: poweroff status={}", args[0]);
-                    frame::power_off(args[0] as u32);
-                }
-                ctx.set_rax(1234);
-            }
-            ReturnReason::Interrupt => frame::task::preempt_point(),
-            ReturnReason::Exception(e) => {
-                frame::println!("exception {:?}", e);
-                frame::power_off(1);
-            }
-        }
+const DEFAULT_ENV: [&[u8]; 4] = [b"HOME=/root", b"PATH=/sbin:/bin:/usr/sbin:/usr/bin", b"TERM=vt100", b"SHELL=/bin/sh"];
+
+/// Mounts the initramfs and starts init: `init=` from the command line,
+/// else the command in `/.trellis/argv`, else `/bin/sh`.
+fn start_init(args: cmdline::Args) {
+    if let Err(e) = fs::init(frame::boot::initrd()) {
+        frame::println!("trellis: cannot mount the initramfs: {e:?}");
+        frame::power_off(1);
+    }
+    let argv: Vec<Vec<u8>> = match args.init {
+        Some(init) => core::iter::once(init.into_bytes()).chain(args.init_args.into_iter().map(|a| a.into_bytes())).collect(),
+        None => match fs::read_file(&fs::FsContext::default(), "/.trellis/argv") {
+            Ok(data) => data.split(|&b| b == 0).filter(|s| !s.is_empty()).map(Vec::from).collect(),
+            Err(_) => alloc::vec![b"/bin/sh".to_vec()],
+        },
+    };
+    let envp = DEFAULT_ENV.iter().map(|e| e.to_vec()).collect();
+    if let Err(e) = process::load_init(argv, envp) {
+        frame::println!("trellis: cannot start init: {e:?}");
+        frame::println!("trellis: poweroff status=127");
+        frame::power_off(127);
     }
 }

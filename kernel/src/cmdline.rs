@@ -1,0 +1,29 @@
+//! The kernel command line: `init=PATH`, `loglevel=N`, and everything after
+//! `--` as init's arguments (as Linux does).
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+#[derive(Debug, Default)]
+pub struct Args {
+    pub init: Option<String>,
+    pub init_args: Vec<String>,
+    pub loglevel: Option<u8>,
+}
+
+pub fn parse(cmdline: &str) -> Args {
+    let mut args = Args::default();
+    let mut words = cmdline.split_ascii_whitespace();
+    for w in words.by_ref() {
+        if w == "--" {
+            break;
+        }
+        match w.split_once('=') {
+            Some(("init", v)) => args.init = Some(String::from(v)),
+            Some(("loglevel", v)) => args.loglevel = v.parse().ok(),
+            _ => {} // console=ttyS0 and unknown options are ignored
+        }
+    }
+    args.init_args = words.map(String::from).collect();
+    args
+}

@@ -1,0 +1,403 @@
+//! A process's virtual memory: its areas (VMAs) on top of a frame
+//! `VmSpace`, demand paging, copy-on-write, and fault-tolerant user copies.
+//!
+//! Pages are mapped lazily on the first fault. A private page that may be
+//! shared with another address space (after fork) is mapped read-only; the
+//! first write copies it unless this mapping holds the only reference.
+
+use alloc::collections::BTreeMap;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use frame::mm::vm_space::UserFault;
+use frame::mm::{PageFlags, UFrame, VmSpace, PAGE_SIZE, USER_SPACE_END};
+use frame::sync::{level, Mutex};
+
+use crate::error::{Errno, Error, Result};
+use crate::fs::Inode;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Perms {
+    pub read: bool,
+    pub write: bool,
+    pub exec: bool,
+}
+
+impl Perms {
+    pub const RW: Perms = Perms { read: true, write: true, exec: false };
+
+    /// From PROT_READ (1) | PROT_WRITE (2) | PROT_EXEC (4).
+    pub fn from_prot(prot: u64) -> Perms {
+        Perms { read: prot & 1 != 0, write: prot & 2 != 0, exec: prot & 4 != 0 }
+    }
+}
+
+/// Where a mapping's initial contents come from.
+#[derive(Clone)]
+pub struct FileBacking {
+    pub inode: Arc<dyn Inode>,
+    /// File offset of the area's first byte.
+    pub offset: usize,
+    /// Bytes of the area (from its start) that come from the file; the rest
+    /// reads as zeros (an ELF segment's .bss).
+    pub len: usize,
+}
+
+#[derive(Clone)]
+pub struct Vma {
+    pub start: usize,
+    pub end: usize,
+    pub perms: Perms,
+    pub shared: bool,
+    pub file: Option<FileBacking>,
+    /// Name for /proc/pid/maps ("[heap]", "[stack]").
+    pub name: &'static str,
+}
+
+impl Vma {
+    fn split_at(&mut self, addr: usize) -> Vma {
+        let mut upper = self.clone();
+        upper.start = addr;
+        if let Some(f) = upper.file.as_mut() {
+            let delta = addr - self.start;
+            f.offset += delta;
+            f.len = f.len.saturating_sub(delta);
+        }
+        if let Some(f) = self.file.as_mut() {
+            f.len = f.len.min(addr - self.start);
+        }
+        self.end = addr;
+        upper
+    }
+}
+
+pub const STACK_TOP: usize = 0x7fff_ffff_e000;
+pub const STACK_SIZE: usize = 8 * 1024 * 1024;
+const MMAP_TOP: usize = 0x7f00_0000_0000;
+const MMAP_BOTTOM: usize = 0x1000_0000;
+/// How far brk may grow above its start.
+const BRK_MAX: usize = 1 << 30;
+
+struct State {
+    areas: BTreeMap<usize, Vma>,
+    brk_start: usize,
+    brk: usize,
+}
+
+pub struct Vmar {
+    space: VmSpace,
+    state: Mutex<State, { level::VMAR }>,
+}
+
+fn page_flags(perms: Perms, writable_now: bool) -> PageFlags {
+    PageFlags { write: perms.write && writable_now, exec: perms.exec, avail: 0 }
+}
+
+fn page_down(v: usize) -> usize {
+    v & !(PAGE_SIZE - 1)
+}
+
+fn page_up(v: usize) -> Option<usize> {
+    v.checked_add(PAGE_SIZE - 1).map(page_down)
+}
+
+impl Vmar {
+    pub fn new() -> Result<Vmar> {
+        Ok(Vmar { space: VmSpace::new()?, state: Mutex::new(State { areas: BTreeMap::new(), brk_start: 0, brk: 0 }) })
+    }
+
+    pub fn space(&self) -> &VmSpace {
+        &self.space
+    }
+
+    /// Adds an area; the range must be free and page-aligned.
+    pub fn add_area(&self, vma: Vma) -> Result<()> {
+        let mut st = self.state.lock();
+        if vma.start % PAGE_SIZE != 0 || vma.end % PAGE_SIZE != 0 || vma.start >= vma.end || vma.end > USER_SPACE_END {
+            return Err(Error::new(Errno::EINVAL));
+        }
+        if overlaps(&st.areas, vma.start, vma.end) {
+            return Err(Error::new(Errno::ENOMEM));
+        }
+        st.areas.insert(vma.start, vma);
+        Ok(())
+    }
+
+    /// Sets up the program break right after the highest loaded segment.
+    pub fn init_brk(&self, start: usize) {
+        let mut st = self.state.lock();
+        st.brk_start = start;
+        st.brk = start;
+    }
+
+    /// Resolves a fault at `addr`. `Err(EFAULT)` means a real access error
+    /// (SIGSEGV for the program).
+    pub fn handle_page_fault(&self, addr: usize, write: bool, exec: bool) -> Result<()> {
+        // Copy the area out: reading file contents below takes inode locks,
+        // which rank below this address space's lock.
+        let vma = find(&self.state.lock().areas, addr).cloned().ok_or(Error::new(Errno::EFAULT))?;
+        if (write && !vma.perms.write) || (exec && !vma.perms.exec) || (!write && !exec && !vma.perms.read) {
+            return Err(Error::new(Errno::EFAULT));
+        }
+        let page = page_down(addr);
+        if let Some((frame, flags)) = self.space.query(page) {
+            if !write || flags.write {
+                return Ok(()); // already resolved (another thread, or a racing copy)
+            }
+            // Copy-on-write: the query handle plus the mapping are the only
+            // references if the page is exclusively ours.
+            if vma.shared || frame.ref_count() <= 2 {
+                self.space.protect(page, page_flags(vma.perms, true));
+            } else {
+                let copy = UFrame::alloc_copy_of(&frame)?;
+                self.space.map(page, copy, page_flags(vma.perms, true))?;
+            }
+            return Ok(());
+        }
+        let frame = UFrame::alloc_zeroed()?;
+        if let Some(f) = &vma.file {
+            let off_in_area = page - vma.start;
+            if off_in_area < f.len {
+                let n = (f.len - off_in_area).min(PAGE_SIZE);
+                let mut buf = [0u8; PAGE_SIZE];
+                let got = f.inode.read_at(f.offset + off_in_area, &mut buf[..n])?;
+                frame.write_bytes(0, &buf[..got])?;
+            }
+        }
+        self.space.map(page, frame, page_flags(vma.perms, true))?;
+        Ok(())
+    }
+
+    fn with_faults<T>(&self, mut op: impl FnMut() -> core::result::Result<T, UserFault>) -> Result<T> {
+        // Each retry maps at least one more page, so the loop is bounded by
+        // the length of the access.
+        loop {
+            match op() {
+                Ok(v) => return Ok(v),
+                Err(fault) => {
+                    if fault.addr >= USER_SPACE_END {
+                        return Err(Error::new(Errno::EFAULT));
+                    }
+                    self.handle_page_fault(fault.addr, fault.write, false)?;
+                }
+            }
+        }
+    }
+
+    pub fn read_bytes(&self, addr: usize, buf: &mut [u8]) -> Result<()> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        self.with_faults(|| self.space.read_bytes(addr, buf))
+    }
+
+    pub fn write_bytes(&self, addr: usize, buf: &[u8]) -> Result<()> {
+        if buf.is_empty() {
+            return Ok(());
+        }
+        self.with_faults(|| self.space.write_bytes(addr, buf))
+    }
+
+    /// A copy of this address space for fork: private pages are shared
+    /// copy-on-write, shared ones stay shared.
+    pub fn fork(&self) -> Result<Vmar> {
+        let st = self.state.lock();
+        let child = Vmar {
+            space: VmSpace::new()?,
+            state: Mutex::new(State { areas: st.areas.clone(), brk_start: st.brk_start, brk: st.brk }),
+        };
+        for (va, frame, flags) in self.space.mappings() {
+            let shared = find(&st.areas, va).is_some_and(|v| v.shared);
+            if flags.write && !shared {
+                let ro = PageFlags { write: false, ..flags };
+                self.space.protect(va, ro);
+                child.space.map(va, frame, ro)?;
+            } else {
+                child.space.map(va, frame, flags)?;
+            }
+        }
+        Ok(child)
+    }
+
+    /// Removes mappings in `[start, end)`, splitting areas at the edges.
+    pub fn unmap_range(&self, start: usize, end: usize) {
+        let mut st = self.state.lock();
+        self.unmap_locked(&mut st, start, end);
+    }
+
+    fn unmap_locked(&self, st: &mut State, start: usize, end: usize) {
+        split_areas(&mut st.areas, start, end);
+        let keys: Vec<usize> = st.areas.range(..end).filter(|(_, v)| v.end > start).map(|(k, _)| *k).collect();
+        for k in keys {
+            if let Some(v) = st.areas.remove(&k) {
+                self.unmap_pages(v.start, v.end);
+            }
+        }
+    }
+
+    fn unmap_pages(&self, start: usize, end: usize) {
+        let mut va = start;
+        while va < end {
+            self.space.unmap(va);
+            va += PAGE_SIZE;
+        }
+    }
+
+    /// Finds a free range of `len` bytes, top-down below the mmap base.
+    fn find_free(st: &State, len: usize) -> Option<usize> {
+        let mut top = MMAP_TOP;
+        for v in st.areas.values().rev() {
+            if v.start >= top {
+                continue;
+            }
+            if v.end <= top && top - v.end >= len {
+                return Some(top - len);
+            }
+            top = top.min(v.start);
+        }
+        (top >= MMAP_BOTTOM + len).then(|| top - len)
+    }
+
+    /// mmap: places `vma` (start ignored unless `fixed`), length `len`.
+    pub fn map_area(&self, hint: usize, len: usize, fixed: bool, noreplace: bool, mut vma: Vma) -> Result<usize> {
+        let len = page_up(len).filter(|l| *l > 0 && *l <= USER_SPACE_END).ok_or(Error::new(Errno::ENOMEM))?;
+        let mut st = self.state.lock();
+        let start = if fixed {
+            let end = hint.checked_add(len).filter(|e| *e <= USER_SPACE_END).ok_or(Error::new(Errno::ENOMEM))?;
+            if overlaps(&st.areas, hint, end) {
+                if noreplace {
+                    return Err(Error::new(Errno::EEXIST));
+                }
+                self.unmap_locked(&mut st, hint, end);
+            }
+            hint
+        } else {
+            let hinted = hint != 0
+                && hint % PAGE_SIZE == 0
+                && hint.checked_add(len).is_some_and(|e| e <= USER_SPACE_END && !overlaps(&st.areas, hint, e));
+            if hinted { hint } else { Self::find_free(&st, len).ok_or(Error::new(Errno::ENOMEM))? }
+        };
+        vma.start = start;
+        vma.end = start + len;
+        st.areas.insert(start, vma);
+        Ok(start)
+    }
+
+    /// mprotect over `[start, end)`; every page must be mapped (ENOMEM).
+    pub fn protect(&self, start: usize, end: usize, perms: Perms) -> Result<()> {
+        let mut st = self.state.lock();
+        if !covered(&st.areas, start, end) {
+            return Err(Error::new(Errno::ENOMEM));
+        }
+        split_areas(&mut st.areas, start, end);
+        for v in st.areas.range_mut(start..end) {
+            v.1.perms = perms;
+        }
+        let mut va = start;
+        while va < end {
+            if let Some((frame, _)) = self.space.query(va) {
+                let shared_vma = find(&st.areas, va).is_some_and(|v| v.shared);
+                // Keep possibly-shared private pages read-only (COW).
+                let exclusive = shared_vma || frame.ref_count() <= 2;
+                drop(frame);
+                self.space.protect(va, page_flags(perms, exclusive));
+            }
+            va += PAGE_SIZE;
+        }
+        Ok(())
+    }
+
+    /// madvise(MADV_DONTNEED): drop the pages; private memory refills with
+    /// zeros (anonymous) or the file contents.
+    pub fn discard(&self, start: usize, end: usize) -> Result<()> {
+        let st = self.state.lock();
+        if !covered(&st.areas, start, end) {
+            return Err(Error::new(Errno::ENOMEM));
+        }
+        let mut va = start;
+        while va < end {
+            if !find(&st.areas, va).is_some_and(|v| v.shared) {
+                self.space.unmap(va);
+            }
+            va += PAGE_SIZE;
+        }
+        Ok(())
+    }
+
+    /// brk(2): returns the new (or unchanged) break.
+    pub fn brk(&self, new: usize) -> usize {
+        let mut st = self.state.lock();
+        let (base, cur) = (st.brk_start, st.brk);
+        if new < base || new > base + BRK_MAX {
+            return cur;
+        }
+        let (old_end, new_end) = (page_up(cur).unwrap_or(cur), page_up(new).unwrap_or(new));
+        if new_end > old_end {
+            if overlaps(&st.areas, old_end, new_end) {
+                return cur;
+            }
+            // Extend the heap area (merging with an existing [heap] area).
+            let heap = st.areas.values().find(|v| v.name == "[heap]").map(|v| v.start);
+            match heap {
+                Some(s) => {
+                    if let Some(v) = st.areas.get_mut(&s) {
+                        v.end = new_end;
+                    }
+                }
+                None => {
+                    st.areas.insert(old_end, Vma { start: old_end, end: new_end, perms: Perms::RW, shared: false, file: None, name: "[heap]" });
+                }
+            }
+        } else if new_end < old_end {
+            self.unmap_pages(new_end, old_end);
+            let heap = st.areas.values().find(|v| v.name == "[heap]").map(|v| (v.start, v.end));
+            if let Some((s, _)) = heap {
+                if new_end <= s {
+                    st.areas.remove(&s);
+                } else if let Some(v) = st.areas.get_mut(&s) {
+                    v.end = new_end;
+                }
+            }
+        }
+        st.brk = new;
+        new
+    }
+
+    /// Snapshot of the areas (for /proc/pid/maps and diagnostics).
+    pub fn areas(&self) -> Vec<Vma> {
+        self.state.lock().areas.values().cloned().collect()
+    }
+}
+
+fn find(areas: &BTreeMap<usize, Vma>, addr: usize) -> Option<&Vma> {
+    areas.range(..=addr).next_back().map(|(_, v)| v).filter(|v| addr < v.end)
+}
+
+fn overlaps(areas: &BTreeMap<usize, Vma>, start: usize, end: usize) -> bool {
+    areas.range(..end).next_back().is_some_and(|(_, v)| v.end > start)
+}
+
+/// Whether `[start, end)` is entirely covered by areas.
+fn covered(areas: &BTreeMap<usize, Vma>, start: usize, end: usize) -> bool {
+    let mut cur = start;
+    while cur < end {
+        match find(areas, cur) {
+            Some(v) => cur = v.end,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// Splits areas so that `start` and `end` fall on area boundaries.
+fn split_areas(areas: &mut BTreeMap<usize, Vma>, start: usize, end: usize) {
+    for addr in [start, end] {
+        let key = areas.range(..addr).next_back().filter(|(_, v)| v.end > addr).map(|(k, _)| *k);
+        if let Some(k) = key {
+            if let Some(v) = areas.get_mut(&k) {
+                let upper = v.split_at(addr);
+                areas.insert(addr, upper);
+            }
+        }
+    }
+}

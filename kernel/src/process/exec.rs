@@ -1,0 +1,283 @@
+//! execve(2): loading a static ELF executable (ET_EXEC or static-PIE) or a
+//! `#!` script, and building the initial stack (System V x86-64 ABI §3.4).
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use frame::mm::PAGE_SIZE;
+use frame::user::UserContext;
+
+use super::{Process, Thread};
+use crate::error::{Errno, Error, Result};
+use crate::fs::{FsContext, Inode};
+use crate::mm::vmar::{FileBacking, Perms, Vma, STACK_SIZE, STACK_TOP};
+use crate::mm::Vmar;
+
+/// Load address of a static-PIE executable (Linux's ELF_ET_DYN_BASE).
+const PIE_BASE: usize = 0x5555_5555_4000;
+/// Largest executable we read (also bounds kernel memory per exec).
+const MAX_EXEC_SIZE: usize = 256 * 1024 * 1024;
+/// Limits on arguments and environment (execve(2): MAX_ARG_STRLEN, ARG_MAX).
+pub const MAX_ARG_STRLEN: usize = 32 * PAGE_SIZE;
+pub const ARG_MAX: usize = 2 * 1024 * 1024;
+const MAX_SHEBANG_DEPTH: usize = 4;
+
+const AT_NULL: u64 = 0;
+const AT_PHDR: u64 = 3;
+const AT_PHENT: u64 = 4;
+const AT_PHNUM: u64 = 5;
+const AT_PAGESZ: u64 = 6;
+const AT_BASE: u64 = 7;
+const AT_FLAGS: u64 = 8;
+const AT_ENTRY: u64 = 9;
+const AT_UID: u64 = 11;
+const AT_EUID: u64 = 12;
+const AT_GID: u64 = 13;
+const AT_EGID: u64 = 14;
+const AT_PLATFORM: u64 = 15;
+const AT_HWCAP: u64 = 16;
+const AT_CLKTCK: u64 = 17;
+const AT_SECURE: u64 = 23;
+const AT_RANDOM: u64 = 25;
+const AT_HWCAP2: u64 = 26;
+const AT_EXECFN: u64 = 31;
+
+/// A loaded image, ready to replace the caller's.
+struct Image {
+    vm: Vmar,
+    entry: usize,
+    rsp: usize,
+}
+
+fn read_file(inode: &Arc<dyn Inode>) -> Result<Vec<u8>> {
+    let size = inode.size();
+    if size > MAX_EXEC_SIZE {
+        return Err(Error::new(Errno::ENOMEM));
+    }
+    let mut data = vec![0u8; size];
+    let mut done = 0;
+    while done < size {
+        let n = inode.read_at(done, &mut data[done..])?;
+        if n == 0 {
+            break;
+        }
+        done += n;
+    }
+    data.truncate(done);
+    Ok(data)
+}
+
+/// Parses a `#!interpreter [arg]` line.
+fn parse_shebang(data: &[u8]) -> Result<(String, Option<String>)> {
+    let line_end = data.iter().position(|&b| b == b'\n').unwrap_or(data.len()).min(256);
+    let line = data.get(2..line_end).ok_or(Error::new(Errno::ENOEXEC))?;
+    let line = core::str::from_utf8(line).map_err(|_| Error::new(Errno::ENOEXEC))?.trim();
+    let (interp, arg) = match line.find([' ', '\t']) {
+        Some(i) => (&line[..i], Some(line[i..].trim())),
+        None => (line, None),
+    };
+    if interp.is_empty() {
+        return Err(Error::new(Errno::ENOEXEC));
+    }
+    Ok((String::from(interp), arg.filter(|a| !a.is_empty()).map(String::from)))
+}
+
+fn load_elf(inode: &Arc<dyn Inode>, data: &[u8], argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Result<Image> {
+    let elf = elf::parse(data).map_err(|_| Error::with_message(Errno::ENOEXEC, "malformed ELF"))?;
+    if elf.interp().is_some() {
+        return Err(Error::with_message(Errno::ENOEXEC, "dynamically linked programs are not supported yet"));
+    }
+    let base = match elf.kind {
+        elf::ElfKind::Exec => 0,
+        elf::ElfKind::Dyn => PIE_BASE,
+    };
+    let vm = Vmar::new()?;
+    let mut brk = 0usize;
+    for ph in elf.load_segments() {
+        let vaddr = base.checked_add(ph.vaddr as usize).ok_or(Error::new(Errno::ENOEXEC))?;
+        let start = vaddr & !(PAGE_SIZE - 1);
+        let lead = vaddr - start;
+        let end = vaddr
+            .checked_add(ph.memsz as usize)
+            .and_then(|e| e.checked_add(PAGE_SIZE - 1))
+            .map(|e| e & !(PAGE_SIZE - 1))
+            .ok_or(Error::new(Errno::ENOEXEC))?;
+        let perms = Perms { read: ph.flags.readable(), write: ph.flags.writable(), exec: ph.flags.executable() };
+        let file_offset = (ph.offset as usize).checked_sub(lead).ok_or(Error::new(Errno::ENOEXEC))?;
+        let file = FileBacking { inode: inode.clone(), offset: file_offset, len: lead + ph.filesz as usize };
+        // A segment may share its first page with the previous one; give
+        // that page to the earlier segment's area (it holds both contents
+        // only if the file offsets line up, which linkers guarantee).
+        let vma = Vma { start, end, perms, shared: false, file: Some(file), name: "" };
+        if vm.add_area(vma.clone()).is_err() {
+            let shifted = start + PAGE_SIZE;
+            if shifted >= end {
+                brk = brk.max(end);
+                continue;
+            }
+            let mut v = vma;
+            v.start = shifted;
+            if let Some(f) = v.file.as_mut() {
+                f.offset += PAGE_SIZE;
+                f.len = f.len.saturating_sub(PAGE_SIZE);
+            }
+            vm.add_area(v).map_err(|_| Error::with_message(Errno::ENOEXEC, "overlapping segments"))?;
+        }
+        brk = brk.max(end);
+    }
+    vm.init_brk(brk);
+    vm.add_area(Vma { start: STACK_TOP - STACK_SIZE, end: STACK_TOP, perms: Perms::RW, shared: false, file: None, name: "[stack]" })?;
+    let entry = base.checked_add(elf.entry as usize).ok_or(Error::new(Errno::ENOEXEC))?;
+    let phdr = elf.phdr_vaddr().map_or(0, |p| base as u64 + p);
+    let aux = [
+        (AT_PHDR, phdr),
+        (AT_PHENT, 56),
+        (AT_PHNUM, u64::from(elf.phnum)),
+        (AT_PAGESZ, PAGE_SIZE as u64),
+        (AT_BASE, 0),
+        (AT_FLAGS, 0),
+        (AT_ENTRY, entry as u64),
+        (AT_UID, 0),
+        (AT_EUID, 0),
+        (AT_GID, 0),
+        (AT_EGID, 0),
+        (AT_HWCAP, crate::system::hwcap()),
+        (AT_HWCAP2, 0),
+        (AT_CLKTCK, 100),
+        (AT_SECURE, 0),
+    ];
+    let rsp = build_stack(&vm, argv, envp, execfn, &aux)?;
+    Ok(Image { vm, entry, rsp })
+}
+
+/// Writes strings, auxv, envp, argv and argc below STACK_TOP.
+fn build_stack(vm: &Vmar, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8], aux: &[(u64, u64)]) -> Result<usize> {
+    let mut sp = STACK_TOP;
+    let mut push_bytes = |bytes: &[u8], nul: bool| -> Result<usize> {
+        sp -= bytes.len() + usize::from(nul);
+        vm.write_bytes(sp, bytes)?;
+        if nul {
+            vm.write_bytes(sp + bytes.len(), &[0])?;
+        }
+        Ok(sp)
+    };
+    let execfn_addr = push_bytes(execfn, true)?;
+    let mut env_ptrs = Vec::with_capacity(envp.len());
+    for e in envp.iter().rev() {
+        env_ptrs.push(push_bytes(e, true)? as u64);
+    }
+    env_ptrs.reverse();
+    let mut arg_ptrs = Vec::with_capacity(argv.len());
+    for a in argv.iter().rev() {
+        arg_ptrs.push(push_bytes(a, true)? as u64);
+    }
+    arg_ptrs.reverse();
+    let platform = push_bytes(b"x86_64", true)?;
+    let random = push_bytes(&crate::system::random_bytes::<16>(), false)?;
+
+    let mut words: Vec<u64> = Vec::new();
+    words.push(arg_ptrs.len() as u64);
+    words.extend_from_slice(&arg_ptrs);
+    words.push(0);
+    words.extend_from_slice(&env_ptrs);
+    words.push(0);
+    for &(k, v) in aux {
+        words.extend_from_slice(&[k, v]);
+    }
+    words.extend_from_slice(&[AT_PLATFORM, platform as u64, AT_RANDOM, random as u64, AT_EXECFN, execfn_addr as u64]);
+    words.extend_from_slice(&[AT_NULL, 0]);
+    // argc must sit at a 16-byte-aligned address.
+    let mut top = sp & !15;
+    top -= words.len() * 8;
+    top &= !15;
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    vm.write_bytes(top, &bytes)?;
+    Ok(top)
+}
+
+fn check_args(argv: &[Vec<u8>], envp: &[Vec<u8>]) -> Result<()> {
+    let mut total = 0usize;
+    for s in argv.iter().chain(envp) {
+        if s.len() + 1 > MAX_ARG_STRLEN {
+            return Err(Error::new(Errno::E2BIG));
+        }
+        total += s.len() + 1 + 8;
+    }
+    if total > ARG_MAX {
+        return Err(Error::new(Errno::E2BIG));
+    }
+    Ok(())
+}
+
+/// Resolves `path` (following `#!` lines) and loads the program.
+fn load(fs: &FsContext, path: &str, mut argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<(Image, String)> {
+    let mut path = String::from(path);
+    for _ in 0..=MAX_SHEBANG_DEPTH {
+        let inode = crate::fs::open_exec(fs, &path)?;
+        let data = read_file(&inode)?;
+        if data.starts_with(b"#!") {
+            let (interp, arg) = parse_shebang(&data)?;
+            // argv becomes: interp [arg] path argv[1..]
+            let mut new_argv = vec![interp.clone().into_bytes()];
+            if let Some(a) = arg {
+                new_argv.push(a.into_bytes());
+            }
+            new_argv.push(path.clone().into_bytes());
+            new_argv.extend(argv.into_iter().skip(1));
+            argv = new_argv;
+            path = interp;
+            continue;
+        }
+        check_args(&argv, envp)?;
+        let image = load_elf(&inode, &data, &argv, envp, path.as_bytes())?;
+        return Ok((image, path));
+    }
+    Err(Error::new(Errno::ELOOP))
+}
+
+fn commit(process: &Arc<Process>, thread: &Thread, image: Image, path: &str, user: &mut UserContext) {
+    let old = process.replace_vm(Arc::new(image.vm));
+    drop(old);
+    *user = UserContext::new();
+    user.set_rip(image.entry as u64);
+    user.set_rsp(image.rsp as u64);
+    process.files().lock().close_on_exec();
+    process.signals.reset_for_exec();
+    let name = path.rsplit('/').next().unwrap_or(path);
+    process.set_name(name);
+    thread.clear_child_tid.store(0, core::sync::atomic::Ordering::Relaxed);
+    super::fork::release_vfork_parent(process);
+}
+
+/// execve(2). On success the caller's registers are those of the new
+/// program; on failure nothing has changed.
+pub fn execve(
+    process: &Arc<Process>,
+    thread: &Thread,
+    user: &mut UserContext,
+    path: &str,
+    argv: Vec<Vec<u8>>,
+    envp: Vec<Vec<u8>>,
+) -> Result<()> {
+    let fs = process.fs().lock().clone();
+    let (image, _) = load(&fs, path, argv, &envp)?;
+    commit(process, thread, image, path, user);
+    Ok(())
+}
+
+/// Creates the init process running `argv` (pid 1).
+pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
+    let path = String::from_utf8(argv.first().cloned().unwrap_or_default()).map_err(|_| Error::new(Errno::EINVAL))?;
+    let fs = FsContext::default();
+    let (image, _) = load(&fs, &path, argv, &envp)?;
+    let vm = Arc::new(image.vm);
+    let process = Process::new(alloc::sync::Weak::new(), vm, crate::fs::FileTable::new_with_console(), fs, None);
+    process.set_name(path.rsplit('/').next().unwrap_or(&path));
+    let mut user = UserContext::new();
+    user.set_rip(image.entry as u64);
+    user.set_rsp(image.rsp as u64);
+    super::spawn_user_thread(&process, process.pid(), user)?;
+    Ok(())
+}

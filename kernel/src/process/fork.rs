@@ -1,0 +1,90 @@
+//! fork(2), vfork(2) and clone(2) used as fork.
+
+use alloc::sync::Arc;
+use core::sync::atomic::Ordering;
+
+use frame::user::UserContext;
+
+use super::{Pid, Process, Thread};
+use crate::error::{Errno, Error, Result};
+
+pub const CLONE_VM: u64 = 0x100;
+pub const CLONE_VFORK: u64 = 0x4000;
+pub const CLONE_SETTLS: u64 = 0x80000;
+pub const CLONE_PARENT_SETTID: u64 = 0x100000;
+pub const CLONE_CHILD_CLEARTID: u64 = 0x200000;
+pub const CLONE_CHILD_SETTID: u64 = 0x1000000;
+const CSIGNAL: u64 = 0xff;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CloneArgs {
+    pub flags: u64,
+    pub stack: u64,
+    pub parent_tid: u64,
+    pub child_tid: u64,
+    pub tls: u64,
+}
+
+/// Creates a child process as a copy of the caller. Thread-creating flags
+/// (CLONE_VM without CLONE_VFORK, CLONE_THREAD, ...) are not supported yet.
+pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserContext, args: CloneArgs) -> Result<Pid> {
+    let f = args.flags & !CSIGNAL;
+    let supported = CLONE_VFORK | CLONE_VM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID;
+    if f & !supported != 0 || (f & CLONE_VM != 0 && f & CLONE_VFORK == 0) {
+        return Err(Error::with_message(Errno::ENOSYS, "threads (CLONE_VM/CLONE_THREAD/...) are not supported yet"));
+    }
+    let nproc = parent.rlimits.lock().0[super::rlimit::RLIMIT_NPROC].cur;
+    if super::all_processes().len() as u64 >= nproc {
+        return Err(Error::new(Errno::EAGAIN));
+    }
+    // vfork shares memory on Linux; a copy-on-write copy is a valid
+    // implementation (POSIX leaves the child's writes undefined) and the
+    // parent still waits for the child to exec or exit.
+    let vm = Arc::new(parent.vm().fork()?);
+    let files = parent.files().lock().clone();
+    let fs = parent.fs().lock().clone();
+    let child = Process::new(Arc::downgrade(parent), vm, files, fs, Some((parent.pgid(), parent.sid())));
+    child.set_name(&parent.name());
+    *child.rlimits.lock() = *parent.rlimits.lock();
+    let sigs = parent.signals.clone_state();
+    child_signals(&child, sigs);
+    parent.children.lock().push(child.clone());
+
+    let mut child_ctx = user.clone();
+    child_ctx.set_rax(0);
+    if args.stack != 0 {
+        child_ctx.set_rsp(args.stack);
+    }
+    if f & CLONE_SETTLS != 0 {
+        child_ctx.set_fs_base(args.tls).map_err(|_| Error::new(Errno::EINVAL))?;
+    }
+    let pid = child.pid();
+    let bytes = pid.to_le_bytes();
+    if f & CLONE_PARENT_SETTID != 0 {
+        parent.vm().write_bytes(args.parent_tid as usize, &bytes)?;
+    }
+    if f & CLONE_CHILD_SETTID != 0 {
+        child.vm().write_bytes(args.child_tid as usize, &bytes)?;
+    }
+    let thread = super::spawn_user_thread_inner(&child, pid, child_ctx, parent_thread.sigmask.load(Ordering::Relaxed))?;
+    if f & CLONE_CHILD_CLEARTID != 0 {
+        thread.clear_child_tid.store(args.child_tid, Ordering::Relaxed);
+    }
+    if f & CLONE_VFORK != 0 {
+        child.vfork_done.wait_until(|| child.vfork_released.load(Ordering::Acquire).then_some(()));
+    }
+    Ok(pid)
+}
+
+fn child_signals(child: &Process, sigs: super::signal::SignalState) {
+    for sig in 1..=super::signal::NSIG {
+        child.signals.set_action(sig, sigs.action(sig));
+    }
+}
+
+/// Lets a vfork parent continue (the child exec'd or exited).
+pub fn release_vfork_parent(process: &Process) {
+    if !process.vfork_released.swap(true, Ordering::AcqRel) {
+        process.vfork_done.wake_all();
+    }
+}

@@ -1,0 +1,231 @@
+//! Processes and threads.
+//!
+//! A [`Process`] owns an address space, a file table, a file-system context,
+//! signal dispositions and resource limits; a [`Thread`] is the unit the
+//! scheduler runs (one frame `Task` each). Until threads arrive every
+//! process has exactly one thread whose tid equals the pid.
+
+mod exec;
+mod exit;
+mod fork;
+pub mod rlimit;
+mod run;
+pub mod signal;
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+
+use frame::sync::{level, Mutex, SpinLock, WaitQueue};
+
+use crate::fs::{FileTable, FsContext};
+use crate::mm::Vmar;
+
+pub use self::exec::{execve, load_init, ARG_MAX, MAX_ARG_STRLEN};
+pub use self::exit::{do_exit, exit_status_code as exit_status_for, signal_status_code, wait_child, WaitTarget};
+pub use self::fork::{clone_process, CloneArgs, CLONE_VFORK, CLONE_VM};
+pub use self::run::spawn_user_thread;
+pub(crate) use self::run::spawn_user_thread_inner;
+
+pub type Pid = u32;
+
+/// Lock level of a process's address-space pointer: above the file table and
+/// inode locks, so syscalls may copy to user memory while holding those.
+const PROCESS_VM: u8 = 30;
+
+pub struct Process {
+    pid: Pid,
+    parent: SpinLock<Weak<Process>, { level::PROCESS }>,
+    children: SpinLock<Vec<Arc<Process>>, { level::PROCESS }>,
+    vm: SpinLock<Arc<Vmar>, PROCESS_VM>,
+    files: Mutex<FileTable, { level::FILE_TABLE }>,
+    fs: Mutex<FsContext, { level::FS_CONTEXT }>,
+    pgid: AtomicU32,
+    sid: AtomicU32,
+    /// Wait status once the process has exited (a zombie), else -1.
+    exit_status: AtomicI32,
+    /// Parents sleep here in wait4 until a child changes state.
+    pub(crate) child_wait: WaitQueue,
+    /// A vfork parent sleeps here until the child execs or exits.
+    pub(crate) vfork_done: WaitQueue,
+    pub(crate) vfork_released: core::sync::atomic::AtomicBool,
+    pub signals: signal::SignalState,
+    pub rlimits: SpinLock<rlimit::Limits, { level::PROCESS }>,
+    name: SpinLock<String, { level::PROCESS }>,
+    threads: SpinLock<Vec<Arc<Thread>>, { level::PROCESS }>,
+    /// CPU time in nanoseconds (user, system), summed over threads.
+    pub(crate) utime_ns: AtomicU64,
+    pub(crate) stime_ns: AtomicU64,
+}
+
+pub struct Thread {
+    tid: Pid,
+    process: Weak<Process>,
+    /// Blocked signals.
+    pub sigmask: AtomicU64,
+    /// set_tid_address / CLONE_CHILD_CLEARTID: zeroed at exit.
+    pub clear_child_tid: AtomicU64,
+    pub robust_list: AtomicU64,
+    /// Set when the thread must leave its user loop (exit, exit_group).
+    pub(crate) exiting: core::sync::atomic::AtomicBool,
+}
+
+impl Thread {
+    pub fn tid(&self) -> Pid {
+        self.tid
+    }
+
+    pub fn process(&self) -> Option<Arc<Process>> {
+        self.process.upgrade()
+    }
+}
+
+static PROCESSES: SpinLock<BTreeMap<Pid, Weak<Process>>, { level::PROCESS_TABLE }> = SpinLock::new(BTreeMap::new());
+static NEXT_PID: AtomicU32 = AtomicU32::new(1);
+
+/// Process id of init.
+pub const INIT_PID: Pid = 1;
+
+impl Process {
+    fn new(
+        parent: Weak<Process>,
+        vm: Arc<Vmar>,
+        files: FileTable,
+        fs: FsContext,
+        pgid_sid: Option<(Pid, Pid)>,
+    ) -> Arc<Process> {
+        let pid = NEXT_PID.fetch_add(1, Ordering::Relaxed);
+        let (pgid, sid) = pgid_sid.unwrap_or((pid, pid));
+        let p = Arc::new(Process {
+            pid,
+            parent: SpinLock::new(parent),
+            children: SpinLock::new(Vec::new()),
+            vm: SpinLock::new(vm),
+            files: Mutex::new(files),
+            fs: Mutex::new(fs),
+            pgid: AtomicU32::new(pgid),
+            sid: AtomicU32::new(sid),
+            exit_status: AtomicI32::new(-1),
+            child_wait: WaitQueue::new(),
+            vfork_done: WaitQueue::new(),
+            vfork_released: core::sync::atomic::AtomicBool::new(false),
+            signals: signal::SignalState::new(),
+            rlimits: SpinLock::new(rlimit::Limits::default()),
+            name: SpinLock::new(String::new()),
+            threads: SpinLock::new(Vec::new()),
+            utime_ns: AtomicU64::new(0),
+            stime_ns: AtomicU64::new(0),
+        });
+        PROCESSES.lock().insert(pid, Arc::downgrade(&p));
+        p
+    }
+
+    pub fn pid(&self) -> Pid {
+        self.pid
+    }
+
+    pub fn parent(&self) -> Option<Arc<Process>> {
+        self.parent.lock().upgrade()
+    }
+
+    /// Parent pid as getppid(2) reports it (0 for init).
+    pub fn ppid(&self) -> Pid {
+        self.parent().map_or(0, |p| p.pid)
+    }
+
+    pub fn pgid(&self) -> Pid {
+        self.pgid.load(Ordering::Relaxed)
+    }
+
+    pub fn set_pgid(&self, pgid: Pid) {
+        self.pgid.store(pgid, Ordering::Relaxed);
+    }
+
+    pub fn sid(&self) -> Pid {
+        self.sid.load(Ordering::Relaxed)
+    }
+
+    pub fn set_sid(&self, sid: Pid) {
+        self.sid.store(sid, Ordering::Relaxed);
+    }
+
+    /// The current address space.
+    pub fn vm(&self) -> Arc<Vmar> {
+        self.vm.lock().clone()
+    }
+
+    pub(crate) fn replace_vm(&self, vm: Arc<Vmar>) -> Arc<Vmar> {
+        core::mem::replace(&mut *self.vm.lock(), vm)
+    }
+
+    pub fn files(&self) -> &Mutex<FileTable, { level::FILE_TABLE }> {
+        &self.files
+    }
+
+    pub fn fs(&self) -> &Mutex<FsContext, { level::FS_CONTEXT }> {
+        &self.fs
+    }
+
+    pub fn children(&self) -> Vec<Arc<Process>> {
+        self.children.lock().clone()
+    }
+
+    pub fn name(&self) -> String {
+        self.name.lock().clone()
+    }
+
+    pub fn set_name(&self, name: &str) {
+        *self.name.lock() = String::from(name);
+    }
+
+    pub fn threads(&self) -> Vec<Arc<Thread>> {
+        self.threads.lock().clone()
+    }
+
+    /// The wait status if the process is a zombie.
+    pub fn exit_status(&self) -> Option<i32> {
+        let s = self.exit_status.load(Ordering::Acquire);
+        (s >= 0).then_some(s)
+    }
+
+    fn add_thread(self: &Arc<Self>, tid: Pid) -> Arc<Thread> {
+        let t = Arc::new(Thread {
+            tid,
+            process: Arc::downgrade(self),
+            sigmask: AtomicU64::new(0),
+            clear_child_tid: AtomicU64::new(0),
+            robust_list: AtomicU64::new(0),
+            exiting: core::sync::atomic::AtomicBool::new(false),
+        });
+        self.threads.lock().push(t.clone());
+        t
+    }
+}
+
+/// Looks up a live (or zombie, not yet reaped) process.
+pub fn find_process(pid: Pid) -> Option<Arc<Process>> {
+    PROCESSES.lock().get(&pid).and_then(Weak::upgrade)
+}
+
+/// Every process in the table, in pid order.
+pub fn all_processes() -> Vec<Arc<Process>> {
+    PROCESSES.lock().values().filter_map(Weak::upgrade).collect()
+}
+
+fn remove_from_table(pid: Pid) {
+    PROCESSES.lock().remove(&pid);
+}
+
+/// The thread structure attached to the running frame task.
+pub fn current_thread() -> Option<Arc<Thread>> {
+    frame::task::try_current()?.data().downcast_ref::<Arc<Thread>>().cloned()
+}
+
+impl Process {
+    /// User plus system CPU time consumed so far.
+    pub fn cpu_time_ns(&self) -> u64 {
+        self.utime_ns.load(Ordering::Relaxed) + self.stime_ns.load(Ordering::Relaxed)
+    }
+}

@@ -1,0 +1,148 @@
+//! The system call table: one entry per x86-64 syscall number, each a plain
+//! safe function in a file per family.
+
+mod fs;
+mod mm;
+mod process;
+mod signal;
+mod system;
+mod time;
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use frame::pod::Pod;
+use frame::user::UserContext;
+
+use crate::error::{Errno, Error, Result};
+use crate::process::{Process, Thread};
+
+/// Raw syscall arguments (rdi, rsi, rdx, r10, r8, r9).
+pub type SyscallArgs = [u64; 6];
+pub type SyscallFn = fn(&mut Context, &SyscallArgs) -> Result<isize>;
+
+/// Longest path accepted (PATH_MAX, including the NUL).
+pub const PATH_MAX: usize = 4096;
+
+/// What a syscall handler can reach: the calling thread, its process and its
+/// saved user registers.
+pub struct Context<'a> {
+    pub process: &'a Arc<Process>,
+    pub thread: &'a Arc<Thread>,
+    pub user: &'a mut UserContext,
+}
+
+impl Context<'_> {
+    /// Copies `len` bytes of user memory at `addr`.
+    pub fn read_bytes(&self, addr: u64, len: usize) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        self.process.vm().read_bytes(addr as usize, &mut buf)?;
+        Ok(buf)
+    }
+
+    /// Copies user memory at `addr` into `buf`.
+    pub fn read_into(&self, addr: u64, buf: &mut [u8]) -> Result<()> {
+        self.process.vm().read_bytes(addr as usize, buf)
+    }
+
+    pub fn write_bytes(&self, addr: u64, bytes: &[u8]) -> Result<()> {
+        self.process.vm().write_bytes(addr as usize, bytes)
+    }
+
+    pub fn read_val<T: Pod>(&self, addr: u64) -> Result<T> {
+        let mut v = T::new_zeroed();
+        self.process.vm().read_bytes(addr as usize, v.as_bytes_mut())?;
+        Ok(v)
+    }
+
+    pub fn write_val<T: Pod>(&self, addr: u64, v: &T) -> Result<()> {
+        self.process.vm().write_bytes(addr as usize, v.as_bytes())
+    }
+
+    /// Reads a NUL-terminated string of at most `max` bytes (NUL included);
+    /// `ENAMETOOLONG` if longer, `EFAULT` if unreadable.
+    pub fn read_cstring(&self, addr: u64, max: usize) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut cur = addr as usize;
+        let mut chunk = [0u8; 256];
+        loop {
+            // Never read across a page boundary we were not asked for.
+            let to_page_end = 4096 - (cur % 4096);
+            let n = chunk.len().min(to_page_end);
+            self.process.vm().read_bytes(cur, &mut chunk[..n])?;
+            if let Some(pos) = chunk[..n].iter().position(|&b| b == 0) {
+                out.extend_from_slice(&chunk[..pos]);
+                if out.len() >= max {
+                    return Err(Error::new(Errno::ENAMETOOLONG));
+                }
+                return Ok(out);
+            }
+            out.extend_from_slice(&chunk[..n]);
+            if out.len() >= max {
+                return Err(Error::new(Errno::ENAMETOOLONG));
+            }
+            cur = cur.checked_add(n).ok_or(Error::new(Errno::EFAULT))?;
+        }
+    }
+
+    /// Reads a path argument (`ENOENT` for an empty path is left to the
+    /// caller, since AT_EMPTY_PATH allows it).
+    pub fn read_path(&self, addr: u64) -> Result<String> {
+        let bytes = self.read_cstring(addr, PATH_MAX)?;
+        String::from_utf8(bytes).map_err(|_| Error::with_message(Errno::EINVAL, "non-UTF-8 path"))
+    }
+}
+
+struct Entry {
+    name: &'static str,
+    handler: Option<SyscallFn>,
+}
+
+const MAX_NR: usize = 463;
+
+/// Syscalls already reported as missing (each is logged once).
+static REPORTED: [AtomicBool; MAX_NR] = [const { AtomicBool::new(false) }; MAX_NR];
+
+fn lookup(nr: usize) -> Entry {
+    let families: [&[(usize, &'static str, SyscallFn)]; 6] =
+        [fs::SYSCALLS, mm::SYSCALLS, process::SYSCALLS, signal::SYSCALLS, system::SYSCALLS, time::SYSCALLS];
+    for family in families {
+        if let Some((_, name, f)) = family.iter().find(|(n, _, _)| *n == nr) {
+            return Entry { name, handler: Some(*f) };
+        }
+    }
+    Entry { name: names::name_of(nr), handler: None }
+}
+
+mod names;
+
+/// Runs the syscall in the context's registers and stores the result in rax.
+pub fn dispatch(ctx: &mut Context) {
+    let (nr, args) = ctx.user.syscall();
+    let result = match usize::try_from(nr).ok().filter(|n| *n < MAX_NR) {
+        Some(n) => {
+            let entry = lookup(n);
+            match entry.handler {
+                Some(f) => f(ctx, &args),
+                None => {
+                    if !REPORTED[n].swap(true, Ordering::Relaxed) {
+                        frame::log_warn!("unimplemented syscall {} ({n}): ENOSYS", entry.name);
+                    }
+                    Err(Error::new(Errno::ENOSYS))
+                }
+            }
+        }
+        None => Err(Error::new(Errno::ENOSYS)),
+    };
+    let ret = match result {
+        Ok(v) => v as i64,
+        Err(e) => {
+            frame::log_debug!("syscall {nr} -> {:?}", e);
+            -(e.errno() as i64)
+        }
+    };
+    ctx.user.set_rax(ret as u64);
+}

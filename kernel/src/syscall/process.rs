@@ -1,0 +1,229 @@
+//! Process lifecycle and identity syscalls.
+
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
+
+use super::{Context, SyscallArgs, SyscallFn};
+use crate::error::{Errno, Error, Result};
+use crate::process::{self, exit_status_for, CloneArgs, Pid, WaitTarget};
+
+pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
+    (39, "getpid", sys_getpid),
+    (56, "clone", sys_clone),
+    (57, "fork", sys_fork),
+    (58, "vfork", sys_vfork),
+    (59, "execve", sys_execve),
+    (60, "exit", sys_exit),
+    (61, "wait4", sys_wait4),
+    (102, "getuid", sys_getid),
+    (104, "getgid", sys_getid),
+    (107, "geteuid", sys_getid),
+    (108, "getegid", sys_getid),
+    (109, "setpgid", sys_setpgid),
+    (110, "getppid", sys_getppid),
+    (111, "getpgrp", sys_getpgrp),
+    (112, "setsid", sys_setsid),
+    (121, "getpgid", sys_getpgid),
+    (124, "getsid", sys_getsid),
+    (186, "gettid", sys_gettid),
+    (218, "set_tid_address", sys_set_tid_address),
+    (231, "exit_group", sys_exit_group),
+    (273, "set_robust_list", sys_set_robust_list),
+    (274, "get_robust_list", sys_get_robust_list),
+];
+
+fn sys_getpid(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
+    Ok(ctx.process.pid() as isize)
+}
+
+fn sys_gettid(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
+    Ok(ctx.thread.tid() as isize)
+}
+
+fn sys_getppid(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
+    Ok(ctx.process.ppid() as isize)
+}
+
+/// Everyone is root until credentials arrive with the next issue.
+fn sys_getid(_: &mut Context, _: &SyscallArgs) -> Result<isize> {
+    Ok(0)
+}
+
+fn target_process(ctx: &Context, pid: u64) -> Result<alloc::sync::Arc<process::Process>> {
+    let pid = pid as i32;
+    if pid < 0 {
+        return Err(Error::new(Errno::ESRCH));
+    }
+    if pid == 0 {
+        return Ok(ctx.process.clone());
+    }
+    process::find_process(pid as Pid).ok_or(Error::new(Errno::ESRCH))
+}
+
+fn sys_getpgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    Ok(target_process(ctx, a[0])?.pgid() as isize)
+}
+
+fn sys_getpgrp(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
+    Ok(ctx.process.pgid() as isize)
+}
+
+fn sys_getsid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    Ok(target_process(ctx, a[0])?.sid() as isize)
+}
+
+/// setpgid(2): the target is the caller or one of its children, in the same
+/// session; the group must exist in that session unless it is the target's
+/// own pid.
+fn sys_setpgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (pid, pgid) = (a[0] as i32, a[1] as i32);
+    if pgid < 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let target = if pid == 0 || pid as Pid == ctx.process.pid() {
+        ctx.process.clone()
+    } else {
+        let child = ctx.process.children().into_iter().find(|c| c.pid() == pid as Pid);
+        child.ok_or(Error::new(Errno::ESRCH))?
+    };
+    if target.sid() != ctx.process.sid() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    if target.pid() == target.sid() {
+        return Err(Error::new(Errno::EPERM)); // a session leader
+    }
+    let pgid = if pgid == 0 { target.pid() } else { pgid as Pid };
+    if pgid != target.pid() && !process::all_processes().iter().any(|p| p.pgid() == pgid && p.sid() == target.sid()) {
+        return Err(Error::new(Errno::EPERM));
+    }
+    target.set_pgid(pgid);
+    Ok(0)
+}
+
+fn sys_setsid(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
+    let pid = ctx.process.pid();
+    if process::all_processes().iter().any(|p| p.pgid() == pid) {
+        return Err(Error::new(Errno::EPERM));
+    }
+    ctx.process.set_sid(pid);
+    ctx.process.set_pgid(pid);
+    Ok(pid as isize)
+}
+
+fn do_clone(ctx: &mut Context, args: CloneArgs) -> Result<isize> {
+    let pid = process::clone_process(ctx.process, ctx.thread, ctx.user, args)?;
+    Ok(pid as isize)
+}
+
+fn sys_fork(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
+    do_clone(ctx, CloneArgs { flags: 17, ..Default::default() })
+}
+
+fn sys_vfork(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
+    do_clone(ctx, CloneArgs { flags: 17 | process::CLONE_VM | process::CLONE_VFORK, ..Default::default() })
+}
+
+/// clone(flags, stack, parent_tid, child_tid, tls) — the x86-64 order.
+fn sys_clone(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    do_clone(ctx, CloneArgs { flags: a[0], stack: a[1], parent_tid: a[2], child_tid: a[3], tls: a[4] })
+}
+
+/// Reads a NULL-terminated array of string pointers (argv, envp).
+fn read_string_array(ctx: &Context, addr: u64) -> Result<Vec<Vec<u8>>> {
+    let mut out = Vec::new();
+    if addr == 0 {
+        return Ok(out);
+    }
+    let mut total = 0usize;
+    for i in 0.. {
+        let ptr: u64 = ctx.read_val(addr.checked_add(i * 8).ok_or(Error::new(Errno::EFAULT))?)?;
+        if ptr == 0 {
+            break;
+        }
+        let s = ctx.read_cstring(ptr, process::MAX_ARG_STRLEN).map_err(|e| match e.errno() {
+            Errno::ENAMETOOLONG => Error::new(Errno::E2BIG),
+            _ => e,
+        })?;
+        total += s.len() + 1;
+        if total > process::ARG_MAX {
+            return Err(Error::new(Errno::E2BIG));
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
+fn sys_execve(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let path = ctx.read_path(a[0])?;
+    if path.is_empty() {
+        return Err(Error::new(Errno::ENOENT));
+    }
+    let argv = read_string_array(ctx, a[1])?;
+    let envp = read_string_array(ctx, a[2])?;
+    process::execve(ctx.process, ctx.thread, ctx.user, &path, argv, envp)?;
+    // The new program starts with rax = 0 (set by the fresh context).
+    Ok(0)
+}
+
+fn sys_exit(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    // Single-threaded processes: exiting the only thread ends the process.
+    process::do_exit(ctx.process, exit_status_for(a[0] as i32));
+    Ok(0)
+}
+
+fn sys_exit_group(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    process::do_exit(ctx.process, exit_status_for(a[0] as i32));
+    Ok(0)
+}
+
+const WNOHANG: u64 = 1;
+const WUNTRACED: u64 = 2;
+const WCONTINUED: u64 = 8;
+const WALL: u64 = 0x4000_0000;
+const WCLONE: u64 = 0x8000_0000;
+const WNOTHREAD: u64 = 0x2000_0000;
+
+fn sys_wait4(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (pid, status_ptr, options, rusage) = (a[0] as i32, a[1], a[2], a[3]);
+    if options & !(WNOHANG | WUNTRACED | WCONTINUED | WALL | WCLONE | WNOTHREAD) != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if pid == i32::MIN {
+        return Err(Error::new(Errno::ESRCH));
+    }
+    let target = WaitTarget::from_arg(pid, ctx.process);
+    match process::wait_child(ctx.process, target, options & WNOHANG != 0)? {
+        None => Ok(0),
+        Some((child, status)) => {
+            if status_ptr != 0 {
+                ctx.write_val(status_ptr, &status)?;
+            }
+            if rusage != 0 {
+                ctx.write_bytes(rusage, &[0u8; 144])?;
+            }
+            Ok(child as isize)
+        }
+    }
+}
+
+fn sys_set_tid_address(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    ctx.thread.clear_child_tid.store(a[0], Ordering::Relaxed);
+    Ok(ctx.thread.tid() as isize)
+}
+
+fn sys_set_robust_list(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    // The head is three words (struct robust_list_head).
+    if a[1] != 24 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    ctx.thread.robust_list.store(a[0], Ordering::Relaxed);
+    Ok(0)
+}
+
+fn sys_get_robust_list(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let thread = if a[0] == 0 { Some(ctx.thread.clone()) } else { None };
+    let thread = thread.ok_or(Error::new(Errno::ESRCH))?;
+    ctx.write_val(a[1], &thread.robust_list.load(Ordering::Relaxed))?;
+    ctx.write_val(a[2], &24u64)?;
+    Ok(0)
+}

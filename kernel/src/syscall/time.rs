@@ -1,0 +1,97 @@
+//! Clocks and sleeping.
+
+use super::{Context, SyscallArgs, SyscallFn};
+use crate::error::{Errno, Error, Result};
+use crate::time::{self, ClockId, Timespec};
+
+pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
+    (35, "nanosleep", sys_nanosleep),
+    (96, "gettimeofday", sys_gettimeofday),
+    (201, "time", sys_time),
+    (228, "clock_gettime", sys_clock_gettime),
+    (229, "clock_getres", sys_clock_getres),
+    (230, "clock_nanosleep", sys_clock_nanosleep),
+];
+
+frame::pod_struct! {
+    pub struct Timeval {
+        pub sec: i64,
+        pub usec: i64,
+    }
+}
+
+fn sys_clock_gettime(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let clock = ClockId::from_raw(a[0] as i32)?;
+    let ts = Timespec::from_ns(time::now_ns(clock, ctx.process));
+    ctx.write_val(a[1], &ts)?;
+    Ok(0)
+}
+
+fn sys_clock_getres(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let clock = ClockId::from_raw(a[0] as i32)?;
+    if a[1] != 0 {
+        let res = if clock.is_coarse() { 10_000_000 } else { 1 };
+        ctx.write_val(a[1], &Timespec::from_ns(res))?;
+    }
+    Ok(0)
+}
+
+fn sys_gettimeofday(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    if a[0] != 0 {
+        let ns = time::now_ns(ClockId::Realtime, ctx.process);
+        let tv = Timeval { sec: (ns / 1_000_000_000) as i64, usec: ((ns % 1_000_000_000) / 1000) as i64 };
+        ctx.write_val(a[0], &tv)?;
+    }
+    if a[1] != 0 {
+        ctx.write_val(a[1], &[0u32; 2])?; // struct timezone: UTC
+    }
+    Ok(0)
+}
+
+fn sys_time(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let secs = (time::now_ns(ClockId::Realtime, ctx.process) / 1_000_000_000) as i64;
+    if a[0] != 0 {
+        ctx.write_val(a[0], &secs)?;
+    }
+    Ok(secs as isize)
+}
+
+/// Sleeps until `deadline` (monotonic ns); returns the remaining time if
+/// interrupted (not yet possible: signals arrive with the next issue).
+fn sleep_until(deadline: u64) {
+    let wq = frame::sync::WaitQueue::new();
+    wq.wait_until_or_deadline(|| None::<()>, deadline);
+}
+
+fn sys_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let req: Timespec = ctx.read_val(a[0])?;
+    let ns = req.to_ns().ok_or(Error::new(Errno::EINVAL))?;
+    sleep_until(frame::timer::monotonic_ns().saturating_add(ns));
+    Ok(0)
+}
+
+const TIMER_ABSTIME: u64 = 1;
+
+fn sys_clock_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let clock = ClockId::from_raw(a[0] as i32)?;
+    if matches!(clock, ClockId::ThreadCputime) {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if !matches!(clock, ClockId::Realtime | ClockId::Monotonic | ClockId::Boottime) {
+        return Err(Error::new(Errno::EOPNOTSUPP));
+    }
+    if a[1] & !TIMER_ABSTIME != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let req: Timespec = ctx.read_val(a[2])?;
+    let ns = req.to_ns().ok_or(Error::new(Errno::EINVAL))?;
+    let now_mono = frame::timer::monotonic_ns();
+    let deadline = if a[1] & TIMER_ABSTIME != 0 {
+        let now = time::now_ns(clock, ctx.process);
+        now_mono.saturating_add(ns.saturating_sub(now))
+    } else {
+        now_mono.saturating_add(ns)
+    };
+    sleep_until(deadline);
+    Ok(0)
+}

@@ -1,0 +1,43 @@
+//! System identity and randomness.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// The release string `uname -r` reports: a Linux version glibc accepts,
+/// naming Trellis.
+pub const RELEASE: &str = "6.1.0-trellis";
+pub const VERSION: &str = "#1 SMP Trellis framekernel";
+
+/// AT_HWCAP: CPUID.1:EDX, as Linux reports it on x86-64.
+pub fn hwcap() -> u64 {
+    0x0789_fbff
+}
+
+static RNG_STATE: AtomicU64 = AtomicU64::new(0);
+
+/// A non-cryptographic generator (splitmix64) seeded from the clocks. Good
+/// enough for AT_RANDOM and getrandom until a real entropy source exists.
+pub fn random_u64() -> u64 {
+    let mut s = RNG_STATE.load(Ordering::Relaxed);
+    if s == 0 {
+        s = frame::timer::monotonic_ns() ^ frame::timer::realtime_at_boot_ns() ^ 0x9e37_79b9_7f4a_7c15;
+    }
+    let next = s.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    RNG_STATE.store(next, Ordering::Relaxed);
+    let mut z = next ^ frame::timer::monotonic_ns().rotate_left(17);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+pub fn fill_random(buf: &mut [u8]) {
+    for chunk in buf.chunks_mut(8) {
+        let r = random_u64().to_le_bytes();
+        chunk.copy_from_slice(&r[..chunk.len()]);
+    }
+}
+
+pub fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut b = [0u8; N];
+    fill_random(&mut b);
+    b
+}

@@ -1,0 +1,69 @@
+//! Clock ids and the user-visible time structures.
+
+use crate::error::{Errno, Error, Result};
+use crate::process::Process;
+
+frame::pod_struct! {
+    #[derive(Debug)]
+    pub struct Timespec {
+        pub sec: i64,
+        pub nsec: i64,
+    }
+}
+
+impl Timespec {
+    pub fn from_ns(ns: u64) -> Timespec {
+        Timespec { sec: (ns / 1_000_000_000) as i64, nsec: (ns % 1_000_000_000) as i64 }
+    }
+
+    /// Nanoseconds, or `None` if the value is invalid (negative or
+    /// `nsec` outside `0..1e9`, as nanosleep(2) requires).
+    pub fn to_ns(&self) -> Option<u64> {
+        if self.sec < 0 || !(0..1_000_000_000).contains(&self.nsec) {
+            return None;
+        }
+        Some((self.sec as u64).saturating_mul(1_000_000_000).saturating_add(self.nsec as u64))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockId {
+    Realtime,
+    Monotonic,
+    ProcessCputime,
+    ThreadCputime,
+    MonotonicRaw,
+    RealtimeCoarse,
+    MonotonicCoarse,
+    Boottime,
+}
+
+impl ClockId {
+    pub fn from_raw(id: i32) -> Result<ClockId> {
+        Ok(match id {
+            0 => ClockId::Realtime,
+            1 => ClockId::Monotonic,
+            2 => ClockId::ProcessCputime,
+            3 => ClockId::ThreadCputime,
+            4 => ClockId::MonotonicRaw,
+            5 => ClockId::RealtimeCoarse,
+            6 => ClockId::MonotonicCoarse,
+            7 => ClockId::Boottime,
+            _ => return Err(Error::new(Errno::EINVAL)),
+        })
+    }
+
+    pub fn is_coarse(&self) -> bool {
+        matches!(self, ClockId::RealtimeCoarse | ClockId::MonotonicCoarse)
+    }
+}
+
+/// The current value of `clock` in nanoseconds.
+pub fn now_ns(clock: ClockId, process: &Process) -> u64 {
+    let mono = frame::timer::monotonic_ns();
+    match clock {
+        ClockId::Realtime | ClockId::RealtimeCoarse => frame::timer::realtime_at_boot_ns() + mono,
+        ClockId::Monotonic | ClockId::MonotonicRaw | ClockId::MonotonicCoarse | ClockId::Boottime => mono,
+        ClockId::ProcessCputime | ClockId::ThreadCputime => process.cpu_time_ns(),
+    }
+}
