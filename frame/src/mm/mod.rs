@@ -11,6 +11,8 @@ pub mod vm_space;
 pub mod kspace;
 #[cfg(test)]
 pub mod sim;
+#[cfg(test)]
+mod tests;
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
