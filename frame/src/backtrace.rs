@@ -48,7 +48,11 @@ pub fn symbolize(addr: u64) -> Option<(&'static str, u64)> {
     let (mut lo, mut hi) = (0usize, count);
     while lo < hi {
         let mid = (lo + hi) / 2;
-        if entry(mid)? <= addr { lo = mid + 1 } else { hi = mid }
+        if entry(mid)? <= addr {
+            lo = mid + 1
+        } else {
+            hi = mid
+        }
     }
     let i = lo.checked_sub(1)?;
     let sym_addr = entry(i)?;
@@ -66,7 +70,10 @@ fn print_frame(n: usize, pc: u64) {
 }
 
 fn plausible_frame(rbp: u64) -> bool {
-    rbp % 8 == 0 && rbp >= 0xffff_8000_0000_0000 && crate::mm::kernel_addr_mapped(rbp as usize) && crate::mm::kernel_addr_mapped(rbp as usize + 8)
+    rbp.is_multiple_of(8)
+        && rbp >= 0xffff_8000_0000_0000
+        && crate::mm::kernel_addr_mapped(rbp as usize)
+        && crate::mm::kernel_addr_mapped(rbp as usize + 8)
 }
 
 /// Prints the chain of return addresses starting at `pc` / frame `rbp`.

@@ -4,7 +4,7 @@
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::arch::{cpu, fpu, gdt, serial, trap};
-use crate::mm::{self, paddr_to_vaddr, Paddr, PAGE_SIZE};
+use crate::mm::{self, PAGE_SIZE, Paddr, paddr_to_vaddr};
 use crate::sync::Once;
 
 const PVH_MAGIC: u32 = 0x336e_c578;
@@ -50,7 +50,10 @@ fn parse_start_info(pa: Paddr) -> BootInfo {
         nregions: 0,
         initrd: None,
     };
-    assert!(read_u32(pa) == PVH_MAGIC, "not booted through PVH (bad start-info magic)");
+    assert!(
+        read_u32(pa) == PVH_MAGIC,
+        "not booted through PVH (bad start-info magic)"
+    );
     let version = read_u32(pa + 4);
     let nr_modules = read_u32(pa + 12);
     let modlist = read_u64(pa + 16) as Paddr;
@@ -80,7 +83,11 @@ fn parse_start_info(pa: Paddr) -> BootInfo {
         let start = read_u64(e) as Paddr;
         let size = read_u64(e + 8) as usize;
         let usable = read_u32(e + 16) == E820_RAM;
-        info.regions[info.nregions] = MemoryRegion { start, end: start.saturating_add(size), usable };
+        info.regions[info.nregions] = MemoryRegion {
+            start,
+            end: start.saturating_add(size),
+            usable,
+        };
         info.nregions += 1;
     }
     info
@@ -133,7 +140,7 @@ extern "C" fn __trellis_rust_entry(start_info: u32) -> ! {
     trap::init();
     fpu::init();
     enable_protection_features();
-    crate::println!("Trellis framekernel booting (cmdline: \"{}\")", cmdline());
+    crate::println!("trellis: framekernel booting, cmdline \"{}\"", cmdline());
     // SAFETY: `__trellis_main` is provided by the kernel crate through
     // `frame::main!`, with exactly this signature.
     unsafe { __trellis_main() }
@@ -163,8 +170,14 @@ pub fn smep_smap_enabled() -> (bool, bool) {
 fn reserved_ranges() -> [(Paddr, Paddr); 3] {
     // SAFETY: address of a linker-script symbol.
     let kernel_end = unsafe { &__kernel_end as *const u8 as usize } - KERNEL_VMA;
-    let initrd = boot_info().initrd.map_or((0, 0), |(s, n)| (mm::align_down(s, PAGE_SIZE), mm::align_up(s + n, PAGE_SIZE)));
-    [(0, 0x10_0000), (0x10_0000, mm::align_up(kernel_end, PAGE_SIZE)), initrd]
+    let initrd = boot_info().initrd.map_or((0, 0), |(s, n)| {
+        (mm::align_down(s, PAGE_SIZE), mm::align_up(s + n, PAGE_SIZE))
+    });
+    [
+        (0, 0x10_0000),
+        (0x10_0000, mm::align_up(kernel_end, PAGE_SIZE)),
+        initrd,
+    ]
 }
 
 /// Calls `f` for each free range of RAM (page-aligned), minus `extra`.
@@ -195,9 +208,20 @@ fn for_each_free(extra: (Paddr, Paddr), mut f: impl FnMut(Paddr, Paddr)) {
 /// Sets up physical memory: metadata, the allocator policy, the kernel page
 /// table. Called from `frame::init`.
 pub(crate) fn init_memory() {
-    let max_paddr =
-        memory_regions().iter().filter(|r| r.usable).map(|r| r.end).max().expect("no usable RAM in the memory map");
-    TOTAL_RAM.store(memory_regions().iter().filter(|r| r.usable).map(|r| r.end - r.start).sum(), Ordering::Relaxed);
+    let max_paddr = memory_regions()
+        .iter()
+        .filter(|r| r.usable)
+        .map(|r| r.end)
+        .max()
+        .expect("no usable RAM in the memory map");
+    TOTAL_RAM.store(
+        memory_regions()
+            .iter()
+            .filter(|r| r.usable)
+            .map(|r| r.end - r.start)
+            .sum(),
+        Ordering::Relaxed,
+    );
     let meta_bytes = mm::align_up(mm::meta::bytes_needed(max_paddr), PAGE_SIZE);
     // The metadata must be reachable through the boot direct map (< 4 GiB).
     let mut meta_at = None;

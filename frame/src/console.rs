@@ -3,7 +3,7 @@
 use core::fmt::{self, Write};
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use crate::sync::{level, SpinLock};
+use crate::sync::{SpinLock, level};
 
 struct Serial;
 

@@ -19,7 +19,10 @@ pub fn disable_local() -> DisabledLocalIrqGuard {
     };
     #[cfg(not(target_os = "none"))]
     let was_enabled = false;
-    DisabledLocalIrqGuard { was_enabled, _not_send: core::marker::PhantomData }
+    DisabledLocalIrqGuard {
+        was_enabled,
+        _not_send: core::marker::PhantomData,
+    }
 }
 
 impl Drop for DisabledLocalIrqGuard {

@@ -30,7 +30,8 @@ pub unsafe trait Pod: Copy + Sized + 'static {
     /// Reads a value from the first `size_of::<Self>()` bytes, if there are enough.
     fn from_bytes(bytes: &[u8]) -> Option<Self> {
         let mut v = Self::new_zeroed();
-        v.as_bytes_mut().copy_from_slice(bytes.get(..size_of::<Self>())?);
+        v.as_bytes_mut()
+            .copy_from_slice(bytes.get(..size_of::<Self>())?);
         Some(v)
     }
 }
@@ -41,7 +42,9 @@ macro_rules! impl_pod {
         unsafe impl Pod for $t {}
     )* };
 }
-impl_pod!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize);
+impl_pod!(
+    u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize
+);
 // SAFETY: an array of Pod elements has no padding between elements and
 // accepts every bit pattern.
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}

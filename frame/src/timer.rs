@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::arch::{apic, cpu};
-use crate::sync::{level, SpinLock};
+use crate::sync::{SpinLock, level};
 use crate::task::Task;
 
 /// Timer interrupts per second.
@@ -21,7 +21,10 @@ static WAKEUPS: SpinLock<Vec<(u64, Arc<Task>)>, { level::TIMER }> = SpinLock::ne
 pub(crate) fn init() {
     TSC_AT_BOOT.store(cpu::rdtsc(), Ordering::Relaxed);
     apic::init(TICK_HZ);
-    REALTIME_AT_BOOT_NS.store(crate::arch::cmos::read_unix_time() * 1_000_000_000, Ordering::Relaxed);
+    REALTIME_AT_BOOT_NS.store(
+        crate::arch::cmos::read_unix_time() * 1_000_000_000,
+        Ordering::Relaxed,
+    );
 }
 
 /// Nanoseconds since boot; never goes backwards.
@@ -46,7 +49,9 @@ pub fn jiffies() -> u64 {
 
 /// Wakes `task` once the monotonic clock reaches `deadline_ns`.
 pub(crate) fn wake_at(deadline_ns: u64, task: &Arc<Task>) {
-    WAKEUPS.lock_irq_disabled().push((deadline_ns, task.clone()));
+    WAKEUPS
+        .lock_irq_disabled()
+        .push((deadline_ns, task.clone()));
 }
 
 /// The timer interrupt.
@@ -58,7 +63,9 @@ pub(crate) fn on_tick() {
         if list.iter().all(|(d, _)| *d > now) {
             Vec::new()
         } else {
-            let (due, keep): (Vec<_>, Vec<_>) = core::mem::take(&mut *list).into_iter().partition(|(d, _)| *d <= now);
+            let (due, keep): (Vec<_>, Vec<_>) = core::mem::take(&mut *list)
+                .into_iter()
+                .partition(|(d, _)| *d <= now);
             *list = keep;
             due.into_iter().map(|(_, t)| t).collect()
         }

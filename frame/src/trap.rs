@@ -6,13 +6,38 @@ use crate::arch::trap::TrapFrame;
 use crate::console::print_unlocked;
 
 pub(crate) const EXCEPTION_NAMES: [&str; 32] = [
-    "divide error (#DE)", "debug (#DB)", "NMI", "breakpoint (#BP)", "overflow (#OF)", "bound range (#BR)",
-    "invalid opcode (#UD)", "device not available (#NM)", "double fault (#DF)", "coprocessor segment overrun",
-    "invalid TSS (#TS)", "segment not present (#NP)", "stack fault (#SS)", "general protection (#GP)",
-    "page fault (#PF)", "reserved", "x87 FP error (#MF)", "alignment check (#AC)", "machine check (#MC)",
-    "SIMD FP error (#XM)", "virtualization (#VE)", "control protection (#CP)", "reserved", "reserved", "reserved",
-    "reserved", "reserved", "reserved", "hypervisor injection (#HV)", "VMM communication (#VC)",
-    "security (#SX)", "reserved",
+    "divide error (#DE)",
+    "debug (#DB)",
+    "NMI",
+    "breakpoint (#BP)",
+    "overflow (#OF)",
+    "bound range (#BR)",
+    "invalid opcode (#UD)",
+    "device not available (#NM)",
+    "double fault (#DF)",
+    "coprocessor segment overrun",
+    "invalid TSS (#TS)",
+    "segment not present (#NP)",
+    "stack fault (#SS)",
+    "general protection (#GP)",
+    "page fault (#PF)",
+    "reserved",
+    "x87 FP error (#MF)",
+    "alignment check (#AC)",
+    "machine check (#MC)",
+    "SIMD FP error (#XM)",
+    "virtualization (#VE)",
+    "control protection (#CP)",
+    "reserved",
+    "reserved",
+    "reserved",
+    "reserved",
+    "reserved",
+    "reserved",
+    "hypervisor injection (#HV)",
+    "VMM communication (#VC)",
+    "security (#SX)",
+    "reserved",
 ];
 
 /// Dispatches a device or timer interrupt (from kernel or user mode).
@@ -39,10 +64,17 @@ pub(crate) fn handle_kernel_trap(frame: &mut TrapFrame) {
 
 fn kernel_fault(f: &TrapFrame) -> ! {
     let cr2 = cpu::read_cr2();
-    let name = EXCEPTION_NAMES.get(f.vector as usize).copied().unwrap_or("?");
-    print_unlocked(format_args!("\ntrellis: KERNEL PANIC: CPU exception in kernel mode: {name}\n"));
+    let name = EXCEPTION_NAMES
+        .get(f.vector as usize)
+        .copied()
+        .unwrap_or("?");
+    print_unlocked(format_args!(
+        "\ntrellis: KERNEL PANIC: CPU exception in kernel mode: {name}\n"
+    ));
     if f.vector == 8 && crate::task::is_stack_guard(cr2 as usize) {
-        print_unlocked(format_args!("  kernel stack overflow: touched the guard page at {cr2:#x}\n"));
+        print_unlocked(format_args!(
+            "  kernel stack overflow: touched the guard page at {cr2:#x}\n"
+        ));
     }
     print_unlocked(format_args!(
         "  vector {} error code {:#x} RIP {:#018x} CS {:#x} RFLAGS {:#x}\n",
@@ -52,9 +84,17 @@ fn kernel_fault(f: &TrapFrame) -> ! {
         let e = f.error_code;
         print_unlocked(format_args!(
             "  CR2 {cr2:#018x} ({}, {}, {})\n",
-            if e & 1 != 0 { "protection violation" } else { "not present" },
+            if e & 1 != 0 {
+                "protection violation"
+            } else {
+                "not present"
+            },
             if e & 2 != 0 { "write" } else { "read" },
-            if e & 16 != 0 { "instruction fetch" } else { "data" }
+            if e & 16 != 0 {
+                "instruction fetch"
+            } else {
+                "data"
+            }
         ));
     }
     print_unlocked(format_args!(

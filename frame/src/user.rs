@@ -7,10 +7,10 @@
 //! bits and refuses non-canonical addresses before entering ring 3
 //! (invariant 2).
 
+use crate::arch::cpu;
 use crate::arch::fpu::{self, FpuState};
 use crate::arch::gdt::{USER_CS, USER_DS};
-use crate::arch::trap::{enter_user, TrapFrame, SYSCALL_VECTOR};
-use crate::arch::cpu;
+use crate::arch::trap::{SYSCALL_VECTOR, TrapFrame, enter_user};
 use crate::irq::disable_local;
 use crate::mm::VmSpace;
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -70,11 +70,24 @@ impl CpuException {
 /// General-purpose registers of a user thread.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct GeneralRegs {
-    pub rax: u64, pub rbx: u64, pub rcx: u64, pub rdx: u64,
-    pub rsi: u64, pub rdi: u64, pub rbp: u64, pub rsp: u64,
-    pub r8: u64, pub r9: u64, pub r10: u64, pub r11: u64,
-    pub r12: u64, pub r13: u64, pub r14: u64, pub r15: u64,
-    pub rip: u64, pub rflags: u64,
+    pub rax: u64,
+    pub rbx: u64,
+    pub rcx: u64,
+    pub rdx: u64,
+    pub rsi: u64,
+    pub rdi: u64,
+    pub rbp: u64,
+    pub rsp: u64,
+    pub r8: u64,
+    pub r9: u64,
+    pub r10: u64,
+    pub r11: u64,
+    pub r12: u64,
+    pub r13: u64,
+    pub r14: u64,
+    pub r15: u64,
+    pub rip: u64,
+    pub rflags: u64,
 }
 
 #[derive(Clone)]
@@ -104,37 +117,81 @@ impl UserContext {
             rflags: RFLAGS_IF | RFLAGS_FIXED,
             ..TrapFrame::default()
         };
-        UserContext { frame, fs_base: 0, gs_base: 0, fpu: FpuState::default() }
+        UserContext {
+            frame,
+            fs_base: 0,
+            gs_base: 0,
+            fpu: FpuState::default(),
+        }
     }
 
     pub fn general_regs(&self) -> GeneralRegs {
         let f = &self.frame;
         GeneralRegs {
-            rax: f.rax, rbx: f.rbx, rcx: f.rcx, rdx: f.rdx, rsi: f.rsi, rdi: f.rdi, rbp: f.rbp, rsp: f.rsp,
-            r8: f.r8, r9: f.r9, r10: f.r10, r11: f.r11, r12: f.r12, r13: f.r13, r14: f.r14, r15: f.r15,
-            rip: f.rip, rflags: f.rflags & USER_RFLAGS_MASK,
+            rax: f.rax,
+            rbx: f.rbx,
+            rcx: f.rcx,
+            rdx: f.rdx,
+            rsi: f.rsi,
+            rdi: f.rdi,
+            rbp: f.rbp,
+            rsp: f.rsp,
+            r8: f.r8,
+            r9: f.r9,
+            r10: f.r10,
+            r11: f.r11,
+            r12: f.r12,
+            r13: f.r13,
+            r14: f.r14,
+            r15: f.r15,
+            rip: f.rip,
+            rflags: f.rflags & USER_RFLAGS_MASK,
         }
     }
 
     pub fn set_general_regs(&mut self, r: &GeneralRegs) {
         let f = &mut self.frame;
-        (f.rax, f.rbx, f.rcx, f.rdx, f.rsi, f.rdi, f.rbp, f.rsp) = (r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp);
-        (f.r8, f.r9, f.r10, f.r11, f.r12, f.r13, f.r14, f.r15) = (r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15);
+        (f.rax, f.rbx, f.rcx, f.rdx, f.rsi, f.rdi, f.rbp, f.rsp) =
+            (r.rax, r.rbx, r.rcx, r.rdx, r.rsi, r.rdi, r.rbp, r.rsp);
+        (f.r8, f.r9, f.r10, f.r11, f.r12, f.r13, f.r14, f.r15) =
+            (r.r8, r.r9, r.r10, r.r11, r.r12, r.r13, r.r14, r.r15);
         f.rip = r.rip;
         f.rflags = (r.rflags & USER_RFLAGS_MASK) | RFLAGS_IF | RFLAGS_FIXED;
     }
 
-    pub fn rip(&self) -> u64 { self.frame.rip }
-    pub fn set_rip(&mut self, v: u64) { self.frame.rip = v }
-    pub fn rsp(&self) -> u64 { self.frame.rsp }
-    pub fn set_rsp(&mut self, v: u64) { self.frame.rsp = v }
-    pub fn rax(&self) -> u64 { self.frame.rax }
-    pub fn set_rax(&mut self, v: u64) { self.frame.rax = v }
-    pub fn set_rdi(&mut self, v: u64) { self.frame.rdi = v }
-    pub fn set_rsi(&mut self, v: u64) { self.frame.rsi = v }
-    pub fn set_rdx(&mut self, v: u64) { self.frame.rdx = v }
-    pub fn fs_base(&self) -> u64 { self.fs_base }
-    pub fn gs_base(&self) -> u64 { self.gs_base }
+    pub fn rip(&self) -> u64 {
+        self.frame.rip
+    }
+    pub fn set_rip(&mut self, v: u64) {
+        self.frame.rip = v
+    }
+    pub fn rsp(&self) -> u64 {
+        self.frame.rsp
+    }
+    pub fn set_rsp(&mut self, v: u64) {
+        self.frame.rsp = v
+    }
+    pub fn rax(&self) -> u64 {
+        self.frame.rax
+    }
+    pub fn set_rax(&mut self, v: u64) {
+        self.frame.rax = v
+    }
+    pub fn set_rdi(&mut self, v: u64) {
+        self.frame.rdi = v
+    }
+    pub fn set_rsi(&mut self, v: u64) {
+        self.frame.rsi = v
+    }
+    pub fn set_rdx(&mut self, v: u64) {
+        self.frame.rdx = v
+    }
+    pub fn fs_base(&self) -> u64 {
+        self.fs_base
+    }
+    pub fn gs_base(&self) -> u64 {
+        self.gs_base
+    }
 
     /// Sets the FS base (TLS); a non-canonical or kernel address is refused.
     pub fn set_fs_base(&mut self, v: u64) -> Result<(), crate::Error> {
@@ -187,8 +244,16 @@ impl UserContext {
         let reason = if vector == SYSCALL_VECTOR {
             ReturnReason::Syscall
         } else if vector < 32 {
-            let fault_addr = if vector == u64::from(CpuException::PAGE_FAULT) { cpu::read_cr2() } else { 0 };
-            ReturnReason::Exception(CpuException { vector: vector as u8, error_code: self.frame.error_code, fault_addr })
+            let fault_addr = if vector == u64::from(CpuException::PAGE_FAULT) {
+                cpu::read_cr2()
+            } else {
+                0
+            };
+            ReturnReason::Exception(CpuException {
+                vector: vector as u8,
+                error_code: self.frame.error_code,
+                fault_addr,
+            })
         } else {
             crate::trap::handle_irq(vector);
             ReturnReason::Interrupt

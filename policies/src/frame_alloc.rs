@@ -303,7 +303,9 @@ impl Default for LockedFrameAllocator {
 
 impl LockedFrameAllocator {
     pub const fn new() -> Self {
-        LockedFrameAllocator { inner: frame::sync::SpinLock::new(FrameAllocator::new()) }
+        LockedFrameAllocator {
+            inner: frame::sync::SpinLock::new(FrameAllocator::new()),
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use core::alloc::Layout;
 
 use frame::mm::heap::{MAX_SLOT, MIN_SLOT};
 use frame::mm::{HeapPolicy, HeapSlot, Slab, SlabList};
-use frame::sync::{level, SpinLock};
+use frame::sync::{SpinLock, level};
 
 const NR_CLASSES: usize = (MAX_SLOT / MIN_SLOT).trailing_zeros() as usize + 1;
 
@@ -29,7 +29,12 @@ impl Default for SlabHeap {
 impl SlabHeap {
     pub const fn new() -> Self {
         SlabHeap {
-            classes: [const { SpinLock::new(SizeClass { partial: SlabList::new(), full: SlabList::new() }) }; NR_CLASSES],
+            classes: [const {
+                SpinLock::new(SizeClass {
+                    partial: SlabList::new(),
+                    full: SlabList::new(),
+                })
+            }; NR_CLASSES],
         }
     }
 }
@@ -52,10 +57,8 @@ impl HeapPolicy for SlabHeap {
             class.partial.push(slab);
         }
         let (slot, now_full) = class.partial.alloc_front()?;
-        if now_full {
-            if let Some(slab) = class.partial.pop() {
-                class.full.push(slab);
-            }
+        if now_full && let Some(slab) = class.partial.pop() {
+            class.full.push(slab);
         }
         Some(slot)
     }
@@ -65,11 +68,18 @@ impl HeapPolicy for SlabHeap {
             slot.free_large();
             return;
         }
-        let Some((_, idx)) = class_of(slot.size()) else { return };
-        let Some(class) = self.classes.get(idx) else { return };
+        let Some((_, idx)) = class_of(slot.size()) else {
+            return;
+        };
+        let Some(class) = self.classes.get(idx) else {
+            return;
+        };
         let mut class = class.lock_irq_disabled();
         let class = &mut *class;
-        let slab = class.full.take_containing(&slot).or_else(|| class.partial.take_containing(&slot));
+        let slab = class
+            .full
+            .take_containing(&slot)
+            .or_else(|| class.partial.take_containing(&slot));
         let Some(mut slab) = slab else {
             frame::log_warn!("heap: freed a slot of no known slab; leaked");
             return;

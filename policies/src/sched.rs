@@ -4,7 +4,7 @@ use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use frame::sync::{level, SpinLock};
+use frame::sync::{SpinLock, level};
 use frame::task::{Scheduler, Task};
 
 /// Timer ticks a task may run before it is preempted (20 ms at 100 Hz).
@@ -23,7 +23,10 @@ impl Default for RoundRobin {
 
 impl RoundRobin {
     pub const fn new() -> Self {
-        RoundRobin { queue: SpinLock::new(VecDeque::new()), ticks_used: AtomicU32::new(0) }
+        RoundRobin {
+            queue: SpinLock::new(VecDeque::new()),
+            ticks_used: AtomicU32::new(0),
+        }
     }
 }
 

@@ -13,9 +13,9 @@
 
 use core::sync::atomic::Ordering;
 
-use super::frame_alloc::{alloc_frames, free_frame, FrameUsage};
+use super::frame_alloc::{FrameUsage, alloc_frames, free_frame};
 use super::meta::slot_of_owned;
-use super::{paddr_to_vaddr, Paddr, PAGE_SIZE};
+use super::{PAGE_SIZE, Paddr, paddr_to_vaddr};
 
 /// One owned, typed physical page.
 #[derive(Debug)]
@@ -86,7 +86,11 @@ impl Clone for Frame {
 
 impl Drop for Frame {
     fn drop(&mut self) {
-        if slot_of_owned(self.paddr).ref_count.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if slot_of_owned(self.paddr)
+            .ref_count
+            .fetch_sub(1, Ordering::AcqRel)
+            == 1
+        {
             free_frame(self.paddr);
         }
     }
@@ -136,7 +140,9 @@ pub struct UFrame(Frame);
 impl UFrame {
     /// Allocates a zero-filled untyped page.
     pub fn alloc_zeroed() -> Result<UFrame, crate::Error> {
-        Frame::alloc_zeroed(FrameUsage::Untyped).map(UFrame).ok_or(crate::Error::NoMemory)
+        Frame::alloc_zeroed(FrameUsage::Untyped)
+            .map(UFrame)
+            .ok_or(crate::Error::NoMemory)
     }
 
     /// Allocates a new page holding a copy of `src` (copy-on-write breaks).
@@ -145,7 +151,13 @@ impl UFrame {
         let dst = UFrame(Frame { paddr });
         // SAFETY: both pages are owned, distinct RAM pages in the direct map;
         // untyped pages hold no Rust objects, so a byte copy is always valid.
-        unsafe { core::ptr::copy_nonoverlapping(src.0.vaddr() as *const u8, dst.0.vaddr() as *mut u8, PAGE_SIZE) };
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                src.0.vaddr() as *const u8,
+                dst.0.vaddr() as *mut u8,
+                PAGE_SIZE,
+            )
+        };
         Ok(dst)
     }
 
@@ -165,7 +177,13 @@ impl UFrame {
         // page holds plain bytes that other handles may change concurrently,
         // which for untyped memory is a data race on bytes only (as with user
         // memory), never on Rust objects.
-        unsafe { core::ptr::copy((self.0.vaddr() + offset) as *const u8, buf.as_mut_ptr(), buf.len()) };
+        unsafe {
+            core::ptr::copy(
+                (self.0.vaddr() + offset) as *const u8,
+                buf.as_mut_ptr(),
+                buf.len(),
+            )
+        };
         Ok(())
     }
 
@@ -173,7 +191,13 @@ impl UFrame {
     pub fn write_bytes(&self, offset: usize, buf: &[u8]) -> Result<(), crate::Error> {
         check_range(offset, buf.len(), PAGE_SIZE)?;
         // SAFETY: see `read_bytes`.
-        unsafe { core::ptr::copy(buf.as_ptr(), (self.0.vaddr() + offset) as *mut u8, buf.len()) };
+        unsafe {
+            core::ptr::copy(
+                buf.as_ptr(),
+                (self.0.vaddr() + offset) as *mut u8,
+                buf.len(),
+            )
+        };
         Ok(())
     }
 
@@ -225,14 +249,26 @@ impl USegment {
     pub fn read_bytes(&self, offset: usize, buf: &mut [u8]) -> Result<(), crate::Error> {
         check_range(offset, buf.len(), self.size())?;
         // SAFETY: in-bounds copy out of owned untyped pages (see UFrame).
-        unsafe { core::ptr::copy((paddr_to_vaddr(self.0.paddr) + offset) as *const u8, buf.as_mut_ptr(), buf.len()) };
+        unsafe {
+            core::ptr::copy(
+                (paddr_to_vaddr(self.0.paddr) + offset) as *const u8,
+                buf.as_mut_ptr(),
+                buf.len(),
+            )
+        };
         Ok(())
     }
 
     pub fn write_bytes(&self, offset: usize, buf: &[u8]) -> Result<(), crate::Error> {
         check_range(offset, buf.len(), self.size())?;
         // SAFETY: in-bounds copy into owned untyped pages (see UFrame).
-        unsafe { core::ptr::copy(buf.as_ptr(), (paddr_to_vaddr(self.0.paddr) + offset) as *mut u8, buf.len()) };
+        unsafe {
+            core::ptr::copy(
+                buf.as_ptr(),
+                (paddr_to_vaddr(self.0.paddr) + offset) as *mut u8,
+                buf.len(),
+            )
+        };
         Ok(())
     }
 

@@ -6,7 +6,7 @@
 use core::sync::atomic::Ordering;
 
 use super::meta::{self, slot};
-use super::{Paddr, PAGE_SIZE};
+use super::{PAGE_SIZE, Paddr};
 use crate::sync::Once;
 
 /// What a physical page is used for, recorded in its metadata.
@@ -48,7 +48,9 @@ pub(crate) fn inject_policy(policy: &'static dyn FrameAllocPolicy) {
 }
 
 fn policy() -> &'static dyn FrameAllocPolicy {
-    *POLICY.get().expect("frame allocator used before a policy was injected")
+    *POLICY
+        .get()
+        .expect("frame allocator used before a policy was injected")
 }
 
 /// Hands `[start, end)` (page-aligned) to the policy as free memory.
@@ -73,18 +75,27 @@ pub(crate) fn alloc_frames(count: usize, usage: FrameUsage) -> Option<Paddr> {
     for i in 0..count {
         let ok = slot(start + i * PAGE_SIZE).is_some_and(|s| {
             s.usage.load(Ordering::Acquire) == FrameUsage::Unused as u8
-                && s.ref_count.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire).is_ok()
+                && s.ref_count
+                    .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
         });
         if !ok {
             for j in 0..i {
-                meta::slot_of_owned(start + j * PAGE_SIZE).ref_count.store(0, Ordering::Release);
+                meta::slot_of_owned(start + j * PAGE_SIZE)
+                    .ref_count
+                    .store(0, Ordering::Release);
             }
-            crate::log_warn!("frame allocator policy proposed a used frame {:#x}; refused", start + i * PAGE_SIZE);
+            crate::log_warn!(
+                "frame allocator policy proposed a used frame {:#x}; refused",
+                start + i * PAGE_SIZE
+            );
             return None;
         }
     }
     for i in 0..count {
-        meta::slot_of_owned(start + i * PAGE_SIZE).usage.store(usage as u8, Ordering::Release);
+        meta::slot_of_owned(start + i * PAGE_SIZE)
+            .usage
+            .store(usage as u8, Ordering::Release);
     }
     Some(start)
 }

@@ -9,9 +9,9 @@
 use core::alloc::Layout;
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use super::frame_alloc::{alloc_frames, free_frame, FrameUsage};
-use super::meta::{slot as meta_slot, slot_of_owned, MetaSlot};
-use super::{paddr_to_vaddr, vaddr_to_paddr, Paddr, PAGE_SIZE};
+use super::frame_alloc::{FrameUsage, alloc_frames, free_frame};
+use super::meta::{MetaSlot, slot as meta_slot, slot_of_owned};
+use super::{PAGE_SIZE, Paddr, paddr_to_vaddr, vaddr_to_paddr};
 use crate::Error;
 
 const NO_SLOT: u32 = u32::MAX;
@@ -42,8 +42,14 @@ impl HeapSlot {
     pub fn alloc_large(size: usize) -> Result<HeapSlot, Error> {
         let nframes = size.div_ceil(PAGE_SIZE).max(1);
         let pa = alloc_frames(nframes, FrameUsage::HeapLarge).ok_or(Error::NoMemory)?;
-        slot_of_owned(pa).aux_size.store(nframes as u32, Ordering::Relaxed);
-        Ok(HeapSlot { addr: paddr_to_vaddr(pa), size: nframes * PAGE_SIZE, large: true })
+        slot_of_owned(pa)
+            .aux_size
+            .store(nframes as u32, Ordering::Relaxed);
+        Ok(HeapSlot {
+            addr: paddr_to_vaddr(pa),
+            size: nframes * PAGE_SIZE,
+            large: true,
+        })
     }
 
     /// Returns a large block to the frame allocator.
@@ -65,12 +71,23 @@ impl HeapSlot {
         match meta.usage.load(Ordering::Acquire) {
             u if u == FrameUsage::Slab as u8 => {
                 let size = meta.aux_size.load(Ordering::Relaxed) as usize;
-                assert!(size != 0 && (ptr % PAGE_SIZE) % size == 0, "freed pointer is not a slot start");
-                HeapSlot { addr: ptr, size, large: false }
+                assert!(
+                    size != 0 && (ptr % PAGE_SIZE).is_multiple_of(size),
+                    "freed pointer is not a slot start"
+                );
+                HeapSlot {
+                    addr: ptr,
+                    size,
+                    large: false,
+                }
             }
-            u if u == FrameUsage::HeapLarge as u8 && ptr % PAGE_SIZE == 0 => {
+            u if u == FrameUsage::HeapLarge as u8 && ptr.is_multiple_of(PAGE_SIZE) => {
                 let n = meta.aux_size.load(Ordering::Relaxed) as usize;
-                HeapSlot { addr: ptr, size: n * PAGE_SIZE, large: true }
+                HeapSlot {
+                    addr: ptr,
+                    size: n * PAGE_SIZE,
+                    large: true,
+                }
             }
             _ => panic!("heap: freed pointer {ptr:#x} is not a heap allocation"),
         }
@@ -99,7 +116,11 @@ impl Slab {
         let base = paddr_to_vaddr(paddr);
         let n = PAGE_SIZE / slot_size;
         for i in 0..n {
-            let next = if i + 1 < n { ((i + 1) * slot_size) as u32 } else { NO_SLOT };
+            let next = if i + 1 < n {
+                ((i + 1) * slot_size) as u32
+            } else {
+                NO_SLOT
+            };
             // SAFETY: the page is freshly allocated and owned; each free slot
             // starts with a 4-byte aligned link word inside the page.
             unsafe { ((base + i * slot_size) as *mut u32).write(next) };
@@ -150,7 +171,11 @@ impl Slab {
         let next = unsafe { (addr as *const u32).read() };
         meta.aux_head.store(next, Ordering::Relaxed);
         meta.aux_free.fetch_sub(1, Ordering::Relaxed);
-        Some(HeapSlot { addr, size: self.slot_size(), large: false })
+        Some(HeapSlot {
+            addr,
+            size: self.slot_size(),
+            large: false,
+        })
     }
 
     /// Whether `slot` belongs to this slab.
@@ -167,7 +192,8 @@ impl Slab {
         // SAFETY: the slot is inside this owned page and no longer in use
         // (its HeapSlot was surrendered); it becomes a free-list node.
         unsafe { (slot.addr as *mut u32).write(meta.aux_head.load(Ordering::Relaxed)) };
-        meta.aux_head.store((slot.addr % PAGE_SIZE) as u32, Ordering::Relaxed);
+        meta.aux_head
+            .store((slot.addr % PAGE_SIZE) as u32, Ordering::Relaxed);
         meta.aux_free.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
@@ -177,7 +203,10 @@ impl Drop for Slab {
     fn drop(&mut self) {
         if !self.is_empty() {
             // Invariant 9: live slots pin the page; leak it rather than free.
-            crate::log_warn!("slab {:#x} dropped with live slots; page leaked", self.paddr);
+            crate::log_warn!(
+                "slab {:#x} dropped with live slots; page leaked",
+                self.paddr
+            );
             return;
         }
         if self.meta().ref_count.fetch_sub(1, Ordering::AcqRel) == 1 {
@@ -205,7 +234,11 @@ impl Default for SlabList {
 
 impl SlabList {
     pub const fn new() -> SlabList {
-        SlabList { id: 0, head: 0, len: 0 }
+        SlabList {
+            id: 0,
+            head: 0,
+            len: 0,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -256,7 +289,9 @@ impl SlabList {
         }
         meta.aux_list.store(0, Ordering::Relaxed);
         self.len -= 1;
-        Slab { paddr: (link - 1) * PAGE_SIZE }
+        Slab {
+            paddr: (link - 1) * PAGE_SIZE,
+        }
     }
 
     pub fn pop(&mut self) -> Option<Slab> {
@@ -268,7 +303,9 @@ impl SlabList {
         if self.head == 0 {
             return None;
         }
-        let mut slab = Slab { paddr: (self.head - 1) * PAGE_SIZE };
+        let mut slab = Slab {
+            paddr: (self.head - 1) * PAGE_SIZE,
+        };
         let slot = slab.alloc();
         let full = slab.is_full();
         core::mem::forget(slab); // still owned by the list
@@ -282,7 +319,10 @@ impl SlabList {
         }
         let pa = slot.page_paddr();
         let meta = meta_slot(pa)?;
-        if self.id == 0 || meta.aux_list.load(Ordering::Relaxed) != self.id || meta.usage.load(Ordering::Relaxed) != FrameUsage::Slab as u8 {
+        if self.id == 0
+            || meta.aux_list.load(Ordering::Relaxed) != self.id
+            || meta.usage.load(Ordering::Relaxed) != FrameUsage::Slab as u8
+        {
             return None;
         }
         Some(self.unlink(pa / PAGE_SIZE + 1))
@@ -315,9 +355,13 @@ mod global {
     // slot from frame metadata, not from the caller's word.
     unsafe impl GlobalAlloc for FrameHeap {
         unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-            let Some(policy) = POLICY.get() else { return core::ptr::null_mut() };
+            let Some(policy) = POLICY.get() else {
+                return core::ptr::null_mut();
+            };
             match policy.alloc(layout) {
-                Some(slot) if slot.size >= layout.size() && slot.addr % layout.align() == 0 => slot.addr as *mut u8,
+                Some(slot) if slot.size >= layout.size() && slot.addr % layout.align() == 0 => {
+                    slot.addr as *mut u8
+                }
                 Some(slot) => {
                     crate::log_warn!("heap policy returned an unfit slot; refused");
                     policy.dealloc(slot);

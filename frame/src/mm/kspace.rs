@@ -4,9 +4,9 @@
 //! allocated up front so that user page tables can share them.
 
 use super::page_table::{CachePolicy, PageTable, Privilege};
-use super::{set_kernel_root, PageFlags, Paddr, Vaddr, KERNEL_LINEAR_BASE, PAGE_SIZE};
-use crate::sync::{Once, SpinLock};
+use super::{KERNEL_LINEAR_BASE, PAGE_SIZE, Paddr, PageFlags, Vaddr, set_kernel_root};
 use crate::Error;
+use crate::sync::{Once, SpinLock};
 
 pub const KSTACK_REGION_BASE: Vaddr = 0xffff_c000_0000_0000;
 pub const KSTACK_REGION_SIZE: usize = 1 << 39;
@@ -54,10 +54,20 @@ pub(crate) fn init(max_paddr: Paddr) -> Result<(), Error> {
             sym(&__kernel_end),
         )
     };
-    for (start, end, flags) in [(ts, te, PageFlags::RX), (rs, re, PageFlags::R), (ds, de, PageFlags::RW)] {
+    for (start, end, flags) in [
+        (ts, te, PageFlags::RX),
+        (rs, re, PageFlags::R),
+        (ds, de, PageFlags::RW),
+    ] {
         let mut va = start;
         while va < end {
-            pt.map(va, va - KERNEL_VMA, flags, Privilege::Kernel, CachePolicy::WriteBack)?;
+            pt.map(
+                va,
+                va - KERNEL_VMA,
+                flags,
+                Privilege::Kernel,
+                CachePolicy::WriteBack,
+            )?;
             va += PAGE_SIZE;
         }
     }
@@ -77,7 +87,13 @@ fn kernel_pt() -> &'static SpinLock<PageTable, 59> {
 
 /// Maps one kernel page (stacks, I/O memory) at `va`.
 pub(crate) fn map_kernel_page(va: Vaddr, pa: Paddr, flags: PageFlags) -> Result<(), Error> {
-    let old = kernel_pt().lock_irq_disabled().map(va, pa, flags, Privilege::Kernel, CachePolicy::WriteBack)?;
+    let old = kernel_pt().lock_irq_disabled().map(
+        va,
+        pa,
+        flags,
+        Privilege::Kernel,
+        CachePolicy::WriteBack,
+    )?;
     assert!(old.is_none(), "kernel mapping at {va:#x} replaced silently");
     Ok(())
 }
@@ -90,7 +106,9 @@ pub(crate) fn unmap_kernel_page(va: Vaddr) {
 /// lock or a huge mapping in the direct map count as "mapped" only for the
 /// direct map and the image).
 pub(crate) fn is_mapped(va: Vaddr) -> bool {
-    if (KERNEL_LINEAR_BASE..KERNEL_LINEAR_BASE + super::meta::max_paddr()).contains(&va) || va >= KERNEL_VMA {
+    if (KERNEL_LINEAR_BASE..KERNEL_LINEAR_BASE + super::meta::max_paddr()).contains(&va)
+        || va >= KERNEL_VMA
+    {
         return true;
     }
     match KERNEL_PT.get().and_then(|pt| pt.try_lock()) {

@@ -6,10 +6,10 @@
 //! use" (invariant 1): a page may become a `Frame` only by moving its count
 //! from 0 to 1 while its usage is [`FrameUsage::Unused`].
 
-use core::sync::atomic::{AtomicU32, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
 use super::frame_alloc::FrameUsage;
-use super::{paddr_to_vaddr, Paddr, PAGE_SIZE};
+use super::{PAGE_SIZE, Paddr, paddr_to_vaddr};
 
 #[repr(C)]
 pub(crate) struct MetaSlot {
@@ -45,7 +45,10 @@ pub(crate) fn bytes_needed(max_paddr: Paddr) -> usize {
 pub(crate) fn init(max_paddr: Paddr, meta_paddr: Paddr) {
     let nframes = max_paddr.div_ceil(PAGE_SIZE);
     let base = paddr_to_vaddr(meta_paddr);
-    assert!(base % core::mem::align_of::<MetaSlot>() == 0, "metadata array misaligned");
+    assert!(
+        base.is_multiple_of(core::mem::align_of::<MetaSlot>()),
+        "metadata array misaligned"
+    );
     for i in 0..nframes {
         let slot = (base + i * META_SLOT_SIZE) as *mut MetaSlot;
         // SAFETY: the caller gave us `bytes_needed(max_paddr)` bytes of unused
@@ -105,5 +108,9 @@ pub(crate) fn mark_unused(start: Paddr, end: Paddr) {
 /// Statistics for /proc/meminfo-like reports.
 pub fn count_usage(usage: FrameUsage) -> usize {
     let n = META_FRAMES.load(Ordering::Acquire);
-    (0..n).filter(|pfn| slot(pfn * PAGE_SIZE).is_some_and(|s| s.usage.load(Ordering::Relaxed) == usage as u8)).count()
+    (0..n)
+        .filter(|pfn| {
+            slot(pfn * PAGE_SIZE).is_some_and(|s| s.usage.load(Ordering::Relaxed) == usage as u8)
+        })
+        .count()
 }

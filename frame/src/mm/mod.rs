@@ -4,15 +4,15 @@
 pub mod frame;
 pub mod frame_alloc;
 pub mod heap;
-pub mod meta;
-pub mod page_table;
-pub mod vm_space;
 #[cfg(target_os = "none")]
 pub mod kspace;
+pub mod meta;
+pub mod page_table;
 #[cfg(test)]
 pub mod sim;
 #[cfg(test)]
 mod tests;
+pub mod vm_space;
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
@@ -20,7 +20,7 @@ pub use self::frame::{Frame, Segment, UFrame, USegment};
 pub use self::frame_alloc::{FrameAllocPolicy, FrameUsage};
 pub use self::heap::{HeapPolicy, HeapSlot, Slab, SlabList};
 pub use self::page_table::{CachePolicy, PageFlags};
-pub use self::vm_space::{VmSpace, USER_SPACE_END};
+pub use self::vm_space::{USER_SPACE_END, VmSpace};
 
 pub type Paddr = usize;
 pub type Vaddr = usize;
@@ -45,7 +45,8 @@ pub fn paddr_to_vaddr(pa: Paddr) -> Vaddr {
 
 /// The physical address behind a direct-map address, if it is one.
 pub fn vaddr_to_paddr(va: Vaddr) -> Option<Paddr> {
-    va.checked_sub(LINEAR_BASE.load(Ordering::Relaxed)).filter(|pa| *pa < meta::max_paddr())
+    va.checked_sub(LINEAR_BASE.load(Ordering::Relaxed))
+        .filter(|pa| *pa < meta::max_paddr())
 }
 
 pub const fn align_down(v: usize, align: usize) -> usize {

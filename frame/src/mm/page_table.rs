@@ -6,7 +6,7 @@
 
 use super::frame::Frame;
 use super::frame_alloc::FrameUsage;
-use super::{flush_tlb, Paddr, Vaddr, PAGE_SIZE};
+use super::{PAGE_SIZE, Paddr, Vaddr, flush_tlb};
 use crate::Error;
 
 const ENTRIES: usize = 512;
@@ -32,10 +32,26 @@ pub struct PageFlags {
 }
 
 impl PageFlags {
-    pub const R: PageFlags = PageFlags { write: false, exec: false, avail: 0 };
-    pub const RW: PageFlags = PageFlags { write: true, exec: false, avail: 0 };
-    pub const RX: PageFlags = PageFlags { write: false, exec: true, avail: 0 };
-    pub const RWX: PageFlags = PageFlags { write: true, exec: true, avail: 0 };
+    pub const R: PageFlags = PageFlags {
+        write: false,
+        exec: false,
+        avail: 0,
+    };
+    pub const RW: PageFlags = PageFlags {
+        write: true,
+        exec: false,
+        avail: 0,
+    };
+    pub const RX: PageFlags = PageFlags {
+        write: false,
+        exec: true,
+        avail: 0,
+    };
+    pub const RWX: PageFlags = PageFlags {
+        write: true,
+        exec: true,
+        avail: 0,
+    };
 
     fn to_bits(self) -> u64 {
         let mut bits = P;
@@ -49,7 +65,11 @@ impl PageFlags {
     }
 
     fn from_bits(bits: u64) -> PageFlags {
-        PageFlags { write: bits & W != 0, exec: bits & NX == 0, avail: ((bits >> AVAIL_SHIFT) & 7) as u8 }
+        PageFlags {
+            write: bits & W != 0,
+            exec: bits & NX == 0,
+            avail: ((bits >> AVAIL_SHIFT) & 7) as u8,
+        }
     }
 }
 
@@ -96,7 +116,9 @@ fn index(va: Vaddr, level: usize) -> usize {
 impl PageTable {
     /// An empty table: all 512 root entries clear.
     pub(crate) fn new_empty() -> Result<PageTable, Error> {
-        Ok(PageTable { root: Frame::alloc_zeroed(FrameUsage::PageTable).ok_or(Error::NoMemory)? })
+        Ok(PageTable {
+            root: Frame::alloc_zeroed(FrameUsage::PageTable).ok_or(Error::NoMemory)?,
+        })
     }
 
     /// A table whose upper half shares the kernel's mappings (the kernel
@@ -152,7 +174,7 @@ impl PageTable {
         privilege: Privilege,
         cache: CachePolicy,
     ) -> Result<Option<Paddr>, Error> {
-        if va % PAGE_SIZE != 0 || pa % PAGE_SIZE != 0 {
+        if !va.is_multiple_of(PAGE_SIZE) || !pa.is_multiple_of(PAGE_SIZE) {
             return Err(Error::InvalidArgs);
         }
         let table = self.walk(va, true, privilege)?.ok_or(Error::NoMemory)?;
@@ -175,9 +197,14 @@ impl PageTable {
     }
 
     /// Maps a 2 MiB kernel page (direct map only).
-    pub(crate) fn map_huge_kernel(&self, va: Vaddr, pa: Paddr, flags: PageFlags) -> Result<(), Error> {
+    pub(crate) fn map_huge_kernel(
+        &self,
+        va: Vaddr,
+        pa: Paddr,
+        flags: PageFlags,
+    ) -> Result<(), Error> {
         const HUGE_SIZE: usize = 2 * 1024 * 1024;
-        if va % HUGE_SIZE != 0 || pa % HUGE_SIZE != 0 {
+        if !va.is_multiple_of(HUGE_SIZE) || !pa.is_multiple_of(HUGE_SIZE) {
             return Err(Error::InvalidArgs);
         }
         let mut table = self.root.paddr();

@@ -2,13 +2,13 @@
 //! RAM, the direct map points at it, and a simple allocator policy serves
 //! frames. Tests that use it must hold [`lock`] (frame state is global).
 
-use std::alloc::{alloc_zeroed, Layout};
+use std::alloc::{Layout, alloc_zeroed};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, Once};
 use std::vec::Vec;
 
-use super::frame_alloc::{add_free_range, inject_policy, FrameAllocPolicy};
-use super::{meta, set_linear_base, PAGE_SIZE};
+use super::frame_alloc::{FrameAllocPolicy, add_free_range, inject_policy};
+use super::{PAGE_SIZE, meta, set_linear_base};
 
 pub const SIM_BYTES: usize = 16 * 1024 * 1024;
 
@@ -35,7 +35,8 @@ impl FrameAllocPolicy for TestPolicy {
             return Some(forced);
         }
         let mut f = self.free.lock().unwrap();
-        let start = (0..f.len().saturating_sub(count)).find(|&s| f[s..s + count].iter().all(|&b| b))?;
+        let start =
+            (0..f.len().saturating_sub(count)).find(|&s| f[s..s + count].iter().all(|&b| b))?;
         f[start..start + count].iter_mut().for_each(|b| *b = false);
         Some(start)
     }
@@ -55,7 +56,10 @@ static INIT: Once = Once::new();
 static LOCK: Mutex<()> = Mutex::new(());
 
 pub fn policy() -> &'static TestPolicy {
-    POLICY.get_or_init(|| TestPolicy { free: Mutex::new(vec![false; SIM_BYTES / PAGE_SIZE]), force_pfn: AtomicUsize::new(0) })
+    POLICY.get_or_init(|| TestPolicy {
+        free: Mutex::new(vec![false; SIM_BYTES / PAGE_SIZE]),
+        force_pfn: AtomicUsize::new(0),
+    })
 }
 
 /// Sets up the simulated RAM once and serialises the calling test.

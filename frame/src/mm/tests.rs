@@ -1,9 +1,9 @@
 //! Host tests of the memory core against simulated RAM.
 
-use super::frame_alloc::{free_frames, FrameUsage};
+use super::frame_alloc::{FrameUsage, free_frames};
 use super::page_table::{CachePolicy, PageTable, Privilege};
 use super::vm_space::UserFault;
-use super::{meta, sim, PageFlags, Slab, SlabList, UFrame, USegment, VmSpace, PAGE_SIZE};
+use super::{PAGE_SIZE, PageFlags, Slab, SlabList, UFrame, USegment, VmSpace, meta, sim};
 use core::sync::atomic::Ordering;
 
 #[test]
@@ -45,7 +45,9 @@ fn uframe_contents_are_zeroed_and_copied_in_bounds() {
 fn policy_proposing_a_used_frame_is_refused() {
     let _g = sim::lock();
     let f = UFrame::alloc_zeroed().unwrap();
-    sim::policy().force_pfn.store(f.paddr() / PAGE_SIZE, Ordering::Relaxed);
+    sim::policy()
+        .force_pfn
+        .store(f.paddr() / PAGE_SIZE, Ordering::Relaxed);
     let second = UFrame::alloc_zeroed();
     sim::policy().force_pfn.store(0, Ordering::Relaxed);
     assert!(second.is_err(), "frame handed out a page that is in use");
@@ -69,17 +71,53 @@ fn page_table_map_query_protect_unmap() {
     {
         let pt = PageTable::new_empty().unwrap();
         let va = 0x40_0000;
-        assert_eq!(pt.map(va, 0x5000, PageFlags::RX, Privilege::User, CachePolicy::WriteBack).unwrap(), None);
+        assert_eq!(
+            pt.map(
+                va,
+                0x5000,
+                PageFlags::RX,
+                Privilege::User,
+                CachePolicy::WriteBack
+            )
+            .unwrap(),
+            None
+        );
         assert_eq!(pt.query(va), Some((0x5000, PageFlags::RX)));
         assert_eq!(pt.query(va + PAGE_SIZE), None);
         assert_eq!(pt.protect(va, PageFlags::RW), Some(PageFlags::RX));
         assert_eq!(pt.query(va), Some((0x5000, PageFlags::RW)));
-        assert_eq!(pt.map(va, 0x6000, PageFlags::R, Privilege::User, CachePolicy::WriteBack).unwrap(), Some(0x5000));
+        assert_eq!(
+            pt.map(
+                va,
+                0x6000,
+                PageFlags::R,
+                Privilege::User,
+                CachePolicy::WriteBack
+            )
+            .unwrap(),
+            Some(0x5000)
+        );
         assert_eq!(pt.unmap(va), Some((0x6000, PageFlags::R)));
         assert_eq!(pt.unmap(va), None);
-        assert!(pt.map(va + 1, 0x6000, PageFlags::R, Privilege::User, CachePolicy::WriteBack).is_err());
+        assert!(
+            pt.map(
+                va + 1,
+                0x6000,
+                PageFlags::R,
+                Privilege::User,
+                CachePolicy::WriteBack
+            )
+            .is_err()
+        );
         let mut seen = 0;
-        pt.map(0x7fff_0000_0000, 0x7000, PageFlags::R, Privilege::User, CachePolicy::WriteBack).unwrap();
+        pt.map(
+            0x7fff_0000_0000,
+            0x7000,
+            PageFlags::R,
+            Privilege::User,
+            CachePolicy::WriteBack,
+        )
+        .unwrap();
         pt.for_each_user_leaf(|v, p, _| {
             assert_eq!((v, p), (0x7fff_0000_0000, 0x7000));
             seen += 1;
@@ -96,7 +134,10 @@ fn vm_space_copies_across_pages_and_reports_faults() {
     let before = free_frames();
     {
         let vm = VmSpace::new().unwrap();
-        let (a, b) = (UFrame::alloc_zeroed().unwrap(), UFrame::alloc_zeroed().unwrap());
+        let (a, b) = (
+            UFrame::alloc_zeroed().unwrap(),
+            UFrame::alloc_zeroed().unwrap(),
+        );
         vm.map(0x1000, a, PageFlags::RW).unwrap();
         vm.map(0x2000, b.clone(), PageFlags::R).unwrap();
         assert_eq!(b.ref_count(), 2);
@@ -104,16 +145,39 @@ fn vm_space_copies_across_pages_and_reports_faults() {
         let mut buf = [1u8; 32];
         vm.read_bytes(0x1ff0, &mut buf).unwrap();
         assert_eq!(buf, [0; 32]);
-        assert_eq!(vm.write_bytes(0x1ff0, &[7; 32]), Err(UserFault { addr: 0x2000, write: true }));
+        assert_eq!(
+            vm.write_bytes(0x1ff0, &[7; 32]),
+            Err(UserFault {
+                addr: 0x2000,
+                write: true
+            })
+        );
         vm.write_bytes(0x1ff0, &[7; 16]).unwrap();
-        assert_eq!(vm.read_bytes(0x3000, &mut buf), Err(UserFault { addr: 0x3000, write: false }));
+        assert_eq!(
+            vm.read_bytes(0x3000, &mut buf),
+            Err(UserFault {
+                addr: 0x3000,
+                write: false
+            })
+        );
         assert!(vm.read_bytes(usize::MAX - 4, &mut buf).is_err());
-        assert!(vm.map(0xffff_8000_0000_0000, UFrame::alloc_zeroed().unwrap(), PageFlags::R).is_err());
+        assert!(
+            vm.map(
+                0xffff_8000_0000_0000,
+                UFrame::alloc_zeroed().unwrap(),
+                PageFlags::R
+            )
+            .is_err()
+        );
         assert_eq!(vm.mappings().len(), 2);
         let old = vm.unmap(0x2000).unwrap();
         assert_eq!(old.ref_count(), 2);
     }
-    assert_eq!(free_frames(), before, "VmSpace drop must release frames and tables");
+    assert_eq!(
+        free_frames(),
+        before,
+        "VmSpace drop must release frames and tables"
+    );
 }
 
 #[test]
@@ -164,7 +228,10 @@ fn slab_list_finds_the_slab_of_a_slot() {
     list.push(Slab::new(32).unwrap());
     let (slot, full) = list.alloc_front().unwrap();
     assert!(!full);
-    assert!(other.take_containing(&slot).is_none(), "slot attributed to the wrong list");
+    assert!(
+        other.take_containing(&slot).is_none(),
+        "slot attributed to the wrong list"
+    );
     let mut slab = list.take_containing(&slot).unwrap();
     assert_eq!(list.len(), 1);
     slab.dealloc(slot).unwrap();

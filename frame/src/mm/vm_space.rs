@@ -13,9 +13,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::frame::UFrame;
 use super::page_table::{CachePolicy, PageFlags, PageTable, Privilege};
-use super::{paddr_to_vaddr, Paddr, Vaddr, PAGE_SIZE};
-use crate::sync::{level, SpinLock};
+use super::{PAGE_SIZE, Paddr, Vaddr, paddr_to_vaddr};
 use crate::Error;
+use crate::sync::{SpinLock, level};
 
 /// One past the highest user virtual address (the top page below the
 /// canonical hole is left unmapped, as on Linux).
@@ -36,7 +36,7 @@ pub struct VmSpace {
 }
 
 fn check_user_page(va: Vaddr) -> Result<(), Error> {
-    if va % PAGE_SIZE != 0 || va >= USER_SPACE_END {
+    if !va.is_multiple_of(PAGE_SIZE) || va >= USER_SPACE_END {
         return Err(Error::InvalidArgs);
     }
     Ok(())
@@ -45,7 +45,9 @@ fn check_user_page(va: Vaddr) -> Result<(), Error> {
 impl VmSpace {
     pub fn new() -> Result<VmSpace, Error> {
         let pt = PageTable::new_with_kernel_half(super::kernel_root())?;
-        Ok(VmSpace { pt: SpinLock::new(pt) })
+        Ok(VmSpace {
+            pt: SpinLock::new(pt),
+        })
     }
 
     /// Maps `frame` at the user page `va`; returns the frame it replaces.
@@ -85,7 +87,9 @@ impl VmSpace {
     /// Every user mapping as `(va, frame, flags)`, in address order.
     pub fn mappings(&self) -> Vec<(Vaddr, UFrame, PageFlags)> {
         let mut out = Vec::new();
-        self.pt.lock().for_each_user_leaf(|va, pa, flags| out.push((va, UFrame::clone_from_paddr(pa), flags)));
+        self.pt.lock().for_each_user_leaf(|va, pa, flags| {
+            out.push((va, UFrame::clone_from_paddr(pa), flags))
+        });
         out
     }
 
@@ -103,8 +107,17 @@ impl VmSpace {
         }
     }
 
-    fn copy(&self, va: Vaddr, len: usize, write: bool, mut f: impl FnMut(usize, Paddr, usize)) -> Result<(), UserFault> {
-        let end = va.checked_add(len).filter(|e| *e <= USER_SPACE_END).ok_or(UserFault { addr: va, write })?;
+    fn copy(
+        &self,
+        va: Vaddr,
+        len: usize,
+        write: bool,
+        mut f: impl FnMut(usize, Paddr, usize),
+    ) -> Result<(), UserFault> {
+        let end = va
+            .checked_add(len)
+            .filter(|e| *e <= USER_SPACE_END)
+            .ok_or(UserFault { addr: va, write })?;
         let pt = self.pt.lock();
         let mut cur = va;
         while cur < end {

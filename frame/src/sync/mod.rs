@@ -80,13 +80,19 @@ pub(crate) fn note_release(level: u8, spin: bool, prev: u64) {
 /// Panics if the caller holds a spin lock: it must not sleep.
 pub fn might_sleep() {
     let depth = SPIN_DEPTH.load(Ordering::Relaxed);
-    assert!(depth == 0, "sleeping while holding {depth} spin lock(s) (atomic mode)");
+    assert!(
+        depth == 0,
+        "sleeping while holding {depth} spin lock(s) (atomic mode)"
+    );
 }
 
 /// Held ranked levels are per *task* context: the scheduler saves and
 /// restores them around a switch.
 pub(crate) fn take_held_state() -> (u64, u32) {
-    (HELD_LEVELS.swap(0, Ordering::Relaxed), SPIN_DEPTH.swap(0, Ordering::Relaxed))
+    (
+        HELD_LEVELS.swap(0, Ordering::Relaxed),
+        SPIN_DEPTH.swap(0, Ordering::Relaxed),
+    )
 }
 
 pub(crate) fn restore_held_state(state: (u64, u32)) {

@@ -24,7 +24,11 @@ pub struct MutexGuard<'a, T: ?Sized, const L: u8> {
 
 impl<T, const L: u8> Mutex<T, L> {
     pub const fn new(value: T) -> Self {
-        Mutex { locked: AtomicBool::new(false), queue: WaitQueue::new(), value: UnsafeCell::new(value) }
+        Mutex {
+            locked: AtomicBool::new(false),
+            queue: WaitQueue::new(),
+            value: UnsafeCell::new(value),
+        }
     }
 }
 
@@ -32,10 +36,15 @@ impl<T: ?Sized, const L: u8> Mutex<T, L> {
     pub fn lock(&self) -> MutexGuard<'_, T, L> {
         super::might_sleep();
         self.queue.wait_until(|| {
-            self.locked.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).ok()
+            self.locked
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .ok()
         });
         let prev_levels = super::note_acquire(L, false);
-        MutexGuard { lock: self, prev_levels }
+        MutexGuard {
+            lock: self,
+            prev_levels,
+        }
     }
 }
 

@@ -27,12 +27,19 @@ impl<T> Default for Once<T> {
 
 impl<T> Once<T> {
     pub const fn new() -> Self {
-        Once { state: AtomicU8::new(EMPTY), value: UnsafeCell::new(MaybeUninit::uninit()) }
+        Once {
+            state: AtomicU8::new(EMPTY),
+            value: UnsafeCell::new(MaybeUninit::uninit()),
+        }
     }
 
     /// Runs `f` and stores its result if the cell is empty; returns the value.
     pub fn call_once(&self, f: impl FnOnce() -> T) -> &T {
-        if self.state.compare_exchange(EMPTY, RUNNING, Ordering::Acquire, Ordering::Acquire).is_ok() {
+        if self
+            .state
+            .compare_exchange(EMPTY, RUNNING, Ordering::Acquire, Ordering::Acquire)
+            .is_ok()
+        {
             // SAFETY: the CAS made us the only writer; no reader looks at the
             // value before DONE is published.
             unsafe { (*self.value.get()).write(f()) };

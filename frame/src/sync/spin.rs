@@ -4,7 +4,7 @@ use core::cell::UnsafeCell;
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use crate::irq::{disable_local, DisabledLocalIrqGuard};
+use crate::irq::{DisabledLocalIrqGuard, disable_local};
 
 /// A spin lock at lock level `LEVEL` (see [`super::level`]).
 pub struct SpinLock<T: ?Sized, const LEVEL: u8 = 0> {
@@ -26,7 +26,10 @@ pub struct SpinLockGuard<'a, T: ?Sized, const L: u8> {
 
 impl<T, const L: u8> SpinLock<T, L> {
     pub const fn new(value: T) -> Self {
-        SpinLock { locked: AtomicBool::new(false), value: UnsafeCell::new(value) }
+        SpinLock {
+            locked: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
+        }
     }
 
     pub fn into_inner(self) -> T {
@@ -37,10 +40,18 @@ impl<T, const L: u8> SpinLock<T, L> {
 impl<T: ?Sized, const L: u8> SpinLock<T, L> {
     fn acquire(&self, irq: Option<DisabledLocalIrqGuard>) -> SpinLockGuard<'_, T, L> {
         let prev_levels = super::note_acquire(L, true);
-        while self.locked.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        while self
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
             core::hint::spin_loop();
         }
-        SpinLockGuard { lock: self, prev_levels, _irq: irq }
+        SpinLockGuard {
+            lock: self,
+            prev_levels,
+            _irq: irq,
+        }
     }
 
     /// Acquires the lock. Must not be used for locks that interrupt handlers
@@ -55,9 +66,17 @@ impl<T: ?Sized, const L: u8> SpinLock<T, L> {
     }
 
     pub fn try_lock(&self) -> Option<SpinLockGuard<'_, T, L>> {
-        if self.locked.compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok() {
+        if self
+            .locked
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
             let prev_levels = super::note_acquire(L, true);
-            Some(SpinLockGuard { lock: self, prev_levels, _irq: None })
+            Some(SpinLockGuard {
+                lock: self,
+                prev_levels,
+                _irq: None,
+            })
         } else {
             None
         }

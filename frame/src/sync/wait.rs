@@ -3,7 +3,7 @@
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 
-use super::{level, SpinLock};
+use super::{SpinLock, level};
 use crate::irq::disable_local;
 use crate::task::{self, Task};
 
@@ -19,7 +19,9 @@ impl Default for WaitQueue {
 
 impl WaitQueue {
     pub const fn new() -> Self {
-        WaitQueue { waiters: SpinLock::new(VecDeque::new()) }
+        WaitQueue {
+            waiters: SpinLock::new(VecDeque::new()),
+        }
     }
 
     /// Sleeps until `cond` returns `Some`, and returns that value.
@@ -33,7 +35,11 @@ impl WaitQueue {
 
     /// Like [`WaitQueue::wait_until`], but gives up (returning `None`) once
     /// the monotonic clock reaches `deadline_ns`.
-    pub fn wait_until_or_deadline<R>(&self, mut cond: impl FnMut() -> Option<R>, deadline_ns: u64) -> Option<R> {
+    pub fn wait_until_or_deadline<R>(
+        &self,
+        mut cond: impl FnMut() -> Option<R>,
+        deadline_ns: u64,
+    ) -> Option<R> {
         loop {
             if let Some(r) = self.wait_once(&mut cond, Some(deadline_ns)) {
                 return Some(r);
@@ -44,7 +50,11 @@ impl WaitQueue {
         }
     }
 
-    fn wait_once<R>(&self, cond: &mut impl FnMut() -> Option<R>, deadline: Option<u64>) -> Option<R> {
+    fn wait_once<R>(
+        &self,
+        cond: &mut impl FnMut() -> Option<R>,
+        deadline: Option<u64>,
+    ) -> Option<R> {
         super::might_sleep();
         if let Some(r) = cond() {
             return Some(r);
@@ -63,7 +73,9 @@ impl WaitQueue {
         }
         task::sleep_current(&irq);
         drop(irq);
-        self.waiters.lock_irq_disabled().retain(|t| !Arc::ptr_eq(t, &current));
+        self.waiters
+            .lock_irq_disabled()
+            .retain(|t| !Arc::ptr_eq(t, &current));
         None
     }
 

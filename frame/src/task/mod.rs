@@ -13,13 +13,13 @@ use alloc::boxed::Box;
 use alloc::sync::Arc;
 use core::any::Any;
 use core::cell::{Cell, UnsafeCell};
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
 use self::stack::KernelStack;
-use crate::arch::switch::{context_switch, initial_stack, INITIAL_FRAME_WORDS};
-use crate::irq::{disable_local, DisabledLocalIrqGuard};
-use crate::sync::Once;
 use crate::Error;
+use crate::arch::switch::{INITIAL_FRAME_WORDS, context_switch, initial_stack};
+use crate::irq::{DisabledLocalIrqGuard, disable_local};
+use crate::sync::Once;
 
 /// The injected scheduling policy.
 pub trait Scheduler: Sync {
@@ -85,7 +85,12 @@ impl Task {
         self.woken.store(true, Ordering::Release);
         if self
             .state
-            .compare_exchange(TaskState::Sleeping as u8, TaskState::Runnable as u8, Ordering::AcqRel, Ordering::Acquire)
+            .compare_exchange(
+                TaskState::Sleeping as u8,
+                TaskState::Runnable as u8,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
             .is_ok()
         {
             scheduler().enqueue(self.clone());
@@ -100,7 +105,10 @@ pub struct TaskOptions {
 
 impl TaskOptions {
     pub fn new(entry: impl FnOnce() + Send + 'static) -> Self {
-        TaskOptions { entry: Box::new(entry), data: None }
+        TaskOptions {
+            entry: Box::new(entry),
+            data: None,
+        }
     }
 
     pub fn data(mut self, data: impl Any + Send + Sync) -> Self {
@@ -160,8 +168,11 @@ struct CpuState {
 // SAFETY: accessed only with interrupts disabled on the owning CPU.
 unsafe impl Sync for CpuState {}
 
-static CPU: CpuState =
-    CpuState { current: UnsafeCell::new(None), prev: UnsafeCell::new(None), boot_rsp: UnsafeCell::new(0) };
+static CPU: CpuState = CpuState {
+    current: UnsafeCell::new(None),
+    prev: UnsafeCell::new(None),
+    boot_rsp: UnsafeCell::new(0),
+};
 static NEED_RESCHED: AtomicBool = AtomicBool::new(false);
 
 /// The running task. Panics before the first task starts.
@@ -185,12 +196,16 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
     let next = loop {
         match scheduler().pick_next() {
             Some(next) if Arc::ptr_eq(&next, &cur) => {
-                cur.state.store(TaskState::Runnable as u8, Ordering::Release);
+                cur.state
+                    .store(TaskState::Runnable as u8, Ordering::Release);
                 return;
             }
             Some(next) if next.state() != TaskState::Runnable => continue,
             Some(next) if next.on_cpu.swap(true, Ordering::AcqRel) => {
-                crate::log_warn!("scheduler picked task {} that is already running; skipped", next.id);
+                crate::log_warn!(
+                    "scheduler picked task {} that is already running; skipped",
+                    next.id
+                );
             }
             Some(next) => break next,
             None => {
@@ -229,7 +244,8 @@ fn finish_switch() {
     if let Some(cur) = unsafe { (*CPU.current.get()).as_ref() } {
         crate::sync::restore_held_state(cur.held_locks.get());
         cur.woken.store(false, Ordering::Relaxed);
-        cur.state.store(TaskState::Runnable as u8, Ordering::Release);
+        cur.state
+            .store(TaskState::Runnable as u8, Ordering::Release);
     }
 }
 
@@ -262,7 +278,8 @@ pub(crate) fn sleep_current(irq: &DisabledLocalIrqGuard) {
     if cur.woken.swap(false, Ordering::AcqRel) {
         return;
     }
-    cur.state.store(TaskState::Sleeping as u8, Ordering::Release);
+    cur.state
+        .store(TaskState::Sleeping as u8, Ordering::Release);
     drop(cur);
     reschedule(irq, false);
 }
@@ -270,7 +287,9 @@ pub(crate) fn sleep_current(irq: &DisabledLocalIrqGuard) {
 /// Ends the current task.
 pub fn exit_current() -> ! {
     let irq = disable_local();
-    current().state.store(TaskState::Exited as u8, Ordering::Release);
+    current()
+        .state
+        .store(TaskState::Exited as u8, Ordering::Release);
     reschedule(&irq, false);
     unreachable!("an exited task was scheduled again");
 }
@@ -278,10 +297,10 @@ pub fn exit_current() -> ! {
 /// Called by the timer interrupt.
 pub(crate) fn on_tick() {
     // SAFETY: interrupt context, interrupts disabled.
-    if let Some(cur) = unsafe { (*CPU.current.get()).as_ref() } {
-        if scheduler().tick(cur) {
-            NEED_RESCHED.store(true, Ordering::Relaxed);
-        }
+    if let Some(cur) = unsafe { (*CPU.current.get()).as_ref() }
+        && scheduler().tick(cur)
+    {
+        NEED_RESCHED.store(true, Ordering::Relaxed);
     }
 }
 

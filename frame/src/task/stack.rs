@@ -4,10 +4,10 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::Error;
 use crate::mm::frame::Segment;
 use crate::mm::frame_alloc::FrameUsage;
-use crate::mm::{kspace, PageFlags, PAGE_SIZE};
-use crate::Error;
+use crate::mm::{PAGE_SIZE, PageFlags, kspace};
 
 pub const STACK_PAGES: usize = 16;
 const SLOT_SIZE: usize = (STACK_PAGES + 1) * PAGE_SIZE;
@@ -21,7 +21,8 @@ pub(crate) struct KernelStack {
 
 impl KernelStack {
     pub(crate) fn new() -> Result<KernelStack, Error> {
-        let segment = Segment::alloc(STACK_PAGES, FrameUsage::KernelStack).ok_or(Error::NoMemory)?;
+        let segment =
+            Segment::alloc(STACK_PAGES, FrameUsage::KernelStack).ok_or(Error::NoMemory)?;
         let slot = NEXT_SLOT.fetch_add(1, Ordering::Relaxed);
         if slot >= kspace::KSTACK_REGION_SIZE / SLOT_SIZE {
             return Err(Error::NoMemory);
@@ -29,7 +30,11 @@ impl KernelStack {
         // Page 0 of the slot is the guard and stays unmapped.
         let base = kspace::KSTACK_REGION_BASE + slot * SLOT_SIZE + PAGE_SIZE;
         for i in 0..STACK_PAGES {
-            kspace::map_kernel_page(base + i * PAGE_SIZE, segment.paddr() + i * PAGE_SIZE, PageFlags::RW)?;
+            kspace::map_kernel_page(
+                base + i * PAGE_SIZE,
+                segment.paddr() + i * PAGE_SIZE,
+                PageFlags::RW,
+            )?;
         }
         Ok(KernelStack { segment, base })
     }
@@ -41,7 +46,10 @@ impl KernelStack {
     /// Writes the initial switch frame of a new task.
     pub(crate) fn write_words(&self, addr: usize, words: &[u64]) {
         let end = addr + words.len() * 8;
-        assert!(addr >= self.base && end <= self.top(), "initial frame outside the stack");
+        assert!(
+            addr >= self.base && end <= self.top(),
+            "initial frame outside the stack"
+        );
         // SAFETY: the range lies inside this stack's mapped pages (checked),
         // which no task runs on yet.
         unsafe { core::ptr::copy_nonoverlapping(words.as_ptr(), addr as *mut u64, words.len()) };
@@ -59,7 +67,7 @@ impl Drop for KernelStack {
 
 /// Whether `addr` lies in the guard page of some kernel stack.
 pub(crate) fn is_guard_page(addr: usize) -> bool {
-    addr >= kspace::KSTACK_REGION_BASE
-        && addr < kspace::KSTACK_REGION_BASE + kspace::KSTACK_REGION_SIZE
+    (kspace::KSTACK_REGION_BASE..kspace::KSTACK_REGION_BASE + kspace::KSTACK_REGION_SIZE)
+        .contains(&addr)
         && (addr - kspace::KSTACK_REGION_BASE) % SLOT_SIZE < PAGE_SIZE
 }

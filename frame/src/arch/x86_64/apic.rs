@@ -1,7 +1,7 @@
 //! Local APIC (through the direct map) and its timer, calibrated against the
 //! PIT; the legacy 8259 PICs are remapped and masked.
 
-use super::cpu::{inb, outb, rdmsr, rdtsc, MSR_APIC_BASE};
+use super::cpu::{MSR_APIC_BASE, inb, outb, rdmsr, rdtsc};
 use crate::mm::paddr_to_vaddr;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 

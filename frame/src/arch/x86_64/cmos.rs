@@ -8,7 +8,11 @@ fn reg(index: u8) -> u8 {
 }
 
 fn bcd(v: u8, binary: bool) -> u64 {
-    if binary { u64::from(v) } else { u64::from((v & 0x0f) + (v >> 4) * 10) }
+    if binary {
+        u64::from(v)
+    } else {
+        u64::from((v & 0x0f) + (v >> 4) * 10)
+    }
 }
 
 /// Seconds since the Unix epoch according to the RTC (assumed UTC).

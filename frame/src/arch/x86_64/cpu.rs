@@ -14,25 +14,33 @@ pub const MSR_APIC_BASE: u32 = 0x1B;
 pub fn outb(port: u16, value: u8) {
     // SAFETY: port I/O has no memory-safety effect on Rust state; callers in
     // frame only touch ports of devices frame owns (UART, PIC, PIT, CMOS, exit).
-    unsafe { asm!("out dx, al", in("dx") port, in("al") value, options(nomem, nostack, preserves_flags)) }
+    unsafe {
+        asm!("out dx, al", in("dx") port, in("al") value, options(nomem, nostack, preserves_flags))
+    }
 }
 
 pub fn inb(port: u16) -> u8 {
     let value: u8;
     // SAFETY: see `outb`.
-    unsafe { asm!("in al, dx", out("al") value, in("dx") port, options(nomem, nostack, preserves_flags)) }
+    unsafe {
+        asm!("in al, dx", out("al") value, in("dx") port, options(nomem, nostack, preserves_flags))
+    }
     value
 }
 
 pub fn outl(port: u16, value: u32) {
     // SAFETY: see `outb`.
-    unsafe { asm!("out dx, eax", in("dx") port, in("eax") value, options(nomem, nostack, preserves_flags)) }
+    unsafe {
+        asm!("out dx, eax", in("dx") port, in("eax") value, options(nomem, nostack, preserves_flags))
+    }
 }
 
 pub fn rdmsr(msr: u32) -> u64 {
     let (lo, hi): (u32, u32);
     // SAFETY: frame reads only architectural MSRs that exist on every x86-64 CPU.
-    unsafe { asm!("rdmsr", in("ecx") msr, out("eax") lo, out("edx") hi, options(nomem, nostack, preserves_flags)) }
+    unsafe {
+        asm!("rdmsr", in("ecx") msr, out("eax") lo, out("edx") hi, options(nomem, nostack, preserves_flags))
+    }
     (u64::from(hi) << 32) | u64::from(lo)
 }
 
@@ -155,7 +163,12 @@ pub struct CpuidResult {
 
 pub fn cpuid(leaf: u32, subleaf: u32) -> CpuidResult {
     let r = core::arch::x86_64::__cpuid_count(leaf, subleaf);
-    CpuidResult { eax: r.eax, ebx: r.ebx, ecx: r.ecx, edx: r.edx }
+    CpuidResult {
+        eax: r.eax,
+        ebx: r.ebx,
+        ecx: r.ecx,
+        edx: r.edx,
+    }
 }
 
 /// Reads the caller's frame pointer, for backtraces.

@@ -85,7 +85,10 @@ pub fn init() {
             tss_high,
         ];
     }
-    let ptr = DescriptorPointer { limit: (7 * 8 - 1) as u16, base: TABLES.gdt.get() as u64 };
+    let ptr = DescriptorPointer {
+        limit: (7 * 8 - 1) as u16,
+        base: TABLES.gdt.get() as u64,
+    };
     // SAFETY: the GDT above is valid and 'static; the selectors reloaded
     // below index its kernel code/data descriptors and the TSS descriptor.
     unsafe {

@@ -3,11 +3,11 @@
 
 pub mod apic;
 pub mod boot;
-pub mod cpu;
-pub mod gdt;
-pub mod serial;
-pub mod trap;
-pub mod qemu;
 pub mod cmos;
+pub mod cpu;
 pub mod fpu;
+pub mod gdt;
+pub mod qemu;
+pub mod serial;
 pub mod switch;
+pub mod trap;

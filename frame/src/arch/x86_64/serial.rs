@@ -29,5 +29,9 @@ pub fn write_byte(b: u8) {
 }
 
 pub fn try_read_byte() -> Option<u8> {
-    if inb(COM1 + 5) & LSR_DATA_READY != 0 { Some(inb(COM1)) } else { None }
+    if inb(COM1 + 5) & LSR_DATA_READY != 0 {
+        Some(inb(COM1))
+    } else {
+        None
+    }
 }

@@ -45,7 +45,16 @@ pub const INITIAL_FRAME_WORDS: usize = 8;
 /// task trampoline; returns the saved stack pointer to switch to.
 pub fn initial_stack(frame: &mut [u64; INITIAL_FRAME_WORDS], frame_addr: usize) -> usize {
     // r15, r14, r13, r12, rbx, rbp, return address, alignment pad.
-    *frame = [0, 0, 0, 0, 0, 0, __trellis_task_trampoline as *const () as u64, 0];
+    *frame = [
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        __trellis_task_trampoline as *const () as u64,
+        0,
+    ];
     frame_addr
 }
 

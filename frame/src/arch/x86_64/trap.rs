@@ -214,7 +214,15 @@ struct Idt(UnsafeCell<[IdtEntry; 256]>);
 unsafe impl Sync for Idt {}
 
 static IDT: Idt = Idt(UnsafeCell::new(
-    [IdtEntry { offset_low: 0, selector: 0, ist: 0, type_attr: 0, offset_mid: 0, offset_high: 0, _zero: 0 }; 256],
+    [IdtEntry {
+        offset_low: 0,
+        selector: 0,
+        ist: 0,
+        type_attr: 0,
+        offset_mid: 0,
+        offset_high: 0,
+        _zero: 0,
+    }; 256],
 ));
 
 pub fn init() {
@@ -240,7 +248,10 @@ pub fn init() {
         limit: u16,
         base: u64,
     }
-    let ptr = Ptr { limit: (256 * 16 - 1) as u16, base: IDT.0.get() as u64 };
+    let ptr = Ptr {
+        limit: (256 * 16 - 1) as u16,
+        base: IDT.0.get() as u64,
+    };
     // SAFETY: the IDT is fully initialised and 'static; every entry points at
     // a stub in `.text.trap`.
     unsafe { core::arch::asm!("lidt [{}]", in(reg) &ptr, options(nostack)) };
@@ -251,7 +262,10 @@ pub fn init() {
     // on entry so the entry code runs with interrupts off.
     unsafe {
         wrmsr(MSR_EFER, rdmsr(MSR_EFER) | 1);
-        wrmsr(MSR_STAR, (u64::from(KERNEL_CS) << 32) | (u64::from(USER_DS & !3) - 8) << 48);
+        wrmsr(
+            MSR_STAR,
+            (u64::from(KERNEL_CS) << 32) | (u64::from(USER_DS & !3) - 8) << 48,
+        );
         wrmsr(MSR_LSTAR, __trellis_syscall_entry as *const () as u64);
         wrmsr(MSR_SFMASK, 0x4_0700);
     }
@@ -270,7 +284,7 @@ pub fn enter_user(frame: &mut TrapFrame) {
     debug_assert!(!super::cpu::interrupts_enabled());
     debug_assert!(frame.cs == u64::from(USER_CS) && frame.ss == u64::from(USER_DS));
     let top = frame as *mut TrapFrame as u64 + size_of::<TrapFrame>() as u64;
-    debug_assert!(top % 16 == 0);
+    debug_assert!(top.is_multiple_of(16));
     super::gdt::set_kernel_stack(top);
     // SAFETY: single CPU, interrupts disabled; the syscall entry reads it.
     unsafe { *USER_CTX_TOP.0.get() = top };
