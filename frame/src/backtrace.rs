@@ -15,6 +15,8 @@ static KSYMS_SPACE: [u8; KSYMS_SIZE] = [0; KSYMS_SIZE];
 unsafe extern "C" {
     static __ksyms_start: u8;
     static __ksyms_end: u8;
+    static __kernel_text_start: u8;
+    static __kernel_text_end: u8;
 }
 
 fn ksyms() -> &'static [u8] {
@@ -37,6 +39,11 @@ fn le_u64(b: &[u8], at: usize) -> Option<u64> {
 
 /// The symbol containing `addr` and the offset into it.
 pub fn symbolize(addr: u64) -> Option<(&'static str, u64)> {
+    // SAFETY: addresses of linker-script symbols.
+    let (ts, te) = unsafe { (&__kernel_text_start as *const u8 as u64, &__kernel_text_end as *const u8 as u64) };
+    if !(ts..te).contains(&addr) {
+        return None;
+    }
     let t = ksyms();
     if t.get(..4)? != b"KSYM" {
         return None;
@@ -76,10 +83,13 @@ fn plausible_frame(rbp: u64) -> bool {
         && crate::mm::kernel_addr_mapped(rbp as usize + 8)
 }
 
-/// Prints the chain of return addresses starting at `pc` / frame `rbp`.
-pub fn print_backtrace(pc: u64, mut rbp: u64) {
+/// Prints the chain of return addresses starting at `pc` (if known) and
+/// frame `rbp`.
+pub fn print_backtrace(pc: Option<u64>, mut rbp: u64) {
     print_unlocked(format_args!("backtrace:\n"));
-    print_frame(0, pc);
+    if let Some(pc) = pc {
+        print_frame(0, pc);
+    }
     for n in 1..48 {
         if !plausible_frame(rbp) {
             break;

@@ -105,6 +105,6 @@ fn kernel_fault(f: &TrapFrame) -> ! {
         "  R8  {:#018x} R9  {:#018x} R10 {:#018x} R11 {:#018x}\n  R12 {:#018x} R13 {:#018x} R14 {:#018x} R15 {:#018x}\n",
         f.r8, f.r9, f.r10, f.r11, f.r12, f.r13, f.r14, f.r15
     ));
-    crate::backtrace::print_backtrace(f.rip, f.rbp);
+    crate::backtrace::print_backtrace(Some(f.rip), f.rbp);
     crate::power_off_after_panic()
 }

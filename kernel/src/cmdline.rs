@@ -9,6 +9,8 @@ pub struct Args {
     pub init: Option<String>,
     pub init_args: Vec<String>,
     pub loglevel: Option<u8>,
+    /// An in-kernel check to run instead of init (see ktest.rs).
+    pub ktest: Option<String>,
 }
 
 pub fn parse(cmdline: &str) -> Args {
@@ -21,6 +23,7 @@ pub fn parse(cmdline: &str) -> Args {
         match w.split_once('=') {
             Some(("init", v)) => args.init = Some(String::from(v)),
             Some(("loglevel", v)) => args.loglevel = v.parse().ok(),
+            Some(("ktest", v)) => args.ktest = Some(String::from(v)),
             _ => {} // console=ttyS0 and unknown options are ignored
         }
     }

@@ -7,6 +7,7 @@
 extern crate alloc;
 
 mod cmdline;
+mod ktest;
 pub mod error;
 pub mod fs;
 pub mod mm;
@@ -47,6 +48,9 @@ const DEFAULT_ENV: [&[u8]; 4] = [b"HOME=/root", b"PATH=/sbin:/bin:/usr/sbin:/usr
 /// Mounts the initramfs and starts init: `init=` from the command line,
 /// else the command in `/.trellis/argv`, else `/bin/sh`.
 fn start_init(args: cmdline::Args) {
+    if let Some(name) = &args.ktest {
+        ktest::run(name);
+    }
     if let Err(e) = fs::init(frame::boot::initrd()) {
         frame::println!("trellis: cannot mount the initramfs: {e:?}");
         frame::power_off(1);
