@@ -101,9 +101,6 @@ macro_rules! main {
 fn panic(info: &core::panic::PanicInfo) -> ! {
     arch::cpu::disable_interrupts();
     console::print_unlocked(format_args!("\ntrellis: KERNEL PANIC: {info}\n"));
-    backtrace::print_backtrace(
-        arch::cpu::frame_pointer() as u64,
-        arch::cpu::frame_pointer() as u64,
-    );
+    backtrace::print_backtrace(None, arch::cpu::frame_pointer() as u64);
     power_off_after_panic()
 }
