@@ -30,17 +30,16 @@ pub struct CloneArgs {
 pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserContext, args: CloneArgs) -> Result<Pid> {
     let f = args.flags & !CSIGNAL;
     let supported = CLONE_VFORK | CLONE_VM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID;
-    if f & !supported != 0 || (f & CLONE_VM != 0 && f & CLONE_VFORK == 0) {
-        return Err(Error::with_message(Errno::ENOSYS, "threads (CLONE_VM/CLONE_THREAD/...) are not supported yet"));
+    if f & !supported != 0 {
+        return Err(Error::with_message(Errno::ENOSYS, "threads (CLONE_THREAD/CLONE_FILES/...) are not supported yet"));
     }
     let nproc = parent.rlimits.lock().0[super::rlimit::RLIMIT_NPROC].cur;
     if super::all_processes().len() as u64 >= nproc {
         return Err(Error::new(Errno::EAGAIN));
     }
-    // vfork shares memory on Linux; a copy-on-write copy is a valid
-    // implementation (POSIX leaves the child's writes undefined) and the
-    // parent still waits for the child to exec or exit.
-    let vm = Arc::new(parent.vm().fork()?);
+    // CLONE_VM (vfork, posix_spawn) shares the address space itself; a
+    // plain fork gets a copy-on-write copy.
+    let vm = if f & CLONE_VM != 0 { parent.vm() } else { Arc::new(parent.vm().fork()?) };
     let files = parent.files().lock().clone();
     let fs = parent.fs().lock().clone();
     let child = Process::new(Arc::downgrade(parent), vm, files, fs, Some((parent.pgid(), parent.sid())));
