@@ -15,7 +15,7 @@ use core::sync::atomic::Ordering;
 
 use super::frame_alloc::{FrameUsage, alloc_frames, free_frame};
 use super::meta::slot_of_owned;
-use super::{PAGE_SIZE, Paddr, paddr_to_vaddr};
+use super::{PAGE_SIZE, Paddr, paddr_to_ptr};
 
 /// One owned, typed physical page.
 #[derive(Debug)]
@@ -41,15 +41,10 @@ impl Frame {
         slot_of_owned(self.paddr).ref_count.load(Ordering::Acquire)
     }
 
-    /// The direct-map address of the page, for frame-internal access.
-    pub(crate) fn vaddr(&self) -> usize {
-        paddr_to_vaddr(self.paddr)
-    }
-
     fn fill_zero(&self) {
         // SAFETY: this handle owns a reference to the page, which is RAM
         // reachable through the direct map for PAGE_SIZE bytes.
-        unsafe { core::ptr::write_bytes(self.vaddr() as *mut u8, 0, PAGE_SIZE) }
+        unsafe { core::ptr::write_bytes(paddr_to_ptr::<u8>(self.paddr), 0, PAGE_SIZE) }
     }
 
     /// Turns the handle into its address without dropping the reference.
@@ -153,8 +148,8 @@ impl UFrame {
         // untyped pages hold no Rust objects, so a byte copy is always valid.
         unsafe {
             core::ptr::copy_nonoverlapping(
-                src.0.vaddr() as *const u8,
-                dst.0.vaddr() as *mut u8,
+                paddr_to_ptr::<u8>(src.0.paddr),
+                paddr_to_ptr::<u8>(dst.0.paddr),
                 PAGE_SIZE,
             )
         };
@@ -179,7 +174,7 @@ impl UFrame {
         // memory), never on Rust objects.
         unsafe {
             core::ptr::copy(
-                (self.0.vaddr() + offset) as *const u8,
+                paddr_to_ptr::<u8>(self.0.paddr + offset),
                 buf.as_mut_ptr(),
                 buf.len(),
             )
@@ -194,7 +189,7 @@ impl UFrame {
         unsafe {
             core::ptr::copy(
                 buf.as_ptr(),
-                (self.0.vaddr() + offset) as *mut u8,
+                paddr_to_ptr::<u8>(self.0.paddr + offset),
                 buf.len(),
             )
         };
@@ -205,7 +200,7 @@ impl UFrame {
     pub fn fill_zero(&self, offset: usize, len: usize) -> Result<(), crate::Error> {
         check_range(offset, len, PAGE_SIZE)?;
         // SAFETY: see `read_bytes`.
-        unsafe { core::ptr::write_bytes((self.0.vaddr() + offset) as *mut u8, 0, len) };
+        unsafe { core::ptr::write_bytes(paddr_to_ptr::<u8>(self.0.paddr + offset), 0, len) };
         Ok(())
     }
 
@@ -234,7 +229,7 @@ impl USegment {
     pub fn alloc_zeroed(nframes: usize) -> Result<USegment, crate::Error> {
         let seg = Segment::alloc(nframes, FrameUsage::Untyped).ok_or(crate::Error::NoMemory)?;
         // SAFETY: freshly allocated, owned RAM pages in the direct map.
-        unsafe { core::ptr::write_bytes(paddr_to_vaddr(seg.paddr) as *mut u8, 0, seg.size()) };
+        unsafe { core::ptr::write_bytes(paddr_to_ptr::<u8>(seg.paddr), 0, seg.size()) };
         Ok(USegment(seg))
     }
 
@@ -251,7 +246,7 @@ impl USegment {
         // SAFETY: in-bounds copy out of owned untyped pages (see UFrame).
         unsafe {
             core::ptr::copy(
-                (paddr_to_vaddr(self.0.paddr) + offset) as *const u8,
+                paddr_to_ptr::<u8>(self.0.paddr + offset),
                 buf.as_mut_ptr(),
                 buf.len(),
             )
@@ -265,7 +260,7 @@ impl USegment {
         unsafe {
             core::ptr::copy(
                 buf.as_ptr(),
-                (paddr_to_vaddr(self.0.paddr) + offset) as *mut u8,
+                paddr_to_ptr::<u8>(self.0.paddr + offset),
                 buf.len(),
             )
         };

@@ -11,7 +11,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use super::frame_alloc::{FrameUsage, alloc_frames, free_frame};
 use super::meta::{MetaSlot, slot as meta_slot, slot_of_owned};
-use super::{PAGE_SIZE, Paddr, paddr_to_vaddr, vaddr_to_paddr};
+use super::{PAGE_SIZE, Paddr, linear_ptr, paddr_to_vaddr, vaddr_to_paddr};
 use crate::Error;
 
 const NO_SLOT: u32 = u32::MAX;
@@ -123,7 +123,7 @@ impl Slab {
             };
             // SAFETY: the page is freshly allocated and owned; each free slot
             // starts with a 4-byte aligned link word inside the page.
-            unsafe { ((base + i * slot_size) as *mut u32).write(next) };
+            unsafe { linear_ptr::<u32>(base + i * slot_size).write(next) };
         }
         let meta = slot_of_owned(paddr);
         meta.aux_size.store(slot_size as u32, Ordering::Relaxed);
@@ -168,7 +168,7 @@ impl Slab {
         let addr = paddr_to_vaddr(self.paddr) + head as usize;
         // SAFETY: `head` is the offset of a free slot of this owned page
         // (only this slab writes the list), holding a link word.
-        let next = unsafe { (addr as *const u32).read() };
+        let next = unsafe { linear_ptr::<u32>(addr).read() };
         meta.aux_head.store(next, Ordering::Relaxed);
         meta.aux_free.fetch_sub(1, Ordering::Relaxed);
         Some(HeapSlot {
@@ -191,7 +191,7 @@ impl Slab {
         let meta = self.meta();
         // SAFETY: the slot is inside this owned page and no longer in use
         // (its HeapSlot was surrendered); it becomes a free-list node.
-        unsafe { (slot.addr as *mut u32).write(meta.aux_head.load(Ordering::Relaxed)) };
+        unsafe { linear_ptr::<u32>(slot.addr).write(meta.aux_head.load(Ordering::Relaxed)) };
         meta.aux_head
             .store((slot.addr % PAGE_SIZE) as u32, Ordering::Relaxed);
         meta.aux_free.fetch_add(1, Ordering::Relaxed);

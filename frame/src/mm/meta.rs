@@ -9,7 +9,7 @@
 use core::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
 
 use super::frame_alloc::FrameUsage;
-use super::{PAGE_SIZE, Paddr, paddr_to_vaddr};
+use super::{PAGE_SIZE, Paddr, linear_ptr, paddr_to_vaddr};
 
 #[repr(C)]
 pub(crate) struct MetaSlot {
@@ -50,7 +50,7 @@ pub(crate) fn init(max_paddr: Paddr, meta_paddr: Paddr) {
         "metadata array misaligned"
     );
     for i in 0..nframes {
-        let slot = (base + i * META_SLOT_SIZE) as *mut MetaSlot;
+        let slot = linear_ptr::<MetaSlot>(base + i * META_SLOT_SIZE);
         // SAFETY: the caller gave us `bytes_needed(max_paddr)` bytes of unused
         // RAM at `meta_paddr`, reachable through the direct map; nothing else
         // references it, and the slot is aligned (checked above).
@@ -86,7 +86,7 @@ pub(crate) fn slot(pa: Paddr) -> Option<&'static MetaSlot> {
     let addr = META_BASE.load(Ordering::Acquire) + pfn * META_SLOT_SIZE;
     // SAFETY: `init` initialised every slot below META_FRAMES, the array is
     // never freed, and all mutable state in a slot is atomic.
-    Some(unsafe { &*(addr as *const MetaSlot) })
+    Some(unsafe { &*linear_ptr::<MetaSlot>(addr) })
 }
 
 /// Like [`slot`] for a page that frame code already owns.

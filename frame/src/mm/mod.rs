@@ -14,6 +14,8 @@ pub mod sim;
 mod tests;
 pub mod vm_space;
 
+#[cfg(test)]
+use core::sync::atomic::AtomicPtr;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 pub use self::frame::{Frame, Segment, UFrame, USegment};
@@ -33,14 +35,41 @@ pub const PAGE_SHIFT: usize = 12;
 pub const KERNEL_LINEAR_BASE: usize = 0xffff_8000_0000_0000;
 static LINEAR_BASE: AtomicUsize = AtomicUsize::new(KERNEL_LINEAR_BASE);
 
+/// Host tests: the simulated RAM allocation, from which every direct-map
+/// pointer is derived so that it keeps the allocation's provenance (Miri then
+/// checks each access against the simulated RAM, with no integer-to-pointer
+/// casts). Holding it in a static also keeps the allocation reachable.
 #[cfg(test)]
-pub(crate) fn set_linear_base(base: usize) {
-    LINEAR_BASE.store(base, Ordering::Relaxed);
+static LINEAR_PTR: AtomicPtr<u8> = AtomicPtr::new(core::ptr::null_mut());
+
+#[cfg(test)]
+pub(crate) fn set_linear_base(base: *mut u8) {
+    LINEAR_PTR.store(base, Ordering::Relaxed);
+    LINEAR_BASE.store(base.addr(), Ordering::Relaxed);
 }
 
 /// The direct-map address of a physical address.
 pub fn paddr_to_vaddr(pa: Paddr) -> Vaddr {
     LINEAR_BASE.load(Ordering::Relaxed) + pa
+}
+
+/// A raw pointer to the direct-map address `va`. Creating it is safe;
+/// dereferencing it needs the usual justification.
+pub(crate) fn linear_ptr<T>(va: Vaddr) -> *mut T {
+    #[cfg(test)]
+    {
+        let base = LINEAR_PTR.load(Ordering::Relaxed);
+        base.wrapping_add(va.wrapping_sub(base.addr())).cast()
+    }
+    #[cfg(not(test))]
+    {
+        va as *mut T
+    }
+}
+
+/// A raw pointer to physical address `pa` through the direct map.
+pub(crate) fn paddr_to_ptr<T>(pa: Paddr) -> *mut T {
+    linear_ptr(paddr_to_vaddr(pa))
 }
 
 /// The physical address behind a direct-map address, if it is one.

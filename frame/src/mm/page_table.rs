@@ -92,7 +92,7 @@ pub(crate) struct PageTable {
 }
 
 fn entries(table_pa: Paddr) -> *mut u64 {
-    super::paddr_to_vaddr(table_pa) as *mut u64
+    super::paddr_to_ptr(table_pa)
 }
 
 fn read_entry(table_pa: Paddr, index: usize) -> u64 {

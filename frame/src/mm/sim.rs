@@ -69,8 +69,8 @@ pub fn lock() -> MutexGuard<'static, ()> {
         let layout = Layout::from_size_align(SIM_BYTES, PAGE_SIZE).unwrap();
         // SAFETY (test support): a fresh, zeroed, page-aligned host
         // allocation that is never freed; it plays the role of RAM.
-        let base = unsafe { alloc_zeroed(layout) } as usize;
-        assert!(base != 0);
+        let base = unsafe { alloc_zeroed(layout) };
+        assert!(!base.is_null());
         set_linear_base(base);
         let meta_bytes = meta::bytes_needed(SIM_BYTES).next_multiple_of(PAGE_SIZE);
         meta::init(SIM_BYTES, 0);

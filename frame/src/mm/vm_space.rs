@@ -13,7 +13,7 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::frame::UFrame;
 use super::page_table::{CachePolicy, PageFlags, PageTable, Privilege};
-use super::{PAGE_SIZE, Paddr, Vaddr, paddr_to_vaddr};
+use super::{PAGE_SIZE, Paddr, Vaddr, paddr_to_ptr};
 use crate::Error;
 use crate::sync::{SpinLock, level};
 
@@ -138,7 +138,7 @@ impl VmSpace {
         self.copy(va, buf.len(), false, |off, pa, n| {
             // SAFETY: `pa..pa+n` lies inside one mapped untyped page that the
             // page table (locked) keeps alive; `off + n <= buf.len()`.
-            unsafe { core::ptr::copy(paddr_to_vaddr(pa) as *const u8, dst.add(off), n) }
+            unsafe { core::ptr::copy(paddr_to_ptr::<u8>(pa), dst.add(off), n) }
         })
     }
 
@@ -147,7 +147,7 @@ impl VmSpace {
         let src = buf.as_ptr();
         self.copy(va, buf.len(), true, |off, pa, n| {
             // SAFETY: see `read_bytes`; the page is mapped writable.
-            unsafe { core::ptr::copy(src.add(off), paddr_to_vaddr(pa) as *mut u8, n) }
+            unsafe { core::ptr::copy(src.add(off), paddr_to_ptr::<u8>(pa), n) }
         })
     }
 
@@ -155,7 +155,7 @@ impl VmSpace {
     pub fn fill_zero(&self, va: Vaddr, len: usize) -> Result<(), UserFault> {
         self.copy(va, len, true, |_, pa, n| {
             // SAFETY: see `write_bytes`.
-            unsafe { core::ptr::write_bytes(paddr_to_vaddr(pa) as *mut u8, 0, n) }
+            unsafe { core::ptr::write_bytes(paddr_to_ptr::<u8>(pa), 0, n) }
         })
     }
 }
