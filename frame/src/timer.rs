@@ -18,6 +18,29 @@ static TSC_AT_BOOT: AtomicU64 = AtomicU64::new(0);
 static REALTIME_AT_BOOT_NS: AtomicU64 = AtomicU64::new(0);
 static WAKEUPS: SpinLock<Vec<(u64, Arc<Task>)>, { level::TIMER }> = SpinLock::new(Vec::new());
 
+/// A one-shot callback run from the timer interrupt. It must only touch
+/// interrupt-safe state (atomics, `Task::wake`).
+pub type TimerCallback = alloc::boxed::Box<dyn FnOnce() + Send>;
+
+static CALLBACKS: SpinLock<Vec<(u64, u64, TimerCallback)>, { level::TIMER }> = SpinLock::new(Vec::new());
+static NEXT_TIMER_ID: AtomicU64 = AtomicU64::new(1);
+
+/// Runs `f` from the timer interrupt once the monotonic clock reaches
+/// `deadline_ns`; returns an id for [`cancel`].
+pub fn call_at(deadline_ns: u64, f: TimerCallback) -> u64 {
+    let id = NEXT_TIMER_ID.fetch_add(1, Ordering::Relaxed);
+    CALLBACKS.lock_irq_disabled().push((deadline_ns, id, f));
+    id
+}
+
+/// Cancels a pending callback; `false` if it already ran (or never existed).
+pub fn cancel(id: u64) -> bool {
+    let mut list = CALLBACKS.lock_irq_disabled();
+    let before = list.len();
+    list.retain(|(_, i, _)| *i != id);
+    list.len() != before
+}
+
 pub(crate) fn init() {
     TSC_AT_BOOT.store(cpu::rdtsc(), Ordering::Relaxed);
     apic::init(TICK_HZ);
@@ -72,6 +95,19 @@ pub(crate) fn on_tick() {
     };
     for t in due {
         t.wake();
+    }
+    let fired: Vec<TimerCallback> = {
+        let mut list = CALLBACKS.lock_irq_disabled();
+        if list.iter().all(|(d, _, _)| *d > now) {
+            Vec::new()
+        } else {
+            let (due, keep): (Vec<_>, Vec<_>) = core::mem::take(&mut *list).into_iter().partition(|(d, _, _)| *d <= now);
+            *list = keep;
+            due.into_iter().map(|(_, _, f)| f).collect()
+        }
+    };
+    for f in fired {
+        f();
     }
     crate::task::on_tick();
 }

@@ -47,6 +47,11 @@ pub enum Errno {
     EOVERFLOW = 75,
     ENOTSOCK = 88,
     EOPNOTSUPP = 95,
+    /// Kernel-internal: restart the syscall if the signal handler has
+    /// SA_RESTART (or no handler runs), else EINTR. Never reaches user space.
+    ERESTARTSYS = 512,
+    /// Kernel-internal: EINTR if a handler runs, else restart.
+    ERESTARTNOHAND = 514,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -57,7 +57,7 @@ fn start_init(args: cmdline::Args) {
     }
     let argv: Vec<Vec<u8>> = match args.init {
         Some(init) => core::iter::once(init.into_bytes()).chain(args.init_args.into_iter().map(|a| a.into_bytes())).collect(),
-        None => match fs::read_file(&fs::FsContext::default(), "/.trellis/argv") {
+        None => match read_argv_file() {
             Ok(data) => data.split(|&b| b == 0).filter(|s| !s.is_empty()).map(Vec::from).collect(),
             Err(_) => alloc::vec![b"/bin/sh".to_vec()],
         },
@@ -68,4 +68,11 @@ fn start_init(args: cmdline::Args) {
         frame::println!("trellis: poweroff status=127");
         frame::power_off(127);
     }
+}
+
+/// The command `cargo xtask run -- CMD` leaves in the initramfs.
+fn read_argv_file() -> error::Result<Vec<u8>> {
+    let ctx = fs::FsContext::default();
+    let inode = fs::lookup(&ctx, ctx.root(), "/.trellis/argv", true)?;
+    process::read_whole(&inode)
 }

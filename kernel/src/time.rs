@@ -67,3 +67,26 @@ pub fn now_ns(clock: ClockId, process: &Process) -> u64 {
         ClockId::ProcessCputime | ClockId::ThreadCputime => process.cpu_time_ns(),
     }
 }
+
+frame::pod_struct! {
+    /// `struct rusage` (144 bytes): two timevals and 14 longs.
+    pub struct Rusage {
+        pub utime_sec: i64,
+        pub utime_usec: i64,
+        pub stime_sec: i64,
+        pub stime_usec: i64,
+        pub rest: [i64; 14],
+    }
+}
+const _: () = assert!(core::mem::size_of::<Rusage>() == 144);
+
+impl Rusage {
+    pub fn from_cpu_ns(user_ns: u64, sys_ns: u64) -> Rusage {
+        let mut r = <Rusage as frame::Pod>::new_zeroed();
+        r.utime_sec = (user_ns / 1_000_000_000) as i64;
+        r.utime_usec = ((user_ns % 1_000_000_000) / 1000) as i64;
+        r.stime_sec = (sys_ns / 1_000_000_000) as i64;
+        r.stime_usec = ((sys_ns % 1_000_000_000) / 1000) as i64;
+        r
+    }
+}

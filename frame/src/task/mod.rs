@@ -45,6 +45,8 @@ pub struct Task {
     state: AtomicU8,
     /// Invariant 8: set while a CPU runs (or is switching to) this task.
     on_cpu: AtomicBool,
+    /// Handed to the scheduler once (spawn).
+    started: AtomicBool,
     /// A wake-up arrived while the task was still deciding to sleep.
     woken: AtomicBool,
     entry: UnsafeCell<Option<Box<dyn FnOnce() + Send>>>,
@@ -132,6 +134,7 @@ impl TaskOptions {
             saved_rsp: UnsafeCell::new(rsp),
             state: AtomicU8::new(TaskState::Runnable as u8),
             on_cpu: AtomicBool::new(false),
+            started: AtomicBool::new(false),
             woken: AtomicBool::new(false),
             entry: UnsafeCell::new(Some(self.entry)),
             data: self.data.unwrap_or_else(|| Box::new(())),
@@ -143,8 +146,16 @@ impl TaskOptions {
     /// Creates the task and makes it runnable.
     pub fn spawn(self) -> Result<Arc<Task>, Error> {
         let task = self.build()?;
-        scheduler().enqueue(task.clone());
+        spawn_built(task.clone());
         Ok(task)
+    }
+}
+
+/// Makes a task created with [`TaskOptions::build`] runnable (once; later
+/// calls are ignored).
+pub fn spawn_built(task: Arc<Task>) {
+    if !task.started.swap(true, Ordering::AcqRel) {
+        scheduler().enqueue(task);
     }
 }
 
@@ -316,6 +327,7 @@ pub fn preempt_point() {
 pub(crate) fn run_first(task: Arc<Task>) -> ! {
     let _irq = disable_local();
     task.on_cpu.store(true, Ordering::Release);
+    task.started.store(true, Ordering::Release);
     // SAFETY: nothing runs yet; interrupts are disabled.
     let next_rsp = unsafe { *task.saved_rsp.get() };
     // SAFETY: interrupts off; the boot context is never resumed.

@@ -51,7 +51,8 @@ struct Image {
     rsp: usize,
 }
 
-fn read_file(inode: &Arc<dyn Inode>) -> Result<Vec<u8>> {
+/// Reads a whole file (bounded by the executable size limit).
+pub fn read_whole(inode: &Arc<dyn Inode>) -> Result<Vec<u8>> {
     let size = inode.size();
     if size > MAX_EXEC_SIZE {
         return Err(Error::new(Errno::ENOMEM));
@@ -216,7 +217,7 @@ fn load(fs: &FsContext, path: &str, mut argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) ->
     let mut path = String::from(path);
     for _ in 0..=MAX_SHEBANG_DEPTH {
         let inode = crate::fs::open_exec(fs, &path)?;
-        let data = read_file(&inode)?;
+        let data = read_whole(&inode)?;
         if data.starts_with(b"#!") {
             let (interp, arg) = parse_shebang(&data)?;
             // argv becomes: interp [arg] path argv[1..]

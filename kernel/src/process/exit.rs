@@ -53,9 +53,12 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
             init.child_wait.wake_all();
         }
     }
-    if let Some(parent) = process.parent() {
-        parent.child_wait.wake_all();
-    }
+    let (code, info_status) = match status & 0x7f {
+        0 => (super::signal::CLD_EXITED, (status >> 8) & 0xff),
+        sig if status & 0x80 != 0 => (super::signal::CLD_DUMPED, sig),
+        sig => (super::signal::CLD_KILLED, sig),
+    };
+    super::signal::notify_parent(process, code, info_status);
 }
 
 /// Which children wait4 is interested in.
@@ -86,27 +89,64 @@ impl WaitTarget {
     }
 }
 
-/// Waits for a matching child to become a zombie and reaps it. Returns
-/// `(pid, wait status)`, or `None` with `nohang` if none is ready yet.
-pub fn wait_child(parent: &Arc<Process>, target: WaitTarget, nohang: bool) -> Result<Option<(Pid, i32)>> {
-    let reap = || -> Result<Option<(Pid, i32)>> {
+/// What wait4/waitid report.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct WaitOptions {
+    pub nohang: bool,
+    pub exited: bool,
+    pub stopped: bool,
+    pub continued: bool,
+    /// Leave the child waitable (WNOWAIT).
+    pub nowait: bool,
+}
+
+/// Waits for a matching child to change state. Returns `(pid, wait status,
+/// CPU ns of the child)`, or `None` with `nohang` if nothing is ready.
+pub fn wait_child(
+    parent: &Arc<Process>,
+    thread: &super::Thread,
+    target: WaitTarget,
+    opts: WaitOptions,
+) -> Result<Option<(Pid, i32, u64)>> {
+    let check = || -> Result<Option<(Pid, i32, u64)>> {
         let mut children = parent.children.lock();
         if !children.iter().any(|c| target.matches(c)) {
             return Err(Error::new(Errno::ECHILD));
         }
-        let pos = children.iter().position(|c| target.matches(c) && c.exit_status().is_some());
-        Ok(pos.map(|i| {
-            let child = children.remove(i);
-            let status = child.exit_status().unwrap_or(0);
-            remove_from_table(child.pid());
-            (child.pid(), status)
-        }))
+        for i in 0..children.len() {
+            let c = &children[i];
+            if !target.matches(c) {
+                continue;
+            }
+            if let Some(status) = c.exit_status().filter(|_| opts.exited) {
+                let (pid, cpu) = (c.pid(), c.cpu_time_ns());
+                if !opts.nowait {
+                    let child = children.remove(i);
+                    parent.cutime_ns.fetch_add(child.cpu_time_ns(), Ordering::Relaxed);
+                    remove_from_table(child.pid());
+                }
+                return Ok(Some((pid, status, cpu)));
+            }
+            if opts.stopped {
+                let sig = if opts.nowait { c.signals.stop_event.load(Ordering::Acquire) } else { c.signals.stop_event.swap(0, Ordering::AcqRel) };
+                if sig != 0 {
+                    return Ok(Some((c.pid(), 0x7f | ((sig as i32) << 8), c.cpu_time_ns())));
+                }
+            }
+            if opts.continued {
+                let cont = if opts.nowait { c.signals.cont_event.load(Ordering::Acquire) } else { c.signals.cont_event.swap(false, Ordering::AcqRel) };
+                if cont {
+                    return Ok(Some((c.pid(), 0xffff, c.cpu_time_ns())));
+                }
+            }
+        }
+        Ok(None)
     };
-    if nohang {
-        return reap();
+    if opts.nohang {
+        return check();
     }
-    parent.child_wait.wait_until(|| match reap() {
+    super::signal::wait_interruptible(parent, thread, &parent.child_wait, || match check() {
         Ok(None) => None,
         other => Some(other),
-    })
+    })?
 }

@@ -8,9 +8,11 @@
 mod exec;
 mod exit;
 mod fork;
+mod itimer;
 pub mod rlimit;
 mod run;
 pub mod signal;
+pub mod signal_frame;
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -23,9 +25,10 @@ use frame::sync::{level, Mutex, SpinLock, WaitQueue};
 use crate::fs::{FileTable, FsContext};
 use crate::mm::Vmar;
 
-pub use self::exec::{execve, load_init, ARG_MAX, MAX_ARG_STRLEN};
-pub use self::exit::{do_exit, exit_status_code as exit_status_for, signal_status_code, wait_child, WaitTarget};
+pub use self::exec::{execve, load_init, read_whole, ARG_MAX, MAX_ARG_STRLEN};
+pub use self::exit::{do_exit, exit_status_code as exit_status_for, signal_status_code, wait_child, WaitOptions, WaitTarget};
 pub use self::fork::{clone_process, CloneArgs, CLONE_VFORK, CLONE_VM};
+pub use self::itimer::{get_real as get_real_timer, set_real as set_real_timer};
 pub use self::run::spawn_user_thread;
 pub(crate) use self::run::spawn_user_thread_inner;
 
@@ -58,6 +61,8 @@ pub struct Process {
     /// CPU time in nanoseconds (user, system), summed over threads.
     pub(crate) utime_ns: AtomicU64,
     pub(crate) stime_ns: AtomicU64,
+    /// CPU time of reaped children.
+    pub(crate) cutime_ns: AtomicU64,
 }
 
 pub struct Thread {
@@ -70,6 +75,9 @@ pub struct Thread {
     pub robust_list: AtomicU64,
     /// Set when the thread must leave its user loop (exit, exit_group).
     pub(crate) exiting: core::sync::atomic::AtomicBool,
+    pub signals: signal::ThreadSignals,
+    /// The frame task running this thread.
+    pub(crate) task: frame::sync::Once<Weak<frame::task::Task>>,
 }
 
 impl Thread {
@@ -79,6 +87,13 @@ impl Thread {
 
     pub fn process(&self) -> Option<Arc<Process>> {
         self.process.upgrade()
+    }
+
+    /// Wakes the thread if it sleeps (to notice a signal).
+    pub fn wake(&self) {
+        if let Some(t) = self.task.get().and_then(Weak::upgrade) {
+            t.wake();
+        }
     }
 }
 
@@ -117,6 +132,7 @@ impl Process {
             threads: SpinLock::new(Vec::new()),
             utime_ns: AtomicU64::new(0),
             stime_ns: AtomicU64::new(0),
+            cutime_ns: AtomicU64::new(0),
         });
         PROCESSES.lock().insert(pid, Arc::downgrade(&p));
         p
@@ -198,6 +214,8 @@ impl Process {
             clear_child_tid: AtomicU64::new(0),
             robust_list: AtomicU64::new(0),
             exiting: core::sync::atomic::AtomicBool::new(false),
+            signals: signal::ThreadSignals::default(),
+            task: frame::sync::Once::new(),
         });
         self.threads.lock().push(t.clone());
         t
@@ -207,6 +225,17 @@ impl Process {
 /// Looks up a live (or zombie, not yet reaped) process.
 pub fn find_process(pid: Pid) -> Option<Arc<Process>> {
     PROCESSES.lock().get(&pid).and_then(Weak::upgrade)
+}
+
+/// Finds a thread by tid (every thread's tid is its process's pid until
+/// multi-threaded processes exist).
+pub fn find_thread(tid: Pid) -> Option<(Arc<Process>, Arc<Thread>)> {
+    for p in all_processes() {
+        if let Some(t) = p.threads().into_iter().find(|t| t.tid() == tid) {
+            return Some((p, t));
+        }
+    }
+    None
 }
 
 /// Every process in the table, in pid order.

@@ -6,16 +6,12 @@ use core::sync::atomic::Ordering;
 use frame::task::TaskOptions;
 use frame::user::{CpuException, ReturnReason, UserContext};
 
-use super::exit::{do_exit, signal_status_code};
+use super::signal::{self, SigInfo, SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP, SI_KERNEL};
+use super::signal_frame::handle_signals;
 use super::{Pid, Process, Thread};
-use crate::error::Result;
+use crate::error::{Errno, Result};
 use crate::syscall::{dispatch, Context};
 
-const SIGILL: i32 = 4;
-const SIGTRAP: i32 = 5;
-const SIGBUS: i32 = 7;
-const SIGFPE: i32 = 8;
-const SIGSEGV: i32 = 11;
 
 /// Starts the first thread of `process` with registers `user`.
 pub fn spawn_user_thread(process: &Arc<Process>, tid: Pid, user: UserContext) -> Result<Arc<Thread>> {
@@ -26,25 +22,54 @@ pub(crate) fn spawn_user_thread_inner(process: &Arc<Process>, tid: Pid, user: Us
     let thread = process.add_thread(tid);
     thread.sigmask.store(sigmask, Ordering::Relaxed);
     let (p, t) = (process.clone(), thread.clone());
-    TaskOptions::new(move || user_loop(p, t, user)).data(thread.clone()).spawn()?;
+    let task = TaskOptions::new(move || user_loop(p, t, user)).data(thread.clone()).build()?;
+    thread.task.call_once(|| Arc::downgrade(&task));
+    frame::task::spawn_built(task);
     Ok(thread)
 }
 
-/// The signal a fatal CPU exception raises (delivery comes later: for now
-/// the process dies of it, as with the default action).
-fn exception_signal(e: &CpuException) -> (i32, bool) {
+/// The signal and si_code a CPU exception raises (signal(7), sigaction(2)).
+fn exception_signal(e: &CpuException) -> SigInfo {
+    const SEGV_MAPERR: i32 = 1;
+    const SEGV_ACCERR: i32 = 2;
+    const FPE_INTDIV: i32 = 1;
+    const ILL_ILLOPN: i32 = 2;
+    const BUS_ADRALN: i32 = 1;
+    const TRAP_BRKPT: i32 = 1;
     match e.vector {
-        CpuException::DIVIDE => (SIGFPE, true),
-        CpuException::X87 | CpuException::SIMD => (SIGFPE, true),
-        CpuException::INVALID_OPCODE => (SIGILL, true),
-        CpuException::DEBUG | CpuException::BREAKPOINT => (SIGTRAP, true),
-        CpuException::ALIGNMENT => (SIGBUS, true),
-        _ => (SIGSEGV, true),
+        CpuException::DIVIDE => SigInfo::fault(SIGFPE, FPE_INTDIV, 0),
+        CpuException::X87 | CpuException::SIMD => SigInfo::fault(SIGFPE, 0, 0),
+        CpuException::INVALID_OPCODE => SigInfo::fault(SIGILL, ILL_ILLOPN, 0),
+        CpuException::DEBUG | CpuException::BREAKPOINT => SigInfo::fault(SIGTRAP, TRAP_BRKPT, 0),
+        CpuException::ALIGNMENT => SigInfo::fault(SIGBUS, BUS_ADRALN, 0),
+        CpuException::PAGE_FAULT => {
+            let code = if e.is_protection() { SEGV_ACCERR } else { SEGV_MAPERR };
+            SigInfo::fault(SIGSEGV, code, e.fault_addr)
+        }
+        _ => SigInfo::fault(SIGSEGV, SI_KERNEL, 0),
     }
 }
 
+/// A fault signal cannot be blocked or ignored: Linux forces the default
+/// action in that case (force_sig_info).
+fn force_fault_signal(process: &Arc<Process>, thread: &Thread, info: SigInfo) {
+    let sig = info.signo as usize;
+    let act = process.signals.action(sig);
+    let blocked = thread.sigmask.load(Ordering::Relaxed) & signal::bit(sig) != 0;
+    if blocked || act.handler == signal::SIG_IGN {
+        process.signals.set_action(sig, signal::SigAction::default());
+        thread.sigmask.fetch_and(!signal::bit(sig), Ordering::Relaxed);
+    }
+    signal::send_to_thread(process, thread, info);
+}
+
 fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) {
+    let mut restart = None;
     loop {
+        handle_signals(&process, &thread, &mut user, restart.take());
+        if thread.exiting.load(Ordering::Acquire) {
+            break;
+        }
         let vm = process.vm();
         let t0 = frame::timer::monotonic_ns();
         let reason = user.execute(vm.space());
@@ -53,22 +78,20 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
         match reason {
             ReturnReason::Syscall => {
                 drop(vm);
+                let nr = user.syscall().0;
                 let mut ctx = Context { process: &process, thread: &thread, user: &mut user };
                 dispatch(&mut ctx);
+                let rax = user.rax() as i64;
+                if rax == -(Errno::ERESTARTSYS as i64) || rax == -(Errno::ERESTARTNOHAND as i64) {
+                    restart = Some(nr);
+                }
             }
             ReturnReason::Exception(e) => {
                 let handled = e.vector == CpuException::PAGE_FAULT
                     && vm.handle_page_fault(e.fault_addr as usize, e.is_write(), e.is_instruction_fetch()).is_ok();
                 if !handled {
-                    let (sig, core) = exception_signal(&e);
-                    frame::log_info!(
-                        "pid {} ({}) killed by signal {sig}: {:?} at rip {:#x}",
-                        process.pid(),
-                        process.name(),
-                        e,
-                        user.rip()
-                    );
-                    do_exit(&process, signal_status_code(sig, core));
+                    frame::log_debug!("pid {} ({}): {:?} at rip {:#x}", process.pid(), process.name(), e, user.rip());
+                    force_fault_signal(&process, &thread, exception_signal(&e));
                 }
             }
             ReturnReason::Interrupt => {}

@@ -1,17 +1,61 @@
-//! Signal dispositions and masks. Delivery comes with the next issue; the
-//! state kept here already follows rt_sigaction(2) and rt_sigprocmask(2).
+//! Signals: dispositions, pending sets, generation and the decision of
+//! what to do with a pending signal (signal(7)). Building the handler frame
+//! and rt_sigreturn live in `signal_frame.rs`.
 
-use frame::sync::{level, SpinLock};
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use frame::sync::{level, SpinLock, WaitQueue};
+
+use super::{Process, Thread};
+use crate::error::{Errno, Error, Result};
 
 pub const NSIG: usize = 64;
+pub const SIGHUP: usize = 1;
+pub const SIGINT: usize = 2;
+pub const SIGQUIT: usize = 3;
+pub const SIGILL: usize = 4;
+pub const SIGTRAP: usize = 5;
+pub const SIGABRT: usize = 6;
+pub const SIGBUS: usize = 7;
+pub const SIGFPE: usize = 8;
 pub const SIGKILL: usize = 9;
+pub const SIGSEGV: usize = 11;
+pub const SIGPIPE: usize = 13;
+pub const SIGALRM: usize = 14;
+pub const SIGCHLD: usize = 17;
+pub const SIGCONT: usize = 18;
 pub const SIGSTOP: usize = 19;
+pub const SIGTSTP: usize = 20;
+pub const SIGTTIN: usize = 21;
+pub const SIGTTOU: usize = 22;
 
 /// Bits that can never be blocked.
-pub const UNBLOCKABLE: u64 = (1 << (SIGKILL - 1)) | (1 << (SIGSTOP - 1));
+pub const UNBLOCKABLE: u64 = bit(SIGKILL) | bit(SIGSTOP);
 
 pub const SIG_DFL: u64 = 0;
 pub const SIG_IGN: u64 = 1;
+
+pub const SA_SIGINFO: u64 = 0x4;
+pub const SA_ONSTACK: u64 = 0x0800_0000;
+pub const SA_RESTART: u64 = 0x1000_0000;
+pub const SA_NODEFER: u64 = 0x4000_0000;
+pub const SA_RESETHAND: u64 = 0x8000_0000;
+pub const SA_RESTORER: u64 = 0x0400_0000;
+
+/// si_code values.
+pub const SI_USER: i32 = 0;
+pub const SI_KERNEL: i32 = 0x80;
+pub const SI_TKILL: i32 = -6;
+pub const CLD_EXITED: i32 = 1;
+pub const CLD_KILLED: i32 = 2;
+pub const CLD_DUMPED: i32 = 3;
+pub const CLD_STOPPED: i32 = 5;
+pub const CLD_CONTINUED: i32 = 6;
+
+pub const fn bit(sig: usize) -> u64 {
+    1 << (sig - 1)
+}
 
 frame::pod_struct! {
     /// The kernel's `struct sigaction` on x86-64.
@@ -25,8 +69,109 @@ frame::pod_struct! {
 }
 const _: () = assert!(core::mem::size_of::<SigAction>() == 32);
 
+frame::pod_struct! {
+    /// `siginfo_t` (128 bytes). The union after the header is laid out as
+    /// the kill/child variants use it: pid, uid, then status/addr words.
+    #[derive(Debug)]
+    pub struct SigInfo {
+        pub signo: i32,
+        pub errno: i32,
+        pub code: i32,
+        pub pad0: i32,
+        pub pid: i32,
+        pub uid: u32,
+        /// CLD_*: exit status; SIGSEGV etc. use `addr` (overlapping pid/uid).
+        pub status: i32,
+        pub pad1: i32,
+        pub rest: [u64; 12],
+    }
+}
+const _: () = assert!(core::mem::size_of::<SigInfo>() == 128);
+
+impl SigInfo {
+    pub fn new(sig: usize, code: i32) -> SigInfo {
+        let mut i = <SigInfo as frame::Pod>::new_zeroed();
+        i.signo = sig as i32;
+        i.code = code;
+        i
+    }
+
+    pub fn from_sender(sig: usize, code: i32, pid: u32) -> SigInfo {
+        let mut i = SigInfo::new(sig, code);
+        i.pid = pid as i32;
+        i
+    }
+
+    /// A fault signal with `si_addr` (which overlaps pid/uid in the union).
+    pub fn fault(sig: usize, code: i32, addr: u64) -> SigInfo {
+        let mut i = SigInfo::new(sig, code);
+        i.pid = addr as u32 as i32;
+        i.uid = (addr >> 32) as u32;
+        i
+    }
+}
+
+/// A set of pending signals with one siginfo each (standard signals do not
+/// queue; real-time queueing is not implemented).
+pub struct Pending {
+    mask: u64,
+    info: [Option<SigInfo>; NSIG],
+}
+
+impl Pending {
+    pub const fn new() -> Self {
+        Pending { mask: 0, info: [None; NSIG] }
+    }
+
+    pub fn add(&mut self, info: SigInfo) {
+        let sig = info.signo as usize;
+        if self.mask & bit(sig) == 0 {
+            self.mask |= bit(sig);
+            self.info[sig - 1] = Some(info);
+        }
+    }
+
+    pub fn mask(&self) -> u64 {
+        self.mask
+    }
+
+    pub fn take(&mut self, sig: usize) -> Option<SigInfo> {
+        if self.mask & bit(sig) == 0 {
+            return None;
+        }
+        self.mask &= !bit(sig);
+        self.info[sig - 1].take()
+    }
+
+    pub fn remove_mask(&mut self, m: u64) {
+        for sig in 1..=NSIG {
+            if m & bit(sig) != 0 {
+                self.take(sig);
+            }
+        }
+    }
+}
+
+impl Default for Pending {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Process-wide signal state.
 pub struct SignalState {
     actions: SpinLock<[SigAction; NSIG], { level::PROCESS }>,
+    pub(crate) shared: SpinLock<Pending, { level::PROCESS }>,
+    /// ITIMER_REAL / alarm fired (set from the timer interrupt).
+    pub(crate) alarm_fired: Arc<AtomicBool>,
+    /// (timer id, deadline ns, interval ns) of the armed real timer.
+    pub(crate) real_timer: SpinLock<(u64, u64, u64), { level::PROCESS }>,
+    /// Job control: the process is stopped; threads park on `stop_wq`.
+    pub(crate) stopped: AtomicBool,
+    pub(crate) stop_wq: WaitQueue,
+    /// Unreported state changes for the parent's wait (WUNTRACED/WCONTINUED).
+    pub(crate) stop_event: AtomicU64,
+    pub(crate) cont_event: AtomicBool,
 }
 
 impl Default for SignalState {
@@ -37,7 +182,16 @@ impl Default for SignalState {
 
 impl SignalState {
     pub fn new() -> Self {
-        SignalState { actions: SpinLock::new([SigAction::default(); NSIG]) }
+        SignalState {
+            actions: SpinLock::new([SigAction::default(); NSIG]),
+            shared: SpinLock::new(Pending::new()),
+            alarm_fired: Arc::new(AtomicBool::new(false)),
+            real_timer: SpinLock::new((0, 0, 0)),
+            stopped: AtomicBool::new(false),
+            stop_wq: WaitQueue::new(),
+            stop_event: AtomicU64::new(0),
+            cont_event: AtomicBool::new(false),
+        }
     }
 
     /// Disposition of `sig` (1-based, already validated).
@@ -48,11 +202,18 @@ impl SignalState {
     pub fn set_action(&self, sig: usize, mut act: SigAction) {
         act.mask &= !UNBLOCKABLE;
         self.actions.lock()[sig - 1] = act;
+        // Setting a signal to be ignored discards it if pending (POSIX).
+        if is_ignored(sig, &act) {
+            self.shared.lock().take(sig);
+        }
     }
 
-    /// A copy for fork.
+    /// A copy of the dispositions for fork (pending signals are not
+    /// inherited).
     pub fn clone_state(&self) -> SignalState {
-        SignalState { actions: SpinLock::new(*self.actions.lock()) }
+        let s = SignalState::new();
+        *s.actions.lock() = *self.actions.lock();
+        s
     }
 
     /// execve: handlers go back to the default; ignored signals stay ignored.
@@ -63,4 +224,195 @@ impl SignalState {
             }
         }
     }
+}
+
+/// Per-thread signal state.
+pub struct ThreadSignals {
+    pub(crate) pending: SpinLock<Pending, { level::PROCESS }>,
+    /// sigaltstack: (sp, flags, size).
+    pub(crate) altstack: SpinLock<(u64, i32, u64), { level::PROCESS }>,
+    /// Mask to restore after rt_sigsuspend's handler runs.
+    pub(crate) saved_mask: SpinLock<Option<u64>, { level::PROCESS }>,
+}
+
+impl Default for ThreadSignals {
+    fn default() -> Self {
+        ThreadSignals {
+            pending: SpinLock::new(Pending::new()),
+            altstack: SpinLock::new((0, SS_DISABLE, 0)),
+            saved_mask: SpinLock::new(None),
+        }
+    }
+}
+
+pub const SS_ONSTACK: i32 = 1;
+pub const SS_DISABLE: i32 = 2;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefaultAction {
+    Terminate,
+    Core,
+    Stop,
+    Continue,
+    Ignore,
+}
+
+/// signal(7): the default action of each signal.
+pub fn default_action(sig: usize) -> DefaultAction {
+    match sig {
+        SIGCHLD | SIGCONT | 23 /* SIGURG */ | 28 /* SIGWINCH */ => {
+            if sig == SIGCONT { DefaultAction::Continue } else { DefaultAction::Ignore }
+        }
+        SIGSTOP | SIGTSTP | SIGTTIN | SIGTTOU => DefaultAction::Stop,
+        SIGQUIT | SIGILL | SIGTRAP | SIGABRT | SIGBUS | SIGFPE | SIGSEGV | 24 /* SIGXCPU */ | 25 /* SIGXFSZ */
+        | 31 /* SIGSYS */ => DefaultAction::Core,
+        _ => DefaultAction::Terminate,
+    }
+}
+
+fn is_ignored(sig: usize, act: &SigAction) -> bool {
+    act.handler == SIG_IGN || (act.handler == SIG_DFL && default_action(sig) == DefaultAction::Ignore)
+}
+
+/// Checks a signal number from user space (0 allowed where `allow_zero`).
+pub fn check_signo(sig: u64, allow_zero: bool) -> Result<usize> {
+    match sig {
+        0 if allow_zero => Ok(0),
+        1..=64 => Ok(sig as usize),
+        _ => Err(Error::new(Errno::EINVAL)),
+    }
+}
+
+/// Wakes every thread of `p` so that it notices a new signal.
+fn kick(p: &Process) {
+    for t in p.threads() {
+        t.wake();
+    }
+}
+
+/// Generates a process-directed signal (kill(2), SIGCHLD, alarms, ...).
+pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
+    let sig = info.signo as usize;
+    if sig == 0 || p.exit_status().is_some() {
+        return;
+    }
+    prepare(p, sig);
+    let act = p.signals.action(sig);
+    // An ignored signal is discarded at generation (unless blocked, in which
+    // case Linux still discards it for SIG_IGN).
+    if is_ignored(sig, &act) && sig != SIGKILL && sig != SIGSTOP {
+        return;
+    }
+    p.signals.shared.lock().add(info);
+    kick(p);
+}
+
+/// Generates a thread-directed signal (tkill, tgkill, faults).
+pub fn send_to_thread(p: &Arc<Process>, t: &Thread, info: SigInfo) {
+    let sig = info.signo as usize;
+    if sig == 0 || p.exit_status().is_some() {
+        return;
+    }
+    prepare(p, sig);
+    let act = p.signals.action(sig);
+    if is_ignored(sig, &act) && sig != SIGKILL && sig != SIGSTOP {
+        return;
+    }
+    t.signals.pending.lock().add(info);
+    t.wake();
+}
+
+/// Stop and continue signals cancel each other at generation (signal(7)).
+fn prepare(p: &Arc<Process>, sig: usize) {
+    let stops = bit(SIGSTOP) | bit(SIGTSTP) | bit(SIGTTIN) | bit(SIGTTOU);
+    if sig == SIGCONT || sig == SIGKILL {
+        p.signals.shared.lock().remove_mask(stops);
+        for t in p.threads() {
+            t.signals.pending.lock().remove_mask(stops);
+        }
+        if p.signals.stopped.swap(false, Ordering::AcqRel) {
+            p.signals.cont_event.store(true, Ordering::Release);
+            p.signals.stop_wq.wake_all();
+            notify_parent(p, CLD_CONTINUED, SIGCONT as i32);
+        }
+    } else if stops & bit(sig) != 0 {
+        p.signals.shared.lock().take(SIGCONT);
+    }
+}
+
+/// Tells the parent about a state change: SIGCHLD and its wait queue.
+pub fn notify_parent(p: &Arc<Process>, code: i32, status: i32) {
+    if let Some(parent) = p.parent() {
+        let mut info = SigInfo::from_sender(SIGCHLD, code, p.pid());
+        info.status = status;
+        send_to_process(&parent, info);
+        parent.child_wait.wake_all();
+    }
+}
+
+/// Unblocked pending signals of `t`.
+pub fn deliverable(p: &Process, t: &Thread) -> u64 {
+    let shared = p.signals.shared.lock().mask();
+    let pending = shared | t.signals.pending.lock().mask();
+    pending & !(t.sigmask.load(Ordering::Relaxed) & !UNBLOCKABLE)
+}
+
+pub fn has_deliverable(p: &Process, t: &Thread) -> bool {
+    if p.signals.alarm_fired.load(Ordering::Acquire) {
+        return true;
+    }
+    deliverable(p, t) != 0
+}
+
+/// Removes the lowest-numbered deliverable signal.
+pub fn dequeue(p: &Process, t: &Thread) -> Option<SigInfo> {
+    let ready = deliverable(p, t);
+    if ready == 0 {
+        return None;
+    }
+    // SIGKILL first, then lowest number (Linux prefers synchronous signals;
+    // fault signals are thread-directed and checked first below).
+    let own = t.signals.pending.lock().mask() & ready;
+    let pick = |m: u64| if m & bit(SIGKILL) != 0 { SIGKILL } else { m.trailing_zeros() as usize + 1 };
+    if own != 0 {
+        return t.signals.pending.lock().take(pick(own));
+    }
+    p.signals.shared.lock().take(pick(ready))
+}
+
+/// Sleeps on `wq` until `cond` holds; a deliverable signal interrupts the
+/// wait with `ERESTARTSYS` (turned into EINTR or a restart on delivery).
+pub fn wait_interruptible<R>(
+    p: &Process,
+    t: &Thread,
+    wq: &WaitQueue,
+    mut cond: impl FnMut() -> Option<R>,
+) -> Result<R> {
+    wq.wait_until(|| {
+        if let Some(r) = cond() {
+            return Some(Ok(r));
+        }
+        has_deliverable(p, t).then(|| Err(Error::new(Errno::ERESTARTSYS)))
+    })
+}
+
+/// Like [`wait_interruptible`] with a monotonic deadline: `Ok(None)` on
+/// timeout.
+pub fn wait_interruptible_deadline<R>(
+    p: &Process,
+    t: &Thread,
+    wq: &WaitQueue,
+    mut cond: impl FnMut() -> Option<R>,
+    deadline: u64,
+) -> Result<Option<R>> {
+    let r = wq.wait_until_or_deadline(
+        || {
+            if let Some(r) = cond() {
+                return Some(Ok(r));
+            }
+            has_deliverable(p, t).then(|| Err(Error::new(Errno::ERESTARTSYS)))
+        },
+        deadline,
+    );
+    r.transpose()
 }

@@ -5,7 +5,8 @@ use core::sync::atomic::Ordering;
 
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
-use crate::process::{self, exit_status_for, CloneArgs, Pid, WaitTarget};
+use crate::process::{self, exit_status_for, CloneArgs, Pid, WaitOptions, WaitTarget};
+use crate::time::Rusage;
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (39, "getpid", sys_getpid),
@@ -192,14 +193,22 @@ fn sys_wait4(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::ESRCH));
     }
     let target = WaitTarget::from_arg(pid, ctx.process);
-    match process::wait_child(ctx.process, target, options & WNOHANG != 0)? {
+    let opts = WaitOptions {
+        nohang: options & WNOHANG != 0,
+        exited: true,
+        stopped: options & WUNTRACED != 0,
+        continued: options & WCONTINUED != 0,
+        nowait: false,
+    };
+    match process::wait_child(ctx.process, ctx.thread, target, opts)? {
         None => Ok(0),
-        Some((child, status)) => {
+        Some((child, status, cpu_ns)) => {
+            // Linux reaps the child even if the status pointer is bad.
             if status_ptr != 0 {
                 ctx.write_val(status_ptr, &status)?;
             }
             if rusage != 0 {
-                ctx.write_bytes(rusage, &[0u8; 144])?;
+                ctx.write_val(rusage, &Rusage::from_cpu_ns(cpu_ns, 0))?;
             }
             Ok(child as isize)
         }

@@ -1,15 +1,33 @@
-//! Signal state syscalls. Delivery arrives with the next issue; the state
-//! (dispositions, mask) is kept exactly as rt_sigaction(2) and
-//! rt_sigprocmask(2) describe.
+//! Signal syscalls (signal(7), rt_sigaction(2), kill(2), sigaltstack(2),
+//! setitimer(2) ...).
 
 use core::sync::atomic::Ordering;
 
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
-use crate::process::signal::{SigAction, NSIG, SIGKILL, SIGSTOP, UNBLOCKABLE};
+use crate::process::signal::{
+    check_signo, dequeue, send_to_process, send_to_thread, wait_interruptible_deadline, SigAction, SigInfo, NSIG,
+    SIGKILL, SIGSTOP, SI_TKILL, SI_USER, SS_DISABLE, SS_ONSTACK, UNBLOCKABLE,
+};
+use crate::process::{self, signal_frame, Pid};
+use crate::time::Timespec;
 
-pub const SYSCALLS: &[(usize, &str, SyscallFn)] =
-    &[(13, "rt_sigaction", sys_rt_sigaction), (14, "rt_sigprocmask", sys_rt_sigprocmask)];
+pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
+    (13, "rt_sigaction", sys_rt_sigaction),
+    (14, "rt_sigprocmask", sys_rt_sigprocmask),
+    (15, "rt_sigreturn", sys_rt_sigreturn),
+    (34, "pause", sys_pause),
+    (36, "getitimer", sys_getitimer),
+    (37, "alarm", sys_alarm),
+    (38, "setitimer", sys_setitimer),
+    (62, "kill", sys_kill),
+    (127, "rt_sigpending", sys_rt_sigpending),
+    (128, "rt_sigtimedwait", sys_rt_sigtimedwait),
+    (130, "rt_sigsuspend", sys_rt_sigsuspend),
+    (131, "sigaltstack", sys_sigaltstack),
+    (200, "tkill", sys_tkill),
+    (234, "tgkill", sys_tgkill),
+];
 
 const SIGSET_SIZE: u64 = 8;
 
@@ -61,4 +79,231 @@ fn sys_rt_sigprocmask(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         ctx.thread.sigmask.store(mask, Ordering::Relaxed);
     }
     Ok(0)
+}
+
+fn sys_rt_sigreturn(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
+    signal_frame::sigreturn(ctx.process, ctx.thread, ctx.user)
+}
+
+fn sys_rt_sigpending(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    if a[1] > SIGSET_SIZE {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let shared = ctx.process.signals.shared.lock().mask();
+    let pending = shared | ctx.thread.signals.pending.lock().mask();
+    let blocked = ctx.thread.sigmask.load(Ordering::Relaxed);
+    ctx.write_bytes(a[0], &(pending & blocked).to_le_bytes()[..a[1] as usize])?;
+    Ok(0)
+}
+
+/// Sleeps until a signal arrives (handled on the way out).
+fn wait_for_signal(ctx: &Context) -> Result<isize> {
+    let wq = frame::sync::WaitQueue::new();
+    crate::process::signal::wait_interruptible(ctx.process, ctx.thread, &wq, || None::<()>)
+        .map(|_| 0)
+        .map_err(|_| Error::new(Errno::ERESTARTNOHAND))
+}
+
+fn sys_pause(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
+    wait_for_signal(ctx)
+}
+
+fn sys_rt_sigsuspend(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    if a[1] != SIGSET_SIZE {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let mask: u64 = ctx.read_val(a[0])?;
+    let old = ctx.thread.sigmask.swap(mask & !UNBLOCKABLE, Ordering::Relaxed);
+    *ctx.thread.signals.saved_mask.lock() = Some(old);
+    wait_for_signal(ctx)
+}
+
+fn sys_rt_sigtimedwait(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (set_ptr, info_ptr, timeout_ptr, size) = (a[0], a[1], a[2], a[3]);
+    if size != SIGSET_SIZE {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let set: u64 = ctx.read_val::<u64>(set_ptr)? & !UNBLOCKABLE;
+    let deadline = if timeout_ptr != 0 {
+        let ts: Timespec = ctx.read_val(timeout_ptr)?;
+        let ns = ts.to_ns().ok_or(Error::new(Errno::EINVAL))?;
+        frame::timer::monotonic_ns().saturating_add(ns)
+    } else {
+        u64::MAX
+    };
+    // Temporarily unblock the awaited signals so they can be dequeued.
+    let old = ctx.thread.sigmask.load(Ordering::Relaxed);
+    ctx.thread.sigmask.store(old & !set, Ordering::Relaxed);
+    let take = || {
+        let shared = ctx.process.signals.shared.lock().mask();
+    let pending = shared | ctx.thread.signals.pending.lock().mask();
+        if pending & set != 0 {
+            // Dequeue with everything but `set` blocked.
+            ctx.thread.sigmask.store(!set & !UNBLOCKABLE, Ordering::Relaxed);
+            let info = dequeue(ctx.process, ctx.thread);
+            ctx.thread.sigmask.store(old & !set, Ordering::Relaxed);
+            info
+        } else {
+            None
+        }
+    };
+    let wq = frame::sync::WaitQueue::new();
+    let r = wait_interruptible_deadline(ctx.process, ctx.thread, &wq, take, deadline);
+    ctx.thread.sigmask.store(old, Ordering::Relaxed);
+    match r {
+        Ok(Some(info)) => {
+            if info_ptr != 0 {
+                ctx.write_val(info_ptr, &info)?;
+            }
+            Ok(info.signo as isize)
+        }
+        Ok(None) => Err(Error::new(Errno::EAGAIN)),
+        Err(_) => Err(Error::new(Errno::EINTR)),
+    }
+}
+
+frame::pod_struct! {
+    pub struct StackT {
+        pub sp: u64,
+        pub flags: i32,
+        pub pad: i32,
+        pub size: u64,
+    }
+}
+
+const MINSIGSTKSZ: u64 = 2048;
+
+fn sys_sigaltstack(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (ss_ptr, old_ptr) = (a[0], a[1]);
+    let cur = *ctx.thread.signals.altstack.lock();
+    let rsp = ctx.user.rsp();
+    let on_stack = cur.1 & SS_DISABLE == 0 && rsp > cur.0 && rsp <= cur.0 + cur.2;
+    let new = if ss_ptr != 0 { Some(ctx.read_val::<StackT>(ss_ptr)?) } else { None };
+    if let Some(ss) = &new {
+        if on_stack {
+            return Err(Error::new(Errno::EPERM));
+        }
+        let flags = ss.flags & !(1 << 31); // SS_AUTODISARM is accepted
+        if flags != 0 && flags != SS_DISABLE && flags != SS_ONSTACK {
+            return Err(Error::new(Errno::EINVAL));
+        }
+        if flags != SS_DISABLE && ss.size < MINSIGSTKSZ {
+            return Err(Error::new(Errno::ENOMEM));
+        }
+    }
+    if old_ptr != 0 {
+        let flags = if on_stack { SS_ONSTACK } else { cur.1 & SS_DISABLE };
+        ctx.write_val(old_ptr, &StackT { sp: cur.0, flags, pad: 0, size: cur.2 })?;
+    }
+    if let Some(ss) = new {
+        *ctx.thread.signals.altstack.lock() =
+            if ss.flags & SS_DISABLE != 0 { (0, SS_DISABLE, 0) } else { (ss.sp, 0, ss.size) };
+    }
+    Ok(0)
+}
+
+fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let pid = a[0] as i32;
+    let sig = check_signo(a[1], true)?;
+    let me = ctx.process.pid();
+    let info = SigInfo::from_sender(sig, SI_USER, me);
+    let targets: alloc::vec::Vec<_> = match pid {
+        p if p > 0 => process::find_process(p as Pid).filter(|p| p.exit_status().is_none()).into_iter().collect(),
+        0 => process::all_processes().into_iter().filter(|p| p.pgid() == ctx.process.pgid()).collect(),
+        -1 => process::all_processes().into_iter().filter(|p| p.pid() != process::INIT_PID && p.pid() != me).collect(),
+        p => process::all_processes().into_iter().filter(|q| q.pgid() == p.unsigned_abs()).collect(),
+    };
+    let targets: alloc::vec::Vec<_> = targets.into_iter().filter(|p| p.exit_status().is_none()).collect();
+    if targets.is_empty() {
+        return Err(Error::new(Errno::ESRCH));
+    }
+    for t in &targets {
+        send_to_process(t, info);
+    }
+    Ok(0)
+}
+
+fn thread_kill(ctx: &Context, tgid: Option<Pid>, tid: i32, sig: u64) -> Result<isize> {
+    let sig = check_signo(sig, true)?;
+    if tid <= 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let (proc_, thread) = process::find_thread(tid as Pid).ok_or(Error::new(Errno::ESRCH))?;
+    if tgid.is_some_and(|g| g != proc_.pid()) || proc_.exit_status().is_some() {
+        return Err(Error::new(Errno::ESRCH));
+    }
+    send_to_thread(&proc_, &thread, SigInfo::from_sender(sig, SI_TKILL, ctx.process.pid()));
+    Ok(0)
+}
+
+fn sys_tkill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    thread_kill(ctx, None, a[0] as i32, a[1])
+}
+
+fn sys_tgkill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    if (a[0] as i32) <= 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    thread_kill(ctx, Some(a[0] as Pid), a[1] as i32, a[2])
+}
+
+frame::pod_struct! {
+    pub struct ItimerVal {
+        pub interval_sec: i64,
+        pub interval_usec: i64,
+        pub value_sec: i64,
+        pub value_usec: i64,
+    }
+}
+
+fn tv_ns(sec: i64, usec: i64) -> Result<u64> {
+    if sec < 0 || !(0..1_000_000).contains(&usec) {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    Ok((sec as u64).saturating_mul(1_000_000_000).saturating_add(usec as u64 * 1000))
+}
+
+fn to_itimerval(remaining: u64, interval: u64) -> ItimerVal {
+    // Round up to whole microseconds so a running timer never reads as 0.
+    let us = |ns: u64| ns.div_ceil(1000);
+    let (r, i) = (us(remaining), us(interval));
+    ItimerVal {
+        interval_sec: (i / 1_000_000) as i64,
+        interval_usec: (i % 1_000_000) as i64,
+        value_sec: (r / 1_000_000) as i64,
+        value_usec: (r % 1_000_000) as i64,
+    }
+}
+
+const ITIMER_REAL: u64 = 0;
+
+fn sys_getitimer(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    if a[0] > 2 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let (r, i) = if a[0] == ITIMER_REAL { process::get_real_timer(ctx.process) } else { (0, 0) };
+    ctx.write_val(a[1], &to_itimerval(r, i))?;
+    Ok(0)
+}
+
+fn sys_setitimer(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    if a[0] != ITIMER_REAL {
+        // ITIMER_VIRTUAL/PROF need per-thread CPU-time timers (not yet).
+        return Err(Error::new(if a[0] > 2 { Errno::EINVAL } else { Errno::ENOSYS }));
+    }
+    let new: ItimerVal = if a[1] != 0 { ctx.read_val(a[1])? } else { <ItimerVal as frame::Pod>::new_zeroed() };
+    let value = tv_ns(new.value_sec, new.value_usec)?;
+    let interval = tv_ns(new.interval_sec, new.interval_usec)?;
+    let (r, i) = process::set_real_timer(ctx.process, ctx.thread, value, interval);
+    if a[2] != 0 {
+        ctx.write_val(a[2], &to_itimerval(r, i))?;
+    }
+    Ok(0)
+}
+
+fn sys_alarm(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let secs = a[0] as u32 as u64;
+    let (r, _) = process::set_real_timer(ctx.process, ctx.thread, secs * 1_000_000_000, 0);
+    // Remaining seconds, rounded to nearest, at least 1 if a timer was set.
+    Ok(if r == 0 { 0 } else { r.div_ceil(1_000_000_000).max(1) as isize })
 }

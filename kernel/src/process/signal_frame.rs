@@ -1,0 +1,225 @@
+//! Signal delivery on the way back to user mode: default actions, the
+//! x86-64 `rt_sigframe` (pretcode, ucontext, siginfo, FXSAVE area) and
+//! rt_sigreturn.
+
+use alloc::sync::Arc;
+use core::sync::atomic::Ordering;
+
+use frame::user::{GeneralRegs, UserContext};
+
+use super::exit::{do_exit, signal_status_code};
+use super::signal::{
+    default_action, dequeue, notify_parent, send_to_process, DefaultAction, SigAction, SigInfo, CLD_STOPPED,
+    SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SA_RESTART, SIGALRM, SIGKILL, SIG_DFL, SIG_IGN, SI_KERNEL, SS_DISABLE,
+    SS_ONSTACK, UNBLOCKABLE, bit,
+};
+use super::{Process, Thread};
+use crate::error::{Errno, Error, Result};
+
+frame::pod_struct! {
+    /// `struct sigcontext` (x86-64), 256 bytes.
+    #[derive(Debug)]
+    pub struct SigContext {
+        pub r8: u64, pub r9: u64, pub r10: u64, pub r11: u64,
+        pub r12: u64, pub r13: u64, pub r14: u64, pub r15: u64,
+        pub rdi: u64, pub rsi: u64, pub rbp: u64, pub rbx: u64,
+        pub rdx: u64, pub rax: u64, pub rcx: u64, pub rsp: u64,
+        pub rip: u64, pub eflags: u64,
+        pub cs_gs_fs_ss: u64,
+        pub err: u64, pub trapno: u64, pub oldmask: u64, pub cr2: u64,
+        pub fpstate: u64,
+        pub reserved: [u64; 8],
+    }
+}
+const _: () = assert!(core::mem::size_of::<SigContext>() == 256);
+
+frame::pod_struct! {
+    /// The kernel's `struct ucontext` (x86-64), 304 bytes.
+    pub struct UContext {
+        pub flags: u64,
+        pub link: u64,
+        pub ss_sp: u64,
+        pub ss_flags: i32,
+        pub ss_pad: i32,
+        pub ss_size: u64,
+        pub mcontext: SigContext,
+        pub sigmask: u64,
+    }
+}
+const _: () = assert!(core::mem::size_of::<UContext>() == 304);
+
+/// Linux skips this much below the interrupted stack pointer (the red zone).
+const RED_ZONE: u64 = 128;
+const FPU_SIZE: u64 = 512;
+/// uc_flags: UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS.
+const UC_FLAGS: u64 = 0x6;
+
+/// Handles pending signals before `user` resumes. `restart` carries the
+/// syscall number if the last syscall was interrupted (rax holds
+/// -ERESTARTSYS / -ERESTARTNOHAND).
+pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut UserContext, restart: Option<u64>) {
+    let mut restart = restart;
+    if process.signals.alarm_fired.swap(false, Ordering::AcqRel) {
+        super::itimer::on_alarm(process);
+        send_to_process(process, SigInfo::new(SIGALRM, SI_KERNEL));
+    }
+    while let Some(info) = dequeue(process, thread) {
+        let sig = info.signo as usize;
+        let act = process.signals.action(sig);
+        if sig == SIGKILL || act.handler == SIG_DFL {
+            match default_action(sig) {
+                DefaultAction::Ignore | DefaultAction::Continue => continue,
+                DefaultAction::Terminate => return do_exit(process, signal_status_code(sig as i32, false)),
+                DefaultAction::Core => return do_exit(process, signal_status_code(sig as i32, true)),
+                DefaultAction::Stop => {
+                    stop(process, thread, sig);
+                    if process.exit_status().is_some() {
+                        return;
+                    }
+                    continue;
+                }
+            }
+        }
+        if act.handler == SIG_IGN {
+            continue;
+        }
+        if let Some(nr) = restart.take() {
+            fix_interrupted_syscall(user, nr, act.flags & SA_RESTART != 0);
+        }
+        if setup_frame(process, thread, user, &info, &act).is_err() {
+            // The stack is unusable: Linux forces SIGSEGV.
+            return do_exit(process, signal_status_code(super::signal::SIGSEGV as i32, true));
+        }
+        return;
+    }
+    // No handler ran: an interrupted syscall restarts transparently.
+    if let Some(nr) = restart {
+        fix_interrupted_syscall(user, nr, true);
+    }
+    if let Some(m) = thread.signals.saved_mask.lock().take() {
+        thread.sigmask.store(m, Ordering::Relaxed);
+    }
+}
+
+/// ERESTARTSYS restarts under SA_RESTART; ERESTARTNOHAND (sigsuspend,
+/// pause) only when no handler runs.
+fn fix_interrupted_syscall(user: &mut UserContext, nr: u64, restartable: bool) {
+    let rax = user.rax() as i64;
+    let restart = match rax {
+        r if r == -(Errno::ERESTARTSYS as i64) => restartable,
+        r if r == -(Errno::ERESTARTNOHAND as i64) => false,
+        _ => return,
+    };
+    if restart {
+        user.set_rax(nr);
+        user.set_rip(user.rip() - 2); // back onto the `syscall` instruction
+    } else {
+        user.set_rax(-(Errno::EINTR as i64) as u64);
+    }
+}
+
+fn stop(process: &Arc<Process>, thread: &Arc<Thread>, sig: usize) {
+    let s = &process.signals;
+    s.stopped.store(true, Ordering::Release);
+    s.stop_event.store(sig as u64, Ordering::Release);
+    notify_parent(process, CLD_STOPPED, sig as i32);
+    s.stop_wq.wait_until(|| {
+        let killed = super::signal::deliverable(process, thread) & bit(SIGKILL) != 0;
+        (!s.stopped.load(Ordering::Acquire) || killed).then_some(())
+    });
+}
+
+fn setup_frame(
+    process: &Process,
+    thread: &Thread,
+    user: &mut UserContext,
+    info: &SigInfo,
+    act: &SigAction,
+) -> Result<()> {
+    let vm = process.vm();
+    let regs = user.general_regs();
+    let (ss_sp, ss_flags, ss_size) = *thread.signals.altstack.lock();
+    let on_alt = ss_flags & SS_DISABLE == 0 && regs.rsp > ss_sp && regs.rsp <= ss_sp + ss_size;
+    let mut sp = if act.flags & SA_ONSTACK != 0 && ss_flags & SS_DISABLE == 0 && !on_alt {
+        ss_sp + ss_size
+    } else {
+        regs.rsp - RED_ZONE
+    };
+    sp -= FPU_SIZE;
+    sp &= !63;
+    let fpstate = sp;
+    vm.write_bytes(fpstate as usize, &user.fpu_bytes())?;
+
+    let frame_size = 8 + core::mem::size_of::<UContext>() as u64 + core::mem::size_of::<SigInfo>() as u64;
+    sp = ((sp - frame_size) & !15) - 8; // handler entry: rsp + 8 is 16-aligned
+    let uc_addr = sp + 8;
+    let info_addr = uc_addr + core::mem::size_of::<UContext>() as u64;
+
+    let old_mask = thread.signals.saved_mask.lock().take().unwrap_or(thread.sigmask.load(Ordering::Relaxed));
+    let (trapno, err) = user.trap_info();
+    let uc = UContext {
+        flags: UC_FLAGS,
+        link: 0,
+        ss_sp,
+        ss_flags: if on_alt { SS_ONSTACK } else { ss_flags },
+        ss_pad: 0,
+        ss_size,
+        mcontext: SigContext {
+            r8: regs.r8, r9: regs.r9, r10: regs.r10, r11: regs.r11,
+            r12: regs.r12, r13: regs.r13, r14: regs.r14, r15: regs.r15,
+            rdi: regs.rdi, rsi: regs.rsi, rbp: regs.rbp, rbx: regs.rbx,
+            rdx: regs.rdx, rax: regs.rax, rcx: regs.rcx, rsp: regs.rsp,
+            rip: regs.rip, eflags: regs.rflags,
+            cs_gs_fs_ss: 0x33 | (0x2b << 48),
+            err, trapno: trapno.min(255), oldmask: old_mask, cr2: 0,
+            fpstate,
+            reserved: [0; 8],
+        },
+        sigmask: old_mask,
+    };
+    vm.write_bytes(sp as usize, &act.restorer.to_le_bytes())?;
+    vm.write_bytes(uc_addr as usize, frame::Pod::as_bytes(&uc))?;
+    vm.write_bytes(info_addr as usize, frame::Pod::as_bytes(info))?;
+
+    let sig = info.signo as usize;
+    let mut new_mask = old_mask | act.mask;
+    if act.flags & SA_NODEFER == 0 {
+        new_mask |= bit(sig);
+    }
+    thread.sigmask.store(new_mask & !UNBLOCKABLE, Ordering::Relaxed);
+    if act.flags & SA_RESETHAND != 0 {
+        process.signals.set_action(sig, SigAction::default());
+    }
+    let mut r = regs;
+    r.rsp = sp;
+    r.rip = act.handler;
+    r.rdi = sig as u64;
+    r.rsi = info_addr;
+    r.rdx = uc_addr;
+    r.rax = 0;
+    r.rflags &= !(1 << 10); // DF clear on entry (ABI)
+    user.set_general_regs(&r);
+    Ok(())
+}
+
+/// rt_sigreturn: restores the context saved by `setup_frame`. Returns the
+/// restored rax so the dispatcher leaves it in place.
+pub fn sigreturn(process: &Process, thread: &Thread, user: &mut UserContext) -> Result<isize> {
+    let uc_addr = user.rsp(); // the handler's `ret` popped pretcode
+    let mut uc = <UContext as frame::Pod>::new_zeroed();
+    process.vm().read_bytes(uc_addr as usize, frame::Pod::as_bytes_mut(&mut uc))?;
+    let m = &uc.mcontext;
+    let regs = GeneralRegs {
+        rax: m.rax, rbx: m.rbx, rcx: m.rcx, rdx: m.rdx, rsi: m.rsi, rdi: m.rdi, rbp: m.rbp, rsp: m.rsp,
+        r8: m.r8, r9: m.r9, r10: m.r10, r11: m.r11, r12: m.r12, r13: m.r13, r14: m.r14, r15: m.r15,
+        rip: m.rip, rflags: m.eflags,
+    };
+    if m.fpstate != 0 {
+        let mut fpu = [0u8; 512];
+        process.vm().read_bytes(m.fpstate as usize, &mut fpu).map_err(|_| Error::new(Errno::EFAULT))?;
+        user.set_fpu_bytes(&fpu);
+    }
+    user.set_general_regs(&regs);
+    thread.sigmask.store(uc.sigmask & !UNBLOCKABLE, Ordering::Relaxed);
+    Ok(m.rax as isize)
+}
