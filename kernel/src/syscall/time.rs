@@ -2,6 +2,7 @@
 
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
+use crate::process::signal::wait_interruptible_deadline;
 use crate::time::{self, ClockId, Timespec};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
@@ -56,18 +57,27 @@ fn sys_time(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     Ok(secs as isize)
 }
 
-/// Sleeps until `deadline` (monotonic ns); returns the remaining time if
-/// interrupted (not yet possible: signals arrive with the next issue).
-fn sleep_until(deadline: u64) {
+/// Sleeps until `deadline` (monotonic ns). A signal cuts the sleep short:
+/// nanosleep-family calls are never restarted after a handler (signal(7)),
+/// so the caller gets EINTR and the remaining time.
+fn sleep_until(ctx: &Context, deadline: u64, rem_ptr: u64) -> Result<isize> {
     let wq = frame::sync::WaitQueue::new();
-    wq.wait_until_or_deadline(|| None::<()>, deadline);
+    match wait_interruptible_deadline(ctx.process, ctx.thread, &wq, || None::<()>, deadline) {
+        Ok(_) => Ok(0),
+        Err(_) => {
+            if rem_ptr != 0 {
+                let left = deadline.saturating_sub(frame::timer::monotonic_ns());
+                ctx.write_val(rem_ptr, &Timespec::from_ns(left))?;
+            }
+            Err(Error::new(Errno::EINTR))
+        }
+    }
 }
 
 fn sys_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let req: Timespec = ctx.read_val(a[0])?;
     let ns = req.to_ns().ok_or(Error::new(Errno::EINVAL))?;
-    sleep_until(frame::timer::monotonic_ns().saturating_add(ns));
-    Ok(0)
+    sleep_until(ctx, frame::timer::monotonic_ns().saturating_add(ns), a[1])
 }
 
 const TIMER_ABSTIME: u64 = 1;
@@ -92,6 +102,6 @@ fn sys_clock_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     } else {
         now_mono.saturating_add(ns)
     };
-    sleep_until(deadline);
-    Ok(0)
+    let rem = if a[1] & TIMER_ABSTIME != 0 { 0 } else { a[3] };
+    sleep_until(ctx, deadline, rem)
 }
