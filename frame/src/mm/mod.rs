@@ -9,6 +9,8 @@ pub mod kspace;
 pub mod meta;
 pub mod page_table;
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 pub mod sim;
 #[cfg(test)]
 mod tests;
