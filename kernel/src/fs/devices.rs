@@ -1,0 +1,130 @@
+//! Character devices: /dev/null, /dev/zero, /dev/full, and the console
+//! (/dev/console, /dev/tty), chosen by device number when a device node is
+//! opened.
+
+use alloc::sync::Arc;
+
+use super::console::Console;
+use super::file::{File, FileOps};
+use super::inode::{makedev, FileType, Inode, Metadata, Timespec};
+use crate::error::{Errno, Error, Result};
+
+pub const NULL: u64 = makedev(1, 3);
+pub const ZERO: u64 = makedev(1, 5);
+pub const FULL: u64 = makedev(1, 7);
+pub const TTY: u64 = makedev(5, 0);
+pub const CONSOLE: u64 = makedev(5, 1);
+
+/// Reads end of file, writes vanish.
+struct Null;
+
+impl FileOps for Null {
+    fn read(&self, _buf: &mut [u8], _nonblock: bool) -> Result<usize> {
+        Ok(0)
+    }
+
+    fn write(&self, buf: &[u8], _nonblock: bool) -> Result<usize> {
+        Ok(buf.len())
+    }
+
+    fn is_seekable(&self) -> bool {
+        true
+    }
+}
+
+/// Reads zeros, writes vanish.
+struct Zero;
+
+impl FileOps for Zero {
+    fn read(&self, buf: &mut [u8], _nonblock: bool) -> Result<usize> {
+        buf.fill(0);
+        Ok(buf.len())
+    }
+
+    fn write(&self, buf: &[u8], _nonblock: bool) -> Result<usize> {
+        Ok(buf.len())
+    }
+
+    fn is_seekable(&self) -> bool {
+        true
+    }
+}
+
+/// Reads zeros, writes fail with ENOSPC.
+struct Full;
+
+impl FileOps for Full {
+    fn read(&self, buf: &mut [u8], _nonblock: bool) -> Result<usize> {
+        buf.fill(0);
+        Ok(buf.len())
+    }
+
+    fn write(&self, _buf: &[u8], _nonblock: bool) -> Result<usize> {
+        Err(Error::new(Errno::ENOSPC))
+    }
+
+    fn is_seekable(&self) -> bool {
+        true
+    }
+}
+
+/// The driver of character device `rdev`: ENXIO if there is none.
+pub fn char_device(rdev: u64) -> Result<Arc<dyn FileOps>> {
+    Ok(match rdev {
+        NULL => Arc::new(Null),
+        ZERO => Arc::new(Zero),
+        FULL => Arc::new(Full),
+        TTY | CONSOLE => Console::get(),
+        _ => return Err(Error::with_message(Errno::ENXIO, "no driver for this device number")),
+    })
+}
+
+/// A device inode that is in no file system: what fstat reports for the
+/// console descriptors a process starts with.
+struct DetachedDevice {
+    rdev: u64,
+    ino: u64,
+    perm: u32,
+}
+
+impl Inode for DetachedDevice {
+    fn read_at(&self, _offset: usize, _buf: &mut [u8]) -> Result<usize> {
+        Err(Error::new(Errno::EINVAL))
+    }
+
+    fn size(&self) -> usize {
+        0
+    }
+
+    fn metadata(&self) -> Metadata {
+        let t = Timespec::now();
+        Metadata {
+            // The dev of the devtmpfs Linux puts device nodes on.
+            dev: makedev(0, 5),
+            ino: self.ino,
+            file_type: FileType::CharDevice,
+            perm: self.perm,
+            nlink: 1,
+            uid: 0,
+            gid: 0,
+            rdev: self.rdev,
+            size: 0,
+            blksize: 4096,
+            blocks: 0,
+            atime: t,
+            mtime: t,
+            ctime: t,
+        }
+    }
+
+    fn file_type(&self) -> FileType {
+        FileType::CharDevice
+    }
+}
+
+/// An open file on the console with open(2) `flags` (the console the
+/// kernel starts `init` with).
+pub fn open_console(flags: u32) -> Arc<File> {
+    let node: Arc<dyn Inode> = Arc::new(DetachedDevice { rdev: CONSOLE, ino: 1, perm: 0o600 });
+    File::new(node, Some(Console::get()), flags)
+}

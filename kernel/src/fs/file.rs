@@ -1,0 +1,341 @@
+//! Open file descriptions: what a file descriptor refers to.
+//!
+//! A [`File`] is created by open(2) and shared (`Arc`) by every descriptor
+//! that dup(2) or fork(2) derives from it, so they share the file position
+//! and the status flags (O_APPEND, O_NONBLOCK). Regular files and
+//! directories are read through their inode at the file position; device
+//! files (and later pipes and sockets) are streams with their own
+//! [`FileOps`].
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use super::inode::{FileType, Inode};
+use crate::error::{Errno, Error, Result};
+
+pub const O_ACCMODE: u32 = 0o3;
+pub const O_RDONLY: u32 = 0o0;
+pub const O_WRONLY: u32 = 0o1;
+pub const O_RDWR: u32 = 0o2;
+pub const O_CREAT: u32 = 0o100;
+pub const O_EXCL: u32 = 0o200;
+pub const O_NOCTTY: u32 = 0o400;
+pub const O_TRUNC: u32 = 0o1000;
+pub const O_APPEND: u32 = 0o2000;
+pub const O_NONBLOCK: u32 = 0o4000;
+pub const O_LARGEFILE: u32 = 0o100000;
+pub const O_DIRECTORY: u32 = 0o200000;
+pub const O_NOFOLLOW: u32 = 0o400000;
+pub const O_CLOEXEC: u32 = 0o2000000;
+pub const O_PATH: u32 = 0o10000000;
+pub const O_TMPFILE: u32 = 0o20200000;
+
+/// Flags that only matter while opening and are not kept in the file.
+const OPEN_ONLY_FLAGS: u32 = O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC;
+/// Flags F_SETFL may change (the rest of F_SETFL's argument is ignored).
+pub const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK;
+
+pub const SEEK_SET: u32 = 0;
+pub const SEEK_CUR: u32 = 1;
+pub const SEEK_END: u32 = 2;
+pub const SEEK_DATA: u32 = 3;
+pub const SEEK_HOLE: u32 = 4;
+
+/// Largest kernel buffer used for one step of a read or write; longer
+/// transfers loop.
+pub const IO_CHUNK: usize = 64 * 1024;
+
+/// A zeroed kernel buffer, or ENOMEM (never an allocation panic).
+pub fn kernel_buffer(len: usize) -> Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    buf.try_reserve_exact(len).map_err(|_| Error::new(Errno::ENOMEM))?;
+    buf.resize(len, 0);
+    Ok(buf)
+}
+
+/// User memory as a device's ioctl sees it, plus who is calling.
+pub trait UserAccess {
+    fn read_bytes(&self, addr: u64, buf: &mut [u8]) -> Result<()>;
+    fn write_bytes(&self, addr: u64, data: &[u8]) -> Result<()>;
+    /// The caller's process group.
+    fn pgid(&self) -> u32;
+    /// The caller's session.
+    fn sid(&self) -> u32;
+}
+
+/// Operations of a stream file (device, pipe, socket): no file position.
+pub trait FileOps: Send + Sync {
+    /// Reads what is available, blocking (unless `nonblock`) until
+    /// something is; 0 means end of file.
+    fn read(&self, buf: &mut [u8], nonblock: bool) -> Result<usize>;
+    fn write(&self, buf: &[u8], nonblock: bool) -> Result<usize>;
+
+    fn ioctl(&self, _cmd: u32, _arg: u64, _user: &dyn UserAccess) -> Result<isize> {
+        Err(Error::new(Errno::ENOTTY))
+    }
+
+    /// Whether lseek succeeds (returning 0) instead of failing with ESPIPE.
+    fn is_seekable(&self) -> bool {
+        false
+    }
+}
+
+pub struct File {
+    node: Arc<dyn Inode>,
+    ops: Option<Arc<dyn FileOps>>,
+    /// Access mode and status flags, as F_GETFL reports them.
+    flags: AtomicU32,
+    /// The file offset; for a directory, the listing cookie.
+    pos: AtomicU64,
+}
+
+impl File {
+    /// An open file on `node`; `ops` makes it a stream. `flags` are open(2)'s.
+    pub fn new(node: Arc<dyn Inode>, ops: Option<Arc<dyn FileOps>>, flags: u32) -> Arc<File> {
+        // Like Linux on 64-bit, every file is opened O_LARGEFILE.
+        let flags = (flags & !OPEN_ONLY_FLAGS) | O_LARGEFILE;
+        Arc::new(File { node, ops, flags: AtomicU32::new(flags), pos: AtomicU64::new(0) })
+    }
+
+    pub fn node(&self) -> &Arc<dyn Inode> {
+        &self.node
+    }
+
+    pub fn ops(&self) -> Option<&Arc<dyn FileOps>> {
+        self.ops.as_ref()
+    }
+
+    /// F_GETFL: the access mode and status flags.
+    pub fn flags(&self) -> u32 {
+        self.flags.load(Ordering::Relaxed)
+    }
+
+    /// F_SETFL: changes the flags in [`SETFL_MASK`], keeps the rest.
+    pub fn set_status_flags(&self, flags: u32) {
+        let _ = self.flags.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+            Some((old & !SETFL_MASK) | (flags & SETFL_MASK))
+        });
+    }
+
+    /// Opened with O_PATH: usable only as a dirfd and for fstat/fchdir.
+    pub fn is_path_only(&self) -> bool {
+        self.flags() & O_PATH != 0
+    }
+
+    pub fn can_read(&self) -> bool {
+        let f = self.flags();
+        f & O_PATH == 0 && matches!(f & O_ACCMODE, O_RDONLY | O_RDWR)
+    }
+
+    pub fn can_write(&self) -> bool {
+        let f = self.flags();
+        f & O_PATH == 0 && matches!(f & O_ACCMODE, O_WRONLY | O_RDWR)
+    }
+
+    pub fn is_nonblocking(&self) -> bool {
+        self.flags() & O_NONBLOCK != 0
+    }
+
+    pub fn position(&self) -> u64 {
+        self.pos.load(Ordering::Relaxed)
+    }
+
+    pub fn set_position(&self, pos: u64) {
+        self.pos.store(pos, Ordering::Relaxed);
+    }
+
+    fn check_readable(&self) -> Result<()> {
+        if !self.can_read() {
+            return Err(Error::new(Errno::EBADF));
+        }
+        if self.ops.is_none() && self.node.file_type() == FileType::Directory {
+            return Err(Error::new(Errno::EISDIR));
+        }
+        Ok(())
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if !self.can_write() {
+            return Err(Error::new(Errno::EBADF));
+        }
+        Ok(())
+    }
+
+    /// read(2): up to `len` bytes from the file position (or the stream),
+    /// handed to `sink(done_so_far, bytes)` chunk by chunk. The position
+    /// advances only past bytes the sink accepted; if the sink fails on the
+    /// first chunk its error is returned.
+    pub fn read(&self, len: usize, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
+        self.check_readable()?;
+        if let Some(ops) = &self.ops {
+            return self.read_stream(ops, len, sink);
+        }
+        let pos = self.position();
+        let n = self.read_inode(usize::try_from(pos).unwrap_or(usize::MAX), len, sink)?;
+        self.set_position(pos + n as u64);
+        Ok(n)
+    }
+
+    /// pread(2): like `read` at `offset`, without moving the position.
+    pub fn read_at(&self, offset: usize, len: usize, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
+        self.check_readable()?;
+        if self.ops.is_some() {
+            return Err(Error::new(Errno::ESPIPE));
+        }
+        self.read_inode(offset, len, sink)
+    }
+
+    fn read_stream(
+        &self,
+        ops: &Arc<dyn FileOps>,
+        len: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+    ) -> Result<usize> {
+        if len == 0 {
+            return Ok(0);
+        }
+        let mut buf = kernel_buffer(len.min(IO_CHUNK))?;
+        let n = ops.read(&mut buf, self.is_nonblocking())?;
+        sink(0, &buf[..n.min(buf.len())])?;
+        Ok(n)
+    }
+
+    fn read_inode(&self, offset: usize, len: usize, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
+        let avail = self.node.size().saturating_sub(offset);
+        let chunk = len.min(IO_CHUNK).min(avail);
+        if chunk == 0 {
+            return Ok(0);
+        }
+        let mut buf = kernel_buffer(chunk)?;
+        let mut done = 0;
+        while done < len {
+            let want = (len - done).min(buf.len());
+            let Some(at) = offset.checked_add(done) else { break };
+            let n = match self.node.read_at(at, &mut buf[..want]) {
+                Ok(n) => n,
+                Err(e) if done == 0 => return Err(e),
+                Err(_) => break,
+            };
+            if n == 0 {
+                break;
+            }
+            if let Err(e) = sink(done, &buf[..n]) {
+                if done == 0 {
+                    return Err(e);
+                }
+                break;
+            }
+            done += n;
+            if n < want {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    /// write(2): up to `len` bytes, fetched chunk by chunk with
+    /// `source(done_so_far, buf)`, at the file position (at the end with
+    /// O_APPEND) or into the stream.
+    pub fn write(&self, len: usize, source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>) -> Result<usize> {
+        self.check_writable()?;
+        if self.ops.is_some() || self.flags() & O_APPEND != 0 {
+            return self.write_common(None, len, source);
+        }
+        let pos = self.position();
+        let offset = usize::try_from(pos).map_err(|_| Error::new(Errno::EFBIG))?;
+        let n = self.write_common(Some(offset), len, source)?;
+        self.set_position(pos + n as u64);
+        Ok(n)
+    }
+
+    /// pwrite(2) at `offset` (but, as on Linux, at the end with O_APPEND).
+    pub fn write_at(&self, offset: usize, len: usize, source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>) -> Result<usize> {
+        self.check_writable()?;
+        if self.ops.is_some() {
+            return Err(Error::new(Errno::ESPIPE));
+        }
+        let at = if self.flags() & O_APPEND != 0 { None } else { Some(offset) };
+        self.write_common(at, len, source)
+    }
+
+    /// Writes at `offset`, or appends / writes the stream when None.
+    fn write_common(
+        &self,
+        offset: Option<usize>,
+        len: usize,
+        source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+    ) -> Result<usize> {
+        if len == 0 {
+            return Ok(0);
+        }
+        let mut buf = kernel_buffer(len.min(IO_CHUNK))?;
+        let mut done = 0;
+        while done < len {
+            let want = (len - done).min(buf.len());
+            let chunk = &mut buf[..want];
+            let step = source(done, chunk).and_then(|()| match (&self.ops, offset) {
+                (Some(ops), _) => ops.write(chunk, self.is_nonblocking()),
+                (None, Some(off)) => {
+                    let at = off.checked_add(done).ok_or(Error::new(Errno::EFBIG))?;
+                    self.node.write_at(at, chunk)
+                }
+                (None, None) => {
+                    let (n, end) = self.node.append(chunk)?;
+                    self.set_position(end as u64);
+                    Ok(n)
+                }
+            });
+            let n = match step {
+                Ok(n) => n,
+                Err(e) if done == 0 => return Err(e),
+                Err(_) => break,
+            };
+            done += n;
+            if n < want {
+                break;
+            }
+        }
+        Ok(done)
+    }
+
+    /// lseek(2).
+    pub fn seek(&self, offset: i64, whence: u32) -> Result<u64> {
+        if self.is_path_only() {
+            return Err(Error::new(Errno::EBADF));
+        }
+        if let Some(ops) = &self.ops {
+            return if ops.is_seekable() { Ok(0) } else { Err(Error::new(Errno::ESPIPE)) };
+        }
+        let is_dir = self.node.file_type() == FileType::Directory;
+        let size = i64::try_from(self.node.size()).unwrap_or(i64::MAX);
+        let cur = i64::try_from(self.position()).unwrap_or(i64::MAX);
+        let new = match whence {
+            SEEK_SET => Some(offset),
+            SEEK_CUR => cur.checked_add(offset),
+            SEEK_END if !is_dir => size.checked_add(offset),
+            // A file without holes: data everywhere up to the end.
+            SEEK_DATA | SEEK_HOLE if !is_dir => {
+                if offset < 0 || offset >= size {
+                    return Err(Error::new(Errno::ENXIO));
+                }
+                Some(if whence == SEEK_DATA { offset } else { size })
+            }
+            _ => return Err(Error::new(Errno::EINVAL)),
+        };
+        let new = new.filter(|n| *n >= 0).ok_or(Error::new(Errno::EINVAL))?;
+        self.set_position(new as u64);
+        Ok(new as u64)
+    }
+
+    /// ioctl(2) on the file's device: ENOTTY for anything else.
+    pub fn ioctl(&self, cmd: u32, arg: u64, user: &dyn UserAccess) -> Result<isize> {
+        if self.is_path_only() {
+            return Err(Error::new(Errno::EBADF));
+        }
+        match &self.ops {
+            Some(ops) => ops.ioctl(cmd, arg, user),
+            None => Err(Error::new(Errno::ENOTTY)),
+        }
+    }
+}

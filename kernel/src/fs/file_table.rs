@@ -1,0 +1,152 @@
+//! The file descriptor table of a process.
+//!
+//! Each slot holds a shared open file description (`Arc<File>`) and the
+//! descriptor's own flag (FD_CLOEXEC). Cloning the table (fork) shares the
+//! descriptions and copies the flags. The table lives behind the process's
+//! `FILE_TABLE` mutex; callers clone the `Arc<File>` they need and release
+//! the lock before doing I/O, and drop closed files after releasing it.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use super::devices;
+use super::file::{File, O_RDWR};
+use super::inode::{FileType, Inode};
+use crate::error::{Errno, Error, Result};
+
+/// Descriptors above this are refused whatever the rlimit says, so a table
+/// never grows beyond a bounded size.
+pub const HARD_MAX_FDS: usize = 65536;
+
+#[derive(Clone)]
+struct Slot {
+    file: Arc<File>,
+    cloexec: bool,
+}
+
+#[derive(Clone, Default)]
+pub struct FileTable {
+    slots: Vec<Option<Slot>>,
+}
+
+fn index(fd: i32) -> Result<usize> {
+    usize::try_from(fd).map_err(|_| Error::new(Errno::EBADF))
+}
+
+impl FileTable {
+    /// A table with fds 0, 1 and 2 open on the console.
+    pub fn new_with_console() -> Self {
+        let console = devices::open_console(O_RDWR);
+        let slot = Some(Slot { file: console, cloexec: false });
+        FileTable { slots: alloc::vec![slot.clone(), slot.clone(), slot] }
+    }
+
+    /// The file open on `fd`, or EBADF.
+    pub fn get(&self, fd: i32) -> Result<Arc<File>> {
+        let i = index(fd)?;
+        match self.slots.get(i) {
+            Some(Some(slot)) => Ok(slot.file.clone()),
+            _ => Err(Error::new(Errno::EBADF)),
+        }
+    }
+
+    /// Whether a descriptor below `limit` is free.
+    pub fn has_free(&self, limit: usize) -> bool {
+        let limit = limit.min(HARD_MAX_FDS);
+        self.slots.len() < limit || self.slots.iter().take(limit).any(Option::is_none)
+    }
+
+    /// Installs `file` on the lowest free descriptor at or above `min_fd`
+    /// and below `limit`: EMFILE if there is none.
+    pub fn insert_from(&mut self, min_fd: usize, file: Arc<File>, cloexec: bool, limit: usize) -> Result<i32> {
+        let limit = limit.min(HARD_MAX_FDS);
+        let free = (min_fd..limit).find(|&i| self.slots.get(i).is_none_or(|s| s.is_none()));
+        let i = free.ok_or(Error::new(Errno::EMFILE))?;
+        if i >= self.slots.len() {
+            self.slots.try_reserve(i + 1 - self.slots.len()).map_err(|_| Error::new(Errno::ENOMEM))?;
+            self.slots.resize(i + 1, None);
+        }
+        self.slots[i] = Some(Slot { file, cloexec });
+        Ok(i as i32)
+    }
+
+    /// Installs `file` on the lowest free descriptor below `limit`.
+    pub fn insert(&mut self, file: Arc<File>, cloexec: bool, limit: usize) -> Result<i32> {
+        self.insert_from(0, file, cloexec, limit)
+    }
+
+    /// Puts `file` on `fd` (dup2), returning the file that was open there so
+    /// the caller can drop it after releasing the table lock. EBADF if `fd`
+    /// is negative or not below `limit`.
+    pub fn install(&mut self, fd: i32, file: Arc<File>, cloexec: bool, limit: usize) -> Result<Option<Arc<File>>> {
+        let i = index(fd)?;
+        if i >= limit.min(HARD_MAX_FDS) {
+            return Err(Error::new(Errno::EBADF));
+        }
+        if i >= self.slots.len() {
+            self.slots.try_reserve(i + 1 - self.slots.len()).map_err(|_| Error::new(Errno::ENOMEM))?;
+            self.slots.resize(i + 1, None);
+        }
+        let old = self.slots[i].replace(Slot { file, cloexec });
+        Ok(old.map(|s| s.file))
+    }
+
+    /// Closes `fd`, returning its file (to be dropped after the lock).
+    pub fn remove(&mut self, fd: i32) -> Result<Arc<File>> {
+        let i = index(fd)?;
+        let slot = self.slots.get_mut(i).and_then(Option::take).ok_or(Error::new(Errno::EBADF))?;
+        while self.slots.last().is_some_and(|s| s.is_none()) {
+            self.slots.pop();
+        }
+        Ok(slot.file)
+    }
+
+    /// FD_CLOEXEC of `fd`.
+    pub fn cloexec(&self, fd: i32) -> Result<bool> {
+        let i = index(fd)?;
+        match self.slots.get(i) {
+            Some(Some(slot)) => Ok(slot.cloexec),
+            _ => Err(Error::new(Errno::EBADF)),
+        }
+    }
+
+    pub fn set_cloexec(&mut self, fd: i32, cloexec: bool) -> Result<()> {
+        let i = index(fd)?;
+        match self.slots.get_mut(i) {
+            Some(Some(slot)) => {
+                slot.cloexec = cloexec;
+                Ok(())
+            }
+            _ => Err(Error::new(Errno::EBADF)),
+        }
+    }
+
+    /// Closes every descriptor marked close-on-exec.
+    pub fn close_on_exec(&mut self) {
+        for slot in self.slots.iter_mut() {
+            if slot.as_ref().is_some_and(|s| s.cloexec) {
+                *slot = None;
+            }
+        }
+        while self.slots.last().is_some_and(|s| s.is_none()) {
+            self.slots.pop();
+        }
+    }
+
+    /// The inode behind `fd` for a private file mapping: EBADF if `fd` is not
+    /// open (or is an O_PATH descriptor), EACCES if it is not open for
+    /// reading, ENODEV if the file cannot be mapped.
+    pub fn mmap_source(&self, fd: i32) -> Result<Arc<dyn Inode>> {
+        let file = self.get(fd)?;
+        if file.is_path_only() {
+            return Err(Error::new(Errno::EBADF));
+        }
+        if file.ops().is_some() || file.node().file_type() != FileType::Regular {
+            return Err(Error::new(Errno::ENODEV));
+        }
+        if !file.can_read() {
+            return Err(Error::new(Errno::EACCES));
+        }
+        Ok(file.node().clone())
+    }
+}

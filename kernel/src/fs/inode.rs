@@ -1,0 +1,279 @@
+//! The inode interface every file system implements, and the metadata it
+//! reports.
+//!
+//! An inode is shared as `Arc<dyn Inode>`: directory entries, open files,
+//! working directories and file mappings each hold a reference, and the
+//! storage is freed when the last one goes. Every method takes `&self`; an
+//! implementation protects its own state (see `ramfs` for the locking rules).
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use core::any::Any;
+
+use crate::error::{Errno, Error, Result};
+
+/// File types, as encoded in the `S_IFMT` bits of `st_mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FileType {
+    Regular,
+    Directory,
+    Symlink,
+    CharDevice,
+    BlockDevice,
+    Fifo,
+    Socket,
+}
+
+pub const S_IFMT: u32 = 0o170_000;
+
+impl FileType {
+    /// The type encoded in `mode`'s `S_IFMT` bits, if valid.
+    pub fn from_mode(mode: u32) -> Option<FileType> {
+        Some(match mode & S_IFMT {
+            0o100_000 => FileType::Regular,
+            0o040_000 => FileType::Directory,
+            0o120_000 => FileType::Symlink,
+            0o020_000 => FileType::CharDevice,
+            0o060_000 => FileType::BlockDevice,
+            0o010_000 => FileType::Fifo,
+            0o140_000 => FileType::Socket,
+            _ => return None,
+        })
+    }
+
+    /// The `S_IFMT` bits of this type.
+    pub const fn mode_bits(self) -> u32 {
+        match self {
+            FileType::Regular => 0o100_000,
+            FileType::Directory => 0o040_000,
+            FileType::Symlink => 0o120_000,
+            FileType::CharDevice => 0o020_000,
+            FileType::BlockDevice => 0o060_000,
+            FileType::Fifo => 0o010_000,
+            FileType::Socket => 0o140_000,
+        }
+    }
+
+    /// The `d_type` of a `linux_dirent64` (`DT_*`).
+    pub const fn dirent_type(self) -> u8 {
+        match self {
+            FileType::Fifo => 1,
+            FileType::CharDevice => 2,
+            FileType::Directory => 4,
+            FileType::BlockDevice => 6,
+            FileType::Regular => 8,
+            FileType::Symlink => 10,
+            FileType::Socket => 12,
+        }
+    }
+}
+
+/// A point in time, in seconds and nanoseconds since the Unix epoch.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timespec {
+    pub sec: i64,
+    pub nsec: u32,
+}
+
+impl Timespec {
+    /// The current wall-clock time.
+    pub fn now() -> Timespec {
+        let ns = frame::timer::realtime_at_boot_ns().saturating_add(frame::timer::monotonic_ns());
+        Timespec { sec: (ns / 1_000_000_000) as i64, nsec: (ns % 1_000_000_000) as u32 }
+    }
+}
+
+/// Encodes a device number the way glibc and musl's `makedev` do, which is
+/// also what `stat` reports in `st_dev`/`st_rdev`.
+pub const fn makedev(major: u32, minor: u32) -> u64 {
+    let (major, minor) = (major as u64, minor as u64);
+    ((major & 0xffff_f000) << 32) | ((major & 0xfff) << 8) | ((minor & 0xffff_ff00) << 12) | (minor & 0xff)
+}
+
+pub const fn dev_major(dev: u64) -> u32 {
+    (((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff)) as u32
+}
+
+pub const fn dev_minor(dev: u64) -> u32 {
+    (((dev >> 12) & 0xffff_ff00) | (dev & 0xff)) as u32
+}
+
+/// What `stat` reports about an inode.
+#[derive(Clone, Copy, Debug)]
+pub struct Metadata {
+    pub dev: u64,
+    pub ino: u64,
+    pub file_type: FileType,
+    /// Permission bits, including setuid, setgid and sticky (`0o7777`).
+    pub perm: u32,
+    pub nlink: u32,
+    pub uid: u32,
+    pub gid: u32,
+    /// Device number of a device node.
+    pub rdev: u64,
+    pub size: u64,
+    pub blksize: u32,
+    /// Storage used, in 512-byte units.
+    pub blocks: u64,
+    pub atime: Timespec,
+    pub mtime: Timespec,
+    pub ctime: Timespec,
+}
+
+impl Metadata {
+    /// `st_mode`: type and permission bits.
+    pub fn mode(&self) -> u32 {
+        self.file_type.mode_bits() | self.perm
+    }
+}
+
+/// What to create in a directory.
+#[derive(Clone, Debug)]
+pub enum NodeKind {
+    Regular,
+    Directory,
+    Symlink(String),
+    /// A character or block device, FIFO or socket node, with its `rdev`.
+    Special(FileType, u64),
+}
+
+/// A new node's kind, permissions and owner.
+#[derive(Clone, Debug)]
+pub struct NewNode {
+    pub kind: NodeKind,
+    pub perm: u32,
+    pub uid: u32,
+    pub gid: u32,
+}
+
+/// One directory entry as `Inode::read_dir` reports it.
+pub struct DirEntry<'a> {
+    pub ino: u64,
+    pub name: &'a str,
+    pub file_type: FileType,
+    /// The cookie that continues the listing after this entry (`d_off`).
+    pub next_cookie: u64,
+}
+
+/// rename(2) flags.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RenameFlags {
+    /// Fail with EEXIST instead of replacing the target.
+    pub noreplace: bool,
+}
+
+/// A file, directory, symlink or device node of some file system.
+///
+/// Operations that do not apply to the inode's type return the errno Linux
+/// returns for them (ENOTDIR for directory operations on a non-directory,
+/// EINVAL for `read_link` on a non-symlink ...).
+pub trait Inode: Any + Send + Sync {
+    /// Reads at `offset`; returns bytes read (0 at end of file).
+    fn read_at(&self, offset: usize, buf: &mut [u8]) -> Result<usize>;
+    /// Size in bytes.
+    fn size(&self) -> usize;
+    fn metadata(&self) -> Metadata;
+
+    fn file_type(&self) -> FileType {
+        self.metadata().file_type
+    }
+
+    /// Writes at `offset`, growing the file as needed; returns bytes written.
+    fn write_at(&self, _offset: usize, _buf: &[u8]) -> Result<usize> {
+        Err(self.not_regular())
+    }
+
+    /// Writes at the end of the file, atomically with respect to other
+    /// writers; returns bytes written and the new end offset.
+    fn append(&self, _buf: &[u8]) -> Result<(usize, usize)> {
+        Err(self.not_regular())
+    }
+
+    /// Sets the size, discarding or zero-filling data (truncate(2)).
+    fn resize(&self, _size: usize) -> Result<()> {
+        Err(self.not_regular())
+    }
+
+    /// Sets the permission bits (`0o7777`).
+    fn set_perm(&self, _perm: u32) -> Result<()> {
+        Err(Error::new(Errno::EPERM))
+    }
+
+    /// Changes the owner and/or group.
+    fn set_owner(&self, _uid: Option<u32>, _gid: Option<u32>) -> Result<()> {
+        Err(Error::new(Errno::EPERM))
+    }
+
+    /// Sets the access and/or modification time (ctime becomes now).
+    fn set_times(&self, _atime: Option<Timespec>, _mtime: Option<Timespec>) -> Result<()> {
+        Err(Error::new(Errno::EPERM))
+    }
+
+    /// Finds `name` (which may be "." or "..") in this directory.
+    fn lookup(&self, _name: &str) -> Result<Arc<dyn Inode>> {
+        Err(Error::new(Errno::ENOTDIR))
+    }
+
+    /// Creates `name` in this directory: EEXIST if it exists, ENOENT if this
+    /// directory was removed.
+    fn create(&self, _name: &str, _node: NewNode) -> Result<Arc<dyn Inode>> {
+        Err(Error::new(Errno::ENOTDIR))
+    }
+
+    /// Adds `name` as a hard link to `target`.
+    fn link(&self, _name: &str, _target: &Arc<dyn Inode>) -> Result<()> {
+        Err(Error::new(Errno::ENOTDIR))
+    }
+
+    /// Removes the non-directory `name` (EISDIR for a directory).
+    fn unlink(&self, _name: &str) -> Result<()> {
+        Err(Error::new(Errno::ENOTDIR))
+    }
+
+    /// Removes the empty directory `name`.
+    fn rmdir(&self, _name: &str) -> Result<()> {
+        Err(Error::new(Errno::ENOTDIR))
+    }
+
+    /// Moves `old_name` in this directory to `new_name` in `new_dir`, with
+    /// rename(2)'s rules for replacing the target. Both names are plain names.
+    fn rename(&self, _old_name: &str, _new_dir: &Arc<dyn Inode>, _new_name: &str, _flags: RenameFlags) -> Result<()> {
+        Err(Error::new(Errno::ENOTDIR))
+    }
+
+    /// Lists entries, "." and ".." first, starting at `cookie` (0 = the
+    /// start); `sink` returns false to stop before consuming an entry.
+    fn read_dir(&self, _cookie: u64, _sink: &mut dyn FnMut(DirEntry<'_>) -> bool) -> Result<()> {
+        Err(Error::new(Errno::ENOTDIR))
+    }
+
+    /// The target of a symbolic link.
+    fn read_link(&self) -> Result<String> {
+        Err(Error::new(Errno::EINVAL))
+    }
+
+    /// The errno for a data operation on something that is not a regular file.
+    #[doc(hidden)]
+    fn not_regular(&self) -> Error {
+        if self.file_type() == FileType::Directory {
+            Error::new(Errno::EISDIR)
+        } else {
+            Error::new(Errno::EINVAL)
+        }
+    }
+}
+
+impl dyn Inode {
+    pub fn is_dir(&self) -> bool {
+        self.file_type() == FileType::Directory
+    }
+
+    pub fn is_symlink(&self) -> bool {
+        self.file_type() == FileType::Symlink
+    }
+}
+
+/// Whether two references name the same inode.
+pub fn same_inode(a: &Arc<dyn Inode>, b: &Arc<dyn Inode>) -> bool {
+    core::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
+}

@@ -1,0 +1,147 @@
+//! The virtual file system: inodes, path resolution, open files and file
+//! descriptor tables, the in-memory root file system (ramfs, filled from
+//! the initramfs), and the character devices (console, null, zero, full).
+//!
+//! Ownership: directories own their entries' inodes (`Arc<dyn Inode>`);
+//! open files, working directories and mappings hold further references,
+//! so an unlinked file lives on until the last of them goes. A process owns
+//! a [`FileTable`] (descriptors → shared [`File`]s) and an [`FsContext`]
+//! (root, cwd, umask).
+
+pub mod console;
+mod devices;
+mod file;
+mod file_table;
+mod initramfs;
+mod inode;
+mod namespace;
+mod open;
+mod path;
+mod ramfs;
+mod stat;
+mod termios;
+
+use alloc::sync::Arc;
+
+use frame::sync::Once;
+
+pub use self::file::*;
+pub use self::file_table::{FileTable, HARD_MAX_FDS};
+pub use self::inode::{makedev, FileType, Inode, NewNode, NodeKind, RenameFlags, Timespec};
+pub use self::namespace::{link, mkdir, mknod, rename, rmdir, symlink, unlink};
+pub use self::open::open;
+pub use self::path::{lookup, path_of};
+pub use self::stat::{Stat, StatFs, Statx, STATX_RESERVED};
+use crate::error::{Errno, Error, Result};
+
+/// Device number of the root ramfs (an anonymous device, as for tmpfs).
+const ROOT_DEV: u64 = makedev(0, 1);
+
+static ROOT: Once<Arc<dyn Inode>> = Once::new();
+
+/// The root directory of the root file system.
+fn root_inode() -> Arc<dyn Inode> {
+    ROOT.get().expect("fs::init must run before the root file system is used").clone()
+}
+
+/// Per-process file-system state: root, working directory, umask.
+#[derive(Clone)]
+pub struct FsContext {
+    root: Arc<dyn Inode>,
+    cwd: Arc<dyn Inode>,
+    umask: u32,
+}
+
+impl Default for FsContext {
+    /// Root and cwd at "/", umask 022. Panics before [`init`].
+    fn default() -> Self {
+        let root = root_inode();
+        FsContext { cwd: root.clone(), root, umask: 0o022 }
+    }
+}
+
+impl FsContext {
+    pub fn root(&self) -> &Arc<dyn Inode> {
+        &self.root
+    }
+
+    pub fn cwd(&self) -> &Arc<dyn Inode> {
+        &self.cwd
+    }
+
+    pub fn umask(&self) -> u32 {
+        self.umask
+    }
+
+    /// Sets the umask (permission bits only); returns the old one.
+    pub fn set_umask(&mut self, mask: u32) -> u32 {
+        core::mem::replace(&mut self.umask, mask & 0o777)
+    }
+
+    /// Changes the working directory; `dir` must be a directory.
+    pub fn set_cwd(&mut self, dir: Arc<dyn Inode>) {
+        self.cwd = dir;
+    }
+
+    /// chroot(2): changes the root directory.
+    pub fn set_root(&mut self, dir: Arc<dyn Inode>) {
+        self.root = dir;
+    }
+}
+
+/// Builds the root file system and unpacks the initramfs into it, then adds
+/// /dev (null, zero, full, console, tty) and /tmp if the archive lacks them.
+pub fn init(initrd: Option<&[u8]>) -> Result<()> {
+    if ROOT.get().is_some() {
+        return Err(Error::with_message(Errno::EBUSY, "fs::init called twice"));
+    }
+    ramfs::set_page_limit(frame::mm::frame_alloc::free_frames() / 2);
+    let root: Arc<dyn Inode> = ramfs::RamFs::new_root(ROOT_DEV);
+    ROOT.call_once(|| root);
+    let fs = FsContext::default();
+    if let Some(data) = initrd {
+        let n = initramfs::unpack(&fs, data);
+        frame::log_info!("initramfs: {n} members unpacked ({} bytes)", data.len());
+    }
+    populate(&fs)
+}
+
+fn ensure_dir(parent: &Arc<dyn Inode>, name: &str, perm: u32) -> Result<Arc<dyn Inode>> {
+    match parent.lookup(name) {
+        Ok(dir) if dir.is_dir() => Ok(dir),
+        Ok(_) => Err(Error::with_message(Errno::ENOTDIR, "expected a directory")),
+        Err(_) => parent.create(name, NewNode { kind: NodeKind::Directory, perm, uid: 0, gid: 0 }),
+    }
+}
+
+fn populate(fs: &FsContext) -> Result<()> {
+    let dev = ensure_dir(fs.root(), "dev", 0o755)?;
+    let nodes = [
+        ("null", devices::NULL, 0o666),
+        ("zero", devices::ZERO, 0o666),
+        ("full", devices::FULL, 0o666),
+        ("console", devices::CONSOLE, 0o600),
+        ("tty", devices::TTY, 0o666),
+    ];
+    for (name, rdev, perm) in nodes {
+        let node = NewNode { kind: NodeKind::Special(FileType::CharDevice, rdev), perm, uid: 0, gid: 0 };
+        match dev.create(name, node) {
+            Ok(_) => {}
+            Err(e) if e.errno() == Errno::EEXIST => {}
+            Err(e) => return Err(e),
+        }
+    }
+    ensure_dir(fs.root(), "tmp", 0o1777)?;
+    Ok(())
+}
+
+/// Resolves `path` for execve: ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG, and
+/// EACCES for anything but a regular file with an execute bit.
+pub fn open_exec(fs: &FsContext, path: &str) -> Result<Arc<dyn Inode>> {
+    let node = path::lookup(fs, fs.cwd(), path, true)?;
+    let meta = node.metadata();
+    if meta.file_type != FileType::Regular || meta.perm & 0o111 == 0 {
+        return Err(Error::new(Errno::EACCES));
+    }
+    Ok(node)
+}

@@ -1,0 +1,136 @@
+//! Operations on names: mkdir, mknod, symlink, link, unlink, rmdir, rename.
+//! Each resolves the parent directory, applies the rules for the final
+//! component that the man pages give, and asks the file system to do it.
+
+use alloc::string::String;
+use alloc::sync::Arc;
+
+use super::inode::{same_inode, FileType, Inode, NewNode, NodeKind, RenameFlags, S_IFMT};
+use super::path::{self, Last, Parent, PATH_MAX};
+use super::FsContext;
+use crate::error::{Errno, Error, Result};
+
+/// The name a new node gets: EEXIST when the path names "/", "." or "..",
+/// and ENOENT for a non-directory with a trailing slash that does not exist
+/// yet (Linux's `filename_create`).
+fn new_name(parent: &Parent, is_dir: bool) -> Result<&str> {
+    match &parent.last {
+        Last::Name(name) => {
+            if parent.trailing_slash && !is_dir && parent.dir.lookup(name).is_err() {
+                return Err(Error::new(Errno::ENOENT));
+            }
+            Ok(name)
+        }
+        _ => Err(Error::new(Errno::EEXIST)),
+    }
+}
+
+/// mkdir(2): `mode` before the umask.
+pub fn mkdir(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, mode: u32) -> Result<()> {
+    let parent = path::lookup_parent(fs, start, path)?;
+    let name = new_name(&parent, true)?;
+    let perm = mode & 0o1777 & !fs.umask();
+    parent.dir.create(name, NewNode { kind: NodeKind::Directory, perm, uid: 0, gid: 0 })?;
+    Ok(())
+}
+
+/// mknod(2): regular files, device nodes, FIFOs and sockets.
+pub fn mknod(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, mode: u32, rdev: u64) -> Result<()> {
+    let kind = match FileType::from_mode(mode) {
+        _ if mode & S_IFMT == 0 => NodeKind::Regular,
+        Some(FileType::Regular) => NodeKind::Regular,
+        Some(t @ (FileType::CharDevice | FileType::BlockDevice)) => NodeKind::Special(t, rdev),
+        Some(t @ (FileType::Fifo | FileType::Socket)) => NodeKind::Special(t, 0),
+        Some(FileType::Directory) => return Err(Error::new(Errno::EPERM)),
+        _ => return Err(Error::new(Errno::EINVAL)),
+    };
+    let parent = path::lookup_parent(fs, start, path)?;
+    let name = new_name(&parent, false)?;
+    let perm = mode & 0o7777 & !fs.umask();
+    parent.dir.create(name, NewNode { kind, perm, uid: 0, gid: 0 })?;
+    Ok(())
+}
+
+/// symlink(2): a link at `path` holding `target`.
+pub fn symlink(fs: &FsContext, target: &str, start: &Arc<dyn Inode>, path: &str) -> Result<()> {
+    if target.is_empty() {
+        return Err(Error::new(Errno::ENOENT));
+    }
+    if target.len() >= PATH_MAX {
+        return Err(Error::new(Errno::ENAMETOOLONG));
+    }
+    let parent = path::lookup_parent(fs, start, path)?;
+    let name = new_name(&parent, false)?;
+    let node = NewNode { kind: NodeKind::Symlink(String::from(target)), perm: 0o777, uid: 0, gid: 0 };
+    parent.dir.create(name, node)?;
+    Ok(())
+}
+
+/// link(2): a new name at `path` for `node`.
+pub fn link(fs: &FsContext, node: &Arc<dyn Inode>, start: &Arc<dyn Inode>, path: &str) -> Result<()> {
+    if node.is_dir() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    let parent = path::lookup_parent(fs, start, path)?;
+    let name = new_name(&parent, false)?;
+    parent.dir.link(name, node)
+}
+
+/// unlink(2).
+pub fn unlink(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<()> {
+    let parent = path::lookup_parent(fs, start, path)?;
+    let Last::Name(name) = &parent.last else {
+        return Err(Error::new(Errno::EISDIR));
+    };
+    let node = parent.dir.lookup(name)?;
+    if node.is_dir() {
+        return Err(Error::new(Errno::EISDIR));
+    }
+    if parent.trailing_slash {
+        return Err(Error::new(Errno::ENOTDIR));
+    }
+    parent.dir.unlink(name)
+}
+
+/// rmdir(2).
+pub fn rmdir(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<()> {
+    let parent = path::lookup_parent(fs, start, path)?;
+    match &parent.last {
+        Last::Root => Err(Error::new(Errno::EBUSY)),
+        Last::Dot => Err(Error::new(Errno::EINVAL)),
+        Last::DotDot => Err(Error::new(Errno::ENOTEMPTY)),
+        Last::Name(name) => {
+            let node = parent.dir.lookup(name)?;
+            if same_inode(&node, fs.root()) {
+                return Err(Error::new(Errno::EBUSY));
+            }
+            parent.dir.rmdir(name)
+        }
+    }
+}
+
+/// rename(2) / renameat2(2) with flags 0 or RENAME_NOREPLACE.
+pub fn rename(
+    fs: &FsContext,
+    old_start: &Arc<dyn Inode>,
+    old_path: &str,
+    new_start: &Arc<dyn Inode>,
+    new_path: &str,
+    flags: RenameFlags,
+) -> Result<()> {
+    let old = path::lookup_parent(fs, old_start, old_path)?;
+    let new = path::lookup_parent(fs, new_start, new_path)?;
+    let Last::Name(old_name) = &old.last else {
+        return Err(Error::new(Errno::EBUSY));
+    };
+    let Last::Name(new_name) = &new.last else {
+        return Err(Error::new(if flags.noreplace { Errno::EEXIST } else { Errno::EBUSY }));
+    };
+    if old.trailing_slash || new.trailing_slash {
+        let src = old.dir.lookup(old_name)?;
+        if !src.is_dir() {
+            return Err(Error::new(Errno::ENOTDIR));
+        }
+    }
+    old.dir.rename(old_name, &new.dir, new_name, flags)
+}

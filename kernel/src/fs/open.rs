@@ -1,0 +1,110 @@
+//! open(2): resolve or create the file, apply O_TRUNC, pick its operations.
+
+use alloc::sync::Arc;
+
+use super::devices;
+use super::file::*;
+use super::inode::{FileType, Inode, NewNode, NodeKind};
+use super::path::{self, Last, MAX_SYMLINKS};
+use super::FsContext;
+use crate::error::{Errno, Error, Result};
+
+/// Opens `path` (relative ones from `start`) with open(2) `flags`; `mode`
+/// is the permission of a file O_CREAT creates (before the umask).
+pub fn open(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, flags: u32, mode: u32) -> Result<Arc<File>> {
+    if flags & (O_TMPFILE & !O_DIRECTORY) != 0 {
+        return Err(Error::with_message(Errno::EOPNOTSUPP, "O_TMPFILE"));
+    }
+    let path_only = flags & O_PATH != 0;
+    if flags & O_CREAT != 0 && flags & O_DIRECTORY != 0 && !path_only {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let follow = flags & O_NOFOLLOW == 0;
+    let (node, created) = if flags & O_CREAT != 0 && !path_only {
+        open_or_create(fs, start, path, flags, mode)?
+    } else {
+        (path::lookup(fs, start, path, follow)?, false)
+    };
+    let file_type = node.file_type();
+    if flags & O_DIRECTORY != 0 && file_type != FileType::Directory {
+        // O_NOFOLLOW|O_DIRECTORY on a symlink: ENOTDIR, as on Linux.
+        return Err(Error::new(Errno::ENOTDIR));
+    }
+    if path_only {
+        // O_PATH keeps only these flags (open(2)).
+        return Ok(File::new(node, None, flags & (O_PATH | O_DIRECTORY | O_NOFOLLOW)));
+    }
+    let writes = matches!(flags & O_ACCMODE, O_WRONLY | O_RDWR);
+    let ops = match file_type {
+        FileType::Symlink => return Err(Error::new(Errno::ELOOP)),
+        FileType::Directory if writes || flags & O_TRUNC != 0 => return Err(Error::new(Errno::EISDIR)),
+        FileType::Directory => None,
+        FileType::Regular => {
+            if flags & O_TRUNC != 0 && !created {
+                node.resize(0)?;
+            }
+            None
+        }
+        FileType::CharDevice => Some(devices::char_device(node.metadata().rdev)?),
+        FileType::BlockDevice | FileType::Fifo | FileType::Socket => {
+            return Err(Error::with_message(Errno::ENXIO, "no driver for this kind of file"));
+        }
+    };
+    Ok(File::new(node, ops, flags))
+}
+
+/// The O_CREAT part of open: returns the node and whether it was created.
+fn open_or_create(
+    fs: &FsContext,
+    start: &Arc<dyn Inode>,
+    path: &str,
+    flags: u32,
+    mode: u32,
+) -> Result<(Arc<dyn Inode>, bool)> {
+    let mut parent = path::lookup_parent(fs, start, path)?;
+    let mut links = 0;
+    loop {
+        let name = match &parent.last {
+            Last::Name(name) => name.clone(),
+            // "/", "." and "..": an existing directory.
+            _ => return Err(Error::new(Errno::EISDIR)),
+        };
+        match parent.dir.lookup(&name) {
+            Ok(_) if flags & O_EXCL != 0 => return Err(Error::new(Errno::EEXIST)),
+            Ok(node) if node.is_symlink() => {
+                if flags & O_NOFOLLOW != 0 {
+                    return Err(Error::new(Errno::ELOOP));
+                }
+                links += 1;
+                if links > MAX_SYMLINKS {
+                    return Err(Error::new(Errno::ELOOP));
+                }
+                // A dangling link creates its target (open(2), O_CREAT).
+                let target = node.read_link()?;
+                let trailing = parent.trailing_slash;
+                parent = path::lookup_parent(fs, &parent.dir, &target)?;
+                parent.trailing_slash |= trailing;
+            }
+            Ok(node) => {
+                if parent.trailing_slash && !node.is_dir() {
+                    return Err(Error::new(Errno::ENOTDIR));
+                }
+                return Ok((node, false));
+            }
+            Err(e) if e.errno() == Errno::ENOENT => {
+                if parent.trailing_slash {
+                    return Err(Error::new(Errno::EISDIR));
+                }
+                let perm = mode & 0o7777 & !fs.umask();
+                let node = NewNode { kind: NodeKind::Regular, perm, uid: 0, gid: 0 };
+                match parent.dir.create(&name, node) {
+                    Ok(node) => return Ok((node, true)),
+                    // Someone else created it meanwhile: open theirs.
+                    Err(e) if e.errno() == Errno::EEXIST && flags & O_EXCL == 0 => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! Path resolution (path_resolution(7)).
+//!
+//! A path is walked one component at a time from the process's root (for an
+//! absolute path) or a starting directory (the cwd or a dirfd). Symbolic
+//! links in the middle of a path are always followed; the last component's
+//! link only when the caller asks. At most [`MAX_SYMLINKS`] links are
+//! followed per resolution (ELOOP beyond). ".." never climbs above the
+//! process's root. A trailing slash requires the result to be a directory
+//! (and so follows a final symlink).
+//!
+//! The walker keeps the components still to visit on a stack, pushing a
+//! link's target in front of the rest, so link chains need no recursion.
+
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use super::inode::{same_inode, FileType, Inode};
+use super::ramfs::NAME_MAX;
+use super::FsContext;
+use crate::error::{Errno, Error, Result};
+
+/// Longest chain of symbolic links followed in one resolution (Linux's MAXSYMLINKS).
+pub const MAX_SYMLINKS: u32 = 40;
+/// Longest path, including the terminating NUL (PATH_MAX).
+pub const PATH_MAX: usize = 4096;
+
+/// The final component of a path, as the parent-resolving calls see it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Last {
+    /// The path was "/" (or only slashes): there is no name.
+    Root,
+    Dot,
+    DotDot,
+    Name(String),
+}
+
+/// The directory holding a path's final component, and that component.
+pub struct Parent {
+    pub dir: Arc<dyn Inode>,
+    pub last: Last,
+    /// The path ended in '/': the final component must be a directory.
+    pub trailing_slash: bool,
+}
+
+struct Walk<'a> {
+    root: &'a Arc<dyn Inode>,
+    cur: Arc<dyn Inode>,
+    /// Components still to visit, the next one last.
+    rest: Vec<String>,
+    must_be_dir: bool,
+    links: u32,
+}
+
+impl<'a> Walk<'a> {
+    fn new(fs: &'a FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<Self> {
+        if path.is_empty() {
+            return Err(Error::new(Errno::ENOENT));
+        }
+        if path.len() >= PATH_MAX {
+            return Err(Error::new(Errno::ENAMETOOLONG));
+        }
+        let mut walk =
+            Walk { root: fs.root(), cur: start.clone(), rest: Vec::new(), must_be_dir: path.ends_with('/'), links: 0 };
+        walk.push(path)?;
+        if walk.cur.file_type() != FileType::Directory {
+            return Err(Error::new(Errno::ENOTDIR));
+        }
+        Ok(walk)
+    }
+
+    /// Puts `path`'s components in front of the remaining ones; an absolute
+    /// path restarts from the root.
+    fn push(&mut self, path: &str) -> Result<()> {
+        if path.starts_with('/') {
+            self.cur = self.root.clone();
+        }
+        let first = self.rest.len();
+        for comp in path.split('/').filter(|c| !c.is_empty()) {
+            if comp.len() > NAME_MAX {
+                return Err(Error::new(Errno::ENAMETOOLONG));
+            }
+            self.rest.push(comp.to_string());
+        }
+        self.rest[first..].reverse();
+        Ok(())
+    }
+
+    /// Looks up one component in the current directory.
+    fn step(&self, name: &str) -> Result<Arc<dyn Inode>> {
+        match name {
+            "." => Ok(self.cur.clone()),
+            ".." if same_inode(&self.cur, self.root) => Ok(self.cur.clone()),
+            _ => self.cur.lookup(name),
+        }
+    }
+
+    /// Continues with the target of the symlink `link`, found in `self.cur`.
+    fn follow(&mut self, link: &Arc<dyn Inode>) -> Result<()> {
+        self.links += 1;
+        if self.links > MAX_SYMLINKS {
+            return Err(Error::new(Errno::ELOOP));
+        }
+        let target = link.read_link()?;
+        if target.is_empty() {
+            return Err(Error::new(Errno::ENOENT));
+        }
+        if self.rest.is_empty() && target.ends_with('/') {
+            self.must_be_dir = true;
+        }
+        self.push(&target)
+    }
+
+    /// Walks every component but the last, which stays on the stack.
+    fn walk_to_parent(&mut self) -> Result<()> {
+        while self.rest.len() > 1 {
+            let Some(name) = self.rest.pop() else { break };
+            let next = self.step(&name)?;
+            match next.file_type() {
+                FileType::Directory => self.cur = next,
+                FileType::Symlink => self.follow(&next)?,
+                _ => return Err(Error::new(Errno::ENOTDIR)),
+            }
+        }
+        Ok(())
+    }
+
+    fn resolve(mut self, follow: bool) -> Result<Arc<dyn Inode>> {
+        loop {
+            self.walk_to_parent()?;
+            let Some(name) = self.rest.pop() else {
+                return Ok(self.cur);
+            };
+            let node = self.step(&name)?;
+            let ty = node.file_type();
+            if ty == FileType::Symlink && (follow || self.must_be_dir) {
+                self.follow(&node)?;
+                continue;
+            }
+            if self.must_be_dir && ty != FileType::Directory {
+                return Err(Error::new(Errno::ENOTDIR));
+            }
+            return Ok(node);
+        }
+    }
+
+    fn parent(mut self) -> Result<Parent> {
+        self.walk_to_parent()?;
+        let last = match self.rest.pop() {
+            None => Last::Root,
+            Some(n) if n == "." => Last::Dot,
+            Some(n) if n == ".." => Last::DotDot,
+            Some(n) => Last::Name(n),
+        };
+        Ok(Parent { dir: self.cur, last, trailing_slash: self.must_be_dir })
+    }
+}
+
+/// Resolves `path` (relative ones from `start`); `follow` follows a
+/// symlink in the last component.
+pub fn lookup(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, follow: bool) -> Result<Arc<dyn Inode>> {
+    Walk::new(fs, start, path)?.resolve(follow)
+}
+
+/// Resolves all but the last component of `path`.
+pub fn lookup_parent(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<Parent> {
+    Walk::new(fs, start, path)?.parent()
+}
+
+/// The absolute path of directory `dir` as seen from the process's root
+/// (getcwd(2)): ENOENT if it was removed. Each step climbs ".." and finds
+/// the child's name by its inode number in the parent's listing.
+pub fn path_of(fs: &FsContext, dir: &Arc<dyn Inode>) -> Result<String> {
+    let meta = dir.metadata();
+    if meta.nlink == 0 {
+        return Err(Error::with_message(Errno::ENOENT, "directory was removed"));
+    }
+    let mut names: Vec<String> = Vec::new();
+    let mut cur = dir.clone();
+    let mut cur_ino = meta.ino;
+    let mut len = 1;
+    while !same_inode(&cur, fs.root()) {
+        let parent = cur.lookup("..")?;
+        if same_inode(&parent, &cur) {
+            // The top of a file system outside the process's root (after
+            // chroot): Linux prefixes such paths with "(unreachable)".
+            names.push(String::from("(unreachable)"));
+            break;
+        }
+        let mut found = None;
+        parent.read_dir(0, &mut |e| {
+            if e.ino == cur_ino && e.name != "." && e.name != ".." {
+                found = Some(e.name.to_string());
+                return false;
+            }
+            true
+        })?;
+        let name = found.ok_or(Error::with_message(Errno::ENOENT, "directory not found in its parent"))?;
+        len += name.len() + 1;
+        if len >= PATH_MAX {
+            return Err(Error::new(Errno::ENAMETOOLONG));
+        }
+        names.push(name);
+        cur_ino = parent.metadata().ino;
+        cur = parent;
+    }
+    if names.is_empty() {
+        return Ok(String::from("/"));
+    }
+    let mut path = String::with_capacity(len);
+    for name in names.iter().rev() {
+        path.push('/');
+        path.push_str(name);
+    }
+    Ok(path)
+}

@@ -1,0 +1,444 @@
+//! ramfs: a file system that lives entirely in memory (the root file system,
+//! unpacked from the initramfs).
+//!
+//! Locking: each inode's state (metadata and contents) sits behind one
+//! `INODE`-level spin lock, held only for short, non-sleeping work and never
+//! two at a time. Changes to the directory tree (create, link, unlink,
+//! rmdir, rename) also hold the file system's `VFS`-level tree mutex, taken
+//! first, so that what such an operation checked under one inode lock (the
+//! target is absent, a directory is empty, the destination is not inside
+//! the source) still holds when it updates the next inode. Lookups and
+//! listings take only the directory's inode lock.
+
+mod dir;
+mod pages;
+mod rename;
+
+use alloc::string::String;
+use alloc::sync::{Arc, Weak};
+use core::any::Any;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use frame::sync::{level, Mutex, SpinLock};
+
+use self::dir::DirData;
+use self::pages::FileData;
+pub use self::pages::set_page_limit;
+use super::inode::{DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec};
+use crate::error::{Errno, Error, Result};
+
+/// Longest file name (NAME_MAX).
+pub const NAME_MAX: usize = 255;
+
+pub struct RamFs {
+    dev: u64,
+    next_ino: AtomicU64,
+    /// Serialises changes to the directory tree (see the module doc).
+    tree: Mutex<(), { level::VFS }>,
+}
+
+impl RamFs {
+    /// A new file system with an empty root directory (mode 0755, owned by
+    /// root); returns the root.
+    pub fn new_root(dev: u64) -> Arc<RamInode> {
+        let fs = Arc::new(RamFs { dev, next_ino: AtomicU64::new(1), tree: Mutex::new(()) });
+        let node = NewNode { kind: NodeKind::Directory, perm: 0o755, uid: 0, gid: 0 };
+        RamInode::new(&fs, node, None)
+    }
+
+    fn alloc_ino(&self) -> u64 {
+        self.next_ino.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+pub struct RamInode {
+    ino: u64,
+    file_type: FileType,
+    fs: Arc<RamFs>,
+    this: Weak<RamInode>,
+    state: SpinLock<State, { level::INODE }>,
+}
+
+struct State {
+    perm: u32,
+    uid: u32,
+    gid: u32,
+    nlink: u32,
+    atime: Timespec,
+    mtime: Timespec,
+    ctime: Timespec,
+    body: Body,
+}
+
+enum Body {
+    File(FileData),
+    Dir(DirData),
+    Symlink(String),
+    /// Device node, FIFO or socket, with its `rdev`.
+    Special(u64),
+}
+
+impl State {
+    fn dir(&self) -> Result<&DirData> {
+        match &self.body {
+            Body::Dir(d) if self.nlink > 0 => Ok(d),
+            Body::Dir(_) => Err(Error::with_message(Errno::ENOENT, "directory was removed")),
+            _ => Err(Error::new(Errno::ENOTDIR)),
+        }
+    }
+
+    fn dir_mut(&mut self) -> Result<&mut DirData> {
+        match &mut self.body {
+            Body::Dir(d) if self.nlink > 0 => Ok(d),
+            Body::Dir(_) => Err(Error::with_message(Errno::ENOENT, "directory was removed")),
+            _ => Err(Error::new(Errno::ENOTDIR)),
+        }
+    }
+
+    fn touch(&mut self, now: Timespec) {
+        self.mtime = now;
+        self.ctime = now;
+    }
+}
+
+fn check_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.contains('/') {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if name == "." || name == ".." {
+        return Err(Error::new(Errno::EEXIST));
+    }
+    if name.len() > NAME_MAX {
+        return Err(Error::new(Errno::ENAMETOOLONG));
+    }
+    Ok(())
+}
+
+impl RamInode {
+    /// A new inode; `parent` is None only for the root, which is its own parent.
+    fn new(fs: &Arc<RamFs>, node: NewNode, parent: Option<Weak<RamInode>>) -> Arc<RamInode> {
+        let now = Timespec::now();
+        Arc::new_cyclic(|this| {
+            let (file_type, body, nlink) = match node.kind {
+                NodeKind::Regular => (FileType::Regular, Body::File(FileData::default()), 1),
+                NodeKind::Directory => {
+                    let parent = parent.unwrap_or_else(|| this.clone());
+                    (FileType::Directory, Body::Dir(DirData::new(parent)), 2)
+                }
+                NodeKind::Symlink(target) => (FileType::Symlink, Body::Symlink(target), 1),
+                NodeKind::Special(t, rdev) => (t, Body::Special(rdev), 1),
+            };
+            let state = State {
+                perm: node.perm & 0o7777,
+                uid: node.uid,
+                gid: node.gid,
+                nlink,
+                atime: now,
+                mtime: now,
+                ctime: now,
+                body,
+            };
+            RamInode { ino: fs.alloc_ino(), file_type, fs: fs.clone(), this: this.clone(), state: SpinLock::new(state) }
+        })
+    }
+
+    /// The ramfs inode behind `inode`, if it is one.
+    fn downcast(inode: &Arc<dyn Inode>) -> Option<Arc<RamInode>> {
+        let any: Arc<dyn Any + Send + Sync> = inode.clone();
+        any.downcast::<RamInode>().ok()
+    }
+
+    fn child(&self, name: &str) -> Result<Arc<RamInode>> {
+        self.state.lock().dir()?.get(name).cloned().ok_or(Error::new(Errno::ENOENT))
+    }
+
+    fn parent(&self) -> Option<Arc<RamInode>> {
+        match &self.state.lock().body {
+            Body::Dir(d) => d.parent.upgrade(),
+            _ => None,
+        }
+    }
+
+    fn nlink(&self) -> u32 {
+        self.state.lock().nlink
+    }
+
+    /// True if `other` is this directory or lies below it. Callers hold the
+    /// tree lock, so parent links do not change during the walk.
+    fn is_ancestor_of(&self, other: &Arc<RamInode>) -> bool {
+        let mut cur = other.clone();
+        loop {
+            if core::ptr::eq(self, Arc::as_ptr(&cur)) {
+                return true;
+            }
+            match cur.parent() {
+                Some(p) if !Arc::ptr_eq(&p, &cur) => cur = p,
+                _ => return false,
+            }
+        }
+    }
+
+    fn is_empty_dir(&self) -> bool {
+        matches!(&self.state.lock().body, Body::Dir(d) if d.is_empty())
+    }
+
+    /// Runs `f` on a regular file's contents; `modify` updates mtime and ctime.
+    fn with_file<R>(&self, modify: bool, f: impl FnOnce(&mut FileData) -> Result<R>) -> Result<R> {
+        let mut guard = self.state.lock();
+        let st = &mut *guard;
+        let r = match &mut st.body {
+            Body::File(data) => f(data)?,
+            Body::Dir(_) => return Err(Error::new(Errno::EISDIR)),
+            _ => return Err(Error::new(Errno::EINVAL)),
+        };
+        if modify {
+            st.touch(Timespec::now());
+        }
+        Ok(r)
+    }
+}
+
+impl Inode for RamInode {
+    fn read_at(&self, offset: usize, buf: &mut [u8]) -> Result<usize> {
+        self.with_file(false, |data| data.read(offset, buf))
+    }
+
+    fn size(&self) -> usize {
+        match &self.state.lock().body {
+            Body::File(data) => data.size(),
+            Body::Symlink(target) => target.len(),
+            // Like tmpfs: a nominal 20 bytes per entry, "." and ".." included.
+            Body::Dir(d) => (d.len() + 2) * 20,
+            Body::Special(_) => 0,
+        }
+    }
+
+    fn metadata(&self) -> Metadata {
+        let st = self.state.lock();
+        let (rdev, blocks) = match &st.body {
+            Body::Special(rdev) => (*rdev, 0),
+            Body::File(data) => (0, data.blocks()),
+            _ => (0, 0),
+        };
+        let size = match &st.body {
+            Body::File(data) => data.size(),
+            Body::Symlink(target) => target.len(),
+            Body::Dir(d) => (d.len() + 2) * 20,
+            Body::Special(_) => 0,
+        };
+        Metadata {
+            dev: self.fs.dev,
+            ino: self.ino,
+            file_type: self.file_type,
+            perm: st.perm,
+            nlink: st.nlink,
+            uid: st.uid,
+            gid: st.gid,
+            rdev,
+            size: size as u64,
+            blksize: 4096,
+            blocks,
+            atime: st.atime,
+            mtime: st.mtime,
+            ctime: st.ctime,
+        }
+    }
+
+    fn file_type(&self) -> FileType {
+        self.file_type
+    }
+
+    fn write_at(&self, offset: usize, buf: &[u8]) -> Result<usize> {
+        self.with_file(true, |data| data.write(offset, buf))
+    }
+
+    fn append(&self, buf: &[u8]) -> Result<(usize, usize)> {
+        self.with_file(true, |data| {
+            let offset = data.size();
+            let n = data.write(offset, buf)?;
+            Ok((n, offset + n))
+        })
+    }
+
+    fn resize(&self, size: usize) -> Result<()> {
+        self.with_file(true, |data| data.resize(size))
+    }
+
+    fn set_perm(&self, perm: u32) -> Result<()> {
+        let mut st = self.state.lock();
+        st.perm = perm & 0o7777;
+        st.ctime = Timespec::now();
+        Ok(())
+    }
+
+    fn set_owner(&self, uid: Option<u32>, gid: Option<u32>) -> Result<()> {
+        let mut st = self.state.lock();
+        if let Some(uid) = uid {
+            st.uid = uid;
+        }
+        if let Some(gid) = gid {
+            st.gid = gid;
+        }
+        st.ctime = Timespec::now();
+        Ok(())
+    }
+
+    fn set_times(&self, atime: Option<Timespec>, mtime: Option<Timespec>) -> Result<()> {
+        let mut st = self.state.lock();
+        if let Some(t) = atime {
+            st.atime = t;
+        }
+        if let Some(t) = mtime {
+            st.mtime = t;
+        }
+        st.ctime = Timespec::now();
+        Ok(())
+    }
+
+    fn lookup(&self, name: &str) -> Result<Arc<dyn Inode>> {
+        let st = self.state.lock();
+        let dir = st.dir()?;
+        let found = match name {
+            "." => self.this.upgrade(),
+            ".." => dir.parent.upgrade(),
+            _ => dir.get(name).cloned(),
+        };
+        found.map(|i| i as Arc<dyn Inode>).ok_or(Error::new(Errno::ENOENT))
+    }
+
+    fn create(&self, name: &str, mut node: NewNode) -> Result<Arc<dyn Inode>> {
+        check_name(name)?;
+        let _tree = self.fs.tree.lock();
+        let mut guard = self.state.lock();
+        let st = &mut *guard;
+        // A set-group-ID directory passes its group on, and the bit to
+        // subdirectories (mkdir(2), "NOTES" of chmod(2)).
+        if st.perm & 0o2000 != 0 {
+            node.gid = st.gid;
+            if matches!(node.kind, NodeKind::Directory) {
+                node.perm |= 0o2000;
+            }
+        }
+        let is_dir = matches!(node.kind, NodeKind::Directory);
+        let this = self.this.clone();
+        let dir = st.dir_mut()?;
+        if dir.get(name).is_some() {
+            return Err(Error::new(Errno::EEXIST));
+        }
+        let child = RamInode::new(&self.fs, node, Some(this));
+        dir.insert(name, child.clone());
+        if is_dir {
+            st.nlink += 1;
+        }
+        st.touch(Timespec::now());
+        Ok(child)
+    }
+
+    fn link(&self, name: &str, target: &Arc<dyn Inode>) -> Result<()> {
+        check_name(name)?;
+        let target = RamInode::downcast(target).ok_or(Error::new(Errno::EXDEV))?;
+        if !Arc::ptr_eq(&self.fs, &target.fs) {
+            return Err(Error::new(Errno::EXDEV));
+        }
+        if target.file_type == FileType::Directory {
+            return Err(Error::new(Errno::EPERM));
+        }
+        let _tree = self.fs.tree.lock();
+        if target.nlink() == 0 {
+            return Err(Error::with_message(Errno::ENOENT, "linking a removed file"));
+        }
+        let now = Timespec::now();
+        {
+            let mut guard = self.state.lock();
+            let st = &mut *guard;
+            let dir = st.dir_mut()?;
+            if dir.get(name).is_some() {
+                return Err(Error::new(Errno::EEXIST));
+            }
+            dir.insert(name, target.clone());
+            st.touch(now);
+        }
+        let mut st = target.state.lock();
+        st.nlink = st.nlink.saturating_add(1);
+        st.ctime = now;
+        Ok(())
+    }
+
+    fn unlink(&self, name: &str) -> Result<()> {
+        let _tree = self.fs.tree.lock();
+        let child = self.child(name)?;
+        if child.file_type == FileType::Directory {
+            return Err(Error::new(Errno::EISDIR));
+        }
+        let now = Timespec::now();
+        {
+            let mut guard = self.state.lock();
+            let st = &mut *guard;
+            st.dir_mut()?.remove(name);
+            st.touch(now);
+        }
+        let mut st = child.state.lock();
+        st.nlink = st.nlink.saturating_sub(1);
+        st.ctime = now;
+        Ok(())
+    }
+
+    fn rmdir(&self, name: &str) -> Result<()> {
+        let _tree = self.fs.tree.lock();
+        let child = self.child(name)?;
+        if child.file_type != FileType::Directory {
+            return Err(Error::new(Errno::ENOTDIR));
+        }
+        if !child.is_empty_dir() {
+            return Err(Error::new(Errno::ENOTEMPTY));
+        }
+        let now = Timespec::now();
+        {
+            let mut guard = self.state.lock();
+            let st = &mut *guard;
+            st.dir_mut()?.remove(name);
+            st.nlink = st.nlink.saturating_sub(1);
+            st.touch(now);
+        }
+        let mut st = child.state.lock();
+        st.nlink = 0;
+        st.ctime = now;
+        Ok(())
+    }
+
+    fn rename(&self, old_name: &str, new_dir: &Arc<dyn Inode>, new_name: &str, flags: RenameFlags) -> Result<()> {
+        rename::rename(self, old_name, new_dir, new_name, flags)
+    }
+
+    fn read_dir(&self, cookie: u64, sink: &mut dyn FnMut(DirEntry<'_>) -> bool) -> Result<()> {
+        let st = self.state.lock();
+        let dir = st.dir()?;
+        if cookie == 0 {
+            let e = DirEntry { ino: self.ino, name: ".", file_type: FileType::Directory, next_cookie: 1 };
+            if !sink(e) {
+                return Ok(());
+            }
+        }
+        if cookie <= 1 {
+            let ino = dir.parent.upgrade().map_or(self.ino, |p| p.ino);
+            let e = DirEntry { ino, name: "..", file_type: FileType::Directory, next_cookie: dir::FIRST_COOKIE };
+            if !sink(e) {
+                return Ok(());
+            }
+        }
+        for (c, name, inode) in dir.entries_from(cookie) {
+            let e = DirEntry { ino: inode.ino, name, file_type: inode.file_type, next_cookie: c + 1 };
+            if !sink(e) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn read_link(&self) -> Result<String> {
+        match &self.state.lock().body {
+            Body::Symlink(target) => Ok(target.clone()),
+            _ => Err(Error::new(Errno::EINVAL)),
+        }
+    }
+}

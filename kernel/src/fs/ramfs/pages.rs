@@ -1,0 +1,135 @@
+//! The contents of a ramfs regular file: a sparse map of untyped 4 KiB
+//! frames. Holes (never-written pages) read as zeros and cost nothing, so a
+//! write at a large offset does not allocate the bytes before it.
+
+use alloc::collections::btree_map::Entry;
+use alloc::collections::BTreeMap;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use frame::mm::UFrame;
+
+use crate::error::{Errno, Error, Result};
+
+const PAGE: usize = 4096;
+
+/// Largest file size (Linux's `MAX_LFS_FILESIZE` on 64-bit).
+pub const MAX_FILE_SIZE: usize = i64::MAX as usize;
+
+/// Pages held by all ramfs files, and the most they may hold (like tmpfs's
+/// default `size=50%` of memory), so a user cannot exhaust the kernel's
+/// frames by writing files: past the limit writes fail with ENOSPC.
+static PAGES_USED: AtomicUsize = AtomicUsize::new(0);
+static PAGE_LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// Sets the page budget of all ramfs files.
+pub fn set_page_limit(pages: usize) {
+    PAGE_LIMIT.store(pages, Ordering::Relaxed);
+}
+
+fn charge_page() -> Result<UFrame> {
+    let limit = PAGE_LIMIT.load(Ordering::Relaxed);
+    if PAGES_USED.fetch_add(1, Ordering::Relaxed) >= limit {
+        PAGES_USED.fetch_sub(1, Ordering::Relaxed);
+        return Err(Error::with_message(Errno::ENOSPC, "ramfs page budget exhausted"));
+    }
+    UFrame::alloc_zeroed().map_err(|_| {
+        PAGES_USED.fetch_sub(1, Ordering::Relaxed);
+        Error::new(Errno::ENOSPC)
+    })
+}
+
+fn uncharge(pages: usize) {
+    PAGES_USED.fetch_sub(pages, Ordering::Relaxed);
+}
+
+fn io_error(_: frame::Error) -> Error {
+    Error::with_message(Errno::EIO, "ramfs page access out of bounds")
+}
+
+#[derive(Default)]
+pub struct FileData {
+    pages: BTreeMap<usize, UFrame>,
+    size: usize,
+}
+
+impl FileData {
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// Storage in 512-byte blocks.
+    pub fn blocks(&self) -> u64 {
+        (self.pages.len() as u64) * (PAGE as u64 / 512)
+    }
+
+    pub fn read(&self, offset: usize, buf: &mut [u8]) -> Result<usize> {
+        if offset >= self.size {
+            return Ok(0);
+        }
+        let len = buf.len().min(self.size - offset);
+        let mut done = 0;
+        while done < len {
+            let pos = offset + done;
+            let in_page = pos % PAGE;
+            let n = (PAGE - in_page).min(len - done);
+            let dst = &mut buf[done..done + n];
+            match self.pages.get(&(pos / PAGE)) {
+                Some(page) => page.read_bytes(in_page, dst).map_err(io_error)?,
+                None => dst.fill(0),
+            }
+            done += n;
+        }
+        Ok(len)
+    }
+
+    /// Writes all of `data` at `offset` or fails without changing the size
+    /// (pages allocated before a failure stay, holding zeros or new data).
+    pub fn write(&mut self, offset: usize, data: &[u8]) -> Result<usize> {
+        if data.is_empty() {
+            return Ok(0);
+        }
+        let end = offset.checked_add(data.len()).filter(|&e| e <= MAX_FILE_SIZE).ok_or(Error::new(Errno::EFBIG))?;
+        let mut done = 0;
+        while done < data.len() {
+            let pos = offset + done;
+            let in_page = pos % PAGE;
+            let n = (PAGE - in_page).min(data.len() - done);
+            let index = pos / PAGE;
+            let page = match self.pages.entry(index) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => e.insert(charge_page()?),
+            };
+            page.write_bytes(in_page, &data[done..done + n]).map_err(io_error)?;
+            done += n;
+        }
+        self.size = self.size.max(end);
+        Ok(data.len())
+    }
+
+    pub fn resize(&mut self, size: usize) -> Result<()> {
+        if size > MAX_FILE_SIZE {
+            return Err(Error::new(Errno::EFBIG));
+        }
+        if size < self.size {
+            // Drop whole pages past the end, and zero the tail of the last
+            // one so that growing the file again reads zeros there.
+            let first_dropped = size.div_ceil(PAGE);
+            let dropped = self.pages.split_off(&first_dropped);
+            uncharge(dropped.len());
+            let in_page = size % PAGE;
+            if in_page != 0
+                && let Some(page) = self.pages.get(&(size / PAGE))
+            {
+                page.fill_zero(in_page, PAGE - in_page).map_err(io_error)?;
+            }
+        }
+        self.size = size;
+        Ok(())
+    }
+}
+
+impl Drop for FileData {
+    fn drop(&mut self) {
+        uncharge(self.pages.len());
+    }
+}

@@ -1,0 +1,179 @@
+//! `struct stat`, `struct statx` and `struct statfs` as the x86-64 Linux
+//! ABI lays them out, filled from inode metadata.
+
+use core::mem::size_of;
+
+use super::inode::{dev_major, dev_minor, Metadata, Timespec};
+
+frame::pod_struct! {
+    /// `struct stat` (arch/x86/include/uapi/asm/stat.h, 64-bit).
+    pub struct Stat {
+        pub st_dev: u64,
+        pub st_ino: u64,
+        pub st_nlink: u64,
+        pub st_mode: u32,
+        pub st_uid: u32,
+        pub st_gid: u32,
+        pub pad0: u32,
+        pub st_rdev: u64,
+        pub st_size: i64,
+        pub st_blksize: i64,
+        pub st_blocks: i64,
+        pub st_atime: i64,
+        pub st_atime_nsec: i64,
+        pub st_mtime: i64,
+        pub st_mtime_nsec: i64,
+        pub st_ctime: i64,
+        pub st_ctime_nsec: i64,
+        pub unused: [i64; 3],
+    }
+}
+const _: () = assert!(size_of::<Stat>() == 144);
+
+frame::pod_struct! {
+    pub struct StatxTimestamp {
+        pub tv_sec: i64,
+        pub tv_nsec: u32,
+        pub reserved: i32,
+    }
+}
+
+frame::pod_struct! {
+    /// `struct statx` (include/uapi/linux/stat.h).
+    pub struct Statx {
+        pub stx_mask: u32,
+        pub stx_blksize: u32,
+        pub stx_attributes: u64,
+        pub stx_nlink: u32,
+        pub stx_uid: u32,
+        pub stx_gid: u32,
+        pub stx_mode: u16,
+        pub spare0: u16,
+        pub stx_ino: u64,
+        pub stx_size: u64,
+        pub stx_blocks: u64,
+        pub stx_attributes_mask: u64,
+        pub stx_atime: StatxTimestamp,
+        pub stx_btime: StatxTimestamp,
+        pub stx_ctime: StatxTimestamp,
+        pub stx_mtime: StatxTimestamp,
+        pub stx_rdev_major: u32,
+        pub stx_rdev_minor: u32,
+        pub stx_dev_major: u32,
+        pub stx_dev_minor: u32,
+        pub stx_mnt_id: u64,
+        pub stx_dio_mem_align: u32,
+        pub stx_dio_offset_align: u32,
+        pub spare: [u64; 12],
+    }
+}
+const _: () = assert!(size_of::<Statx>() == 256);
+
+frame::pod_struct! {
+    /// `struct statfs` (64-bit).
+    pub struct StatFs {
+        pub f_type: i64,
+        pub f_bsize: i64,
+        pub f_blocks: u64,
+        pub f_bfree: u64,
+        pub f_bavail: u64,
+        pub f_files: u64,
+        pub f_ffree: u64,
+        pub f_fsid: [i32; 2],
+        pub f_namelen: i64,
+        pub f_frsize: i64,
+        pub f_flags: i64,
+        pub f_spare: [i64; 4],
+    }
+}
+const _: () = assert!(size_of::<StatFs>() == 120);
+
+/// statx mask bits.
+pub const STATX_BASIC_STATS: u32 = 0x7ff;
+pub const STATX_MNT_ID: u32 = 0x1000;
+pub const STATX_RESERVED: u32 = 0x8000_0000;
+
+impl Stat {
+    pub fn from_metadata(m: &Metadata) -> Stat {
+        Stat {
+            st_dev: m.dev,
+            st_ino: m.ino,
+            st_nlink: u64::from(m.nlink),
+            st_mode: m.mode(),
+            st_uid: m.uid,
+            st_gid: m.gid,
+            pad0: 0,
+            st_rdev: m.rdev,
+            st_size: m.size as i64,
+            st_blksize: i64::from(m.blksize),
+            st_blocks: m.blocks as i64,
+            st_atime: m.atime.sec,
+            st_atime_nsec: i64::from(m.atime.nsec),
+            st_mtime: m.mtime.sec,
+            st_mtime_nsec: i64::from(m.mtime.nsec),
+            st_ctime: m.ctime.sec,
+            st_ctime_nsec: i64::from(m.ctime.nsec),
+            unused: [0; 3],
+        }
+    }
+}
+
+fn timestamp(t: Timespec) -> StatxTimestamp {
+    StatxTimestamp { tv_sec: t.sec, tv_nsec: t.nsec, reserved: 0 }
+}
+
+impl Statx {
+    /// Every basic field is filled whatever was asked for (statx(2) allows
+    /// returning more than requested); there is no birth time.
+    pub fn from_metadata(m: &Metadata) -> Statx {
+        Statx {
+            stx_mask: STATX_BASIC_STATS | STATX_MNT_ID,
+            stx_blksize: m.blksize,
+            stx_attributes: 0,
+            stx_nlink: m.nlink,
+            stx_uid: m.uid,
+            stx_gid: m.gid,
+            stx_mode: m.mode() as u16,
+            spare0: 0,
+            stx_ino: m.ino,
+            stx_size: m.size,
+            stx_blocks: m.blocks,
+            stx_attributes_mask: 0,
+            stx_atime: timestamp(m.atime),
+            stx_btime: timestamp(Timespec::default()),
+            stx_ctime: timestamp(m.ctime),
+            stx_mtime: timestamp(m.mtime),
+            stx_rdev_major: dev_major(m.rdev),
+            stx_rdev_minor: dev_minor(m.rdev),
+            stx_dev_major: dev_major(m.dev),
+            stx_dev_minor: dev_minor(m.dev),
+            stx_mnt_id: 1,
+            stx_dio_mem_align: 0,
+            stx_dio_offset_align: 0,
+            spare: [0; 12],
+        }
+    }
+}
+
+impl StatFs {
+    /// What statfs(2) reports for the in-memory root file system.
+    pub fn ramfs() -> StatFs {
+        const TMPFS_MAGIC: i64 = 0x0102_1994;
+        let free = frame::mm::frame_alloc::free_frames() as u64;
+        StatFs {
+            f_type: TMPFS_MAGIC,
+            f_bsize: 4096,
+            f_blocks: free,
+            f_bfree: free,
+            f_bavail: free,
+            f_files: free,
+            f_ffree: free,
+            f_fsid: [0; 2],
+            f_namelen: 255,
+            f_frsize: 4096,
+            // ST_RELATIME, as for a tmpfs mounted with default options.
+            f_flags: 4096,
+            f_spare: [0; 4],
+        }
+    }
+}

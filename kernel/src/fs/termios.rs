@@ -1,0 +1,116 @@
+//! Terminal settings as user space sees them (asm-generic/termbits.h,
+//! ioctl_tty(2)).
+
+use core::mem::size_of;
+
+frame::pod_struct! {
+    /// The kernel's `struct termios` (what TCGETS/TCSETS copy).
+    #[derive(Debug, PartialEq, Eq)]
+    pub struct Termios {
+        pub c_iflag: u32,
+        pub c_oflag: u32,
+        pub c_cflag: u32,
+        pub c_lflag: u32,
+        pub c_line: u8,
+        pub c_cc: [u8; 19],
+    }
+}
+const _: () = assert!(size_of::<Termios>() == 36);
+
+frame::pod_struct! {
+    #[derive(Debug, PartialEq, Eq)]
+    pub struct WinSize {
+        pub ws_row: u16,
+        pub ws_col: u16,
+        pub ws_xpixel: u16,
+        pub ws_ypixel: u16,
+    }
+}
+const _: () = assert!(size_of::<WinSize>() == 8);
+
+// c_iflag
+pub const ISTRIP: u32 = 0o40;
+pub const INLCR: u32 = 0o100;
+pub const IGNCR: u32 = 0o200;
+pub const ICRNL: u32 = 0o400;
+pub const IXON: u32 = 0o2000;
+// c_oflag
+pub const OPOST: u32 = 0o1;
+pub const ONLCR: u32 = 0o4;
+// c_cflag
+pub const B38400: u32 = 0o17;
+pub const CS8: u32 = 0o60;
+pub const CREAD: u32 = 0o200;
+pub const HUPCL: u32 = 0o2000;
+// c_lflag
+pub const ISIG: u32 = 0o1;
+pub const ICANON: u32 = 0o2;
+pub const ECHO: u32 = 0o10;
+pub const ECHOE: u32 = 0o20;
+pub const ECHOK: u32 = 0o40;
+pub const ECHONL: u32 = 0o100;
+pub const NOFLSH: u32 = 0o200;
+pub const ECHOCTL: u32 = 0o1000;
+pub const ECHOKE: u32 = 0o4000;
+pub const IEXTEN: u32 = 0o100000;
+
+// c_cc indices
+pub const VINTR: usize = 0;
+pub const VQUIT: usize = 1;
+pub const VERASE: usize = 2;
+pub const VKILL: usize = 3;
+pub const VEOF: usize = 4;
+pub const VTIME: usize = 5;
+pub const VMIN: usize = 6;
+pub const VSUSP: usize = 10;
+pub const VEOL: usize = 11;
+pub const VWERASE: usize = 14;
+pub const VEOL2: usize = 16;
+
+// ioctl requests
+pub const TCGETS: u32 = 0x5401;
+pub const TCSETS: u32 = 0x5402;
+pub const TCSETSW: u32 = 0x5403;
+pub const TCSETSF: u32 = 0x5404;
+pub const TCSBRK: u32 = 0x5409;
+pub const TCXONC: u32 = 0x540A;
+pub const TCFLSH: u32 = 0x540B;
+pub const TIOCSCTTY: u32 = 0x540E;
+pub const TIOCGPGRP: u32 = 0x540F;
+pub const TIOCSPGRP: u32 = 0x5410;
+pub const TIOCOUTQ: u32 = 0x5411;
+pub const TIOCGWINSZ: u32 = 0x5413;
+pub const TIOCSWINSZ: u32 = 0x5414;
+pub const FIONREAD: u32 = 0x541B;
+pub const TIOCNOTTY: u32 = 0x5422;
+pub const TCSBRKP: u32 = 0x5425;
+pub const TIOCGSID: u32 = 0x5429;
+
+impl Termios {
+    /// Linux's settings for a serial console (`tty_std_termios` with the
+    /// `INIT_C_CC` control characters).
+    pub const fn serial_console() -> Termios {
+        let mut c_cc = [0u8; 19];
+        c_cc[VINTR] = 0x03; // ^C
+        c_cc[VQUIT] = 0x1c; // ^\
+        c_cc[VERASE] = 0x7f; // DEL
+        c_cc[VKILL] = 0x15; // ^U
+        c_cc[VEOF] = 0x04; // ^D
+        c_cc[VMIN] = 1;
+        c_cc[8] = 0x11; // VSTART ^Q
+        c_cc[9] = 0x13; // VSTOP ^S
+        c_cc[VSUSP] = 0x1a; // ^Z
+        c_cc[12] = 0x12; // VREPRINT ^R
+        c_cc[13] = 0x0f; // VDISCARD ^O
+        c_cc[VWERASE] = 0x17; // ^W
+        c_cc[15] = 0x16; // VLNEXT ^V
+        Termios {
+            c_iflag: ICRNL | IXON,
+            c_oflag: OPOST | ONLCR,
+            c_cflag: B38400 | CS8 | CREAD | HUPCL,
+            c_lflag: ISIG | ICANON | ECHO | ECHOE | ECHOK | ECHOCTL | ECHOKE | IEXTEN,
+            c_line: 0,
+            c_cc,
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! File syscalls: the table, and what the families below share (fetching
+//! a descriptor's file, resolving `(dirfd, path)` pairs, the fd limit).
+//!
+//! Families: `io` (read/write and friends), `fd` (descriptor management,
+//! fcntl, ioctl), `path` (creating, removing and renaming names), `attr`
+//! (stat, access, chmod/chown, times, truncate), `dir` (directory listing,
+//! cwd, umask).
+
+mod attr;
+mod dir;
+mod fd;
+mod io;
+mod path;
+
+use alloc::sync::Arc;
+
+use super::{Context, SyscallFn};
+use crate::error::{Errno, Error, Result};
+use crate::fs::{File, FsContext, Inode, UserAccess, HARD_MAX_FDS};
+use crate::process::rlimit::RLIMIT_NOFILE;
+
+pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
+    (0, "read", io::sys_read),
+    (1, "write", io::sys_write),
+    (2, "open", path::sys_open),
+    (3, "close", fd::sys_close),
+    (4, "stat", attr::sys_stat),
+    (5, "fstat", attr::sys_fstat),
+    (6, "lstat", attr::sys_lstat),
+    (8, "lseek", io::sys_lseek),
+    (16, "ioctl", fd::sys_ioctl),
+    (17, "pread64", io::sys_pread64),
+    (18, "pwrite64", io::sys_pwrite64),
+    (19, "readv", io::sys_readv),
+    (20, "writev", io::sys_writev),
+    (21, "access", attr::sys_access),
+    (32, "dup", fd::sys_dup),
+    (33, "dup2", fd::sys_dup2),
+    (40, "sendfile", io::sys_sendfile),
+    (72, "fcntl", fd::sys_fcntl),
+    (73, "flock", fd::sys_flock),
+    (74, "fsync", fd::sys_fsync),
+    (75, "fdatasync", fd::sys_fsync),
+    (76, "truncate", attr::sys_truncate),
+    (77, "ftruncate", attr::sys_ftruncate),
+    (79, "getcwd", dir::sys_getcwd),
+    (80, "chdir", dir::sys_chdir),
+    (81, "fchdir", dir::sys_fchdir),
+    (82, "rename", path::sys_rename),
+    (83, "mkdir", path::sys_mkdir),
+    (84, "rmdir", path::sys_rmdir),
+    (85, "creat", path::sys_creat),
+    (86, "link", path::sys_link),
+    (87, "unlink", path::sys_unlink),
+    (88, "symlink", path::sys_symlink),
+    (89, "readlink", path::sys_readlink),
+    (90, "chmod", attr::sys_chmod),
+    (91, "fchmod", attr::sys_fchmod),
+    (92, "chown", attr::sys_chown),
+    (93, "fchown", attr::sys_fchown),
+    (94, "lchown", attr::sys_lchown),
+    (95, "umask", dir::sys_umask),
+    (133, "mknod", path::sys_mknod),
+    (137, "statfs", attr::sys_statfs),
+    (138, "fstatfs", attr::sys_fstatfs),
+    (161, "chroot", dir::sys_chroot),
+    (162, "sync", fd::sys_sync),
+    (217, "getdents64", dir::sys_getdents64),
+    (257, "openat", path::sys_openat),
+    (258, "mkdirat", path::sys_mkdirat),
+    (259, "mknodat", path::sys_mknodat),
+    (260, "fchownat", attr::sys_fchownat),
+    (262, "newfstatat", attr::sys_newfstatat),
+    (263, "unlinkat", path::sys_unlinkat),
+    (264, "renameat", path::sys_renameat),
+    (265, "linkat", path::sys_linkat),
+    (266, "symlinkat", path::sys_symlinkat),
+    (267, "readlinkat", path::sys_readlinkat),
+    (268, "fchmodat", attr::sys_fchmodat),
+    (269, "faccessat", attr::sys_faccessat),
+    (280, "utimensat", attr::sys_utimensat),
+    (292, "dup3", fd::sys_dup3),
+    (306, "syncfs", fd::sys_fsync),
+    (316, "renameat2", path::sys_renameat2),
+    (332, "statx", attr::sys_statx),
+    (439, "faccessat2", attr::sys_faccessat2),
+];
+
+pub const AT_FDCWD: i32 = -100;
+pub const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
+pub const AT_REMOVEDIR: u32 = 0x200;
+pub const AT_EACCESS: u32 = 0x200;
+pub const AT_SYMLINK_FOLLOW: u32 = 0x400;
+pub const AT_NO_AUTOMOUNT: u32 = 0x800;
+pub const AT_EMPTY_PATH: u32 = 0x1000;
+
+/// Largest byte count of one read or write (Linux's MAX_RW_COUNT).
+const MAX_RW_COUNT: usize = 0x7fff_f000;
+
+/// A descriptor argument (C `int`: the low 32 bits of the register).
+fn fd_arg(arg: u64) -> i32 {
+    arg as u32 as i32
+}
+
+/// A byte-count argument, clamped like Linux clamps it.
+fn count_arg(arg: u64) -> usize {
+    usize::try_from(arg).unwrap_or(usize::MAX).min(MAX_RW_COUNT)
+}
+
+fn get_file(ctx: &Context, fd: i32) -> Result<Arc<File>> {
+    ctx.process.files().lock().get(fd)
+}
+
+/// The caller's root, cwd and umask (a snapshot: the lock is released).
+fn fs_context(ctx: &Context) -> FsContext {
+    ctx.process.fs().lock().clone()
+}
+
+/// The caller's RLIMIT_NOFILE, as a descriptor bound.
+fn fd_limit(ctx: &Context) -> usize {
+    let cur = ctx.process.rlimits.lock().0[RLIMIT_NOFILE].cur;
+    usize::try_from(cur).unwrap_or(usize::MAX).min(HARD_MAX_FDS)
+}
+
+/// Where a path given with `dirfd` starts: ENOENT for an empty path (check
+/// AT_EMPTY_PATH first), the root for an absolute one (dirfd unused), else
+/// the cwd (AT_FDCWD) or the directory open on `dirfd` (EBADF).
+fn start_dir(ctx: &Context, fs: &FsContext, dirfd: i32, path: &str) -> Result<Arc<dyn Inode>> {
+    if path.is_empty() {
+        return Err(Error::new(Errno::ENOENT));
+    }
+    if path.starts_with('/') {
+        Ok(fs.root().clone())
+    } else if dirfd == AT_FDCWD {
+        Ok(fs.cwd().clone())
+    } else {
+        Ok(get_file(ctx, dirfd)?.node().clone())
+    }
+}
+
+/// The inode `dirfd` itself names, for AT_EMPTY_PATH with an empty path.
+fn dirfd_inode(ctx: &Context, fs: &FsContext, dirfd: i32) -> Result<Arc<dyn Inode>> {
+    if dirfd == AT_FDCWD { Ok(fs.cwd().clone()) } else { Ok(get_file(ctx, dirfd)?.node().clone()) }
+}
+
+/// Resolves the path at user address `path_addr` relative to `dirfd`;
+/// `empty_ok` implements AT_EMPTY_PATH.
+fn resolve_at(ctx: &Context, dirfd: i32, path_addr: u64, follow: bool, empty_ok: bool) -> Result<Arc<dyn Inode>> {
+    let path = ctx.read_path(path_addr)?;
+    let fs = fs_context(ctx);
+    if path.is_empty() && empty_ok {
+        return dirfd_inode(ctx, &fs, dirfd);
+    }
+    let start = start_dir(ctx, &fs, dirfd, &path)?;
+    crate::fs::lookup(&fs, &start, &path, follow)
+}
+
+/// User memory and caller identity for device ioctls.
+struct UserMem<'a, 'b>(&'a Context<'b>);
+
+impl UserAccess for UserMem<'_, '_> {
+    fn read_bytes(&self, addr: u64, buf: &mut [u8]) -> Result<()> {
+        self.0.read_into(addr, buf)
+    }
+
+    fn write_bytes(&self, addr: u64, data: &[u8]) -> Result<()> {
+        self.0.write_bytes(addr, data)
+    }
+
+    fn pgid(&self) -> u32 {
+        self.0.process.pgid()
+    }
+
+    fn sid(&self) -> u32 {
+        self.0.process.sid()
+    }
+}

@@ -1,0 +1,94 @@
+//! Directories and the per-process file-system context: getdents64(2),
+//! getcwd(2), chdir(2)/fchdir, chroot(2), umask(2).
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use super::{fd_arg, fs_context, get_file, resolve_at, AT_FDCWD};
+use crate::error::{Errno, Error, Result};
+use crate::fs::{self, FileType, Inode, IO_CHUNK};
+use crate::syscall::{Context, SyscallArgs};
+
+/// Size of a `linux_dirent64` header: d_ino, d_off, d_reclen, d_type.
+const DIRENT64_HEADER: usize = 8 + 8 + 2 + 1;
+
+pub fn sys_getdents64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (dirp, count) = (args[1], (args[2] as u32 as usize).min(IO_CHUNK));
+    let file = get_file(ctx, fd_arg(args[0]))?;
+    if file.is_path_only() {
+        return Err(Error::new(Errno::EBADF));
+    }
+    if file.ops().is_some() || file.node().file_type() != FileType::Directory {
+        return Err(Error::new(Errno::ENOTDIR));
+    }
+    let mut out: Vec<u8> = Vec::new();
+    // Reserved up front: the listing runs under the directory's spin lock.
+    out.try_reserve_exact(count).map_err(|_| Error::new(Errno::ENOMEM))?;
+    let mut next = None;
+    let mut too_small = false;
+    file.node().read_dir(file.position(), &mut |e| {
+        let reclen = (DIRENT64_HEADER + e.name.len() + 1).next_multiple_of(8);
+        if out.len() + reclen > count {
+            too_small = out.is_empty();
+            return false;
+        }
+        let start = out.len();
+        out.extend_from_slice(&e.ino.to_ne_bytes());
+        out.extend_from_slice(&(e.next_cookie as i64).to_ne_bytes());
+        out.extend_from_slice(&(reclen as u16).to_ne_bytes());
+        out.push(e.file_type.dirent_type());
+        out.extend_from_slice(e.name.as_bytes());
+        out.resize(start + reclen, 0);
+        next = Some(e.next_cookie);
+        true
+    })?;
+    if out.is_empty() {
+        return if too_small { Err(Error::new(Errno::EINVAL)) } else { Ok(0) };
+    }
+    ctx.write_bytes(dirp, &out)?;
+    if let Some(cookie) = next {
+        file.set_position(cookie);
+    }
+    Ok(out.len() as isize)
+}
+
+pub fn sys_getcwd(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (buf, size) = (args[0], args[1]);
+    let fs = fs_context(ctx);
+    let path = fs::path_of(&fs, fs.cwd())?;
+    let len = path.len() + 1;
+    if (size as usize) < len {
+        return Err(Error::new(Errno::ERANGE));
+    }
+    let mut bytes = path.into_bytes();
+    bytes.push(0);
+    ctx.write_bytes(buf, &bytes)?;
+    Ok(len as isize)
+}
+
+fn directory(node: Arc<dyn Inode>) -> Result<Arc<dyn Inode>> {
+    if node.is_dir() { Ok(node) } else { Err(Error::new(Errno::ENOTDIR)) }
+}
+
+pub fn sys_chdir(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let dir = directory(resolve_at(ctx, AT_FDCWD, args[0], true, false)?)?;
+    ctx.process.fs().lock().set_cwd(dir);
+    Ok(0)
+}
+
+pub fn sys_fchdir(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let dir = directory(get_file(ctx, fd_arg(args[0]))?.node().clone())?;
+    ctx.process.fs().lock().set_cwd(dir);
+    Ok(0)
+}
+
+pub fn sys_chroot(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let dir = directory(resolve_at(ctx, AT_FDCWD, args[0], true, false)?)?;
+    ctx.process.fs().lock().set_root(dir);
+    Ok(0)
+}
+
+pub fn sys_umask(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let old = ctx.process.fs().lock().set_umask(args[0] as u32);
+    Ok(old as isize)
+}

@@ -1,0 +1,164 @@
+//! Descriptor management: close(2), dup(2)/dup2/dup3, fcntl(2), ioctl(2),
+//! and the calls that only need a valid descriptor (fsync, flock).
+
+use super::{fd_arg, fd_limit, get_file, UserMem};
+use crate::error::{Errno, Error, Result};
+use crate::fs::{FileType, O_CLOEXEC, O_NONBLOCK};
+use crate::syscall::{Context, SyscallArgs};
+
+const F_DUPFD: u32 = 0;
+const F_GETFD: u32 = 1;
+const F_SETFD: u32 = 2;
+const F_GETFL: u32 = 3;
+const F_SETFL: u32 = 4;
+const F_GETLK: u32 = 5;
+const F_SETLK: u32 = 6;
+const F_SETLKW: u32 = 7;
+const F_SETOWN: u32 = 8;
+const F_GETOWN: u32 = 9;
+const F_OFD_GETLK: u32 = 36;
+const F_OFD_SETLK: u32 = 37;
+const F_OFD_SETLKW: u32 = 38;
+const F_DUPFD_CLOEXEC: u32 = 1030;
+const FD_CLOEXEC: u64 = 1;
+const F_UNLCK: i16 = 2;
+
+const FIONREAD: u32 = 0x541B;
+const FIONBIO: u32 = 0x5421;
+const FIONCLEX: u32 = 0x5450;
+const FIOCLEX: u32 = 0x5451;
+const FIOASYNC: u32 = 0x5452;
+
+pub fn sys_close(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let file = ctx.process.files().lock().remove(fd_arg(args[0]))?;
+    drop(file);
+    Ok(0)
+}
+
+pub fn sys_dup(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let limit = fd_limit(ctx);
+    let mut files = ctx.process.files().lock();
+    let file = files.get(fd_arg(args[0]))?;
+    Ok(files.insert(file, false, limit)? as isize)
+}
+
+/// dup2/dup3 once the arguments are checked.
+fn dup_to(ctx: &Context, old: i32, new: i32, cloexec: bool) -> Result<isize> {
+    let limit = fd_limit(ctx);
+    let replaced = {
+        let mut files = ctx.process.files().lock();
+        let file = files.get(old)?;
+        files.install(new, file, cloexec, limit)?
+    };
+    // The replaced file is closed outside the table lock.
+    drop(replaced);
+    Ok(new as isize)
+}
+
+pub fn sys_dup2(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (old, new) = (fd_arg(args[0]), fd_arg(args[1]));
+    if old == new {
+        get_file(ctx, old)?;
+        return Ok(new as isize);
+    }
+    dup_to(ctx, old, new, false)
+}
+
+pub fn sys_dup3(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (old, new, flags) = (fd_arg(args[0]), fd_arg(args[1]), args[2] as u32);
+    if flags & !O_CLOEXEC != 0 || old == new {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    dup_to(ctx, old, new, flags & O_CLOEXEC != 0)
+}
+
+pub fn sys_fcntl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (fd, cmd, arg) = (fd_arg(args[0]), args[1] as u32, args[2]);
+    let file = get_file(ctx, fd)?;
+    match cmd {
+        F_DUPFD | F_DUPFD_CLOEXEC => {
+            let limit = fd_limit(ctx);
+            let min = arg as u32 as usize;
+            if min >= limit {
+                return Err(Error::new(Errno::EINVAL));
+            }
+            let fd = ctx.process.files().lock().insert_from(min, file, cmd == F_DUPFD_CLOEXEC, limit)?;
+            Ok(fd as isize)
+        }
+        F_GETFD => Ok(isize::from(ctx.process.files().lock().cloexec(fd)?)),
+        F_SETFD => {
+            ctx.process.files().lock().set_cloexec(fd, arg & FD_CLOEXEC != 0)?;
+            Ok(0)
+        }
+        F_GETFL => Ok(file.flags() as isize),
+        F_SETFL => {
+            file.set_status_flags(arg as u32);
+            Ok(0)
+        }
+        // Record locks: there is one process tree and no lock contention
+        // yet, so every lock is granted and none is ever reported held.
+        F_GETLK | F_SETLK | F_SETLKW | F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW => {
+            let mut l_type = [0u8; 2];
+            ctx.read_into(arg, &mut l_type)?;
+            if !(0..=2).contains(&i16::from_ne_bytes(l_type)) {
+                return Err(Error::new(Errno::EINVAL));
+            }
+            if cmd == F_GETLK || cmd == F_OFD_GETLK {
+                ctx.write_bytes(arg, &F_UNLCK.to_ne_bytes())?;
+            }
+            Ok(0)
+        }
+        F_SETOWN => Ok(0),
+        F_GETOWN => Ok(0),
+        _ => Err(Error::new(Errno::EINVAL)),
+    }
+}
+
+pub fn sys_ioctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (fd, cmd, arg) = (fd_arg(args[0]), args[1] as u32, args[2]);
+    let file = get_file(ctx, fd)?;
+    match cmd {
+        FIONBIO => {
+            let mut on = [0u8; 4];
+            ctx.read_into(arg, &mut on)?;
+            let flags = file.flags() & !O_NONBLOCK;
+            file.set_status_flags(if i32::from_ne_bytes(on) != 0 { flags | O_NONBLOCK } else { flags });
+            Ok(0)
+        }
+        FIOCLEX | FIONCLEX => {
+            ctx.process.files().lock().set_cloexec(fd, cmd == FIOCLEX)?;
+            Ok(0)
+        }
+        FIOASYNC => Ok(0),
+        FIONREAD if file.ops().is_none() && file.node().file_type() == FileType::Regular => {
+            let left = (file.node().size() as u64).saturating_sub(file.position());
+            ctx.write_bytes(arg, &(left.min(i32::MAX as u64) as i32).to_ne_bytes())?;
+            Ok(0)
+        }
+        _ => file.ioctl(cmd, arg, &UserMem(ctx)),
+    }
+}
+
+/// fsync, fdatasync, syncfs: everything is in memory, nothing to flush.
+pub fn sys_fsync(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    get_file(ctx, fd_arg(args[0]))?;
+    Ok(0)
+}
+
+pub fn sys_sync(_ctx: &mut Context, _args: &SyscallArgs) -> Result<isize> {
+    Ok(0)
+}
+
+/// flock(2): checks the descriptor and operation; locks are always granted
+/// (see the record locks in fcntl).
+pub fn sys_flock(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    const LOCK_SH: u32 = 1;
+    const LOCK_EX: u32 = 2;
+    const LOCK_NB: u32 = 4;
+    const LOCK_UN: u32 = 8;
+    get_file(ctx, fd_arg(args[0]))?;
+    match args[1] as u32 & !LOCK_NB {
+        LOCK_SH | LOCK_EX | LOCK_UN => Ok(0),
+        _ => Err(Error::new(Errno::EINVAL)),
+    }
+}

@@ -1,0 +1,200 @@
+//! read(2), write(2), pread64/pwrite64, readv/writev, lseek(2), sendfile(2).
+
+use alloc::vec::Vec;
+
+use super::{count_arg, fd_arg, get_file};
+use crate::error::{Errno, Error, Result};
+use crate::fs::{kernel_buffer, IO_CHUNK};
+use crate::syscall::{Context, SyscallArgs};
+
+/// Most iovecs in one call (UIO_MAXIOV).
+const IOV_MAX: u64 = 1024;
+
+pub fn sys_read(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (buf, count) = (args[1], count_arg(args[2]));
+    let file = get_file(ctx, fd_arg(args[0]))?;
+    let n = file.read(count, &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data))?;
+    Ok(n as isize)
+}
+
+pub fn sys_write(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (buf, count) = (args[1], count_arg(args[2]));
+    let file = get_file(ctx, fd_arg(args[0]))?;
+    let n = file.write(count, &mut |done, chunk| ctx.read_into(buf.wrapping_add(done as u64), chunk))?;
+    Ok(n as isize)
+}
+
+/// A file offset argument: EINVAL if negative.
+fn offset_arg(arg: u64) -> Result<usize> {
+    usize::try_from(arg as i64).map_err(|_| Error::new(Errno::EINVAL))
+}
+
+pub fn sys_pread64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (buf, count, offset) = (args[1], count_arg(args[2]), offset_arg(args[3])?);
+    let file = get_file(ctx, fd_arg(args[0]))?;
+    let n = file.read_at(offset, count, &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data))?;
+    Ok(n as isize)
+}
+
+pub fn sys_pwrite64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (buf, count, offset) = (args[1], count_arg(args[2]), offset_arg(args[3])?);
+    let file = get_file(ctx, fd_arg(args[0]))?;
+    let n = file.write_at(offset, count, &mut |done, chunk| ctx.read_into(buf.wrapping_add(done as u64), chunk))?;
+    Ok(n as isize)
+}
+
+/// A user iovec array: (base, len) pairs, validated as readv(2) requires.
+struct IoVecs(Vec<(u64, usize)>);
+
+impl IoVecs {
+    fn read(ctx: &Context, addr: u64, count: u64) -> Result<IoVecs> {
+        if count > IOV_MAX {
+            return Err(Error::new(Errno::EINVAL));
+        }
+        if count == 0 {
+            return Ok(IoVecs(Vec::new()));
+        }
+        let raw = ctx.read_bytes(addr, count as usize * 16)?;
+        let mut iovs = Vec::with_capacity(count as usize);
+        let mut total: usize = 0;
+        for pair in raw.chunks_exact(16) {
+            let mut base = [0u8; 8];
+            let mut len = [0u8; 8];
+            base.copy_from_slice(&pair[..8]);
+            len.copy_from_slice(&pair[8..]);
+            let len = u64::from_ne_bytes(len);
+            let len = usize::try_from(len).ok().filter(|l| *l <= isize::MAX as usize).ok_or(Error::new(Errno::EINVAL))?;
+            total = total.checked_add(len).filter(|t| *t <= isize::MAX as usize).ok_or(Error::new(Errno::EINVAL))?;
+            iovs.push((u64::from_ne_bytes(base), len));
+        }
+        Ok(IoVecs(iovs))
+    }
+
+    fn total(&self) -> usize {
+        self.0.iter().map(|(_, len)| *len).sum::<usize>().min(super::MAX_RW_COUNT)
+    }
+
+    /// The user ranges covering bytes `[at, at + len)` of the whole vector.
+    fn ranges(&self, mut at: usize, mut len: usize) -> impl Iterator<Item = (u64, usize)> + '_ {
+        self.0.iter().filter_map(move |&(base, iov_len)| {
+            if len == 0 {
+                return None;
+            }
+            if at >= iov_len {
+                at -= iov_len;
+                return None;
+            }
+            let n = (iov_len - at).min(len);
+            let r = (base.wrapping_add(at as u64), n);
+            at = 0;
+            len -= n;
+            Some(r)
+        })
+    }
+
+    fn scatter(&self, ctx: &Context, at: usize, data: &[u8]) -> Result<()> {
+        let mut off = 0;
+        for (addr, n) in self.ranges(at, data.len()) {
+            ctx.write_bytes(addr, &data[off..off + n])?;
+            off += n;
+        }
+        Ok(())
+    }
+
+    fn gather(&self, ctx: &Context, at: usize, buf: &mut [u8]) -> Result<()> {
+        let mut off = 0;
+        for (addr, n) in self.ranges(at, buf.len()) {
+            ctx.read_into(addr, &mut buf[off..off + n])?;
+            off += n;
+        }
+        Ok(())
+    }
+}
+
+pub fn sys_readv(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let file = get_file(ctx, fd_arg(args[0]))?;
+    if !file.can_read() {
+        return Err(Error::new(Errno::EBADF));
+    }
+    let iovs = IoVecs::read(ctx, args[1], args[2])?;
+    let n = file.read(iovs.total(), &mut |done, data| iovs.scatter(ctx, done, data))?;
+    Ok(n as isize)
+}
+
+pub fn sys_writev(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let file = get_file(ctx, fd_arg(args[0]))?;
+    if !file.can_write() {
+        return Err(Error::new(Errno::EBADF));
+    }
+    let iovs = IoVecs::read(ctx, args[1], args[2])?;
+    let n = file.write(iovs.total(), &mut |done, buf| iovs.gather(ctx, done, buf))?;
+    Ok(n as isize)
+}
+
+pub fn sys_lseek(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let file = get_file(ctx, fd_arg(args[0]))?;
+    let pos = file.seek(args[1] as i64, args[2] as u32)?;
+    Ok(pos as isize)
+}
+
+/// sendfile(2): copies through a kernel buffer, from `in_fd`'s position
+/// (or `*offset`, which is then updated) to `out_fd`.
+pub fn sys_sendfile(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (out_fd, in_fd, offset_addr, count) = (fd_arg(args[0]), fd_arg(args[1]), args[2], count_arg(args[3]));
+    let input = get_file(ctx, in_fd)?;
+    let output = get_file(ctx, out_fd)?;
+    if !input.can_read() || !output.can_write() {
+        return Err(Error::new(Errno::EBADF));
+    }
+    let mut offset = if offset_addr != 0 {
+        let off: i64 = ctx.read_val(offset_addr)?;
+        Some(usize::try_from(off).map_err(|_| Error::new(Errno::EINVAL))?)
+    } else {
+        None
+    };
+    let mut chunk = kernel_buffer(count.min(IO_CHUNK))?;
+    let mut total = 0;
+    while total < count {
+        let want = (count - total).min(chunk.len());
+        let mut got = 0;
+        let mut take = |done: usize, data: &[u8]| {
+            chunk[done..done + data.len()].copy_from_slice(data);
+            got = done + data.len();
+            Ok(())
+        };
+        let read = match offset {
+            Some(off) => input.read_at(off, want, &mut take),
+            None => input.read(want, &mut take),
+        };
+        let n = match read {
+            Ok(n) => n.min(got),
+            Err(e) if total == 0 => return Err(e),
+            Err(_) => break,
+        };
+        if n == 0 {
+            break;
+        }
+        let written = match output.write(n, &mut |done, buf| {
+            buf.copy_from_slice(&chunk[done..done + buf.len()]);
+            Ok(())
+        }) {
+            Ok(w) => w,
+            Err(e) if total == 0 => return Err(e),
+            Err(_) => 0,
+        };
+        total += written;
+        if let Some(off) = offset.as_mut() {
+            *off += written;
+        } else if written < n {
+            // Give back what was read but not written.
+            input.set_position(input.position().saturating_sub((n - written) as u64));
+        }
+        if written < n {
+            break;
+        }
+    }
+    if let Some(off) = offset {
+        ctx.write_val(offset_addr, &(off as i64))?;
+    }
+    Ok(total as isize)
+}
