@@ -47,6 +47,7 @@ pub enum Errno {
     EOVERFLOW = 75,
     ENOTSOCK = 88,
     EOPNOTSUPP = 95,
+    ETIMEDOUT = 110,
     /// Kernel-internal: restart the syscall if the signal handler has
     /// SA_RESTART (or no handler runs), else EINTR. Never reaches user space.
     ERESTARTSYS = 512,

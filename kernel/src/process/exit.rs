@@ -24,12 +24,8 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
     }
     for t in process.threads() {
         t.exiting.store(true, Ordering::Release);
-        // CLONE_CHILD_CLEARTID / set_tid_address: zero the word (the futex
-        // wake comes with futexes).
-        let addr = t.clear_child_tid.swap(0, Ordering::AcqRel);
-        if addr != 0 {
-            let _ = process.vm().write_bytes(addr as usize, &0u32.to_le_bytes());
-        }
+        clear_child_tid(process, &t);
+        t.wake();
     }
     *process.files().lock() = crate::fs::FileTable::default();
     if let Ok(empty) = crate::mm::Vmar::new() {
@@ -59,6 +55,33 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
         sig => (super::signal::CLD_KILLED, sig),
     };
     super::signal::notify_parent(process, code, info_status);
+}
+
+/// CLONE_CHILD_CLEARTID / set_tid_address: zero the word and wake a futex
+/// waiter on it (pthread_join).
+fn clear_child_tid(process: &Process, t: &super::Thread) {
+    let addr = t.clear_child_tid.swap(0, Ordering::AcqRel);
+    if addr != 0 {
+        let vm = process.vm();
+        if vm.write_bytes(addr as usize, &0u32.to_le_bytes()).is_ok() {
+            super::futex::wake_address(&vm, addr as usize);
+        }
+    }
+}
+
+/// exit(2) of one thread: the process ends with its last thread.
+pub fn exit_thread(process: &Arc<Process>, thread: &Arc<super::Thread>, status: i32) {
+    let others = process.threads().iter().filter(|t| !Arc::ptr_eq(t, thread) && !t.exiting.load(Ordering::Acquire)).count();
+    if others == 0 {
+        return do_exit(process, status);
+    }
+    thread.exiting.store(true, Ordering::Release);
+    clear_child_tid(process, thread);
+}
+
+/// Called when a thread's task leaves its user loop.
+pub(crate) fn thread_exited(process: &Arc<Process>, thread: &Arc<super::Thread>) {
+    process.threads.lock().retain(|t| !Arc::ptr_eq(t, thread));
 }
 
 /// Which children wait4 is interested in.
@@ -121,9 +144,11 @@ pub fn wait_child(
             if let Some(status) = c.exit_status().filter(|_| opts.exited) {
                 let (pid, cpu) = (c.pid(), c.cpu_time_ns());
                 if !opts.nowait {
-                    let child = children.remove(i);
-                    parent.cutime_ns.fetch_add(child.cpu_time_ns(), Ordering::Relaxed);
-                    remove_from_table(child.pid());
+                    children.remove(i);
+                    drop(children);
+                    parent.cutime_ns.fetch_add(cpu, Ordering::Relaxed);
+                    // The table lock ranks above (outside) process locks.
+                    remove_from_table(pid);
                 }
                 return Ok(Some((pid, status, cpu)));
             }

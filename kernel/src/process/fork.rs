@@ -9,6 +9,10 @@ use super::{Pid, Process, Thread};
 use crate::error::{Errno, Error, Result};
 
 pub const CLONE_VM: u64 = 0x100;
+pub const CLONE_SIGHAND: u64 = 0x800;
+pub const CLONE_THREAD: u64 = 0x10000;
+pub const CLONE_SYSVSEM: u64 = 0x40000;
+pub const CLONE_DETACHED: u64 = 0x400000;
 pub const CLONE_VFORK: u64 = 0x4000;
 pub const CLONE_SETTLS: u64 = 0x80000;
 pub const CLONE_PARENT_SETTID: u64 = 0x100000;
@@ -29,9 +33,20 @@ pub struct CloneArgs {
 /// (CLONE_VM without CLONE_VFORK, CLONE_THREAD, ...) are not supported yet.
 pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserContext, args: CloneArgs) -> Result<Pid> {
     let f = args.flags & !CSIGNAL;
-    let supported = CLONE_VFORK | CLONE_VM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID;
+    // clone(2): CLONE_THREAD needs CLONE_SIGHAND, which needs CLONE_VM.
+    if (f & CLONE_THREAD != 0 && f & CLONE_SIGHAND == 0) || (f & CLONE_SIGHAND != 0 && f & CLONE_VM == 0) {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if f & CLONE_SETTLS != 0 && args.tls >= frame::mm::USER_SPACE_END as u64 {
+        return Err(Error::new(Errno::EPERM));
+    }
+    if f & CLONE_THREAD != 0 {
+        return clone_thread(parent, parent_thread, user, args);
+    }
+    let supported = CLONE_VFORK | CLONE_VM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID
+        | CLONE_CHILD_SETTID | CLONE_SYSVSEM | CLONE_DETACHED;
     if f & !supported != 0 {
-        return Err(Error::with_message(Errno::ENOSYS, "threads (CLONE_THREAD/CLONE_FILES/...) are not supported yet"));
+        return Err(Error::with_message(Errno::ENOSYS, "CLONE_FS/CLONE_FILES/CLONE_SIGHAND without CLONE_THREAD"));
     }
     let nproc = parent.rlimits.lock().0[super::rlimit::RLIMIT_NPROC].cur;
     if super::all_processes().len() as u64 >= nproc {
@@ -44,7 +59,8 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     let fs = parent.fs().lock().clone();
     let child = Process::new(Arc::downgrade(parent), vm, files, fs, Some((parent.pgid(), parent.sid())));
     child.set_name(&parent.name());
-    *child.rlimits.lock() = *parent.rlimits.lock();
+    let limits = *parent.rlimits.lock();
+    *child.rlimits.lock() = limits;
     let sigs = parent.signals.clone_state();
     child_signals(&child, sigs);
     parent.children.lock().push(child.clone());
@@ -65,10 +81,8 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     if f & CLONE_CHILD_SETTID != 0 {
         child.vm().write_bytes(args.child_tid as usize, &bytes)?;
     }
-    let thread = super::spawn_user_thread_inner(&child, pid, child_ctx, parent_thread.sigmask.load(Ordering::Relaxed))?;
-    if f & CLONE_CHILD_CLEARTID != 0 {
-        thread.clear_child_tid.store(args.child_tid, Ordering::Relaxed);
-    }
+    let clear_tid = if f & CLONE_CHILD_CLEARTID != 0 { args.child_tid } else { 0 };
+    super::spawn_user_thread_inner(&child, pid, child_ctx, parent_thread.sigmask.load(Ordering::Relaxed), clear_tid)?;
     if f & CLONE_VFORK != 0 {
         child.vfork_done.wait_until(|| child.vfork_released.load(Ordering::Acquire).then_some(()));
     }
@@ -86,4 +100,29 @@ pub fn release_vfork_parent(process: &Process) {
     if !process.vfork_released.swap(true, Ordering::AcqRel) {
         process.vfork_done.wake_all();
     }
+}
+
+/// pthread_create: a new thread in the caller's process (CLONE_THREAD).
+fn clone_thread(process: &Arc<Process>, parent_thread: &Thread, user: &UserContext, args: CloneArgs) -> Result<Pid> {
+    let f = args.flags;
+    let mut ctx = user.clone();
+    ctx.set_rax(0);
+    if args.stack != 0 {
+        ctx.set_rsp(args.stack);
+    }
+    if f & CLONE_SETTLS != 0 {
+        ctx.set_fs_base(args.tls).map_err(|_| Error::new(Errno::EPERM))?;
+    }
+    let tid = super::alloc_pid();
+    let bytes = tid.to_le_bytes();
+    let vm = process.vm();
+    if f & CLONE_PARENT_SETTID != 0 {
+        vm.write_bytes(args.parent_tid as usize, &bytes)?;
+    }
+    if f & CLONE_CHILD_SETTID != 0 {
+        vm.write_bytes(args.child_tid as usize, &bytes)?;
+    }
+    let clear_tid = if f & CLONE_CHILD_CLEARTID != 0 { args.child_tid } else { 0 };
+    super::spawn_user_thread_inner(process, tid, ctx, parent_thread.sigmask.load(Ordering::Relaxed), clear_tid)?;
+    Ok(tid)
 }

@@ -8,6 +8,7 @@
 mod exec;
 mod exit;
 mod fork;
+pub mod futex;
 mod itimer;
 pub mod rlimit;
 mod run;
@@ -26,7 +27,7 @@ use crate::fs::{FileTable, FsContext};
 use crate::mm::Vmar;
 
 pub use self::exec::{execve, load_init, read_whole, ARG_MAX, MAX_ARG_STRLEN};
-pub use self::exit::{do_exit, exit_status_code as exit_status_for, signal_status_code, wait_child, WaitOptions, WaitTarget};
+pub use self::exit::{do_exit, exit_thread, exit_status_code as exit_status_for, signal_status_code, wait_child, WaitOptions, WaitTarget};
 pub use self::fork::{clone_process, CloneArgs, CLONE_VFORK, CLONE_VM};
 pub use self::itimer::{get_real as get_real_timer, set_real as set_real_timer};
 pub use self::run::spawn_user_thread;
@@ -103,6 +104,11 @@ static NEXT_PID: AtomicU32 = AtomicU32::new(1);
 /// Process id of init.
 pub const INIT_PID: Pid = 1;
 
+/// A fresh pid/tid (they share one number space, as on Linux).
+pub(crate) fn alloc_pid() -> Pid {
+    NEXT_PID.fetch_add(1, Ordering::Relaxed)
+}
+
 impl Process {
     fn new(
         parent: Weak<Process>,
@@ -111,7 +117,7 @@ impl Process {
         fs: FsContext,
         pgid_sid: Option<(Pid, Pid)>,
     ) -> Arc<Process> {
-        let pid = NEXT_PID.fetch_add(1, Ordering::Relaxed);
+        let pid = alloc_pid();
         let (pgid, sid) = pgid_sid.unwrap_or((pid, pid));
         let p = Arc::new(Process {
             pid,

@@ -15,12 +15,19 @@ use crate::syscall::{dispatch, Context};
 
 /// Starts the first thread of `process` with registers `user`.
 pub fn spawn_user_thread(process: &Arc<Process>, tid: Pid, user: UserContext) -> Result<Arc<Thread>> {
-    spawn_user_thread_inner(process, tid, user, 0)
+    spawn_user_thread_inner(process, tid, user, 0, 0)
 }
 
-pub(crate) fn spawn_user_thread_inner(process: &Arc<Process>, tid: Pid, user: UserContext, sigmask: u64) -> Result<Arc<Thread>> {
+pub(crate) fn spawn_user_thread_inner(
+    process: &Arc<Process>,
+    tid: Pid,
+    user: UserContext,
+    sigmask: u64,
+    clear_child_tid: u64,
+) -> Result<Arc<Thread>> {
     let thread = process.add_thread(tid);
     thread.sigmask.store(sigmask, Ordering::Relaxed);
+    thread.clear_child_tid.store(clear_child_tid, Ordering::Relaxed);
     let (p, t) = (process.clone(), thread.clone());
     let task = TaskOptions::new(move || user_loop(p, t, user)).data(thread.clone()).build()?;
     thread.task.call_once(|| Arc::downgrade(&task));
@@ -102,4 +109,5 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
         }
         frame::task::preempt_point();
     }
+    super::exit::thread_exited(&process, &thread);
 }

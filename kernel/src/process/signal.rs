@@ -212,7 +212,8 @@ impl SignalState {
     /// inherited).
     pub fn clone_state(&self) -> SignalState {
         let s = SignalState::new();
-        *s.actions.lock() = *self.actions.lock();
+        let actions = *self.actions.lock();
+        *s.actions.lock() = actions;
         s
     }
 
@@ -358,7 +359,7 @@ pub fn deliverable(p: &Process, t: &Thread) -> u64 {
 }
 
 pub fn has_deliverable(p: &Process, t: &Thread) -> bool {
-    if p.signals.alarm_fired.load(Ordering::Acquire) {
+    if p.signals.alarm_fired.load(Ordering::Acquire) || t.exiting.load(Ordering::Acquire) {
         return true;
     }
     deliverable(p, t) != 0

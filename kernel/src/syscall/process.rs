@@ -27,6 +27,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (121, "getpgid", sys_getpgid),
     (124, "getsid", sys_getsid),
     (186, "gettid", sys_gettid),
+    (202, "futex", sys_futex),
     (218, "set_tid_address", sys_set_tid_address),
     (231, "exit_group", sys_exit_group),
     (273, "set_robust_list", sys_set_robust_list),
@@ -167,9 +168,29 @@ fn sys_execve(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 }
 
 fn sys_exit(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    // Single-threaded processes: exiting the only thread ends the process.
-    process::do_exit(ctx.process, exit_status_for(a[0] as i32));
+    process::exit_thread(ctx.process, ctx.thread, exit_status_for(a[0] as i32));
     Ok(0)
+}
+
+fn sys_futex(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let timeout_ptr = a[3];
+    let op = a[1] & !(128 | 256);
+    let is_wait = op == 0 || op == 9;
+    let timeout = |absolute: bool, realtime: bool| -> Result<u64> {
+        if !is_wait || timeout_ptr == 0 {
+            return Ok(u64::MAX);
+        }
+        let ts: crate::time::Timespec = ctx.read_val(timeout_ptr)?;
+        let ns = ts.to_ns().ok_or(Error::new(Errno::EINVAL))?;
+        let now = frame::timer::monotonic_ns();
+        Ok(if absolute {
+            let base = if realtime { frame::timer::realtime_at_boot_ns() } else { 0 };
+            now.saturating_add(ns.saturating_sub(base.saturating_add(now)))
+        } else {
+            now.saturating_add(ns)
+        })
+    };
+    process::futex::futex(ctx.process, ctx.thread, a, &timeout)
 }
 
 fn sys_exit_group(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
