@@ -1,0 +1,136 @@
+/*
+ * init - the benchmark driver, installed as /init of the benchmark
+ * initramfs.  The same archive boots Trellis (which runs it from
+ * /.trellis/argv) and Linux (rdinit=/init).
+ *
+ *   /init [-s] [NAME...]    run the named benchmarks (default: all, listed
+ *                           in /bench/list); -s: smoke mode
+ *
+ * Output protocol (read by `cargo xtask bench`):
+ *   BENCH-BOOT <ns>           CLOCK_BOOTTIME when /init started
+ *   BENCH-START <name>        before each benchmark
+ *   BENCH ...                 the benchmark's own line (see bench.h)
+ *   BENCH-EXIT <name> <how>   `exit N` or `signal N`
+ *   BENCH-END                 after the last one
+ * Then it powers off (Linux) or exits (Trellis powers off when init exits).
+ */
+#include "bench.h"
+
+#include <fcntl.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+#define LMB "/bench/lmb"
+#define LIST "/bench/list"
+#define MAX_BENCH 64
+
+/*
+ * What Linux needs and Trellis provides by itself: device nodes, and the
+ * loopback interface up for the TCP benchmarks.  Failures are harmless.
+ */
+static void setup_system(void)
+{
+	mount("devtmpfs", "/dev", "devtmpfs", 0, NULL);
+	mount("proc", "/proc", "proc", 0, NULL);
+	if (fcntl(1, F_GETFD) < 0) {
+		int fd = open("/dev/console", O_RDWR);
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+	}
+	int s = socket(AF_INET, SOCK_DGRAM, 0);
+	if (s >= 0) {
+		struct ifreq ifr = { 0 };
+		strcpy(ifr.ifr_name, "lo");
+		if (ioctl(s, SIOCGIFFLAGS, &ifr) == 0) {
+			ifr.ifr_flags |= IFF_UP;
+			ioctl(s, SIOCSIFFLAGS, &ifr);
+		}
+		close(s);
+	}
+}
+
+/* The names in /bench/list (written at build time by `lmb -l`). */
+static int list_benchmarks(char *buf, size_t len, char **names, int max)
+{
+	int fd = open(LIST, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	size_t used = 0;
+	ssize_t r;
+	while (used + 1 < len && (r = read(fd, buf + used, len - used - 1)) > 0)
+		used += (size_t)r;
+	buf[used] = 0;
+	close(fd);
+	int n = 0;
+	for (char *tok = strtok(buf, "\n"); tok && n < max; tok = strtok(NULL, "\n"))
+		names[n++] = tok;
+	return n;
+}
+
+static void run_one(const char *name, int smoke)
+{
+	b_printf("BENCH-START %s\n", name);
+	pid_t pid = fork();
+	if (pid < 0) {
+		b_printf("BENCH-EXIT %s fork-failed %d\n", name, errno);
+		return;
+	}
+	if (pid == 0) {
+		char *argv[] = { LMB, smoke ? "-s" : (char *)name, smoke ? (char *)name : NULL,
+				 NULL };
+		static char *const envp[] = { "PATH=/bin:/sbin:/usr/bin", NULL };
+		execve(LMB, argv, envp);
+		b_printf("BENCH %s error execve %s: %s\n", name, LMB, strerror(errno));
+		_exit(1);
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFSIGNALED(status))
+		b_printf("BENCH-EXIT %s signal %d\n", name, WTERMSIG(status));
+	else
+		b_printf("BENCH-EXIT %s exit %d\n", name, WEXITSTATUS(status));
+}
+
+int main(int argc, char **argv)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) < 0)
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	setup_system();
+	b_printf("BENCH-BOOT %lld\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+
+	int smoke = 0, first = 1;
+	if (argc > 1 && strcmp(argv[1], "-s") == 0) {
+		smoke = 1;
+		first = 2;
+	}
+	static char listbuf[4096];
+	char *names[MAX_BENCH];
+	int n;
+	if (first < argc) {
+		n = 0;
+		for (int i = first; i < argc && n < MAX_BENCH; i++)
+			names[n++] = argv[i];
+	} else {
+		n = list_benchmarks(listbuf, sizeof listbuf, names, MAX_BENCH);
+		if (n <= 0) {
+			b_printf("BENCH-NOTE cannot read %s: %s\n", LIST, strerror(errno));
+			n = 0;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		run_one(names[i], smoke);
+	b_printf("BENCH-END\n");
+	sync();
+	if (getpid() == 1)
+		reboot(RB_POWER_OFF);
+	return 0;
+}

@@ -1,0 +1,626 @@
+/*
+ * lmb - the Trellis micro-benchmarks (LMbench-style; see bench.h).
+ *
+ *   lmb [-s] NAME     run one benchmark (-s: smoke mode, one iteration)
+ *   lmb -l            list the benchmark names, one per line
+ *
+ * Each benchmark prints one `BENCH` line.  Helpers that talk to a second
+ * process keep one child for the whole measurement and stop it by closing
+ * its input (no signals needed), so they also run on kernels without
+ * signal delivery.
+ */
+#include "bench.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#define PAGE 4096L
+#define CHUNK (64 * 1024)
+#define SELF "/bench/lmb"
+#define HELLO "/bench/hello"
+
+static char chunk[CHUNK];
+
+/* ---- system calls and files ------------------------------------------- */
+
+static int body_null(long n, void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	return 0;
+}
+
+static int body_read(long n, void *arg)
+{
+	int fd = *(int *)arg;
+	char c;
+	for (long i = 0; i < n; i++)
+		if (read(fd, &c, 1) != 1)
+			return b_sysfail("read");
+	return 0;
+}
+
+static int body_write(long n, void *arg)
+{
+	int fd = *(int *)arg;
+	char c = 0;
+	for (long i = 0; i < n; i++)
+		if (write(fd, &c, 1) != 1)
+			return b_sysfail("write");
+	return 0;
+}
+
+static int body_stat(long n, void *arg)
+{
+	(void)arg;
+	struct stat st;
+	for (long i = 0; i < n; i++)
+		if (stat(SELF, &st) < 0)
+			return b_sysfail("stat");
+	return 0;
+}
+
+static int body_fstat(long n, void *arg)
+{
+	int fd = *(int *)arg;
+	struct stat st;
+	for (long i = 0; i < n; i++)
+		if (fstat(fd, &st) < 0)
+			return b_sysfail("fstat");
+	return 0;
+}
+
+static int body_open_close(long n, void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < n; i++) {
+		int fd = open(SELF, O_RDONLY);
+		if (fd < 0)
+			return b_sysfail("open");
+		close(fd);
+	}
+	return 0;
+}
+
+/* ---- processes --------------------------------------------------------- */
+
+static int reap(pid_t pid, const char *what)
+{
+	int status;
+	if (waitpid(pid, &status, 0) != pid)
+		return b_sysfail("waitpid");
+	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		return b_fail(0, "%s: child status %#x", what, status);
+	return 0;
+}
+
+static int body_fork_exit(long n, void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			return b_sysfail("fork");
+		if (pid == 0)
+			_exit(0);
+		if (reap(pid, "fork") < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int fork_exec_n(long n, char *const argv[])
+{
+	static char *const envp[] = { "PATH=/bin:/sbin", NULL };
+	for (long i = 0; i < n; i++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			return b_sysfail("fork");
+		if (pid == 0) {
+			execve(argv[0], argv, envp);
+			_exit(127);
+		}
+		if (reap(pid, argv[0]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int body_fork_exec(long n, void *arg)
+{
+	(void)arg;
+	static char *const argv[] = { HELLO, NULL };
+	return fork_exec_n(n, argv);
+}
+
+static int body_fork_sh(long n, void *arg)
+{
+	(void)arg;
+	static char *const argv[] = { "/bin/sh", "-c", "exit", NULL };
+	return fork_exec_n(n, argv);
+}
+
+/* ---- memory ------------------------------------------------------------ */
+
+/* `n` pages of a fresh anonymous mapping, each touched once. */
+static int body_page_fault(long n, void *arg)
+{
+	(void)arg;
+	volatile char *p = mmap(NULL, (size_t)(n * PAGE), PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return b_sysfail("mmap");
+	for (long i = 0; i < n; i++)
+		p[i * PAGE] = 1;
+	if (munmap((void *)p, (size_t)(n * PAGE)) < 0)
+		return b_sysfail("munmap");
+	return 0;
+}
+
+static int body_mmap_4m(long n, void *arg)
+{
+	(void)arg;
+	const long len = 4L << 20;
+	for (long i = 0; i < n; i++) {
+		volatile char *p = mmap(NULL, (size_t)len, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return b_sysfail("mmap");
+		for (long off = 0; off < len; off += PAGE)
+			p[off] = 1;
+		if (munmap((void *)p, (size_t)len) < 0)
+			return b_sysfail("munmap");
+	}
+	return 0;
+}
+
+/* ---- two processes over pipes or sockets ------------------------------- */
+
+/*
+ * A peer process at the other end of a pair of byte streams: `to` carries
+ * requests to it, `from` its answers.
+ */
+struct peer {
+	pid_t pid;
+	int to, from;
+};
+
+static int read_full(int fd, void *buf, size_t len)
+{
+	char *p = buf;
+	while (len > 0) {
+		ssize_t r = read(fd, p, len);
+		if (r <= 0)
+			return -1;
+		p += r;
+		len -= (size_t)r;
+	}
+	return 0;
+}
+
+static int write_full(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	while (len > 0) {
+		ssize_t w = write(fd, p, len);
+		if (w <= 0)
+			return -1;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Child: echo each byte back until end of input. */
+static void echo_loop(int in, int out)
+{
+	char c;
+	while (read(in, &c, 1) == 1)
+		if (write(out, &c, 1) != 1)
+			break;
+	_exit(0);
+}
+
+/*
+ * Child: for each request (a count `k` as a long), read k chunks, then
+ * answer one byte.
+ */
+static void sink_loop(int in, int out)
+{
+	static char buf[CHUNK];
+	long k;
+	while (read_full(in, &k, sizeof k) == 0) {
+		for (long i = 0; i < k; i++)
+			if (read_full(in, buf, CHUNK) < 0)
+				_exit(1);
+		if (write(out, "", 1) != 1)
+			break;
+	}
+	_exit(0);
+}
+
+static int peer_stop(struct peer *p)
+{
+	close(p->to);
+	if (p->from != p->to)
+		close(p->from);
+	return reap(p->pid, "peer");
+}
+
+/* A peer connected by two pipes, running `loop`. */
+static int pipe_peer(struct peer *p, void (*loop)(int, int))
+{
+	int req[2], ans[2];
+	if (pipe(req) < 0 || pipe(ans) < 0)
+		return b_sysfail("pipe");
+	p->pid = fork();
+	if (p->pid < 0)
+		return b_sysfail("fork");
+	if (p->pid == 0) {
+		close(req[1]);
+		close(ans[0]);
+		loop(req[0], ans[1]);
+	}
+	close(req[0]);
+	close(ans[1]);
+	p->to = req[1];
+	p->from = ans[0];
+	return 0;
+}
+
+static int body_round_trip(long n, void *arg)
+{
+	struct peer *p = arg;
+	char c = 'x';
+	for (long i = 0; i < n; i++)
+		if (write(p->to, &c, 1) != 1 || read(p->from, &c, 1) != 1)
+			return b_sysfail("round trip");
+	return 0;
+}
+
+static int body_stream(long n, void *arg)
+{
+	struct peer *p = arg;
+	char c;
+	if (write_full(p->to, &n, sizeof n) < 0)
+		return b_sysfail("write");
+	for (long i = 0; i < n; i++)
+		if (write_full(p->to, chunk, CHUNK) < 0)
+			return b_sysfail("write");
+	if (read(p->from, &c, 1) != 1)
+		return b_sysfail("read ack");
+	return 0;
+}
+
+/* One write and one read of a byte on a pipe, in one process. */
+static int body_pipe_self(long n, void *arg)
+{
+	int *fds = arg;
+	char c = 'x';
+	for (long i = 0; i < n; i++)
+		if (write(fds[1], &c, 1) != 1 || read(fds[0], &c, 1) != 1)
+			return b_sysfail("pipe");
+	return 0;
+}
+
+/* A peer at the other end of a connected stream socket pair. */
+static int socket_peer(struct peer *p, int family, void (*loop)(int, int))
+{
+	int sv[2];
+	if (family == AF_UNIX) {
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+			return b_sysfail("socketpair(AF_UNIX)");
+	} else {
+		int ls = socket(AF_INET, SOCK_STREAM, 0);
+		if (ls < 0)
+			return b_sysfail("socket(AF_INET)");
+		struct sockaddr_in a = { .sin_family = AF_INET };
+		a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		socklen_t alen = sizeof a;
+		if (bind(ls, (struct sockaddr *)&a, sizeof a) < 0)
+			return b_sysfail("bind 127.0.0.1");
+		if (listen(ls, 1) < 0)
+			return b_sysfail("listen");
+		if (getsockname(ls, (struct sockaddr *)&a, &alen) < 0)
+			return b_sysfail("getsockname");
+		sv[1] = socket(AF_INET, SOCK_STREAM, 0);
+		if (sv[1] < 0)
+			return b_sysfail("socket(AF_INET)");
+		if (connect(sv[1], (struct sockaddr *)&a, sizeof a) < 0)
+			return b_sysfail("connect 127.0.0.1");
+		sv[0] = accept(ls, NULL, NULL);
+		if (sv[0] < 0)
+			return b_sysfail("accept");
+		close(ls);
+		int one = 1;
+		setsockopt(sv[0], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		setsockopt(sv[1], IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	}
+	p->pid = fork();
+	if (p->pid < 0)
+		return b_sysfail("fork");
+	if (p->pid == 0) {
+		close(sv[0]);
+		loop(sv[1], sv[1]);
+	}
+	close(sv[1]);
+	p->to = p->from = sv[0];
+	return 0;
+}
+
+/* ---- signals ------------------------------------------------------------ */
+
+static volatile sig_atomic_t caught;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	caught++;
+}
+
+static void on_signal2(int sig)
+{
+	(void)sig;
+}
+
+static int body_sig_install(long n, void *arg)
+{
+	(void)arg;
+	struct sigaction sa = { 0 };
+	sigemptyset(&sa.sa_mask);
+	for (long i = 0; i < n; i++) {
+		sa.sa_handler = (i & 1) ? on_signal2 : on_signal;
+		if (sigaction(SIGUSR1, &sa, NULL) < 0)
+			return b_sysfail("sigaction");
+	}
+	return 0;
+}
+
+static int body_sig_deliver(long n, void *arg)
+{
+	(void)arg;
+	pid_t self = getpid();
+	for (long i = 0; i < n; i++) {
+		sig_atomic_t before = caught;
+		if (kill(self, SIGUSR1) < 0)
+			return b_sysfail("kill");
+		if (caught == before)
+			return b_fail(1, "signal to self was not delivered");
+	}
+	return 0;
+}
+
+/* ---- the table ----------------------------------------------------------- */
+
+enum kind { LATENCY, BANDWIDTH };
+
+struct bench {
+	const char *name;
+	int (*run)(int smoke, double *ns);
+	enum kind kind;
+	double bytes; /* per iteration, for bandwidth */
+};
+
+static int simple(b_body body, void *arg, int smoke, long max_n, double *ns)
+{
+	*ns = b_measure(body, arg, smoke, max_n);
+	return *ns < 0 ? -1 : 0;
+}
+
+static int run_null(int smoke, double *ns)
+{
+	return simple(body_null, NULL, smoke, 0, ns);
+}
+
+static int with_fd(const char *path, int flags, b_body body, int smoke, double *ns)
+{
+	int fd = open(path, flags);
+	if (fd < 0)
+		return b_openfail(path);
+	int r = simple(body, &fd, smoke, 0, ns);
+	close(fd);
+	return r;
+}
+
+static int run_read_zero(int smoke, double *ns)
+{
+	return with_fd("/dev/zero", O_RDONLY, body_read, smoke, ns);
+}
+
+static int run_write_null(int smoke, double *ns)
+{
+	return with_fd("/dev/null", O_WRONLY, body_write, smoke, ns);
+}
+
+static int run_stat(int smoke, double *ns)
+{
+	return simple(body_stat, NULL, smoke, 0, ns);
+}
+
+static int run_fstat(int smoke, double *ns)
+{
+	return with_fd(SELF, O_RDONLY, body_fstat, smoke, ns);
+}
+
+static int run_open_close(int smoke, double *ns)
+{
+	return simple(body_open_close, NULL, smoke, 0, ns);
+}
+
+static int run_fork_exit(int smoke, double *ns)
+{
+	return simple(body_fork_exit, NULL, smoke, 0, ns);
+}
+
+static int run_fork_exec(int smoke, double *ns)
+{
+	return simple(body_fork_exec, NULL, smoke, 0, ns);
+}
+
+static int run_fork_sh(int smoke, double *ns)
+{
+	return simple(body_fork_sh, NULL, smoke, 0, ns);
+}
+
+static int run_page_fault(int smoke, double *ns)
+{
+	return simple(body_page_fault, NULL, smoke, 16384, ns);
+}
+
+static int run_mmap_4m(int smoke, double *ns)
+{
+	return simple(body_mmap_4m, NULL, smoke, 0, ns);
+}
+
+static int with_peer(int r, struct peer *p, b_body body, int smoke, double *ns)
+{
+	if (r < 0)
+		return -1;
+	r = simple(body, p, smoke, 0, ns);
+	if (peer_stop(p) < 0)
+		return -1;
+	return r;
+}
+
+static int run_pipe_lat(int smoke, double *ns)
+{
+	struct peer p;
+	return with_peer(pipe_peer(&p, echo_loop), &p, body_round_trip, smoke, ns);
+}
+
+static int run_pipe_bw(int smoke, double *ns)
+{
+	struct peer p;
+	return with_peer(pipe_peer(&p, sink_loop), &p, body_stream, smoke, ns);
+}
+
+/*
+ * Context switch (lat_ctx with two processes and no working set): half a
+ * pipe round trip between two processes, less one write+read pair in a
+ * single process.
+ */
+static int run_ctx_switch(int smoke, double *ns)
+{
+	int fds[2];
+	double self, rt;
+	if (pipe(fds) < 0)
+		return b_sysfail("pipe");
+	int r = simple(body_pipe_self, fds, smoke, 0, &self);
+	close(fds[0]);
+	close(fds[1]);
+	if (r < 0 || run_pipe_lat(smoke, &rt) < 0)
+		return -1;
+	*ns = rt / 2 - self;
+	if (*ns < 1)
+		*ns = 1;
+	return 0;
+}
+
+static int run_sig_install(int smoke, double *ns)
+{
+	return simple(body_sig_install, NULL, smoke, 0, ns);
+}
+
+static int run_sig_deliver(int smoke, double *ns)
+{
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) < 0)
+		return b_sysfail("sigaction");
+	return simple(body_sig_deliver, NULL, smoke, 0, ns);
+}
+
+static int run_unix_lat(int smoke, double *ns)
+{
+	struct peer p;
+	return with_peer(socket_peer(&p, AF_UNIX, echo_loop), &p, body_round_trip, smoke, ns);
+}
+
+static int run_unix_bw(int smoke, double *ns)
+{
+	struct peer p;
+	return with_peer(socket_peer(&p, AF_UNIX, sink_loop), &p, body_stream, smoke, ns);
+}
+
+static int run_tcp_lat(int smoke, double *ns)
+{
+	struct peer p;
+	return with_peer(socket_peer(&p, AF_INET, echo_loop), &p, body_round_trip, smoke, ns);
+}
+
+static int run_tcp_bw(int smoke, double *ns)
+{
+	struct peer p;
+	return with_peer(socket_peer(&p, AF_INET, sink_loop), &p, body_stream, smoke, ns);
+}
+
+static const struct bench benches[] = {
+	{ "null_syscall", run_null, LATENCY, 0 },
+	{ "read_dev_zero", run_read_zero, LATENCY, 0 },
+	{ "write_dev_null", run_write_null, LATENCY, 0 },
+	{ "stat", run_stat, LATENCY, 0 },
+	{ "fstat", run_fstat, LATENCY, 0 },
+	{ "open_close", run_open_close, LATENCY, 0 },
+	{ "fork_exit", run_fork_exit, LATENCY, 0 },
+	{ "fork_exec", run_fork_exec, LATENCY, 0 },
+	{ "fork_exec_sh", run_fork_sh, LATENCY, 0 },
+	{ "page_fault", run_page_fault, LATENCY, 0 },
+	{ "mmap_touch_4m", run_mmap_4m, LATENCY, 0 },
+	{ "pipe_lat", run_pipe_lat, LATENCY, 0 },
+	{ "pipe_bw", run_pipe_bw, BANDWIDTH, CHUNK },
+	{ "ctx_switch", run_ctx_switch, LATENCY, 0 },
+	{ "sig_install", run_sig_install, LATENCY, 0 },
+	{ "sig_deliver", run_sig_deliver, LATENCY, 0 },
+	{ "unix_lat", run_unix_lat, LATENCY, 0 },
+	{ "unix_bw", run_unix_bw, BANDWIDTH, CHUNK },
+	{ "tcp_lat", run_tcp_lat, LATENCY, 0 },
+	{ "tcp_bw", run_tcp_bw, BANDWIDTH, CHUNK },
+};
+
+#define NBENCH (sizeof benches / sizeof benches[0])
+
+int main(int argc, char **argv)
+{
+	int smoke = 0, i = 1;
+	if (argc == 2 && strcmp(argv[1], "-l") == 0) {
+		for (size_t k = 0; k < NBENCH; k++)
+			b_printf("%s\n", benches[k].name);
+		return 0;
+	}
+	if (i < argc && strcmp(argv[i], "-s") == 0) {
+		smoke = 1;
+		i++;
+	}
+	if (i + 1 != argc) {
+		b_printf("usage: lmb [-s] NAME | lmb -l\n");
+		return 2;
+	}
+	for (size_t k = 0; k < NBENCH; k++) {
+		const struct bench *b = &benches[k];
+		if (strcmp(b->name, argv[i]) != 0)
+			continue;
+		double ns;
+		if (b->run(smoke, &ns) < 0) {
+			b_printf("BENCH %s %s %s\n", b->name,
+				 b_status.missing ? "missing" : "error",
+				 b_status.failed ? b_status.why : "unknown failure");
+			return b_status.missing ? 0 : 1;
+		}
+		if (b->kind == BANDWIDTH)
+			b_printf("BENCH %s %.2f MB/s\n", b->name, b->bytes / ns * 1e3);
+		else
+			b_printf("BENCH %s %.1f ns\n", b->name, ns);
+		return 0;
+	}
+	b_printf("lmb: unknown benchmark %s\n", argv[i]);
+	return 2;
+}
