@@ -80,6 +80,9 @@ const BRK_MAX: usize = 1 << 30;
 
 struct State {
     areas: BTreeMap<usize, Vma>,
+    /// Pages of PROT_NONE areas: x86 cannot map a page "present but
+    /// inaccessible", so their frames wait here until access is restored.
+    parked: BTreeMap<usize, (UFrame, PageFlags)>,
     brk_start: usize,
     brk: usize,
 }
@@ -103,7 +106,10 @@ fn page_up(v: usize) -> Option<usize> {
 
 impl Vmar {
     pub fn new() -> Result<Vmar> {
-        Ok(Vmar { space: VmSpace::new()?, state: Mutex::new(State { areas: BTreeMap::new(), brk_start: 0, brk: 0 }) })
+        Ok(Vmar {
+            space: VmSpace::new()?,
+            state: Mutex::new(State { areas: BTreeMap::new(), parked: BTreeMap::new(), brk_start: 0, brk: 0 }),
+        })
     }
 
     pub fn space(&self) -> &VmSpace {
@@ -204,7 +210,12 @@ impl Vmar {
         let st = self.state.lock();
         let child = Vmar {
             space: VmSpace::new()?,
-            state: Mutex::new(State { areas: st.areas.clone(), brk_start: st.brk_start, brk: st.brk }),
+            state: Mutex::new(State {
+                areas: st.areas.clone(),
+                parked: st.parked.clone(),
+                brk_start: st.brk_start,
+                brk: st.brk,
+            }),
         };
         for (va, frame, flags) in self.space.mappings() {
             let shared = find(&st.areas, va).is_some_and(|v| v.shared);
@@ -231,6 +242,10 @@ impl Vmar {
         for k in keys {
             if let Some(v) = st.areas.remove(&k) {
                 self.unmap_pages(v.start, v.end);
+                let parked: Vec<usize> = st.parked.range(v.start..v.end).map(|(k, _)| *k).collect();
+                for p in parked {
+                    st.parked.remove(&p);
+                }
             }
         }
     }
@@ -293,14 +308,24 @@ impl Vmar {
         for v in st.areas.range_mut(start..end) {
             v.1.perms = perms;
         }
+        let none = !perms.read && !perms.write && !perms.exec;
         let mut va = start;
         while va < end {
-            if let Some((frame, _)) = self.space.query(va) {
-                let shared_vma = find(&st.areas, va).is_some_and(|v| v.shared);
-                // Keep possibly-shared private pages read-only (COW).
-                let exclusive = shared_vma || frame.ref_count() <= 2;
-                drop(frame);
-                self.space.protect(va, page_flags(perms, exclusive));
+            if none {
+                if let Some(frame) = self.space.unmap(va) {
+                    st.parked.insert(va, (frame, PageFlags::R));
+                }
+            } else {
+                if let Some((frame, flags)) = st.parked.remove(&va) {
+                    self.space.map(va, frame, flags)?;
+                }
+                if let Some((frame, _)) = self.space.query(va) {
+                    let shared_vma = find(&st.areas, va).is_some_and(|v| v.shared);
+                    // Keep possibly-shared private pages read-only (COW).
+                    let exclusive = shared_vma || frame.ref_count() <= 2;
+                    drop(frame);
+                    self.space.protect(va, page_flags(perms, exclusive));
+                }
             }
             va += PAGE_SIZE;
         }
@@ -310,7 +335,7 @@ impl Vmar {
     /// madvise(MADV_DONTNEED): drop the pages; private memory refills with
     /// zeros (anonymous) or the file contents.
     pub fn discard(&self, start: usize, end: usize) -> Result<()> {
-        let st = self.state.lock();
+        let mut st = self.state.lock();
         if !covered(&st.areas, start, end) {
             return Err(Error::new(Errno::ENOMEM));
         }
@@ -318,6 +343,7 @@ impl Vmar {
         while va < end {
             if !find(&st.areas, va).is_some_and(|v| v.shared) {
                 self.space.unmap(va);
+                st.parked.remove(&va);
             }
             va += PAGE_SIZE;
         }

@@ -66,7 +66,14 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let file = if flags & MAP_ANONYMOUS != 0 {
         None
     } else {
-        let inode = ctx.process.files().lock().mmap_source(fd)?;
+        let (inode, writable) = {
+            let files = ctx.process.files().lock();
+            let inode = files.mmap_source(fd)?;
+            (inode, files.get(fd)?.can_write())
+        };
+        if shared && perms.write && !writable {
+            return Err(Error::new(Errno::EACCES));
+        }
         if shared && perms.write {
             // Writing back through a shared file mapping needs a page
             // cache, which comes with the storage issue.
