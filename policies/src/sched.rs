@@ -1,4 +1,5 @@
-//! Round-robin scheduling: one FIFO run queue and a fixed time slice.
+//! Round-robin scheduling: one FIFO run queue; a task's time slice grows
+//! with its weight (nice), so nicer tasks get a smaller share of the CPU.
 
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
@@ -7,8 +8,14 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use frame::sync::{SpinLock, level};
 use frame::task::{Scheduler, Task};
 
-/// Timer ticks a task may run before it is preempted (20 ms at 100 Hz).
-const TIME_SLICE_TICKS: u32 = 2;
+/// Timer ticks a default-weight task may run before it is preempted
+/// (40 ms at 100 Hz).
+const TIME_SLICE_TICKS: u32 = 4;
+
+/// Ticks a task of `weight` may run (weight 1024 gets the base slice).
+pub fn slice_ticks(weight: u32) -> u32 {
+    (TIME_SLICE_TICKS * weight / 1024).clamp(1, 64)
+}
 
 pub struct RoundRobin {
     queue: SpinLock<VecDeque<Arc<Task>>, { level::SCHEDULER }>,
@@ -40,8 +47,8 @@ impl Scheduler for RoundRobin {
         self.queue.lock_irq_disabled().pop_front()
     }
 
-    fn tick(&self, _current: &Task) -> bool {
+    fn tick(&self, current: &Task) -> bool {
         let used = self.ticks_used.fetch_add(1, Ordering::Relaxed) + 1;
-        used >= TIME_SLICE_TICKS && !self.queue.lock_irq_disabled().is_empty()
+        used >= slice_ticks(current.weight()) && !self.queue.lock_irq_disabled().is_empty()
     }
 }

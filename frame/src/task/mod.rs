@@ -47,6 +47,8 @@ pub struct Task {
     on_cpu: AtomicBool,
     /// Handed to the scheduler once (spawn).
     started: AtomicBool,
+    /// Scheduling weight for the policy (1024 = nice 0).
+    weight: core::sync::atomic::AtomicU32,
     /// A wake-up arrived while the task was still deciding to sleep.
     woken: AtomicBool,
     entry: UnsafeCell<Option<Box<dyn FnOnce() + Send>>>,
@@ -70,6 +72,16 @@ impl Task {
     /// The data attached at spawn time (the kernel's thread structure).
     pub fn data(&self) -> &(dyn Any + Send + Sync) {
         &*self.data
+    }
+
+    /// Scheduling weight (1024 = default); policies may give heavier tasks
+    /// a larger share.
+    pub fn weight(&self) -> u32 {
+        self.weight.load(Ordering::Relaxed)
+    }
+
+    pub fn set_weight(&self, w: u32) {
+        self.weight.store(w.max(1), Ordering::Relaxed);
     }
 
     pub fn state(&self) -> TaskState {
@@ -135,6 +147,7 @@ impl TaskOptions {
             state: AtomicU8::new(TaskState::Runnable as u8),
             on_cpu: AtomicBool::new(false),
             started: AtomicBool::new(false),
+            weight: core::sync::atomic::AtomicU32::new(1024),
             woken: AtomicBool::new(false),
             entry: UnsafeCell::new(Some(self.entry)),
             data: self.data.unwrap_or_else(|| Box::new(())),

@@ -38,12 +38,23 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
         frame::println!("trellis: poweroff status={code}");
         frame::power_off(code as u32);
     }
-    // Re-parent children to init.
+    // Re-parent children to the nearest subreaper ancestor, else init.
     let children = core::mem::take(&mut *process.children.lock());
     if !children.is_empty() {
-        if let Some(init) = find_process(INIT_PID) {
+        let mut reaper = process.parent();
+        while let Some(r) = reaper.clone() {
+            if r.subreaper.load(Ordering::Relaxed) && r.exit_status().is_none() {
+                break;
+            }
+            reaper = r.parent();
+        }
+        if let Some(init) = reaper.or_else(|| find_process(INIT_PID)) {
             for c in &children {
                 *c.parent.lock() = Arc::downgrade(&init);
+                let sig = c.pdeathsig.load(Ordering::Relaxed) as usize;
+                if sig != 0 {
+                    super::signal::send_to_process(c, super::signal::SigInfo::new(sig, super::signal::SI_KERNEL));
+                }
             }
             init.children.lock().extend(children);
             init.child_wait.wake_all();

@@ -64,6 +64,11 @@ pub struct Process {
     pub(crate) stime_ns: AtomicU64,
     /// CPU time of reaped children.
     pub(crate) cutime_ns: AtomicU64,
+    pub(crate) nice: AtomicI32,
+    /// PR_SET_CHILD_SUBREAPER: orphaned descendants are re-parented here.
+    pub(crate) subreaper: core::sync::atomic::AtomicBool,
+    /// PR_SET_PDEATHSIG: signal sent when the parent exits.
+    pub(crate) pdeathsig: AtomicU32,
 }
 
 pub struct Thread {
@@ -139,6 +144,9 @@ impl Process {
             utime_ns: AtomicU64::new(0),
             stime_ns: AtomicU64::new(0),
             cutime_ns: AtomicU64::new(0),
+            nice: AtomicI32::new(0),
+            subreaper: core::sync::atomic::AtomicBool::new(false),
+            pdeathsig: AtomicU32::new(0),
         });
         PROCESSES.lock().insert(pid, Arc::downgrade(&p));
         p
@@ -259,6 +267,20 @@ pub fn current_thread() -> Option<Arc<Thread>> {
 }
 
 impl Process {
+    pub fn nice(&self) -> i32 {
+        self.nice.load(Ordering::Relaxed)
+    }
+
+    /// Sets the nice value and gives every thread's task the matching weight.
+    pub fn set_nice(&self, nice: i32, weight: u32) {
+        self.nice.store(nice, Ordering::Relaxed);
+        for t in self.threads() {
+            if let Some(task) = t.task.get().and_then(Weak::upgrade) {
+                task.set_weight(weight);
+            }
+        }
+    }
+
     /// User plus system CPU time consumed so far.
     pub fn cpu_time_ns(&self) -> u64 {
         self.utime_ns.load(Ordering::Relaxed) + self.stime_ns.load(Ordering::Relaxed)

@@ -30,6 +30,7 @@ pub(crate) fn spawn_user_thread_inner(
     thread.clear_child_tid.store(clear_child_tid, Ordering::Relaxed);
     let (p, t) = (process.clone(), thread.clone());
     let task = TaskOptions::new(move || user_loop(p, t, user)).data(thread.clone()).build()?;
+    task.set_weight(crate::syscall::weight_of_nice(process.nice()));
     thread.task.call_once(|| Arc::downgrade(&task));
     frame::task::spawn_built(task);
     Ok(thread)

@@ -4,6 +4,8 @@
 mod fs;
 mod mm;
 mod process;
+mod sched;
+pub use self::sched::weight_of_nice;
 mod signal;
 mod system;
 mod time;
@@ -107,8 +109,15 @@ const MAX_NR: usize = 463;
 static REPORTED: [AtomicBool; MAX_NR] = [const { AtomicBool::new(false) }; MAX_NR];
 
 fn lookup(nr: usize) -> Entry {
-    let families: [&[(usize, &'static str, SyscallFn)]; 6] =
-        [fs::SYSCALLS, mm::SYSCALLS, process::SYSCALLS, signal::SYSCALLS, system::SYSCALLS, time::SYSCALLS];
+    let families: [&[(usize, &'static str, SyscallFn)]; 7] = [
+        fs::SYSCALLS,
+        mm::SYSCALLS,
+        process::SYSCALLS,
+        sched::SYSCALLS,
+        signal::SYSCALLS,
+        system::SYSCALLS,
+        time::SYSCALLS,
+    ];
     for family in families {
         if let Some((_, name, f)) = family.iter().find(|(n, _, _)| *n == nr) {
             return Entry { name, handler: Some(*f) };

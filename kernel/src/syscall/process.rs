@@ -3,6 +3,7 @@
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
+
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
 use crate::process::{self, exit_status_for, CloneArgs, Pid, WaitOptions, WaitTarget};
@@ -28,7 +29,11 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (124, "getsid", sys_getsid),
     (186, "gettid", sys_gettid),
     (202, "futex", sys_futex),
+    (98, "getrusage", sys_getrusage),
+    (100, "times", sys_times),
+    (157, "prctl", sys_prctl),
     (218, "set_tid_address", sys_set_tid_address),
+    (247, "waitid", sys_waitid),
     (231, "exit_group", sys_exit_group),
     (273, "set_robust_list", sys_set_robust_list),
     (274, "get_robust_list", sys_get_robust_list),
@@ -255,5 +260,147 @@ fn sys_get_robust_list(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let thread = thread.ok_or(Error::new(Errno::ESRCH))?;
     ctx.write_val(a[1], &thread.robust_list.load(Ordering::Relaxed))?;
     ctx.write_val(a[2], &24u64)?;
+    Ok(0)
+}
+
+const RUSAGE_SELF: i64 = 0;
+const RUSAGE_CHILDREN: i64 = -1;
+const RUSAGE_THREAD: i64 = 1;
+
+fn sys_getrusage(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let p = ctx.process;
+    let r = match a[0] as i64 {
+        RUSAGE_SELF | RUSAGE_THREAD => {
+            Rusage::from_cpu_ns(p.utime_ns.load(Ordering::Relaxed), p.stime_ns.load(Ordering::Relaxed))
+        }
+        RUSAGE_CHILDREN => Rusage::from_cpu_ns(p.cutime_ns.load(Ordering::Relaxed), 0),
+        _ => return Err(Error::new(Errno::EINVAL)),
+    };
+    ctx.write_val(a[1], &r)?;
+    Ok(0)
+}
+
+/// times(2): clock ticks (USER_HZ = 100) of CPU time, and the uptime.
+fn sys_times(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let ticks = |ns: u64| (ns / 10_000_000) as i64;
+    let p = ctx.process;
+    if a[0] != 0 {
+        let t = [
+            ticks(p.utime_ns.load(Ordering::Relaxed)),
+            ticks(p.stime_ns.load(Ordering::Relaxed)),
+            ticks(p.cutime_ns.load(Ordering::Relaxed)),
+            0,
+        ];
+        ctx.write_val(a[0], &t)?;
+    }
+    Ok(ticks(frame::timer::monotonic_ns()) as isize)
+}
+
+const PR_SET_PDEATHSIG: u64 = 1;
+const PR_GET_PDEATHSIG: u64 = 2;
+const PR_SET_NAME: u64 = 15;
+const PR_GET_NAME: u64 = 16;
+const PR_SET_CHILD_SUBREAPER: u64 = 36;
+const PR_GET_CHILD_SUBREAPER: u64 = 37;
+
+fn sys_prctl(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    match a[0] {
+        PR_SET_NAME => {
+            // The name is at most 16 bytes including the NUL; longer is cut.
+            let mut name = alloc::vec::Vec::new();
+            for i in 0..15 {
+                let b: u8 = ctx.read_val(a[1] + i)?;
+                if b == 0 {
+                    break;
+                }
+                name.push(b);
+            }
+            let n = name.len();
+            ctx.process.set_name(core::str::from_utf8(&name[..n]).unwrap_or("?"));
+            Ok(0)
+        }
+        PR_GET_NAME => {
+            let mut buf = [0u8; 16];
+            let name = ctx.process.name();
+            let n = name.len().min(15);
+            buf[..n].copy_from_slice(&name.as_bytes()[..n]);
+            ctx.write_bytes(a[1], &buf)?;
+            Ok(0)
+        }
+        PR_SET_CHILD_SUBREAPER => {
+            ctx.process.subreaper.store(a[1] != 0, Ordering::Relaxed);
+            Ok(0)
+        }
+        PR_GET_CHILD_SUBREAPER => {
+            ctx.write_val(a[1], &(ctx.process.subreaper.load(Ordering::Relaxed) as i32))?;
+            Ok(0)
+        }
+        PR_SET_PDEATHSIG => {
+            crate::process::signal::check_signo(a[1], true)?;
+            ctx.process.pdeathsig.store(a[1] as u32, Ordering::Relaxed);
+            Ok(0)
+        }
+        PR_GET_PDEATHSIG => {
+            ctx.write_val(a[1], &(ctx.process.pdeathsig.load(Ordering::Relaxed) as i32))?;
+            Ok(0)
+        }
+        _ => Err(Error::new(Errno::EINVAL)),
+    }
+}
+
+const P_ALL: u64 = 0;
+const P_PID: u64 = 1;
+const P_PGID: u64 = 2;
+const WEXITED: u64 = 4;
+const WSTOPPED: u64 = 2;
+const WNOWAIT: u64 = 0x0100_0000;
+
+fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (idtype, id, infop, options, rusage) = (a[0], a[1] as u32, a[2], a[3], a[4]);
+    if options & !(WNOHANG | WSTOPPED | WEXITED | WCONTINUED | WNOWAIT | WALL | WCLONE | WNOTHREAD) != 0
+        || options & (WEXITED | WSTOPPED | WCONTINUED) == 0
+    {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let target = match idtype {
+        P_ALL => WaitTarget::Any,
+        P_PID => WaitTarget::Pid(id),
+        P_PGID => WaitTarget::Pgid(if id == 0 { ctx.process.pgid() } else { id }),
+        _ => return Err(Error::new(Errno::EINVAL)),
+    };
+    let opts = WaitOptions {
+        nohang: options & WNOHANG != 0,
+        exited: options & WEXITED != 0,
+        stopped: options & WSTOPPED != 0,
+        continued: options & WCONTINUED != 0,
+        nowait: options & WNOWAIT != 0,
+    };
+    let result = process::wait_child(ctx.process, ctx.thread, target, opts)?;
+    use crate::process::signal::{SigInfo, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED, SIGCHLD};
+    let info = match result {
+        None => <SigInfo as frame::Pod>::new_zeroed(),
+        Some((pid, status, cpu)) => {
+            let (code, st) = if status == 0xffff {
+                (CLD_CONTINUED, 18)
+            } else if status & 0xff == 0x7f {
+                (CLD_STOPPED, (status >> 8) & 0xff)
+            } else if status & 0x7f == 0 {
+                (CLD_EXITED, (status >> 8) & 0xff)
+            } else if status & 0x80 != 0 {
+                (CLD_DUMPED, status & 0x7f)
+            } else {
+                (CLD_KILLED, status & 0x7f)
+            };
+            if rusage != 0 {
+                ctx.write_val(rusage, &Rusage::from_cpu_ns(cpu, 0))?;
+            }
+            let mut i = SigInfo::from_sender(SIGCHLD, code, pid);
+            i.status = st;
+            i
+        }
+    };
+    if infop != 0 {
+        ctx.write_val(infop, &info)?;
+    }
     Ok(0)
 }
