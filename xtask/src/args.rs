@@ -11,7 +11,9 @@ commands:
   run         build, then boot in QEMU: an interactive shell, or with
               `-- CMD ARGS...` run that one command and exit with its status
   initramfs   build only the user programs and target/initramfs.cpio
-  test        run every test layer (host, user, busybox)
+  test        run every test layer (host, user, busybox, bench)
+  bench       boot Trellis and Debian's Linux with the benchmark initramfs
+              and compare them (docs/perf/); --smoke: Trellis, once each
   help        show this text
 
 options:
@@ -22,7 +24,10 @@ options:
   --timeout SECS       kill QEMU after SECS seconds; 0 = never (run; default
                        300 with `--`, none interactively)
   --kernel ELF         boot this kernel image instead of building one (run, test)
-  --only LAYER,...     run only these test layers: host, user, busybox (test)
+  --only LAYER,...     run only these test layers: host, user, busybox, bench
+                       (test)
+  --smoke              one iteration of each benchmark, Trellis only (bench)
+  --no-wall            skip the wall-clock pass (bench)
   -- CMD ARGS...       the command to run as init (run, initramfs)
 
 exit status of `run -- CMD`: CMD's status; 124 timeout, 125 kernel panic,
@@ -34,6 +39,7 @@ pub enum Sub {
     Run,
     Initramfs,
     Test,
+    Bench,
     Help,
 }
 
@@ -53,6 +59,8 @@ pub struct Options {
     pub timeout: Option<Option<Duration>>,
     pub kernel: Option<PathBuf>,
     pub only: Vec<String>,
+    pub smoke: bool,
+    pub no_wall: bool,
     /// Everything after `--`.
     pub command: Option<Vec<String>>,
 }
@@ -63,7 +71,7 @@ pub struct Invocation {
     pub opts: Options,
 }
 
-pub const LAYERS: &[&str] = &["host", "user", "busybox"];
+pub const LAYERS: &[&str] = &["host", "user", "busybox", "bench"];
 
 /// Parses the arguments after `cargo xtask`.
 pub fn parse(argv: &[String]) -> Result<Invocation, String> {
@@ -75,6 +83,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
         "run" => Sub::Run,
         "initramfs" => Sub::Initramfs,
         "test" => Sub::Test,
+        "bench" => Sub::Bench,
         "help" | "-h" | "--help" => Sub::Help,
         other => return Err(format!("unknown command `{other}`")),
     };
@@ -104,6 +113,8 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
         };
         match flag {
             "--release" if inline.is_none() => opts.release = true,
+            "--smoke" if inline.is_none() => opts.smoke = true,
+            "--no-wall" if inline.is_none() => opts.no_wall = true,
             "--add" => opts.adds.push(parse_add(&value(flag)?)?),
             "--append" => opts.append.push(value(flag)?),
             "--timeout" => opts.timeout = Some(parse_timeout(&value(flag)?)?),
@@ -138,6 +149,8 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ("--timeout", o.timeout.is_some()),
         ("--kernel", o.kernel.is_some()),
         ("--only", !o.only.is_empty()),
+        ("--smoke", o.smoke),
+        ("--no-wall", o.no_wall),
         ("--", o.command.is_some()),
     ];
     let allowed: &[&str] = match sub {
@@ -152,6 +165,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ],
         Sub::Initramfs => &["--add", "--"],
         Sub::Test => &["--kernel", "--only"],
+        Sub::Bench => &["--kernel", "--smoke", "--no-wall"],
         Sub::Help => &[],
     };
     for (name, present) in used {

@@ -10,6 +10,8 @@
 //! - `test`: 0 when every test passed, 1 otherwise.
 
 mod args;
+mod bench;
+mod bench_report;
 mod builder;
 mod cpio;
 mod initramfs;
@@ -69,6 +71,7 @@ fn dispatch(inv: &Invocation) -> util::Res<u8> {
             run(&kernel, &initrd, &inv.opts)
         }
         Sub::Test => test::run_all(&root, &inv.opts),
+        Sub::Bench => bench::run(&root, &inv.opts),
     }
 }
 

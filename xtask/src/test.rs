@@ -8,7 +8,7 @@ use crate::args::Options;
 use crate::builder::{self, UserBuild};
 use crate::qemu::{self, BootResult, Console};
 use crate::util::{Context, Res, target_dir};
-use crate::{initramfs, test_busybox, test_host, test_user};
+use crate::{bench, initramfs, test_busybox, test_host, test_user};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -171,7 +171,7 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
     if want("host") {
         test_host::run(root, &mut r);
     }
-    if want("user") || want("busybox") {
+    if want("user") || want("busybox") || want("bench") {
         let env = prepare(root, opts, &mut r);
         if want("user") {
             match &env {
@@ -181,6 +181,9 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         }
         if want("busybox") {
             test_busybox::run(env.as_ref(), &mut r);
+        }
+        if want("bench") {
+            bench::smoke_layer(env.as_ref(), &mut r);
         }
     }
     println!("{}", r.summary());

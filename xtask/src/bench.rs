@@ -1,0 +1,498 @@
+//! `cargo xtask bench`: boots Trellis and Debian's Linux kernel with the same
+//! benchmark initramfs (`user/bench`) in the same QEMU configuration, and
+//! compares the two. `--smoke` runs each benchmark once on Trellis only.
+//!
+//! Passes: `icount` (`-icount shift=0,sleep=off`: guest time is the
+//! instruction count, so figures are deterministic) and `wall` (plain TCG,
+//! guest time follows the host clock).
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use crate::args::{AddSpec, Options};
+use crate::bench_report::{self, KernelRun, Pass, Report};
+use crate::test::{BootEnv, Reporter};
+use crate::util::{Context, Res, run_quiet, target_dir};
+use crate::{builder, initramfs, qemu};
+
+/// The Debian meta-package naming the current cloud kernel.
+const LINUX_META: &str = "linux-image-cloud-amd64";
+/// Per-boot limits: a full run on either kernel takes a few minutes.
+const FULL_TIMEOUT: Duration = Duration::from_secs(480);
+const SMOKE_TIMEOUT: Duration = Duration::from_secs(180);
+/// How long QEMU may run on after `BENCH-END` or the kernel's last words.
+const LINGER: Duration = Duration::from_secs(8);
+
+/// One benchmark's outcome on one kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sample {
+    /// A measurement: ns per operation, or MB/s.
+    Value(f64, Unit),
+    /// The kernel lacks what it needs (the benchmark said `missing`).
+    Missing(String),
+    /// It ran and failed (`error`), crashed, or never finished.
+    Failed(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    Ns,
+    MBps,
+}
+
+impl Unit {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unit::Ns => "ns",
+            Unit::MBps => "MB/s",
+        }
+    }
+}
+
+/// What the driver printed during one boot.
+#[derive(Debug, Default)]
+pub struct Transcript {
+    /// In the order the benchmarks started.
+    pub samples: Vec<(String, Sample)>,
+    /// CLOCK_BOOTTIME at the start of /init, in ns.
+    pub boot_ns: Option<u64>,
+    /// Host time from QEMU's start to the `BENCH-BOOT` line.
+    pub to_init: Option<Duration>,
+    pub ended: bool,
+}
+
+/// Parses the driver's output (see user/bench/init.c). `how_it_ended`
+/// explains benchmarks that started but never finished.
+pub fn parse(lines: &[(Duration, String)], how_it_ended: &str) -> Transcript {
+    let mut t = Transcript::default();
+    let mut started: Vec<String> = Vec::new();
+    let mut results: BTreeMap<String, Sample> = BTreeMap::new();
+    let mut exits: BTreeMap<String, String> = BTreeMap::new();
+    for (at, raw) in lines {
+        // Kernel messages may share the serial line; the protocol words
+        // start a line of their own.
+        let line = raw.trim_end_matches('\r');
+        let Some(pos) = line.find("BENCH") else {
+            continue;
+        };
+        let mut words = line[pos..].split_whitespace();
+        match words.next() {
+            Some("BENCH-BOOT") => {
+                t.boot_ns = words.next().and_then(|w| w.parse().ok());
+                t.to_init = Some(*at);
+            }
+            Some("BENCH-START") => {
+                if let Some(name) = words.next() {
+                    started.push(name.to_string());
+                }
+            }
+            Some("BENCH-EXIT") => {
+                if let Some(name) = words.next() {
+                    exits.insert(name.to_string(), words.collect::<Vec<_>>().join(" "));
+                }
+            }
+            Some("BENCH-END") => t.ended = true,
+            Some("BENCH") => {
+                let (Some(name), Some(what)) = (words.next(), words.next()) else {
+                    continue;
+                };
+                let rest = words.collect::<Vec<_>>().join(" ");
+                let sample = match what {
+                    "missing" => Sample::Missing(rest),
+                    "error" => Sample::Failed(rest),
+                    v => match (v.parse::<f64>(), rest.as_str()) {
+                        (Ok(x), "ns") if x.is_finite() && x > 0.0 => Sample::Value(x, Unit::Ns),
+                        (Ok(x), "MB/s") if x.is_finite() && x > 0.0 => Sample::Value(x, Unit::MBps),
+                        _ => Sample::Failed(format!("unparsable result `{}`", &line[pos..])),
+                    },
+                };
+                results.insert(name.to_string(), sample);
+            }
+            _ => {}
+        }
+    }
+    for name in started {
+        let exit = exits.get(&name);
+        let sample = match (results.remove(&name), exit.map(String::as_str)) {
+            (Some(s), Some("exit 0") | Some("exit 1")) => s,
+            (Some(_), Some(how)) | (None, Some(how)) if how.starts_with("signal") => {
+                Sample::Failed(format!("crashed ({how})"))
+            }
+            (Some(s), _) => s,
+            (None, Some(how)) => Sample::Failed(format!("no result line ({how})")),
+            (None, None) => Sample::Failed(format!("did not finish: {how_it_ended}")),
+        };
+        t.samples.push((name, sample));
+    }
+    t
+}
+
+/// One QEMU boot of the benchmark initramfs.
+struct Guest<'a> {
+    kernel: &'a Path,
+    initrd: &'a Path,
+    cmdline: String,
+    icount: bool,
+    timeout: Duration,
+    log: PathBuf,
+}
+
+/// Boots, collects the serial lines with their arrival time, and stops at
+/// `BENCH-END` (QEMU is given a moment to power off), a kernel's last
+/// words, or the timeout. Returns the lines and how the boot ended.
+fn boot(g: &Guest) -> Res<(Vec<(Duration, String)>, String)> {
+    let mut args: Vec<OsString> = qemu::qemu_args(g.kernel, g.initrd, &g.cmdline);
+    args.extend(["-smp", "1"].map(OsString::from));
+    if g.icount {
+        args.extend(["-icount", "shift=0,sleep=off"].map(OsString::from));
+    }
+    let mut cmd = Command::new(qemu::QEMU);
+    cmd.args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let start = Instant::now();
+    let mut child = cmd.spawn().ctx(|| format!("cannot start {}", qemu::QEMU))?;
+    let stdout = child.stdout.take().ok_or("no QEMU stdout")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).split(b'\n') {
+            let Ok(line) = line else { break };
+            let text = String::from_utf8_lossy(&line).into_owned();
+            if tx.send((start.elapsed(), text)).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    let mut finished_at: Option<Instant> = None;
+    let mut ended = String::from("QEMU exited");
+    loop {
+        match rx.recv_timeout(Duration::from_millis(100)) {
+            Ok((at, line)) => {
+                let last_words = line.contains("BENCH-END")
+                    || line.contains("trellis: poweroff")
+                    || line.contains("KERNEL PANIC")
+                    || line.contains("Kernel panic");
+                if last_words && finished_at.is_none() {
+                    finished_at = Some(Instant::now());
+                    if !line.contains("BENCH-END") {
+                        ended = format!("the kernel stopped: {}", line.trim());
+                    }
+                }
+                lines.push((at, line));
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if child.try_wait().ok().flatten().is_some() {
+            // Drain what is left in the pipe.
+            while let Ok(item) = rx.recv_timeout(Duration::from_millis(200)) {
+                lines.push(item);
+            }
+            break;
+        }
+        if finished_at.is_some_and(|t| t.elapsed() > LINGER) {
+            break;
+        }
+        if start.elapsed() > g.timeout {
+            ended = format!("timed out after {} s", g.timeout.as_secs());
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let text: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
+    if let Some(dir) = g.log.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    std::fs::write(&g.log, text.join("\n") + "\n")
+        .ctx(|| format!("cannot write {}", g.log.display()))?;
+    Ok((lines, ended))
+}
+
+/// `make -C user/bench BUILD=target/user/bench`; returns the build dir.
+pub fn build_programs(root: &Path) -> Res<PathBuf> {
+    let build = target_dir(root).join("user/bench");
+    let mut cmd = Command::new("make");
+    cmd.current_dir(root)
+        .args(["-C", "user/bench"])
+        .arg(format!("BUILD={}", build.display()));
+    run_quiet(&mut cmd)?;
+    Ok(build)
+}
+
+/// Writes the benchmark initramfs: busybox (for `/bin/sh`), /bench and
+/// /init; `argv` is what Trellis runs.
+fn write_initramfs(root: &Path, build: &Path, argv: &[String], name: &str) -> Res<PathBuf> {
+    let adds = [
+        AddSpec {
+            host: build.to_path_buf(),
+            guest: "/bench".into(),
+        },
+        AddSpec {
+            host: build.join("init"),
+            guest: "/init".into(),
+        },
+    ];
+    let spec = initramfs::Spec {
+        user: None,
+        adds: &adds,
+        argv: Some(argv),
+    };
+    let out = target_dir(root).join("bench").join(name);
+    initramfs::write(&spec, &out)?;
+    Ok(out)
+}
+
+/// The unpacked Debian cloud kernel under `target/linux`, downloading it
+/// with `apt-get download` the first time.
+pub fn linux_kernel(root: &Path) -> Res<PathBuf> {
+    let dir = target_dir(root).join("linux");
+    if let Some(k) = find_vmlinuz(&dir.join("root/boot")) {
+        return Ok(k);
+    }
+    std::fs::create_dir_all(&dir).ctx(|| format!("cannot create {}", dir.display()))?;
+    eprintln!("xtask: fetching {LINUX_META} with apt-get download");
+    let download = |pkg: &str| -> Res<PathBuf> {
+        run_quiet(
+            Command::new("apt-get")
+                .current_dir(&dir)
+                .args(["download", pkg]),
+        )?;
+        std::fs::read_dir(&dir)
+            .ctx(|| format!("cannot list {}", dir.display()))?
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| {
+                p.file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(&format!("{pkg}_")))
+            })
+            .ok_or_else(|| format!("apt-get download {pkg} left no .deb"))
+    };
+    let meta = download(LINUX_META)?;
+    let depends = run_quiet(Command::new("dpkg-deb").arg("-f").arg(&meta).arg("Depends"))?;
+    let image = depends
+        .split(',')
+        .map(|d| d.split_whitespace().next().unwrap_or(""))
+        .find(|d| d.starts_with("linux-image-"))
+        .ok_or_else(|| format!("{LINUX_META} depends on no linux-image: `{depends}`"))?
+        .to_string();
+    let deb = download(&image)?;
+    run_quiet(
+        Command::new("dpkg-deb")
+            .arg("-x")
+            .arg(&deb)
+            .arg(dir.join("root")),
+    )?;
+    find_vmlinuz(&dir.join("root/boot")).ok_or_else(|| format!("{image} holds no boot/vmlinuz-*"))
+}
+
+fn find_vmlinuz(boot: &Path) -> Option<PathBuf> {
+    std::fs::read_dir(boot)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("vmlinuz-"))
+        })
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Os {
+    Linux,
+    Trellis,
+}
+
+fn run_kernel(os: Os, kernel: &Path, initrd: &Path, pass: Pass, root: &Path) -> Res<KernelRun> {
+    let (label, cmdline) = match os {
+        Os::Linux => ("linux", "console=ttyS0 quiet rdinit=/init".to_string()),
+        Os::Trellis => ("trellis", qemu::cmdline(&[])),
+    };
+    eprintln!("xtask: bench: {label}, {} pass", pass.as_str());
+    let g = Guest {
+        kernel,
+        initrd,
+        cmdline,
+        icount: pass == Pass::Icount,
+        timeout: FULL_TIMEOUT,
+        log: target_dir(root)
+            .join("bench")
+            .join(format!("{label}-{}.log", pass.as_str())),
+    };
+    let started = Instant::now();
+    let (lines, ended) = boot(&g)?;
+    let t = parse(&lines, &ended);
+    let problem = (!t.ended).then(|| format!("{ended} (log: {})", g.log.display()));
+    Ok(KernelRun {
+        samples: t.samples,
+        boot_ns: t.boot_ns,
+        to_init: t.to_init,
+        total: started.elapsed(),
+        problem,
+    })
+}
+
+/// The full comparison.
+pub fn run(root: &Path, opts: &Options) -> Res<u8> {
+    if opts.smoke {
+        return smoke_cli(root, opts);
+    }
+    let build = build_programs(root)?;
+    let release = Options {
+        release: true,
+        kernel: opts.kernel.clone(),
+        ..Options::default()
+    };
+    let trellis = builder::kernel_for_boot(root, &release, false)?;
+    let linux = match linux_kernel(root) {
+        Ok(k) => Some(k),
+        Err(e) => {
+            eprintln!("xtask: warning: no Linux kernel to compare with: {e}");
+            None
+        }
+    };
+    let initrd = write_initramfs(root, &build, &["/init".into()], "initramfs.cpio")?;
+    let mut passes = vec![Pass::Icount];
+    if !opts.no_wall {
+        passes.push(Pass::Wall);
+    }
+    let mut report = Report::new(linux.as_deref(), &trellis);
+    for pass in passes {
+        let lin = match &linux {
+            Some(k) => Some(run_kernel(Os::Linux, k, &initrd, pass, root)?),
+            None => None,
+        };
+        let tre = run_kernel(Os::Trellis, &trellis, &initrd, pass, root)?;
+        report.add(pass, lin, tre);
+    }
+    print!("{}", report.render_text());
+    let written = bench_report::write_docs(root, &report)?;
+    for p in written {
+        eprintln!("xtask: wrote {}", p.display());
+    }
+    Ok(0)
+}
+
+/// The verdict of one smoke sample: PASS, SKIP for missing, FAIL otherwise.
+fn record_smoke(r: &mut Reporter, name: &str, s: &Sample) {
+    let test = format!("bench:smoke:{name}");
+    match s {
+        Sample::Value(..) => r.pass(&test),
+        Sample::Missing(why) => r.skip(&test, format!("missing: {why}")),
+        Sample::Failed(why) => r.fail(&test, why.clone()),
+    }
+}
+
+/// Boots `kernel` once with every benchmark in smoke mode and records one
+/// verdict per benchmark.
+fn smoke_boot(root: &Path, kernel: &Path, r: &mut Reporter) -> Res<()> {
+    let build = build_programs(root)?;
+    let names: Vec<String> = std::fs::read_to_string(build.join("list"))
+        .ctx(|| "cannot read the benchmark list".into())?
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let argv = ["/init".to_string(), "-s".to_string()];
+    let initrd = write_initramfs(root, &build, &argv, "initramfs-smoke.cpio")?;
+    let log = target_dir(root).join("bench/trellis-smoke.log");
+    let g = Guest {
+        kernel,
+        initrd: &initrd,
+        cmdline: qemu::cmdline(&[]),
+        icount: false,
+        timeout: SMOKE_TIMEOUT,
+        log: log.clone(),
+    };
+    let (lines, ended) = boot(&g)?;
+    let t = parse(&lines, &ended);
+    for name in &names {
+        match t.samples.iter().find(|(n, _)| n == name) {
+            Some((_, s)) => record_smoke(r, name, s),
+            None => r.fail(
+                &format!("bench:smoke:{name}"),
+                format!("never started: {ended} (log: {})", log.display()),
+            ),
+        }
+    }
+    Ok(())
+}
+
+/// `cargo xtask test` layer: smoke mode on the test kernel.
+pub fn smoke_layer(env: Option<&BootEnv>, r: &mut Reporter) {
+    let Some(env) = env else {
+        r.skip("bench:smoke", "the kernel did not build");
+        return;
+    };
+    eprintln!("xtask: bench smoke run");
+    if let Err(e) = smoke_boot(&env.root, &env.kernel, r) {
+        r.fail("bench:smoke", e);
+    }
+}
+
+/// `cargo xtask bench --smoke`.
+fn smoke_cli(root: &Path, opts: &Options) -> Res<u8> {
+    let kernel = builder::kernel_for_boot(root, opts, false)?;
+    let mut r = Reporter::default();
+    smoke_boot(root, &kernel, &mut r)?;
+    println!("{}", r.summary());
+    Ok(if r.failed > 0 { 1 } else { 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &str) -> Vec<(Duration, String)> {
+        text.lines()
+            .enumerate()
+            .map(|(i, l)| (Duration::from_millis(i as u64), l.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn transcript_parsing() {
+        let t = parse(
+            &lines(
+                "SeaBIOS\nBENCH-BOOT 1500\n\
+                 BENCH-START a\nBENCH a 12.5 ns\nBENCH-EXIT a exit 0\n\
+                 BENCH-START b\n[ 1.0] noise BENCH b 800.00 MB/s\nBENCH-EXIT b exit 0\n\
+                 BENCH-START c\nBENCH c missing pipe: Function not implemented\nBENCH-EXIT c exit 0\n\
+                 BENCH-START d\nBENCH-EXIT d signal 11\n\
+                 BENCH-START e\nBENCH e error stat: No such file\nBENCH-EXIT e exit 1\n\
+                 BENCH-START f\n",
+            ),
+            "timed out",
+        );
+        assert_eq!(t.boot_ns, Some(1500));
+        assert_eq!(t.to_init, Some(Duration::from_millis(1)));
+        assert!(!t.ended);
+        let get = |n: &str| t.samples.iter().find(|(k, _)| k == n).unwrap().1.clone();
+        assert_eq!(get("a"), Sample::Value(12.5, Unit::Ns));
+        assert_eq!(get("b"), Sample::Value(800.0, Unit::MBps));
+        assert_eq!(
+            get("c"),
+            Sample::Missing("pipe: Function not implemented".into())
+        );
+        assert_eq!(get("d"), Sample::Failed("crashed (signal 11)".into()));
+        assert_eq!(get("e"), Sample::Failed("stat: No such file".into()));
+        assert_eq!(get("f"), Sample::Failed("did not finish: timed out".into()));
+        let names: Vec<&str> = t.samples.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a", "b", "c", "d", "e", "f"]);
+    }
+
+    #[test]
+    fn smoke_verdicts() {
+        let mut r = Reporter::default();
+        record_smoke(&mut r, "a", &Sample::Value(1.0, Unit::Ns));
+        record_smoke(&mut r, "b", &Sample::Missing("ENOSYS".into()));
+        record_smoke(&mut r, "c", &Sample::Failed("crashed".into()));
+        assert_eq!((r.passed, r.skipped, r.failed), (1, 1, 1));
+    }
+}

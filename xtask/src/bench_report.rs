@@ -1,0 +1,521 @@
+//! The benchmark report: tables with Linux/Trellis ratios and their
+//! geometric mean, as text, Markdown (`docs/perf/README.md`) and JSON
+//! (`docs/perf/<timestamp>.json`, `docs/perf/latest.json`).
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::bench::{Sample, Unit};
+use crate::util::{Context, Res};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    Icount,
+    Wall,
+}
+
+impl Pass {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Pass::Icount => "icount",
+            Pass::Wall => "wall",
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Pass::Icount => {
+                "deterministic: `-icount shift=0,sleep=off`, guest time = instructions (1 ns each)"
+            }
+            Pass::Wall => "wall clock: plain TCG, guest time follows the host clock",
+        }
+    }
+}
+
+/// One kernel's boot in one pass.
+#[derive(Debug, Default)]
+pub struct KernelRun {
+    pub samples: Vec<(String, Sample)>,
+    /// CLOCK_BOOTTIME when /init started.
+    pub boot_ns: Option<u64>,
+    /// Host time from QEMU's start to /init's first line.
+    pub to_init: Option<Duration>,
+    pub total: Duration,
+    /// Why the run did not reach `BENCH-END`.
+    pub problem: Option<String>,
+}
+
+impl KernelRun {
+    fn get(&self, name: &str) -> Option<&Sample> {
+        self.samples.iter().find(|(n, _)| n == name).map(|(_, s)| s)
+    }
+}
+
+pub struct PassResult {
+    pub pass: Pass,
+    pub linux: Option<KernelRun>,
+    pub trellis: KernelRun,
+}
+
+pub struct Row<'a> {
+    pub name: &'a str,
+    pub linux: Option<&'a Sample>,
+    pub trellis: Option<&'a Sample>,
+    /// Normalised so that higher is better for Trellis.
+    pub ratio: Option<f64>,
+}
+
+/// Linux/Trellis for latencies, Trellis/Linux for bandwidths.
+pub fn ratio(linux: Option<&Sample>, trellis: Option<&Sample>) -> Option<f64> {
+    match (linux?, trellis?) {
+        (Sample::Value(l, Unit::Ns), Sample::Value(t, Unit::Ns)) => Some(l / t),
+        (Sample::Value(l, Unit::MBps), Sample::Value(t, Unit::MBps)) => Some(t / l),
+        _ => None,
+    }
+}
+
+pub fn geomean(xs: &[f64]) -> Option<f64> {
+    if xs.is_empty() || xs.iter().any(|x| x.is_nan() || *x <= 0.0) {
+        return None;
+    }
+    Some((xs.iter().map(|x| x.ln()).sum::<f64>() / xs.len() as f64).exp())
+}
+
+impl PassResult {
+    pub fn rows(&self) -> Vec<Row<'_>> {
+        let mut names: Vec<&str> = self
+            .trellis
+            .samples
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .collect();
+        if let Some(l) = &self.linux {
+            for (n, _) in &l.samples {
+                if !names.contains(&n.as_str()) {
+                    names.push(n);
+                }
+            }
+        }
+        names
+            .into_iter()
+            .map(|name| {
+                let linux = self.linux.as_ref().and_then(|l| l.get(name));
+                let trellis = self.trellis.get(name);
+                Row {
+                    name,
+                    linux,
+                    trellis,
+                    ratio: ratio(linux, trellis),
+                }
+            })
+            .collect()
+    }
+
+    pub fn geomean(&self) -> (Option<f64>, usize) {
+        let ratios: Vec<f64> = self.rows().iter().filter_map(|r| r.ratio).collect();
+        (geomean(&ratios), ratios.len())
+    }
+}
+
+pub struct Report {
+    pub timestamp: SystemTime,
+    pub commit: String,
+    pub linux_kernel: Option<String>,
+    pub trellis_kernel: String,
+    pub passes: Vec<PassResult>,
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().map_or_else(
+        || p.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+fn git_commit() -> String {
+    let out = Command::new("git")
+        .args(["describe", "--always", "--dirty", "--abbrev=12"])
+        .output();
+    match out {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        _ => "unknown".into(),
+    }
+}
+
+/// `2026-11-22T03:15:00Z` for a time after the epoch.
+pub fn iso_utc(t: SystemTime) -> String {
+    let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn show(s: Option<&Sample>) -> String {
+    match s {
+        Some(Sample::Value(v, _)) if *v >= 100.0 => format!("{v:.0}"),
+        Some(Sample::Value(v, _)) => format!("{v:.1}"),
+        Some(Sample::Missing(_)) => "missing".into(),
+        Some(Sample::Failed(_)) => "FAILED".into(),
+        None => "-".into(),
+    }
+}
+
+fn unit_of(r: &Row) -> &'static str {
+    match (r.trellis, r.linux) {
+        (Some(Sample::Value(_, u)), _) | (_, Some(Sample::Value(_, u))) => u.as_str(),
+        _ => "",
+    }
+}
+
+fn secs(d: Option<Duration>) -> String {
+    d.map_or("-".into(), |d| format!("{:.2} s", d.as_secs_f64()))
+}
+
+fn boot_line(p: &PassResult) -> String {
+    let guest = |k: Option<&KernelRun>| secs(k.and_then(|k| k.boot_ns).map(Duration::from_nanos));
+    let host = |k: Option<&KernelRun>| secs(k.and_then(|k| k.to_init));
+    format!(
+        "boot to the first instruction of /init: guest CLOCK_BOOTTIME Linux {}, Trellis {}; \
+         host time from QEMU start Linux {}, Trellis {}",
+        guest(p.linux.as_ref()),
+        guest(Some(&p.trellis)),
+        host(p.linux.as_ref()),
+        host(Some(&p.trellis)),
+    )
+}
+
+fn notes(p: &PassResult) -> Vec<String> {
+    let mut out = Vec::new();
+    for r in p.rows() {
+        for (os, s) in [("Linux", r.linux), ("Trellis", r.trellis)] {
+            match s {
+                Some(Sample::Missing(why)) => {
+                    out.push(format!("{} on {os}: missing ({why})", r.name))
+                }
+                Some(Sample::Failed(why)) => {
+                    out.push(format!("{} on {os}: FAILED ({why})", r.name))
+                }
+                _ => {}
+            }
+        }
+    }
+    for (os, k) in [("Linux", p.linux.as_ref()), ("Trellis", Some(&p.trellis))] {
+        if let Some(problem) = k.and_then(|k| k.problem.as_ref()) {
+            out.push(format!("{os} run incomplete: {problem}"));
+        }
+    }
+    out
+}
+
+impl Report {
+    pub fn new(linux: Option<&Path>, trellis: &Path) -> Report {
+        Report {
+            timestamp: SystemTime::now(),
+            commit: git_commit(),
+            linux_kernel: linux.map(file_name),
+            trellis_kernel: file_name(trellis),
+            passes: Vec::new(),
+        }
+    }
+
+    pub fn add(&mut self, pass: Pass, linux: Option<KernelRun>, trellis: KernelRun) {
+        self.passes.push(PassResult {
+            pass,
+            linux,
+            trellis,
+        });
+    }
+
+    pub fn render_text(&self) -> String {
+        let mut s = String::new();
+        for p in &self.passes {
+            let _ = writeln!(s, "\n== {} pass: {}", p.pass.as_str(), p.pass.describe());
+            let _ = writeln!(
+                s,
+                "{:<16} {:<5} {:>12} {:>12} {:>8}",
+                "benchmark", "unit", "Linux", "Trellis", "ratio"
+            );
+            for r in p.rows() {
+                let _ = writeln!(
+                    s,
+                    "{:<16} {:<5} {:>12} {:>12} {:>8}",
+                    r.name,
+                    unit_of(&r),
+                    show(r.linux),
+                    show(r.trellis),
+                    r.ratio.map_or("-".into(), |x| format!("{x:.2}"))
+                );
+            }
+            let _ = writeln!(s, "{}", self.geomean_line(p));
+            let _ = writeln!(s, "{}", boot_line(p));
+            for n in notes(p) {
+                let _ = writeln!(s, "  note: {n}");
+            }
+        }
+        s
+    }
+
+    fn geomean_line(&self, p: &PassResult) -> String {
+        match p.geomean() {
+            (Some(g), n) => {
+                format!("geometric mean of {n} ratios: {g:.3} (higher is better for Trellis)")
+            }
+            (None, _) => "geometric mean: no benchmark ran on both kernels".into(),
+        }
+    }
+
+    pub fn render_markdown(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(s, "# Benchmarks: Trellis against Linux\n");
+        let _ = writeln!(
+            s,
+            "Generated by `cargo xtask bench` at {} (commit `{}`). Linux: Debian `{}`; \
+             Trellis: release build `{}`. Both boot the same initramfs (`user/bench`) in the \
+             same QEMU: q35, TCG, 1 vCPU, 512 MiB, `-cpu qemu64,+smep,+smap`.\n",
+            iso_utc(self.timestamp),
+            self.commit,
+            self.linux_kernel.as_deref().unwrap_or("(not available)"),
+            self.trellis_kernel
+        );
+        let _ = writeln!(
+            s,
+            "Each figure is the median of 5 runs of a calibrated iteration count (at least \
+             20 ms of guest time per run) after a warm-up. The ratio is normalised so that \
+             **higher is better for Trellis**: Linux/Trellis for latencies, Trellis/Linux for \
+             bandwidths. `missing` means the kernel lacks a system call or device the \
+             benchmark needs. Raw data: `latest.json` and one JSON file per run in this \
+             directory.\n"
+        );
+        for p in &self.passes {
+            let _ = writeln!(s, "## {} pass\n\n{}.\n", p.pass.as_str(), p.pass.describe());
+            let _ = writeln!(s, "| benchmark | unit | Linux | Trellis | ratio |");
+            let _ = writeln!(s, "|---|---|---:|---:|---:|");
+            for r in p.rows() {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} |",
+                    r.name,
+                    unit_of(&r),
+                    show(r.linux),
+                    show(r.trellis),
+                    r.ratio.map_or("-".into(), |x| format!("{x:.2}"))
+                );
+            }
+            let _ = writeln!(s, "\n{}\n\n{}\n", self.geomean_line(p), boot_line(p));
+            for n in notes(p) {
+                let _ = writeln!(s, "- {n}");
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    pub fn render_json(&self) -> String {
+        let mut s = String::from("{\n");
+        let _ = writeln!(
+            s,
+            "  \"timestamp\": {},",
+            json_str(&iso_utc(self.timestamp))
+        );
+        let _ = writeln!(s, "  \"commit\": {},", json_str(&self.commit));
+        let _ = writeln!(
+            s,
+            "  \"linux_kernel\": {},",
+            self.linux_kernel.as_deref().map_or("null".into(), json_str)
+        );
+        let _ = writeln!(
+            s,
+            "  \"trellis_kernel\": {},",
+            json_str(&self.trellis_kernel)
+        );
+        s.push_str("  \"passes\": [");
+        for (i, p) in self.passes.iter().enumerate() {
+            s.push_str(if i == 0 { "\n" } else { ",\n" });
+            let (g, n) = p.geomean();
+            let _ = writeln!(s, "    {{\n      \"pass\": {},", json_str(p.pass.as_str()));
+            let _ = writeln!(s, "      \"geomean\": {},", json_num(g));
+            let _ = writeln!(s, "      \"ratios\": {n},");
+            for (key, k) in [("linux", p.linux.as_ref()), ("trellis", Some(&p.trellis))] {
+                let _ = writeln!(s, "      \"{key}\": {},", json_run(k));
+            }
+            s.push_str("      \"rows\": [");
+            for (j, r) in p.rows().iter().enumerate() {
+                s.push_str(if j == 0 { "\n" } else { ",\n" });
+                let _ = write!(
+                    s,
+                    "        {{\"name\": {}, \"unit\": {}, \"linux\": {}, \"trellis\": {}, \"ratio\": {}}}",
+                    json_str(r.name),
+                    json_str(unit_of(r)),
+                    json_sample(r.linux),
+                    json_sample(r.trellis),
+                    json_num(r.ratio)
+                );
+            }
+            s.push_str("\n      ]\n    }");
+        }
+        s.push_str("\n  ]\n}\n");
+        s
+    }
+}
+
+fn json_str(v: &str) -> String {
+    let mut s = String::from("\"");
+    for c in v.chars() {
+        match c {
+            '"' => s.push_str("\\\""),
+            '\\' => s.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(s, "\\u{:04x}", c as u32);
+            }
+            c => s.push(c),
+        }
+    }
+    s.push('"');
+    s
+}
+
+fn json_num(v: Option<f64>) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{x:.6}"),
+        _ => "null".into(),
+    }
+}
+
+fn json_sample(s: Option<&Sample>) -> String {
+    match s {
+        Some(Sample::Value(v, _)) => format!("{{\"value\": {}}}", json_num(Some(*v))),
+        Some(Sample::Missing(why)) => format!("{{\"missing\": {}}}", json_str(why)),
+        Some(Sample::Failed(why)) => format!("{{\"failed\": {}}}", json_str(why)),
+        None => "null".into(),
+    }
+}
+
+fn json_run(k: Option<&KernelRun>) -> String {
+    let Some(k) = k else {
+        return "null".into();
+    };
+    format!(
+        "{{\"boot_to_init_guest_ns\": {}, \"boot_to_init_host_s\": {}, \"total_host_s\": {}, \"problem\": {}}}",
+        k.boot_ns.map_or("null".into(), |n| n.to_string()),
+        json_num(k.to_init.map(|d| d.as_secs_f64())),
+        json_num(Some(k.total.as_secs_f64())),
+        k.problem.as_deref().map_or("null".into(), json_str)
+    )
+}
+
+/// Writes `docs/perf/<timestamp>.json`, `latest.json` and `README.md`.
+pub fn write_docs(root: &Path, report: &Report) -> Res<Vec<PathBuf>> {
+    let dir = root.join("docs/perf");
+    std::fs::create_dir_all(&dir).ctx(|| format!("cannot create {}", dir.display()))?;
+    let stamp = iso_utc(report.timestamp).replace(':', "");
+    let json = report.render_json();
+    let files = [
+        (dir.join(format!("{stamp}.json")), json.clone()),
+        (dir.join("latest.json"), json),
+        (dir.join("README.md"), report.render_markdown()),
+    ];
+    for (path, text) in &files {
+        std::fs::write(path, text).ctx(|| format!("cannot write {}", path.display()))?;
+    }
+    Ok(files.into_iter().map(|(p, _)| p).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(samples: &[(&str, Sample)]) -> KernelRun {
+        KernelRun {
+            samples: samples
+                .iter()
+                .map(|(n, s)| (n.to_string(), s.clone()))
+                .collect(),
+            boot_ns: Some(2_000_000_000),
+            ..KernelRun::default()
+        }
+    }
+
+    #[test]
+    fn ratios_are_higher_is_better_for_trellis() {
+        let v = |x, u| Some(Sample::Value(x, u));
+        assert_eq!(
+            ratio(v(200.0, Unit::Ns).as_ref(), v(100.0, Unit::Ns).as_ref()),
+            Some(2.0)
+        );
+        assert_eq!(
+            ratio(v(100.0, Unit::MBps).as_ref(), v(50.0, Unit::MBps).as_ref()),
+            Some(0.5)
+        );
+        let missing = Some(Sample::Missing("x".into()));
+        assert_eq!(ratio(v(1.0, Unit::Ns).as_ref(), missing.as_ref()), None);
+        let g = geomean(&[2.0, 0.5, 4.0]).unwrap();
+        assert!((g - 4f64.powf(1.0 / 3.0)).abs() < 1e-12);
+        assert_eq!(geomean(&[]), None);
+    }
+
+    #[test]
+    fn report_rows_geomean_and_json() {
+        let linux = run(&[
+            ("null", Sample::Value(400.0, Unit::Ns)),
+            ("bw", Sample::Value(1000.0, Unit::MBps)),
+            ("pipe", Sample::Value(5000.0, Unit::Ns)),
+        ]);
+        let trellis = run(&[
+            ("null", Sample::Value(100.0, Unit::Ns)),
+            ("bw", Sample::Value(250.0, Unit::MBps)),
+            ("pipe", Sample::Missing("pipe: ENOSYS".into())),
+        ]);
+        let mut r = Report {
+            timestamp: UNIX_EPOCH + Duration::from_secs(1_795_000_000),
+            commit: "abc".into(),
+            linux_kernel: Some("vmlinuz-6.1".into()),
+            trellis_kernel: "trellis".into(),
+            passes: Vec::new(),
+        };
+        r.add(Pass::Icount, Some(linux), trellis);
+        let (g, n) = r.passes[0].geomean();
+        assert_eq!(n, 2);
+        assert!((g.unwrap() - 1.0).abs() < 1e-12, "sqrt(4 * 0.25)");
+        let text = r.render_text();
+        assert!(text.contains("geometric mean of 2 ratios: 1.000"), "{text}");
+        assert!(
+            text.contains("pipe on Trellis: missing (pipe: ENOSYS)"),
+            "{text}"
+        );
+        let json = r.render_json();
+        assert!(json.contains("\"geomean\": 1.000000"), "{json}");
+        assert!(json.contains("{\"missing\": \"pipe: ENOSYS\"}"), "{json}");
+        assert!(
+            json.contains("\"boot_to_init_guest_ns\": 2000000000"),
+            "{json}"
+        );
+        assert!(
+            r.render_markdown()
+                .contains("| null | ns | 400 | 100 | 4.00 |")
+        );
+    }
+
+    #[test]
+    fn utc_timestamps() {
+        assert_eq!(iso_utc(UNIX_EPOCH), "1970-01-01T00:00:00Z");
+        let t = UNIX_EPOCH + Duration::from_secs(951_782_400 + 3661);
+        assert_eq!(iso_utc(t), "2000-02-29T01:01:01Z");
+        assert_eq!(json_str("a\"b\\\n"), "\"a\\\"b\\\\\\u000a\"");
+    }
+}
