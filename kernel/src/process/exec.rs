@@ -85,7 +85,15 @@ fn parse_shebang(data: &[u8]) -> Result<(String, Option<String>)> {
     Ok((String::from(interp), arg.filter(|a| !a.is_empty()).map(String::from)))
 }
 
-fn load_elf(inode: &Arc<dyn Inode>, data: &[u8], argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8]) -> Result<Image> {
+fn load_elf(
+    inode: &Arc<dyn Inode>,
+    data: &[u8],
+    argv: &[Vec<u8>],
+    envp: &[Vec<u8>],
+    execfn: &[u8],
+    creds: &super::creds::Credentials,
+    stack_size: usize,
+) -> Result<Image> {
     let elf = elf::parse(data).map_err(|_| Error::with_message(Errno::ENOEXEC, "malformed ELF"))?;
     if elf.interp().is_some() {
         return Err(Error::with_message(Errno::ENOEXEC, "dynamically linked programs are not supported yet"));
@@ -129,7 +137,7 @@ fn load_elf(inode: &Arc<dyn Inode>, data: &[u8], argv: &[Vec<u8>], envp: &[Vec<u
         brk = brk.max(end);
     }
     vm.init_brk(brk);
-    vm.add_area(Vma { start: STACK_TOP - STACK_SIZE, end: STACK_TOP, perms: Perms::RW, shared: false, file: None, name: "[stack]" })?;
+    vm.add_area(Vma { start: STACK_TOP - stack_size, end: STACK_TOP, perms: Perms::RW, shared: false, file: None, name: "[stack]" })?;
     let entry = base.checked_add(elf.entry as usize).ok_or(Error::new(Errno::ENOEXEC))?;
     let phdr = elf.phdr_vaddr().map_or(0, |p| base as u64 + p);
     let aux = [
@@ -140,10 +148,10 @@ fn load_elf(inode: &Arc<dyn Inode>, data: &[u8], argv: &[Vec<u8>], envp: &[Vec<u
         (AT_BASE, 0),
         (AT_FLAGS, 0),
         (AT_ENTRY, entry as u64),
-        (AT_UID, 0),
-        (AT_EUID, 0),
-        (AT_GID, 0),
-        (AT_EGID, 0),
+        (AT_UID, u64::from(creds.ruid)),
+        (AT_EUID, u64::from(creds.euid)),
+        (AT_GID, u64::from(creds.rgid)),
+        (AT_EGID, u64::from(creds.egid)),
         (AT_HWCAP, crate::system::hwcap()),
         (AT_HWCAP2, 0),
         (AT_CLKTCK, 100),
@@ -213,7 +221,14 @@ fn check_args(argv: &[Vec<u8>], envp: &[Vec<u8>]) -> Result<()> {
 }
 
 /// Resolves `path` (following `#!` lines) and loads the program.
-fn load(fs: &FsContext, path: &str, mut argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) -> Result<(Image, String)> {
+fn load(
+    fs: &FsContext,
+    path: &str,
+    mut argv: Vec<Vec<u8>>,
+    envp: &[Vec<u8>],
+    creds: &super::creds::Credentials,
+    stack_size: usize,
+) -> Result<(Image, String)> {
     let mut path = String::from(path);
     for _ in 0..=MAX_SHEBANG_DEPTH {
         let inode = crate::fs::open_exec(fs, &path)?;
@@ -232,7 +247,7 @@ fn load(fs: &FsContext, path: &str, mut argv: Vec<Vec<u8>>, envp: &[Vec<u8>]) ->
             continue;
         }
         check_args(&argv, envp)?;
-        let image = load_elf(&inode, &data, &argv, envp, path.as_bytes())?;
+        let image = load_elf(&inode, &data, &argv, envp, path.as_bytes(), creds, stack_size)?;
         return Ok((image, path));
     }
     Err(Error::new(Errno::ELOOP))
@@ -263,7 +278,8 @@ pub fn execve(
     envp: Vec<Vec<u8>>,
 ) -> Result<()> {
     let fs = process.fs().lock().clone();
-    let (image, _) = load(&fs, path, argv, &envp)?;
+    let creds = process.creds();
+    let (image, _) = load(&fs, path, argv, &envp, &creds, stack_size(process))?;
     commit(process, thread, image, path, user);
     Ok(())
 }
@@ -272,7 +288,7 @@ pub fn execve(
 pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     let path = String::from_utf8(argv.first().cloned().unwrap_or_default()).map_err(|_| Error::new(Errno::EINVAL))?;
     let fs = FsContext::default();
-    let (image, _) = load(&fs, &path, argv, &envp)?;
+    let (image, _) = load(&fs, &path, argv, &envp, &Default::default(), STACK_SIZE)?;
     let vm = Arc::new(image.vm);
     let process = Process::new(alloc::sync::Weak::new(), vm, crate::fs::FileTable::new_with_console(), fs, None);
     process.set_name(path.rsplit('/').next().unwrap_or(&path));
@@ -281,4 +297,10 @@ pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     user.set_rsp(image.rsp as u64);
     super::spawn_user_thread(&process, process.pid(), user)?;
     Ok(())
+}
+
+/// The stack area size: RLIMIT_STACK, between 128 KiB and 1 GiB.
+fn stack_size(process: &Process) -> usize {
+    let cur = process.rlimits.lock().0[super::rlimit::RLIMIT_STACK].cur;
+    (cur.min(1 << 30) as usize).max(128 * 1024) & !(PAGE_SIZE - 1)
 }

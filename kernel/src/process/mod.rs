@@ -5,6 +5,7 @@
 //! scheduler runs (one frame `Task` each). Until threads arrive every
 //! process has exactly one thread whose tid equals the pid.
 
+pub mod creds;
 mod exec;
 mod exit;
 mod fork;
@@ -69,6 +70,7 @@ pub struct Process {
     pub(crate) subreaper: core::sync::atomic::AtomicBool,
     /// PR_SET_PDEATHSIG: signal sent when the parent exits.
     pub(crate) pdeathsig: AtomicU32,
+    creds: SpinLock<creds::Credentials, { level::PROCESS }>,
 }
 
 pub struct Thread {
@@ -147,6 +149,7 @@ impl Process {
             nice: AtomicI32::new(0),
             subreaper: core::sync::atomic::AtomicBool::new(false),
             pdeathsig: AtomicU32::new(0),
+            creds: SpinLock::new(creds::Credentials::default()),
         });
         PROCESSES.lock().insert(pid, Arc::downgrade(&p));
         p
@@ -267,6 +270,15 @@ pub fn current_thread() -> Option<Arc<Thread>> {
 }
 
 impl Process {
+    /// A snapshot of the credentials (threads share one set).
+    pub fn creds(&self) -> creds::Credentials {
+        self.creds.lock().clone()
+    }
+
+    pub fn set_creds(&self, c: creds::Credentials) {
+        *self.creds.lock() = c;
+    }
+
     pub fn nice(&self) -> i32 {
         self.nice.load(Ordering::Relaxed)
     }

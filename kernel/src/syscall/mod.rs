@@ -1,6 +1,7 @@
 //! The system call table: one entry per x86-64 syscall number, each a plain
 //! safe function in a file per family.
 
+mod creds;
 mod fs;
 mod mm;
 mod process;
@@ -109,7 +110,8 @@ const MAX_NR: usize = 463;
 static REPORTED: [AtomicBool; MAX_NR] = [const { AtomicBool::new(false) }; MAX_NR];
 
 fn lookup(nr: usize) -> Entry {
-    let families: [&[(usize, &'static str, SyscallFn)]; 7] = [
+    let families: [&[(usize, &'static str, SyscallFn)]; 8] = [
+        creds::SYSCALLS,
         fs::SYSCALLS,
         mm::SYSCALLS,
         process::SYSCALLS,

@@ -17,10 +17,6 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (59, "execve", sys_execve),
     (60, "exit", sys_exit),
     (61, "wait4", sys_wait4),
-    (102, "getuid", sys_getid),
-    (104, "getgid", sys_getid),
-    (107, "geteuid", sys_getid),
-    (108, "getegid", sys_getid),
     (109, "setpgid", sys_setpgid),
     (110, "getppid", sys_getppid),
     (111, "getpgrp", sys_getpgrp),
@@ -49,11 +45,6 @@ fn sys_gettid(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
 
 fn sys_getppid(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
     Ok(ctx.process.ppid() as isize)
-}
-
-/// Everyone is root until credentials arrive with the next issue.
-fn sys_getid(_: &mut Context, _: &SyscallArgs) -> Result<isize> {
-    Ok(0)
 }
 
 fn target_process(ctx: &Context, pid: u64) -> Result<alloc::sync::Arc<process::Process>> {

@@ -1,0 +1,143 @@
+//! Identity syscalls (credentials(7)).
+
+use super::{Context, SyscallArgs, SyscallFn};
+use crate::error::{Errno, Error, Result};
+use crate::process::creds::{Credentials, KEEP};
+
+pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
+    (102, "getuid", |c, _| Ok(c.process.creds().ruid as isize)),
+    (104, "getgid", |c, _| Ok(c.process.creds().rgid as isize)),
+    (105, "setuid", sys_setuid),
+    (106, "setgid", sys_setgid),
+    (107, "geteuid", |c, _| Ok(c.process.creds().euid as isize)),
+    (108, "getegid", |c, _| Ok(c.process.creds().egid as isize)),
+    (113, "setreuid", sys_setreuid),
+    (114, "setregid", sys_setregid),
+    (115, "getgroups", sys_getgroups),
+    (116, "setgroups", sys_setgroups),
+    (117, "setresuid", sys_setresuid),
+    (118, "getresuid", sys_getresuid),
+    (119, "setresgid", sys_setresgid),
+    (120, "getresgid", sys_getresgid),
+    (122, "setfsuid", sys_setfsuid),
+    (123, "setfsgid", sys_setfsgid),
+];
+
+fn update(ctx: &Context, f: impl FnOnce(&mut Credentials) -> bool) -> Result<isize> {
+    let mut c = ctx.process.creds();
+    if !f(&mut c) {
+        return Err(Error::new(Errno::EPERM));
+    }
+    ctx.process.set_creds(c);
+    Ok(0)
+}
+
+fn id(v: u64) -> u32 {
+    v as u32
+}
+
+fn sys_setuid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    if id(a[0]) == KEEP {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    update(ctx, |c| c.setuid(id(a[0])))
+}
+
+fn sys_setgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    if id(a[0]) == KEEP {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    update(ctx, |c| c.setgid(id(a[0])))
+}
+
+fn sys_setreuid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    update(ctx, |c| c.setreuid(id(a[0]), id(a[1])))
+}
+
+fn sys_setregid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    update(ctx, |c| c.setregid(id(a[0]), id(a[1])))
+}
+
+fn sys_setresuid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    update(ctx, |c| c.setresuid(id(a[0]), id(a[1]), id(a[2])))
+}
+
+fn sys_setresgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    update(ctx, |c| c.setresgid(id(a[0]), id(a[1]), id(a[2])))
+}
+
+fn write_three(ctx: &Context, ptrs: &[u64], vals: [u32; 3]) -> Result<isize> {
+    for (p, v) in ptrs.iter().zip(vals) {
+        ctx.write_val(*p, &v)?;
+    }
+    Ok(0)
+}
+
+fn sys_getresuid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let c = ctx.process.creds();
+    write_three(ctx, &a[..3], [c.ruid, c.euid, c.suid])
+}
+
+fn sys_getresgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let c = ctx.process.creds();
+    write_three(ctx, &a[..3], [c.rgid, c.egid, c.sgid])
+}
+
+/// setfsuid(2) returns the previous fsuid whether or not it succeeded.
+fn sys_setfsuid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let mut c = ctx.process.creds();
+    let old = c.fsuid;
+    let v = id(a[0]);
+    if c.is_privileged() || [c.ruid, c.euid, c.suid, c.fsuid].contains(&v) {
+        c.fsuid = v;
+        ctx.process.set_creds(c);
+    }
+    Ok(old as isize)
+}
+
+fn sys_setfsgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let mut c = ctx.process.creds();
+    let old = c.fsgid;
+    let v = id(a[0]);
+    if c.is_privileged() || [c.rgid, c.egid, c.sgid, c.fsgid].contains(&v) {
+        c.fsgid = v;
+        ctx.process.set_creds(c);
+    }
+    Ok(old as isize)
+}
+
+/// NGROUPS_MAX.
+const NGROUPS_MAX: usize = 65536;
+
+fn sys_getgroups(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let groups = ctx.process.creds().groups;
+    let size = a[0] as i32;
+    if size < 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if size == 0 {
+        return Ok(groups.len() as isize);
+    }
+    if (size as usize) < groups.len() {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let bytes: alloc::vec::Vec<u8> = groups.iter().flat_map(|g| g.to_le_bytes()).collect();
+    ctx.write_bytes(a[1], &bytes)?;
+    Ok(groups.len() as isize)
+}
+
+fn sys_setgroups(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let n = a[0] as usize;
+    if n > NGROUPS_MAX {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if !ctx.process.creds().is_privileged() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    let bytes = ctx.read_bytes(a[1], n * 4)?;
+    let groups = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    update(ctx, |c| {
+        c.groups = groups;
+        true
+    })
+}
