@@ -12,6 +12,8 @@ commands:
               `-- CMD ARGS...` run that one command and exit with its status
   initramfs   build only the user programs and target/initramfs.cpio
   test        run every test layer (host, user, busybox, bench)
+  tcb         linked code per crate of the release kernel, TCB share
+              (docs/tcb.md)
   bench       boot Trellis and Debian's Linux with the benchmark initramfs
               and compare them (docs/perf/); --smoke: Trellis, once each
   help        show this text
@@ -40,6 +42,7 @@ pub enum Sub {
     Initramfs,
     Test,
     Bench,
+    Tcb,
     Help,
 }
 
@@ -84,6 +87,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
         "initramfs" => Sub::Initramfs,
         "test" => Sub::Test,
         "bench" => Sub::Bench,
+        "tcb" => Sub::Tcb,
         "help" | "-h" | "--help" => Sub::Help,
         other => return Err(format!("unknown command `{other}`")),
     };
@@ -166,6 +170,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         Sub::Initramfs => &["--add", "--"],
         Sub::Test => &["--kernel", "--only"],
         Sub::Bench => &["--kernel", "--smoke", "--no-wall"],
+        Sub::Tcb => &[],
         Sub::Help => &[],
     };
     for (name, present) in used {

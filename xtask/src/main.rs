@@ -18,6 +18,9 @@ mod initramfs;
 mod ksyms;
 mod qemu;
 mod scan;
+mod tcb;
+mod tcb_lines;
+mod tcb_scan;
 mod test;
 mod test_busybox;
 mod test_host;
@@ -72,6 +75,7 @@ fn dispatch(inv: &Invocation) -> util::Res<u8> {
         }
         Sub::Test => test::run_all(&root, &inv.opts),
         Sub::Bench => bench::run(&root, &inv.opts),
+        Sub::Tcb => tcb::run(&root),
     }
 }
 
