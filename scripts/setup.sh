@@ -94,6 +94,27 @@ ensure_toolchain() {
     )
 }
 
+# Miri over frame/ (and llvm-tools for its unsafe-site coverage) needs a
+# pinned nightly. Not fatal: without it `cargo xtask test` reports
+# `TEST miri SKIP: <why>`.
+MIRI_NIGHTLY="nightly-2026-05-20"
+ensure_miri() {
+    local components
+    components="$(rustup component list --installed --toolchain "$MIRI_NIGHTLY" 2>/dev/null || true)"
+    if grep -q '^miri' <<<"$components" && grep -q '^rust-src' <<<"$components" &&
+        grep -q '^llvm-tools' <<<"$components"; then
+        return 0
+    fi
+    say "installing $MIRI_NIGHTLY with miri (optional)"
+    if rustup toolchain install "$MIRI_NIGHTLY" --profile minimal \
+        --component miri,rust-src,llvm-tools >/dev/null 2>&1 &&
+        (cd "$ROOT" && cargo "+$MIRI_NIGHTLY" miri setup >/dev/null 2>&1); then
+        return 0
+    fi
+    say "warning: could not install $MIRI_NIGHTLY with miri; the Miri test layer will be skipped"
+}
+
 apt_install "${APT_PACKAGES[@]}"
 ensure_rustup
 ensure_toolchain
+ensure_miri

@@ -11,9 +11,11 @@ commands:
   run         build, then boot in QEMU: an interactive shell, or with
               `-- CMD ARGS...` run that one command and exit with its status
   initramfs   build only the user programs and target/initramfs.cpio
-  test        run every test layer (host, user, busybox, bench)
+  test        run every test layer (host, miri, user, busybox, bench)
   tcb         linked code per crate of the release kernel, TCB share
               (docs/tcb.md)
+  miri        Miri over frame/'s host tests, then how many of frame's unsafe
+              sites those tests reach (line coverage)
   bench       boot Trellis and Debian's Linux with the benchmark initramfs
               and compare them (docs/perf/); --smoke: Trellis, once each
   help        show this text
@@ -26,7 +28,8 @@ options:
   --timeout SECS       kill QEMU after SECS seconds; 0 = never (run; default
                        300 with `--`, none interactively)
   --kernel ELF         boot this kernel image instead of building one (run, test)
-  --only LAYER,...     run only these test layers: host, user, busybox, bench
+  --only LAYER,...     run only these test layers: host, miri, user, busybox,
+                       bench
                        (test)
   --smoke              one iteration of each benchmark, Trellis only (bench)
   --no-wall            skip the wall-clock pass (bench)
@@ -43,6 +46,7 @@ pub enum Sub {
     Test,
     Bench,
     Tcb,
+    Miri,
     Help,
 }
 
@@ -74,7 +78,7 @@ pub struct Invocation {
     pub opts: Options,
 }
 
-pub const LAYERS: &[&str] = &["host", "user", "busybox", "bench"];
+pub const LAYERS: &[&str] = &["host", "miri", "user", "busybox", "bench"];
 
 /// Parses the arguments after `cargo xtask`.
 pub fn parse(argv: &[String]) -> Result<Invocation, String> {
@@ -88,6 +92,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
         "test" => Sub::Test,
         "bench" => Sub::Bench,
         "tcb" => Sub::Tcb,
+        "miri" => Sub::Miri,
         "help" | "-h" | "--help" => Sub::Help,
         other => return Err(format!("unknown command `{other}`")),
     };
@@ -170,7 +175,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         Sub::Initramfs => &["--add", "--"],
         Sub::Test => &["--kernel", "--only"],
         Sub::Bench => &["--kernel", "--smoke", "--no-wall"],
-        Sub::Tcb => &[],
+        Sub::Tcb | Sub::Miri => &[],
         Sub::Help => &[],
     };
     for (name, present) in used {

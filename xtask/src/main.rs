@@ -16,6 +16,7 @@ mod builder;
 mod cpio;
 mod initramfs;
 mod ksyms;
+mod miri;
 mod qemu;
 mod scan;
 mod tcb;
@@ -76,6 +77,7 @@ fn dispatch(inv: &Invocation) -> util::Res<u8> {
         Sub::Test => test::run_all(&root, &inv.opts),
         Sub::Bench => bench::run(&root, &inv.opts),
         Sub::Tcb => tcb::run(&root),
+        Sub::Miri => miri::run(&root),
     }
 }
 

@@ -8,7 +8,7 @@ use crate::args::Options;
 use crate::builder::{self, UserBuild};
 use crate::qemu::{self, BootResult, Console};
 use crate::util::{Context, Res, target_dir};
-use crate::{bench, initramfs, test_busybox, test_host, test_user};
+use crate::{bench, initramfs, miri, test_busybox, test_host, test_user};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -170,6 +170,9 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
     let mut r = Reporter::default();
     if want("host") {
         test_host::run(root, &mut r);
+    }
+    if want("miri") {
+        miri::layer(root, &mut r);
     }
     if want("user") || want("busybox") || want("bench") {
         let env = prepare(root, opts, &mut r);
