@@ -143,8 +143,9 @@ enum VmOp {
     Map(prop::sample::Index, prop::sample::Index, PageFlags),
     Unmap(prop::sample::Index),
     Protect(prop::sample::Index, PageFlags),
-    /// Write `len` bytes of `byte` at `offset` from candidate page `va`.
-    Write(prop::sample::Index, usize, usize, u8),
+    /// Write `len` bytes of `byte` at `offset` from candidate page `va`
+    /// (`None`: zero-fill them).
+    Write(prop::sample::Index, usize, usize, Option<u8>),
 }
 
 fn arb_vm_op() -> impl Strategy<Value = VmOp> {
@@ -153,7 +154,7 @@ fn arb_vm_op() -> impl Strategy<Value = VmOp> {
         4 => (idx(), idx(), arb_flags()).prop_map(|(v, f, fl)| VmOp::Map(v, f, fl)),
         2 => idx().prop_map(VmOp::Unmap),
         1 => (idx(), arb_flags()).prop_map(|(v, f)| VmOp::Protect(v, f)),
-        3 => (idx(), 0usize..PAGE_SIZE, 1usize..2 * PAGE_SIZE, any::<u8>())
+        3 => (idx(), 0usize..PAGE_SIZE, 1usize..2 * PAGE_SIZE, any::<Option<u8>>())
             .prop_map(|(v, o, l, b)| VmOp::Write(v, o, l, b)),
     ]
 }
@@ -249,16 +250,20 @@ proptest! {
                     }
                     VmOp::Write(v, off, len, byte) => {
                         let va = vas[v.index(vas.len())] + off;
-                        let data = std::vec![byte; len];
+                        let data = std::vec![byte.unwrap_or(0); len];
+                        let write = || match byte {
+                            Some(_) => vm.write_bytes(va, &data),
+                            None => vm.fill_zero(va, len),
+                        };
                         match m.span(va, len, true) {
                             Ok(parts) => {
-                                prop_assert!(vm.write_bytes(va, &data).is_ok());
+                                prop_assert!(write().is_ok());
                                 for (f, o, n) in parts {
-                                    m.bytes[f][o..o + n].fill(byte);
+                                    m.bytes[f][o..o + n].fill(byte.unwrap_or(0));
                                 }
                             }
                             Err(fault) => {
-                                let e = vm.write_bytes(va, &data).unwrap_err();
+                                let e = write().unwrap_err();
                                 prop_assert_eq!((e.addr, e.write), (fault, true));
                                 // The pages before the fault were written:
                                 // resynchronise the model from the frames.
@@ -356,6 +361,21 @@ proptest! {
                     for pa in item.pages() {
                         prop_assert!(owned.insert(pa, 1).is_none(), "page {:#x} handed out twice", pa);
                     }
+                    // Fresh pages read as zeroes, and stay in bounds.
+                    let mut buf = std::vec![0xffu8; 64];
+                    match &item {
+                        Live::Frame(f) => {
+                            f.write_bytes(PAGE_SIZE - 64, &buf).unwrap();
+                            f.fill_zero(PAGE_SIZE - 64, 64).unwrap();
+                            f.read_bytes(PAGE_SIZE - 64, &mut buf).unwrap();
+                            prop_assert!(f.fill_zero(PAGE_SIZE - 1, 2).is_err());
+                        }
+                        Live::Segment(s) => {
+                            s.read_bytes(s.size() - 64, &mut buf).unwrap();
+                            prop_assert!(s.read_bytes(s.size() - 1, &mut buf).is_err());
+                        }
+                    }
+                    prop_assert!(buf.iter().all(|&b| b == 0));
                     live.push(item);
                 }
                 AllocOp::Drop(i) => {
