@@ -85,6 +85,9 @@ struct State {
     parked: BTreeMap<usize, (UFrame, PageFlags)>,
     brk_start: usize,
     brk: usize,
+    /// Where execve put the argument and environment strings.
+    args: (usize, usize),
+    env: (usize, usize),
 }
 
 pub struct Vmar {
@@ -108,7 +111,14 @@ impl Vmar {
     pub fn new() -> Result<Vmar> {
         Ok(Vmar {
             space: VmSpace::new()?,
-            state: Mutex::new(State { areas: BTreeMap::new(), parked: BTreeMap::new(), brk_start: 0, brk: 0 }),
+            state: Mutex::new(State {
+                areas: BTreeMap::new(),
+                parked: BTreeMap::new(),
+                brk_start: 0,
+                brk: 0,
+                args: (0, 0),
+                env: (0, 0),
+            }),
         })
     }
 
@@ -215,6 +225,8 @@ impl Vmar {
                 parked: st.parked.clone(),
                 brk_start: st.brk_start,
                 brk: st.brk,
+                args: st.args,
+                env: st.env,
             }),
         };
         for (va, frame, flags) in self.space.mappings() {
@@ -387,6 +399,26 @@ impl Vmar {
         }
         st.brk = new;
         new
+    }
+
+    /// Records where execve placed argv and envp strings.
+    pub fn set_arg_env(&self, args: (usize, usize), env: (usize, usize)) {
+        let mut st = self.state.lock();
+        st.args = args;
+        st.env = env;
+    }
+
+    /// The (start, end) of the argument and environment strings
+    /// (/proc/pid/cmdline and environ).
+    pub fn arg_env(&self) -> ((usize, usize), (usize, usize)) {
+        let st = self.state.lock();
+        (st.args, st.env)
+    }
+
+    /// The current program break range (start, end).
+    pub fn brk_range(&self) -> (usize, usize) {
+        let st = self.state.lock();
+        (st.brk_start, st.brk)
     }
 
     /// Snapshot of the areas (for /proc/pid/maps and diagnostics).

@@ -178,11 +178,14 @@ fn build_stack(vm: &Vmar, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8], aux
         env_ptrs.push(push_bytes(e, true)? as u64);
     }
     env_ptrs.reverse();
+    let env_start = env_ptrs.first().map_or(execfn_addr, |p| *p as usize);
     let mut arg_ptrs = Vec::with_capacity(argv.len());
     for a in argv.iter().rev() {
         arg_ptrs.push(push_bytes(a, true)? as u64);
     }
     arg_ptrs.reverse();
+    let arg_start = arg_ptrs.first().map_or(env_start, |p| *p as usize);
+    vm.set_arg_env((arg_start, env_start), (env_start, execfn_addr));
     let platform = push_bytes(b"x86_64", true)?;
     let random = push_bytes(&crate::system::random_bytes::<16>(), false)?;
 
@@ -263,6 +266,7 @@ fn commit(process: &Arc<Process>, thread: &Thread, image: Image, path: &str, use
     process.signals.reset_for_exec();
     let name = path.rsplit('/').next().unwrap_or(path);
     process.set_name(name);
+    process.set_exe(absolute_path(process, path));
     thread.clear_child_tid.store(0, core::sync::atomic::Ordering::Relaxed);
     super::fork::release_vfork_parent(process);
 }
@@ -292,6 +296,7 @@ pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     let vm = Arc::new(image.vm);
     let process = Process::new(alloc::sync::Weak::new(), vm, crate::fs::FileTable::new_with_console(), fs, None);
     process.set_name(path.rsplit('/').next().unwrap_or(&path));
+    process.set_exe(path.clone());
     let mut user = UserContext::new();
     user.set_rip(image.entry as u64);
     user.set_rsp(image.rsp as u64);
@@ -303,4 +308,17 @@ pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
 fn stack_size(process: &Process) -> usize {
     let cur = process.rlimits.lock().0[super::rlimit::RLIMIT_STACK].cur;
     (cur.min(1 << 30) as usize).max(128 * 1024) & !(PAGE_SIZE - 1)
+}
+
+/// `path` made absolute against the caller's working directory.
+fn absolute_path(process: &Process, path: &str) -> String {
+    if path.starts_with('/') {
+        return String::from(path);
+    }
+    let fs = process.fs().lock().clone();
+    match crate::fs::path_of(&fs, fs.cwd()) {
+        Ok(cwd) if cwd == "/" => alloc::format!("/{path}"),
+        Ok(cwd) => alloc::format!("{cwd}/{path}"),
+        Err(_) => String::from(path),
+    }
 }

@@ -59,6 +59,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     let fs = parent.fs().lock().clone();
     let child = Process::new(Arc::downgrade(parent), vm, files, fs, Some((parent.pgid(), parent.sid())));
     child.set_name(&parent.name());
+    child.set_exe(parent.exe());
     child.nice.store(parent.nice(), Ordering::Relaxed);
     child.set_creds(parent.creds());
     let limits = *parent.rlimits.lock();

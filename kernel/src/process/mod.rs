@@ -71,6 +71,10 @@ pub struct Process {
     /// PR_SET_PDEATHSIG: signal sent when the parent exits.
     pub(crate) pdeathsig: AtomicU32,
     creds: SpinLock<creds::Credentials, { level::PROCESS }>,
+    /// Absolute path of the running program (/proc/pid/exe).
+    exe: SpinLock<String, { level::PROCESS }>,
+    /// Monotonic time at creation (/proc/pid/stat starttime).
+    pub(crate) start_ns: u64,
 }
 
 pub struct Thread {
@@ -150,6 +154,8 @@ impl Process {
             subreaper: core::sync::atomic::AtomicBool::new(false),
             pdeathsig: AtomicU32::new(0),
             creds: SpinLock::new(creds::Credentials::default()),
+            exe: SpinLock::new(String::new()),
+            start_ns: frame::timer::monotonic_ns(),
         });
         PROCESSES.lock().insert(pid, Arc::downgrade(&p));
         p
@@ -270,6 +276,34 @@ pub fn current_thread() -> Option<Arc<Thread>> {
 }
 
 impl Process {
+    pub fn exe(&self) -> String {
+        self.exe.lock().clone()
+    }
+
+    pub fn set_exe(&self, path: String) {
+        *self.exe.lock() = path;
+    }
+
+    /// Creation time in monotonic nanoseconds.
+    pub fn start_ns(&self) -> u64 {
+        self.start_ns
+    }
+
+    /// The state letter of /proc/pid/stat: R (running or runnable),
+    /// S (sleeping), T (stopped), Z (zombie).
+    pub fn state_char(&self) -> char {
+        if self.exit_status().is_some() {
+            return 'Z';
+        }
+        if self.signals.stopped.load(Ordering::Acquire) {
+            return 'T';
+        }
+        let running = self.threads().iter().any(|t| {
+            t.task.get().and_then(Weak::upgrade).is_some_and(|k| k.state() == frame::task::TaskState::Runnable)
+        });
+        if running { 'R' } else { 'S' }
+    }
+
     /// A snapshot of the credentials (threads share one set).
     pub fn creds(&self) -> creds::Credentials {
         self.creds.lock().clone()
