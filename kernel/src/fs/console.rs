@@ -18,37 +18,17 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use frame::pod::Pod;
-use frame::sync::{level, Once, SpinLock, WaitQueue};
+use frame::sync::{Once, SpinLock, WaitQueue, level};
 
-use super::file::{FileOps, UserAccess};
+use super::file::{Caller, FileOps, POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
 use super::termios::*;
 use crate::error::{Errno, Error, Result};
 
 /// Longest input line kept (Linux's N_TTY_BUF_SIZE); more is dropped.
 const MAX_INPUT: usize = 4096;
-const POLL_INTERVAL_NS: u64 = 10_000_000;
 const SIGINT: u32 = 2;
 const SIGQUIT: u32 = 3;
 const SIGTSTP: u32 = 20;
-
-/// How the terminal reaches processes: the process layer registers these.
-#[allow(dead_code, reason = "built by the process layer once signals are wired")]
-pub struct TtyHooks {
-    /// Sends signal `signo` to process group `pgrp`.
-    pub send_signal: fn(pgrp: u32, signo: u32),
-    /// Whether the calling thread has a signal pending that should
-    /// interrupt a blocking read (EINTR).
-    pub signal_pending: fn() -> bool,
-}
-
-static HOOKS: Once<TtyHooks> = Once::new();
-
-/// Registers the signal hooks (once, at boot). Until then ^C and friends
-/// only discard the line and blocking reads cannot be interrupted.
-#[allow(dead_code, reason = "called by the process layer once signals are wired")]
-pub fn set_hooks(hooks: TtyHooks) {
-    HOOKS.call_once(|| hooks);
-}
 
 static CONSOLE: Once<Arc<Console>> = Once::new();
 static INPUT_WAIT: WaitQueue = WaitQueue::new();
@@ -80,7 +60,12 @@ impl Console {
                 Arc::new(Console {
                     tty: SpinLock::new(Tty {
                         termios: Termios::serial_console(),
-                        winsize: WinSize { ws_row: 24, ws_col: 80, ws_xpixel: 0, ws_ypixel: 0 },
+                        winsize: WinSize {
+                            ws_row: 24,
+                            ws_col: 80,
+                            ws_xpixel: 0,
+                            ws_ypixel: 0,
+                        },
                         fg_pgrp: 0,
                         line: Vec::new(),
                         lines: VecDeque::new(),
@@ -91,64 +76,56 @@ impl Console {
             })
             .clone()
     }
-
-    /// Polls the UART and takes input for `buf` if there is some.
-    fn try_read(&self, buf: &mut [u8]) -> Option<usize> {
-        let (n, signal) = {
-            let mut tty = self.tty.lock();
-            tty.poll_input();
-            let n = tty.take_input(buf);
-            (n, tty.pending_signal.take().map(|s| (tty.fg_pgrp, s)))
-        };
-        if let Some((pgrp, signo)) = signal
-            && let Some(hooks) = HOOKS.get()
-            && pgrp != 0
-        {
-            (hooks.send_signal)(pgrp, signo);
-        }
-        n
-    }
 }
 
 impl FileOps for Console {
-    fn read(&self, buf: &mut [u8], nonblock: bool) -> Result<usize> {
+    fn read(&self, buf: &mut [u8], caller: &dyn Caller) -> Result<usize> {
         if buf.is_empty() {
             return Ok(0);
         }
-        // Non-canonical reads with VMIN = 0 return after VTIME tenths of a
-        // second even without input (termios(3), "MIN == 0").
-        let timeout = {
-            let tty = self.tty.lock();
+        let (n, signal, never_block) = {
+            let mut tty = self.tty.lock();
+            tty.poll_input();
+            let n = tty.take_input(buf);
+            // Non-canonical reads with VMIN = 0 return at once even without
+            // input (termios(3), "MIN == 0"; VTIME is not implemented).
             let t = &tty.termios;
-            (t.c_lflag & ICANON == 0 && t.c_cc[VMIN] == 0).then(|| u64::from(t.c_cc[VTIME]) * 100_000_000)
+            let never_block = t.c_lflag & ICANON == 0 && t.c_cc[VMIN] == 0;
+            (
+                n,
+                tty.pending_signal.take().map(|s| (tty.fg_pgrp, s)),
+                never_block,
+            )
         };
-        let deadline = timeout.map(|t| frame::timer::monotonic_ns().saturating_add(t));
-        loop {
-            if let Some(n) = self.try_read(buf) {
-                return Ok(n);
-            }
-            let now = frame::timer::monotonic_ns();
-            if deadline.is_some_and(|d| now >= d) {
-                return Ok(0);
-            }
-            if nonblock {
-                return Err(Error::new(Errno::EAGAIN));
-            }
-            if HOOKS.get().is_some_and(|h| (h.signal_pending)()) {
-                return Err(Error::new(Errno::EINTR));
-            }
-            let wake = now.saturating_add(POLL_INTERVAL_NS).min(deadline.unwrap_or(u64::MAX));
-            INPUT_WAIT.wait_until_or_deadline(|| None::<()>, wake);
+        if let Some((pgrp, signo)) = signal {
+            caller.signal_group(if pgrp == 0 { caller.pgid() } else { pgrp }, signo);
+        }
+        match n {
+            Some(n) => Ok(n),
+            None if never_block => Ok(0),
+            None => Err(Error::new(Errno::EAGAIN)),
         }
     }
 
-    fn write(&self, buf: &[u8], _nonblock: bool) -> Result<usize> {
+    fn write(&self, buf: &[u8], _caller: &dyn Caller) -> Result<usize> {
         let oflag = self.tty.lock().termios.c_oflag;
         write_output(oflag, buf);
         Ok(buf.len())
     }
 
-    fn ioctl(&self, cmd: u32, arg: u64, user: &dyn UserAccess) -> Result<isize> {
+    fn poll(&self, _caller: &dyn Caller) -> u16 {
+        let mut tty = self.tty.lock();
+        tty.poll_input();
+        let readable = !tty.lines.is_empty() || !tty.raw.is_empty() || tty.pending_signal.is_some();
+        let input = if readable { POLLIN | POLLRDNORM } else { 0 };
+        input | POLLOUT | POLLWRNORM
+    }
+
+    fn wait_queue(&self) -> &WaitQueue {
+        &INPUT_WAIT
+    }
+
+    fn ioctl(&self, cmd: u32, arg: u64, user: &dyn Caller) -> Result<isize> {
         match cmd {
             TCGETS => {
                 let t = self.tty.lock().termios;
@@ -285,7 +262,9 @@ impl Tty {
 
     /// Erases the last character of the line and its echo.
     fn erase_char(&mut self) -> bool {
-        let Some(c) = self.line.pop() else { return false };
+        let Some(c) = self.line.pop() else {
+            return false;
+        };
         if self.lflag(ECHO) && self.lflag(ECHOE) {
             let wide = self.lflag(ECHOCTL) && (c < 0x20 && c != b'\t' || c == 0x7f);
             let cols = if wide { 2 } else { 1 };
@@ -300,7 +279,11 @@ impl Tty {
     fn input(&mut self, byte: u8) {
         let iflag = self.termios.c_iflag;
         let cc = self.termios.c_cc;
-        let mut c = if iflag & ISTRIP != 0 { byte & 0x7f } else { byte };
+        let mut c = if iflag & ISTRIP != 0 {
+            byte & 0x7f
+        } else {
+            byte
+        };
         if c == b'\r' {
             if iflag & IGNCR != 0 {
                 return;

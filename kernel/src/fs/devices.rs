@@ -5,8 +5,8 @@
 use alloc::sync::Arc;
 
 use super::console::Console;
-use super::file::{File, FileOps};
-use super::inode::{makedev, FileType, Inode, Metadata, Timespec};
+use super::file::{Caller, File, FileOps};
+use super::inode::{FileType, Inode, Metadata, Timespec, makedev};
 use crate::error::{Errno, Error, Result};
 
 pub const NULL: u64 = makedev(1, 3);
@@ -19,11 +19,11 @@ pub const CONSOLE: u64 = makedev(5, 1);
 struct Null;
 
 impl FileOps for Null {
-    fn read(&self, _buf: &mut [u8], _nonblock: bool) -> Result<usize> {
+    fn read(&self, _buf: &mut [u8], _caller: &dyn Caller) -> Result<usize> {
         Ok(0)
     }
 
-    fn write(&self, buf: &[u8], _nonblock: bool) -> Result<usize> {
+    fn write(&self, buf: &[u8], _caller: &dyn Caller) -> Result<usize> {
         Ok(buf.len())
     }
 
@@ -36,12 +36,12 @@ impl FileOps for Null {
 struct Zero;
 
 impl FileOps for Zero {
-    fn read(&self, buf: &mut [u8], _nonblock: bool) -> Result<usize> {
+    fn read(&self, buf: &mut [u8], _caller: &dyn Caller) -> Result<usize> {
         buf.fill(0);
         Ok(buf.len())
     }
 
-    fn write(&self, buf: &[u8], _nonblock: bool) -> Result<usize> {
+    fn write(&self, buf: &[u8], _caller: &dyn Caller) -> Result<usize> {
         Ok(buf.len())
     }
 
@@ -54,12 +54,12 @@ impl FileOps for Zero {
 struct Full;
 
 impl FileOps for Full {
-    fn read(&self, buf: &mut [u8], _nonblock: bool) -> Result<usize> {
+    fn read(&self, buf: &mut [u8], _caller: &dyn Caller) -> Result<usize> {
         buf.fill(0);
         Ok(buf.len())
     }
 
-    fn write(&self, _buf: &[u8], _nonblock: bool) -> Result<usize> {
+    fn write(&self, _buf: &[u8], _caller: &dyn Caller) -> Result<usize> {
         Err(Error::new(Errno::ENOSPC))
     }
 
@@ -75,7 +75,12 @@ pub fn char_device(rdev: u64) -> Result<Arc<dyn FileOps>> {
         ZERO => Arc::new(Zero),
         FULL => Arc::new(Full),
         TTY | CONSOLE => Console::get(),
-        _ => return Err(Error::with_message(Errno::ENXIO, "no driver for this device number")),
+        _ => {
+            return Err(Error::with_message(
+                Errno::ENXIO,
+                "no driver for this device number",
+            ));
+        }
     })
 }
 
@@ -125,6 +130,10 @@ impl Inode for DetachedDevice {
 /// An open file on the console with open(2) `flags` (the console the
 /// kernel starts `init` with).
 pub fn open_console(flags: u32) -> Arc<File> {
-    let node: Arc<dyn Inode> = Arc::new(DetachedDevice { rdev: CONSOLE, ino: 1, perm: 0o600 });
+    let node: Arc<dyn Inode> = Arc::new(DetachedDevice {
+        rdev: CONSOLE,
+        ino: 1,
+        perm: 0o600,
+    });
     File::new(node, Some(Console::get()), flags)
 }

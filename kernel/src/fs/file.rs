@@ -11,6 +11,8 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
+use frame::sync::WaitQueue;
+
 use super::inode::{FileType, Inode};
 use crate::error::{Errno, Error, Result};
 
@@ -49,29 +51,72 @@ pub const IO_CHUNK: usize = 64 * 1024;
 /// A zeroed kernel buffer, or ENOMEM (never an allocation panic).
 pub fn kernel_buffer(len: usize) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
-    buf.try_reserve_exact(len).map_err(|_| Error::new(Errno::ENOMEM))?;
+    buf.try_reserve_exact(len)
+        .map_err(|_| Error::new(Errno::ENOMEM))?;
     buf.resize(len, 0);
     Ok(buf)
 }
 
-/// User memory as a device's ioctl sees it, plus who is calling.
-pub trait UserAccess {
+/// poll(2) events.
+pub const POLLIN: u16 = 0x1;
+pub const POLLPRI: u16 = 0x2;
+pub const POLLOUT: u16 = 0x4;
+pub const POLLERR: u16 = 0x8;
+pub const POLLHUP: u16 = 0x10;
+pub const POLLNVAL: u16 = 0x20;
+pub const POLLRDNORM: u16 = 0x40;
+pub const POLLWRNORM: u16 = 0x100;
+/// What a file that never blocks reports (Linux's DEFAULT_POLLMASK).
+pub const DEFAULT_POLLMASK: u16 = POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
+
+/// How long a blocked reader or writer sleeps before checking again, for
+/// devices that cannot wake it (the polled UART).
+pub const RECHECK_NS: u64 = 10_000_000;
+
+/// The calling thread as file operations see it: its user memory and
+/// identity, interruptible sleeping, and sending signals. The syscall layer
+/// implements it.
+pub trait Caller {
     fn read_bytes(&self, addr: u64, buf: &mut [u8]) -> Result<()>;
     fn write_bytes(&self, addr: u64, data: &[u8]) -> Result<()>;
     /// The caller's process group.
     fn pgid(&self) -> u32;
     /// The caller's session.
     fn sid(&self) -> u32;
+    /// Sleeps on `queue` until `ready()` holds (true) or the monotonic
+    /// clock reaches `deadline_ns` (false); ERESTARTSYS if a signal comes
+    /// first.
+    fn wait(
+        &self,
+        queue: &WaitQueue,
+        ready: &mut dyn FnMut() -> bool,
+        deadline_ns: u64,
+    ) -> Result<bool>;
+    /// Sends signal `signo` to every process in group `pgrp`.
+    fn signal_group(&self, pgrp: u32, signo: u32);
 }
 
 /// Operations of a stream file (device, pipe, socket): no file position.
+/// They never block: they fail with EAGAIN and [`File`] waits on
+/// [`FileOps::wait_queue`] until [`FileOps::poll`] reports readiness.
 pub trait FileOps: Send + Sync {
-    /// Reads what is available, blocking (unless `nonblock`) until
-    /// something is; 0 means end of file.
-    fn read(&self, buf: &mut [u8], nonblock: bool) -> Result<usize>;
-    fn write(&self, buf: &[u8], nonblock: bool) -> Result<usize>;
+    /// Reads what is available; EAGAIN if nothing is yet, 0 at end of file.
+    fn read(&self, buf: &mut [u8], caller: &dyn Caller) -> Result<usize>;
+    /// Writes what fits; EAGAIN if nothing does yet.
+    fn write(&self, buf: &[u8], caller: &dyn Caller) -> Result<usize>;
 
-    fn ioctl(&self, _cmd: u32, _arg: u64, _user: &dyn UserAccess) -> Result<isize> {
+    /// Current readiness (`POLL*` bits).
+    fn poll(&self, _caller: &dyn Caller) -> u16 {
+        DEFAULT_POLLMASK
+    }
+
+    /// Woken when readiness may have changed; waiters also recheck every
+    /// [`RECHECK_NS`].
+    fn wait_queue(&self) -> &WaitQueue {
+        &NEVER_WOKEN
+    }
+
+    fn ioctl(&self, _cmd: u32, _arg: u64, _caller: &dyn Caller) -> Result<isize> {
         Err(Error::new(Errno::ENOTTY))
     }
 
@@ -80,6 +125,8 @@ pub trait FileOps: Send + Sync {
         false
     }
 }
+
+static NEVER_WOKEN: WaitQueue = WaitQueue::new();
 
 pub struct File {
     node: Arc<dyn Inode>,
@@ -95,7 +142,12 @@ impl File {
     pub fn new(node: Arc<dyn Inode>, ops: Option<Arc<dyn FileOps>>, flags: u32) -> Arc<File> {
         // Like Linux on 64-bit, every file is opened O_LARGEFILE.
         let flags = (flags & !OPEN_ONLY_FLAGS) | O_LARGEFILE;
-        Arc::new(File { node, ops, flags: AtomicU32::new(flags), pos: AtomicU64::new(0) })
+        Arc::new(File {
+            node,
+            ops,
+            flags: AtomicU32::new(flags),
+            pos: AtomicU64::new(0),
+        })
     }
 
     pub fn node(&self) -> &Arc<dyn Inode> {
@@ -113,9 +165,11 @@ impl File {
 
     /// F_SETFL: changes the flags in [`SETFL_MASK`], keeps the rest.
     pub fn set_status_flags(&self, flags: u32) {
-        let _ = self.flags.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
-            Some((old & !SETFL_MASK) | (flags & SETFL_MASK))
-        });
+        let _ = self
+            .flags
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
+                Some((old & !SETFL_MASK) | (flags & SETFL_MASK))
+            });
     }
 
     /// Opened with O_PATH: usable only as a dirfd and for fstat/fchdir.
@@ -166,10 +220,15 @@ impl File {
     /// handed to `sink(done_so_far, bytes)` chunk by chunk. The position
     /// advances only past bytes the sink accepted; if the sink fails on the
     /// first chunk its error is returned.
-    pub fn read(&self, len: usize, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
+    pub fn read(
+        &self,
+        len: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        caller: &dyn Caller,
+    ) -> Result<usize> {
         self.check_readable()?;
         if let Some(ops) = &self.ops {
-            return self.read_stream(ops, len, sink);
+            return self.read_stream(ops, len, sink, caller);
         }
         let pos = self.position();
         let n = self.read_inode(usize::try_from(pos).unwrap_or(usize::MAX), len, sink)?;
@@ -178,7 +237,12 @@ impl File {
     }
 
     /// pread(2): like `read` at `offset`, without moving the position.
-    pub fn read_at(&self, offset: usize, len: usize, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
+    pub fn read_at(
+        &self,
+        offset: usize,
+        len: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+    ) -> Result<usize> {
         self.check_readable()?;
         if self.ops.is_some() {
             return Err(Error::new(Errno::ESPIPE));
@@ -191,17 +255,57 @@ impl File {
         ops: &Arc<dyn FileOps>,
         len: usize,
         sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        caller: &dyn Caller,
     ) -> Result<usize> {
         if len == 0 {
             return Ok(0);
         }
         let mut buf = kernel_buffer(len.min(IO_CHUNK))?;
-        let n = ops.read(&mut buf, self.is_nonblocking())?;
-        sink(0, &buf[..n.min(buf.len())])?;
+        let n = self.blocking(ops, caller, POLLIN, &mut || ops.read(&mut buf, caller))?;
+        let n = n.min(buf.len());
+        sink(0, &buf[..n])?;
         Ok(n)
     }
 
-    fn read_inode(&self, offset: usize, len: usize, sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>) -> Result<usize> {
+    /// Runs the non-blocking `op` until it stops failing with EAGAIN,
+    /// sleeping in between until `ops` reports `want` (or an error or
+    /// hang-up), unless the file is O_NONBLOCK.
+    fn blocking<R>(
+        &self,
+        ops: &Arc<dyn FileOps>,
+        caller: &dyn Caller,
+        want: u16,
+        op: &mut dyn FnMut() -> Result<R>,
+    ) -> Result<R> {
+        loop {
+            match op() {
+                Err(e) if e.errno() == Errno::EAGAIN && !self.is_nonblocking() => {
+                    let deadline = frame::timer::monotonic_ns().saturating_add(RECHECK_NS);
+                    let mut ready = || ops.poll(caller) & (want | POLLERR | POLLHUP) != 0;
+                    caller.wait(ops.wait_queue(), &mut ready, deadline)?;
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// poll(2) readiness: POLLNVAL for O_PATH descriptors.
+    pub fn poll(&self, caller: &dyn Caller) -> u16 {
+        if self.is_path_only() {
+            return POLLNVAL;
+        }
+        match &self.ops {
+            Some(ops) => ops.poll(caller),
+            None => DEFAULT_POLLMASK,
+        }
+    }
+
+    fn read_inode(
+        &self,
+        offset: usize,
+        len: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+    ) -> Result<usize> {
         let avail = self.node.size().saturating_sub(offset);
         let chunk = len.min(IO_CHUNK).min(avail);
         if chunk == 0 {
@@ -211,7 +315,9 @@ impl File {
         let mut done = 0;
         while done < len {
             let want = (len - done).min(buf.len());
-            let Some(at) = offset.checked_add(done) else { break };
+            let Some(at) = offset.checked_add(done) else {
+                break;
+            };
             let n = match self.node.read_at(at, &mut buf[..want]) {
                 Ok(n) => n,
                 Err(e) if done == 0 => return Err(e),
@@ -237,26 +343,41 @@ impl File {
     /// write(2): up to `len` bytes, fetched chunk by chunk with
     /// `source(done_so_far, buf)`, at the file position (at the end with
     /// O_APPEND) or into the stream.
-    pub fn write(&self, len: usize, source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>) -> Result<usize> {
+    pub fn write(
+        &self,
+        len: usize,
+        source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+        caller: &dyn Caller,
+    ) -> Result<usize> {
         self.check_writable()?;
         if self.ops.is_some() || self.flags() & O_APPEND != 0 {
-            return self.write_common(None, len, source);
+            return self.write_common(None, len, source, caller);
         }
         let pos = self.position();
         let offset = usize::try_from(pos).map_err(|_| Error::new(Errno::EFBIG))?;
-        let n = self.write_common(Some(offset), len, source)?;
+        let n = self.write_common(Some(offset), len, source, caller)?;
         self.set_position(pos + n as u64);
         Ok(n)
     }
 
     /// pwrite(2) at `offset` (but, as on Linux, at the end with O_APPEND).
-    pub fn write_at(&self, offset: usize, len: usize, source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>) -> Result<usize> {
+    pub fn write_at(
+        &self,
+        offset: usize,
+        len: usize,
+        source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+        caller: &dyn Caller,
+    ) -> Result<usize> {
         self.check_writable()?;
         if self.ops.is_some() {
             return Err(Error::new(Errno::ESPIPE));
         }
-        let at = if self.flags() & O_APPEND != 0 { None } else { Some(offset) };
-        self.write_common(at, len, source)
+        let at = if self.flags() & O_APPEND != 0 {
+            None
+        } else {
+            Some(offset)
+        };
+        self.write_common(at, len, source, caller)
     }
 
     /// Writes at `offset`, or appends / writes the stream when None.
@@ -265,6 +386,7 @@ impl File {
         offset: Option<usize>,
         len: usize,
         source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+        caller: &dyn Caller,
     ) -> Result<usize> {
         if len == 0 {
             return Ok(0);
@@ -275,7 +397,7 @@ impl File {
             let want = (len - done).min(buf.len());
             let chunk = &mut buf[..want];
             let step = source(done, chunk).and_then(|()| match (&self.ops, offset) {
-                (Some(ops), _) => ops.write(chunk, self.is_nonblocking()),
+                (Some(ops), _) => self.write_stream(ops, chunk, caller),
                 (None, Some(off)) => {
                     let at = off.checked_add(done).ok_or(Error::new(Errno::EFBIG))?;
                     self.node.write_at(at, chunk)
@@ -299,13 +421,39 @@ impl File {
         Ok(done)
     }
 
+    /// Writes all of `buf` to a stream, sleeping while it is full (a
+    /// non-blocking file stops at the first EAGAIN).
+    fn write_stream(
+        &self,
+        ops: &Arc<dyn FileOps>,
+        buf: &[u8],
+        caller: &dyn Caller,
+    ) -> Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.blocking(ops, caller, POLLOUT, &mut || {
+                ops.write(&buf[done..], caller)
+            }) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if done == 0 => return Err(e),
+                Err(_) => break,
+            }
+        }
+        Ok(done)
+    }
+
     /// lseek(2).
     pub fn seek(&self, offset: i64, whence: u32) -> Result<u64> {
         if self.is_path_only() {
             return Err(Error::new(Errno::EBADF));
         }
         if let Some(ops) = &self.ops {
-            return if ops.is_seekable() { Ok(0) } else { Err(Error::new(Errno::ESPIPE)) };
+            return if ops.is_seekable() {
+                Ok(0)
+            } else {
+                Err(Error::new(Errno::ESPIPE))
+            };
         }
         let is_dir = self.node.file_type() == FileType::Directory;
         let size = i64::try_from(self.node.size()).unwrap_or(i64::MAX);
@@ -329,12 +477,12 @@ impl File {
     }
 
     /// ioctl(2) on the file's device: ENOTTY for anything else.
-    pub fn ioctl(&self, cmd: u32, arg: u64, user: &dyn UserAccess) -> Result<isize> {
+    pub fn ioctl(&self, cmd: u32, arg: u64, caller: &dyn Caller) -> Result<isize> {
         if self.is_path_only() {
             return Err(Error::new(Errno::EBADF));
         }
         match &self.ops {
-            Some(ops) => ops.ioctl(cmd, arg, user),
+            Some(ops) => ops.ioctl(cmd, arg, caller),
             None => Err(Error::new(Errno::ENOTTY)),
         }
     }

@@ -37,8 +37,13 @@ impl FileTable {
     /// A table with fds 0, 1 and 2 open on the console.
     pub fn new_with_console() -> Self {
         let console = devices::open_console(O_RDWR);
-        let slot = Some(Slot { file: console, cloexec: false });
-        FileTable { slots: alloc::vec![slot.clone(), slot.clone(), slot] }
+        let slot = Some(Slot {
+            file: console,
+            cloexec: false,
+        });
+        FileTable {
+            slots: alloc::vec![slot.clone(), slot.clone(), slot],
+        }
     }
 
     /// The file open on `fd`, or EBADF.
@@ -58,12 +63,20 @@ impl FileTable {
 
     /// Installs `file` on the lowest free descriptor at or above `min_fd`
     /// and below `limit`: EMFILE if there is none.
-    pub fn insert_from(&mut self, min_fd: usize, file: Arc<File>, cloexec: bool, limit: usize) -> Result<i32> {
+    pub fn insert_from(
+        &mut self,
+        min_fd: usize,
+        file: Arc<File>,
+        cloexec: bool,
+        limit: usize,
+    ) -> Result<i32> {
         let limit = limit.min(HARD_MAX_FDS);
         let free = (min_fd..limit).find(|&i| self.slots.get(i).is_none_or(|s| s.is_none()));
         let i = free.ok_or(Error::new(Errno::EMFILE))?;
         if i >= self.slots.len() {
-            self.slots.try_reserve(i + 1 - self.slots.len()).map_err(|_| Error::new(Errno::ENOMEM))?;
+            self.slots
+                .try_reserve(i + 1 - self.slots.len())
+                .map_err(|_| Error::new(Errno::ENOMEM))?;
             self.slots.resize(i + 1, None);
         }
         self.slots[i] = Some(Slot { file, cloexec });
@@ -78,13 +91,21 @@ impl FileTable {
     /// Puts `file` on `fd` (dup2), returning the file that was open there so
     /// the caller can drop it after releasing the table lock. EBADF if `fd`
     /// is negative or not below `limit`.
-    pub fn install(&mut self, fd: i32, file: Arc<File>, cloexec: bool, limit: usize) -> Result<Option<Arc<File>>> {
+    pub fn install(
+        &mut self,
+        fd: i32,
+        file: Arc<File>,
+        cloexec: bool,
+        limit: usize,
+    ) -> Result<Option<Arc<File>>> {
         let i = index(fd)?;
         if i >= limit.min(HARD_MAX_FDS) {
             return Err(Error::new(Errno::EBADF));
         }
         if i >= self.slots.len() {
-            self.slots.try_reserve(i + 1 - self.slots.len()).map_err(|_| Error::new(Errno::ENOMEM))?;
+            self.slots
+                .try_reserve(i + 1 - self.slots.len())
+                .map_err(|_| Error::new(Errno::ENOMEM))?;
             self.slots.resize(i + 1, None);
         }
         let old = self.slots[i].replace(Slot { file, cloexec });
@@ -94,7 +115,11 @@ impl FileTable {
     /// Closes `fd`, returning its file (to be dropped after the lock).
     pub fn remove(&mut self, fd: i32) -> Result<Arc<File>> {
         let i = index(fd)?;
-        let slot = self.slots.get_mut(i).and_then(Option::take).ok_or(Error::new(Errno::EBADF))?;
+        let slot = self
+            .slots
+            .get_mut(i)
+            .and_then(Option::take)
+            .ok_or(Error::new(Errno::EBADF))?;
         while self.slots.last().is_some_and(|s| s.is_none()) {
             self.slots.pop();
         }

@@ -11,8 +11,8 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::inode::{makedev, FileType, Inode, NewNode, NodeKind, Timespec};
 use super::FsContext;
+use super::inode::{FileType, Inode, NewNode, NodeKind, Timespec, makedev};
 use crate::error::{Errno, Error, Result};
 
 type LinkKey = (u32, u32, u32);
@@ -26,7 +26,11 @@ struct Unpacker<'a> {
 
 /// Unpacks `data` below the root of `fs`; returns the number of members.
 pub fn unpack(fs: &FsContext, mut data: &[u8]) -> usize {
-    let mut u = Unpacker { fs, links: BTreeMap::new(), dir_times: Vec::new() };
+    let mut u = Unpacker {
+        fs,
+        links: BTreeMap::new(),
+        dir_times: Vec::new(),
+    };
     let mut count = 0;
     loop {
         let mut entries = cpio::entries(data);
@@ -34,7 +38,9 @@ pub fn unpack(fs: &FsContext, mut data: &[u8]) -> usize {
             let entry = match item {
                 Ok(entry) => entry,
                 Err(e) => {
-                    frame::log_warn!("initramfs: malformed archive after {count} members ({e:?}); stopping");
+                    frame::log_warn!(
+                        "initramfs: malformed archive after {count} members ({e:?}); stopping"
+                    );
                     break;
                 }
             };
@@ -65,14 +71,25 @@ pub fn unpack(fs: &FsContext, mut data: &[u8]) -> usize {
 
 impl Unpacker<'_> {
     fn add(&mut self, e: &cpio::Entry<'_>) -> Result<()> {
-        let name = core::str::from_utf8(e.name).map_err(|_| Error::with_message(Errno::EINVAL, "non-UTF-8 name"))?;
-        let mut comps: Vec<&str> = name.split('/').filter(|c| !c.is_empty() && *c != ".").collect();
+        let name = core::str::from_utf8(e.name)
+            .map_err(|_| Error::with_message(Errno::EINVAL, "non-UTF-8 name"))?;
+        let mut comps: Vec<&str> = name
+            .split('/')
+            .filter(|c| !c.is_empty() && *c != ".")
+            .collect();
         if comps.contains(&"..") {
-            return Err(Error::with_message(Errno::EINVAL, "\"..\" in a member name"));
+            return Err(Error::with_message(
+                Errno::EINVAL,
+                "\"..\" in a member name",
+            ));
         }
-        let file_type = FileType::from_mode(e.mode).ok_or(Error::with_message(Errno::EINVAL, "unknown file type"))?;
+        let file_type = FileType::from_mode(e.mode)
+            .ok_or(Error::with_message(Errno::EINVAL, "unknown file type"))?;
         let perm = e.mode & 0o7777;
-        let mtime = Timespec { sec: i64::from(e.mtime), nsec: 0 };
+        let mtime = Timespec {
+            sec: i64::from(e.mtime),
+            nsec: 0,
+        };
         let Some(last) = comps.pop() else {
             // The archive's "." entry describes the root itself.
             let root = self.fs.root();
@@ -86,7 +103,15 @@ impl Unpacker<'_> {
             dir = match dir.lookup(comp) {
                 Ok(d) if d.is_dir() => d,
                 Ok(_) => return Err(Error::new(Errno::ENOTDIR)),
-                Err(_) => dir.create(comp, NewNode { kind: NodeKind::Directory, perm: 0o755, uid: 0, gid: 0 })?,
+                Err(_) => dir.create(
+                    comp,
+                    NewNode {
+                        kind: NodeKind::Directory,
+                        perm: 0o755,
+                        uid: 0,
+                        gid: 0,
+                    },
+                )?,
             };
         }
         let key = (e.dev_major, e.dev_minor, e.ino);
@@ -120,12 +145,28 @@ impl Unpacker<'_> {
                 }
                 _ => {
                     remove_existing(&dir, last, false)?;
-                    dir.create(last, NewNode { kind, perm, uid: e.uid, gid: e.gid })?
+                    dir.create(
+                        last,
+                        NewNode {
+                            kind,
+                            perm,
+                            uid: e.uid,
+                            gid: e.gid,
+                        },
+                    )?
                 }
             }
         } else {
             remove_existing(&dir, last, true)?;
-            dir.create(last, NewNode { kind, perm, uid: e.uid, gid: e.gid })?
+            dir.create(
+                last,
+                NewNode {
+                    kind,
+                    perm,
+                    uid: e.uid,
+                    gid: e.gid,
+                },
+            )?
         };
         node.set_owner(Some(e.uid), Some(e.gid))?;
         match file_type {

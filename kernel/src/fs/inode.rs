@@ -79,7 +79,10 @@ impl Timespec {
     /// The current wall-clock time.
     pub fn now() -> Timespec {
         let ns = frame::timer::realtime_at_boot_ns().saturating_add(frame::timer::monotonic_ns());
-        Timespec { sec: (ns / 1_000_000_000) as i64, nsec: (ns % 1_000_000_000) as u32 }
+        Timespec {
+            sec: (ns / 1_000_000_000) as i64,
+            nsec: (ns % 1_000_000_000) as u32,
+        }
     }
 }
 
@@ -87,7 +90,10 @@ impl Timespec {
 /// also what `stat` reports in `st_dev`/`st_rdev`.
 pub const fn makedev(major: u32, minor: u32) -> u64 {
     let (major, minor) = (major as u64, minor as u64);
-    ((major & 0xffff_f000) << 32) | ((major & 0xfff) << 8) | ((minor & 0xffff_ff00) << 12) | (minor & 0xff)
+    ((major & 0xffff_f000) << 32)
+        | ((major & 0xfff) << 8)
+        | ((minor & 0xffff_ff00) << 12)
+        | (minor & 0xff)
 }
 
 pub const fn dev_major(dev: u64) -> u32 {
@@ -237,7 +243,13 @@ pub trait Inode: Any + Send + Sync {
 
     /// Moves `old_name` in this directory to `new_name` in `new_dir`, with
     /// rename(2)'s rules for replacing the target. Both names are plain names.
-    fn rename(&self, _old_name: &str, _new_dir: &Arc<dyn Inode>, _new_name: &str, _flags: RenameFlags) -> Result<()> {
+    fn rename(
+        &self,
+        _old_name: &str,
+        _new_dir: &Arc<dyn Inode>,
+        _new_name: &str,
+        _flags: RenameFlags,
+    ) -> Result<()> {
         Err(Error::new(Errno::ENOTDIR))
     }
 

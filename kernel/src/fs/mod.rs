@@ -27,11 +27,11 @@ use frame::sync::Once;
 
 pub use self::file::*;
 pub use self::file_table::{FileTable, HARD_MAX_FDS};
-pub use self::inode::{makedev, FileType, Inode, NewNode, NodeKind, RenameFlags, Timespec};
+pub use self::inode::{FileType, Inode, NewNode, NodeKind, RenameFlags, Timespec, makedev};
 pub use self::namespace::{link, mkdir, mknod, rename, rmdir, symlink, unlink};
 pub use self::open::open;
 pub use self::path::{lookup, path_of};
-pub use self::stat::{Stat, StatFs, Statx, STATX_RESERVED};
+pub use self::stat::{STATX_RESERVED, Stat, StatFs, Statx};
 use crate::error::{Errno, Error, Result};
 
 /// Device number of the root ramfs (an anonymous device, as for tmpfs).
@@ -41,7 +41,9 @@ static ROOT: Once<Arc<dyn Inode>> = Once::new();
 
 /// The root directory of the root file system.
 fn root_inode() -> Arc<dyn Inode> {
-    ROOT.get().expect("fs::init must run before the root file system is used").clone()
+    ROOT.get()
+        .expect("fs::init must run before the root file system is used")
+        .clone()
 }
 
 /// Per-process file-system state: root, working directory, umask.
@@ -56,7 +58,11 @@ impl Default for FsContext {
     /// Root and cwd at "/", umask 022. Panics before [`init`].
     fn default() -> Self {
         let root = root_inode();
-        FsContext { cwd: root.clone(), root, umask: 0o022 }
+        FsContext {
+            cwd: root.clone(),
+            root,
+            umask: 0o022,
+        }
     }
 }
 
@@ -110,7 +116,15 @@ fn ensure_dir(parent: &Arc<dyn Inode>, name: &str, perm: u32) -> Result<Arc<dyn 
     match parent.lookup(name) {
         Ok(dir) if dir.is_dir() => Ok(dir),
         Ok(_) => Err(Error::with_message(Errno::ENOTDIR, "expected a directory")),
-        Err(_) => parent.create(name, NewNode { kind: NodeKind::Directory, perm, uid: 0, gid: 0 }),
+        Err(_) => parent.create(
+            name,
+            NewNode {
+                kind: NodeKind::Directory,
+                perm,
+                uid: 0,
+                gid: 0,
+            },
+        ),
     }
 }
 
@@ -124,7 +138,12 @@ fn populate(fs: &FsContext) -> Result<()> {
         ("tty", devices::TTY, 0o666),
     ];
     for (name, rdev, perm) in nodes {
-        let node = NewNode { kind: NodeKind::Special(FileType::CharDevice, rdev), perm, uid: 0, gid: 0 };
+        let node = NewNode {
+            kind: NodeKind::Special(FileType::CharDevice, rdev),
+            perm,
+            uid: 0,
+            gid: 0,
+        };
         match dev.create(name, node) {
             Ok(_) => {}
             Err(e) if e.errno() == Errno::EEXIST => {}

@@ -5,9 +5,9 @@
 use alloc::string::String;
 use alloc::sync::Arc;
 
-use super::inode::{same_inode, FileType, Inode, NewNode, NodeKind, RenameFlags, S_IFMT};
-use super::path::{self, Last, Parent, PATH_MAX};
 use super::FsContext;
+use super::inode::{FileType, Inode, NewNode, NodeKind, RenameFlags, S_IFMT, same_inode};
+use super::path::{self, Last, PATH_MAX, Parent};
 use crate::error::{Errno, Error, Result};
 
 /// The name a new node gets: EEXIST when the path names "/", "." or "..",
@@ -30,12 +30,26 @@ pub fn mkdir(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, mode: u32) -> R
     let parent = path::lookup_parent(fs, start, path)?;
     let name = new_name(&parent, true)?;
     let perm = mode & 0o1777 & !fs.umask();
-    parent.dir.create(name, NewNode { kind: NodeKind::Directory, perm, uid: 0, gid: 0 })?;
+    parent.dir.create(
+        name,
+        NewNode {
+            kind: NodeKind::Directory,
+            perm,
+            uid: 0,
+            gid: 0,
+        },
+    )?;
     Ok(())
 }
 
 /// mknod(2): regular files, device nodes, FIFOs and sockets.
-pub fn mknod(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, mode: u32, rdev: u64) -> Result<()> {
+pub fn mknod(
+    fs: &FsContext,
+    start: &Arc<dyn Inode>,
+    path: &str,
+    mode: u32,
+    rdev: u64,
+) -> Result<()> {
     let kind = match FileType::from_mode(mode) {
         _ if mode & S_IFMT == 0 => NodeKind::Regular,
         Some(FileType::Regular) => NodeKind::Regular,
@@ -47,7 +61,15 @@ pub fn mknod(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, mode: u32, rdev
     let parent = path::lookup_parent(fs, start, path)?;
     let name = new_name(&parent, false)?;
     let perm = mode & 0o7777 & !fs.umask();
-    parent.dir.create(name, NewNode { kind, perm, uid: 0, gid: 0 })?;
+    parent.dir.create(
+        name,
+        NewNode {
+            kind,
+            perm,
+            uid: 0,
+            gid: 0,
+        },
+    )?;
     Ok(())
 }
 
@@ -61,13 +83,23 @@ pub fn symlink(fs: &FsContext, target: &str, start: &Arc<dyn Inode>, path: &str)
     }
     let parent = path::lookup_parent(fs, start, path)?;
     let name = new_name(&parent, false)?;
-    let node = NewNode { kind: NodeKind::Symlink(String::from(target)), perm: 0o777, uid: 0, gid: 0 };
+    let node = NewNode {
+        kind: NodeKind::Symlink(String::from(target)),
+        perm: 0o777,
+        uid: 0,
+        gid: 0,
+    };
     parent.dir.create(name, node)?;
     Ok(())
 }
 
 /// link(2): a new name at `path` for `node`.
-pub fn link(fs: &FsContext, node: &Arc<dyn Inode>, start: &Arc<dyn Inode>, path: &str) -> Result<()> {
+pub fn link(
+    fs: &FsContext,
+    node: &Arc<dyn Inode>,
+    start: &Arc<dyn Inode>,
+    path: &str,
+) -> Result<()> {
     if node.is_dir() {
         return Err(Error::new(Errno::EPERM));
     }
@@ -124,7 +156,11 @@ pub fn rename(
         return Err(Error::new(Errno::EBUSY));
     };
     let Last::Name(new_name) = &new.last else {
-        return Err(Error::new(if flags.noreplace { Errno::EEXIST } else { Errno::EBUSY }));
+        return Err(Error::new(if flags.noreplace {
+            Errno::EEXIST
+        } else {
+            Errno::EBUSY
+        }));
     };
     if old.trailing_slash || new.trailing_slash {
         let src = old.dir.lookup(old_name)?;

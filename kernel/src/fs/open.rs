@@ -2,16 +2,22 @@
 
 use alloc::sync::Arc;
 
+use super::FsContext;
 use super::devices;
 use super::file::*;
 use super::inode::{FileType, Inode, NewNode, NodeKind};
 use super::path::{self, Last, MAX_SYMLINKS};
-use super::FsContext;
 use crate::error::{Errno, Error, Result};
 
 /// Opens `path` (relative ones from `start`) with open(2) `flags`; `mode`
 /// is the permission of a file O_CREAT creates (before the umask).
-pub fn open(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, flags: u32, mode: u32) -> Result<Arc<File>> {
+pub fn open(
+    fs: &FsContext,
+    start: &Arc<dyn Inode>,
+    path: &str,
+    flags: u32,
+    mode: u32,
+) -> Result<Arc<File>> {
     if flags & (O_TMPFILE & !O_DIRECTORY) != 0 {
         return Err(Error::with_message(Errno::EOPNOTSUPP, "O_TMPFILE"));
     }
@@ -32,12 +38,18 @@ pub fn open(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, flags: u32, mode
     }
     if path_only {
         // O_PATH keeps only these flags (open(2)).
-        return Ok(File::new(node, None, flags & (O_PATH | O_DIRECTORY | O_NOFOLLOW)));
+        return Ok(File::new(
+            node,
+            None,
+            flags & (O_PATH | O_DIRECTORY | O_NOFOLLOW),
+        ));
     }
     let writes = matches!(flags & O_ACCMODE, O_WRONLY | O_RDWR);
     let ops = match file_type {
         FileType::Symlink => return Err(Error::new(Errno::ELOOP)),
-        FileType::Directory if writes || flags & O_TRUNC != 0 => return Err(Error::new(Errno::EISDIR)),
+        FileType::Directory if writes || flags & O_TRUNC != 0 => {
+            return Err(Error::new(Errno::EISDIR));
+        }
         FileType::Directory => None,
         FileType::Regular => {
             if flags & O_TRUNC != 0 && !created {
@@ -47,7 +59,10 @@ pub fn open(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, flags: u32, mode
         }
         FileType::CharDevice => Some(devices::char_device(node.metadata().rdev)?),
         FileType::BlockDevice | FileType::Fifo | FileType::Socket => {
-            return Err(Error::with_message(Errno::ENXIO, "no driver for this kind of file"));
+            return Err(Error::with_message(
+                Errno::ENXIO,
+                "no driver for this kind of file",
+            ));
         }
     };
     Ok(File::new(node, ops, flags))
@@ -96,7 +111,12 @@ fn open_or_create(
                     return Err(Error::new(Errno::EISDIR));
                 }
                 let perm = mode & 0o7777 & !fs.umask();
-                let node = NewNode { kind: NodeKind::Regular, perm, uid: 0, gid: 0 };
+                let node = NewNode {
+                    kind: NodeKind::Regular,
+                    perm,
+                    uid: 0,
+                    gid: 0,
+                };
                 match parent.dir.create(&name, node) {
                     Ok(node) => return Ok((node, true)),
                     // Someone else created it meanwhile: open theirs.

@@ -15,9 +15,9 @@ use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::inode::{same_inode, FileType, Inode};
-use super::ramfs::NAME_MAX;
 use super::FsContext;
+use super::inode::{FileType, Inode, same_inode};
+use super::ramfs::NAME_MAX;
 use crate::error::{Errno, Error, Result};
 
 /// Longest chain of symbolic links followed in one resolution (Linux's MAXSYMLINKS).
@@ -60,8 +60,13 @@ impl<'a> Walk<'a> {
         if path.len() >= PATH_MAX {
             return Err(Error::new(Errno::ENAMETOOLONG));
         }
-        let mut walk =
-            Walk { root: fs.root(), cur: start.clone(), rest: Vec::new(), must_be_dir: path.ends_with('/'), links: 0 };
+        let mut walk = Walk {
+            root: fs.root(),
+            cur: start.clone(),
+            rest: Vec::new(),
+            must_be_dir: path.ends_with('/'),
+            links: 0,
+        };
         walk.push(path)?;
         if walk.cur.file_type() != FileType::Directory {
             return Err(Error::new(Errno::ENOTDIR));
@@ -152,13 +157,22 @@ impl<'a> Walk<'a> {
             Some(n) if n == ".." => Last::DotDot,
             Some(n) => Last::Name(n),
         };
-        Ok(Parent { dir: self.cur, last, trailing_slash: self.must_be_dir })
+        Ok(Parent {
+            dir: self.cur,
+            last,
+            trailing_slash: self.must_be_dir,
+        })
     }
 }
 
 /// Resolves `path` (relative ones from `start`); `follow` follows a
 /// symlink in the last component.
-pub fn lookup(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, follow: bool) -> Result<Arc<dyn Inode>> {
+pub fn lookup(
+    fs: &FsContext,
+    start: &Arc<dyn Inode>,
+    path: &str,
+    follow: bool,
+) -> Result<Arc<dyn Inode>> {
     Walk::new(fs, start, path)?.resolve(follow)
 }
 
@@ -195,7 +209,10 @@ pub fn path_of(fs: &FsContext, dir: &Arc<dyn Inode>) -> Result<String> {
             }
             true
         })?;
-        let name = found.ok_or(Error::with_message(Errno::ENOENT, "directory not found in its parent"))?;
+        let name = found.ok_or(Error::with_message(
+            Errno::ENOENT,
+            "directory not found in its parent",
+        ))?;
         len += name.len() + 1;
         if len >= PATH_MAX {
             return Err(Error::new(Errno::ENAMETOOLONG));

@@ -3,7 +3,7 @@
 
 use core::mem::size_of;
 
-use super::inode::{dev_major, dev_minor, Metadata, Timespec};
+use super::inode::{Metadata, Timespec, dev_major, dev_minor};
 
 frame::pod_struct! {
     /// `struct stat` (arch/x86/include/uapi/asm/stat.h, 64-bit).
@@ -119,7 +119,11 @@ impl Stat {
 }
 
 fn timestamp(t: Timespec) -> StatxTimestamp {
-    StatxTimestamp { tv_sec: t.sec, tv_nsec: t.nsec, reserved: 0 }
+    StatxTimestamp {
+        tv_sec: t.sec,
+        tv_nsec: t.nsec,
+        reserved: 0,
+    }
 }
 
 impl Statx {

@@ -60,7 +60,6 @@ pub const VQUIT: usize = 1;
 pub const VERASE: usize = 2;
 pub const VKILL: usize = 3;
 pub const VEOF: usize = 4;
-pub const VTIME: usize = 5;
 pub const VMIN: usize = 6;
 pub const VSUSP: usize = 10;
 pub const VEOL: usize = 11;

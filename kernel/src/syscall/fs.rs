@@ -4,20 +4,24 @@
 //! Families: `io` (read/write and friends), `fd` (descriptor management,
 //! fcntl, ioctl), `path` (creating, removing and renaming names), `attr`
 //! (stat, access, chmod/chown, times, truncate), `dir` (directory listing,
-//! cwd, umask).
+//! cwd, umask), `poll` (poll/select).
 
 mod attr;
 mod dir;
 mod fd;
 mod io;
 mod path;
+mod poll;
 
 use alloc::sync::Arc;
 
 use super::{Context, SyscallFn};
 use crate::error::{Errno, Error, Result};
-use crate::fs::{File, FsContext, Inode, UserAccess, HARD_MAX_FDS};
+use frame::sync::WaitQueue;
+
+use crate::fs::{Caller, File, FsContext, HARD_MAX_FDS, Inode};
 use crate::process::rlimit::RLIMIT_NOFILE;
+use crate::process::signal::{self, SI_KERNEL, SigInfo};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (0, "read", io::sys_read),
@@ -27,6 +31,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (4, "stat", attr::sys_stat),
     (5, "fstat", attr::sys_fstat),
     (6, "lstat", attr::sys_lstat),
+    (7, "poll", poll::sys_poll),
     (8, "lseek", io::sys_lseek),
     (16, "ioctl", fd::sys_ioctl),
     (17, "pread64", io::sys_pread64),
@@ -34,6 +39,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (19, "readv", io::sys_readv),
     (20, "writev", io::sys_writev),
     (21, "access", attr::sys_access),
+    (23, "select", poll::sys_select),
     (32, "dup", fd::sys_dup),
     (33, "dup2", fd::sys_dup2),
     (40, "sendfile", io::sys_sendfile),
@@ -78,6 +84,8 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (267, "readlinkat", path::sys_readlinkat),
     (268, "fchmodat", attr::sys_fchmodat),
     (269, "faccessat", attr::sys_faccessat),
+    (270, "pselect6", poll::sys_pselect6),
+    (271, "ppoll", poll::sys_ppoll),
     (280, "utimensat", attr::sys_utimensat),
     (292, "dup3", fd::sys_dup3),
     (306, "syncfs", fd::sys_fsync),
@@ -140,12 +148,22 @@ fn start_dir(ctx: &Context, fs: &FsContext, dirfd: i32, path: &str) -> Result<Ar
 
 /// The inode `dirfd` itself names, for AT_EMPTY_PATH with an empty path.
 fn dirfd_inode(ctx: &Context, fs: &FsContext, dirfd: i32) -> Result<Arc<dyn Inode>> {
-    if dirfd == AT_FDCWD { Ok(fs.cwd().clone()) } else { Ok(get_file(ctx, dirfd)?.node().clone()) }
+    if dirfd == AT_FDCWD {
+        Ok(fs.cwd().clone())
+    } else {
+        Ok(get_file(ctx, dirfd)?.node().clone())
+    }
 }
 
 /// Resolves the path at user address `path_addr` relative to `dirfd`;
 /// `empty_ok` implements AT_EMPTY_PATH.
-fn resolve_at(ctx: &Context, dirfd: i32, path_addr: u64, follow: bool, empty_ok: bool) -> Result<Arc<dyn Inode>> {
+fn resolve_at(
+    ctx: &Context,
+    dirfd: i32,
+    path_addr: u64,
+    follow: bool,
+    empty_ok: bool,
+) -> Result<Arc<dyn Inode>> {
     let path = ctx.read_path(path_addr)?;
     let fs = fs_context(ctx);
     if path.is_empty() && empty_ok {
@@ -155,10 +173,11 @@ fn resolve_at(ctx: &Context, dirfd: i32, path_addr: u64, follow: bool, empty_ok:
     crate::fs::lookup(&fs, &start, &path, follow)
 }
 
-/// User memory and caller identity for device ioctls.
-struct UserMem<'a, 'b>(&'a Context<'b>);
+/// The calling thread, for file operations that touch user memory, block,
+/// or signal.
+struct CallerCtx<'a, 'b>(&'a Context<'b>);
 
-impl UserAccess for UserMem<'_, '_> {
+impl Caller for CallerCtx<'_, '_> {
     fn read_bytes(&self, addr: u64, buf: &mut [u8]) -> Result<()> {
         self.0.read_into(addr, buf)
     }
@@ -173,5 +192,31 @@ impl UserAccess for UserMem<'_, '_> {
 
     fn sid(&self) -> u32 {
         self.0.process.sid()
+    }
+
+    fn wait(
+        &self,
+        queue: &WaitQueue,
+        ready: &mut dyn FnMut() -> bool,
+        deadline_ns: u64,
+    ) -> Result<bool> {
+        let (p, t) = (self.0.process, self.0.thread);
+        let r = signal::wait_interruptible_deadline(
+            p,
+            t,
+            queue,
+            || ready().then_some(()),
+            deadline_ns,
+        )?;
+        Ok(r.is_some())
+    }
+
+    fn signal_group(&self, pgrp: u32, signo: u32) {
+        for p in crate::process::all_processes()
+            .into_iter()
+            .filter(|p| p.pgid() == pgrp)
+        {
+            signal::send_to_process(&p, SigInfo::new(signo as usize, SI_KERNEL));
+        }
     }
 }

@@ -25,7 +25,12 @@ pub struct DirData {
 
 impl DirData {
     pub fn new(parent: Weak<RamInode>) -> Self {
-        DirData { by_cookie: BTreeMap::new(), by_name: BTreeMap::new(), next_cookie: FIRST_COOKIE, parent }
+        DirData {
+            by_cookie: BTreeMap::new(),
+            by_name: BTreeMap::new(),
+            next_cookie: FIRST_COOKIE,
+            parent,
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<RamInode>> {
@@ -58,6 +63,8 @@ impl DirData {
 
     /// Entries with cookies at or after `cookie`, in order.
     pub fn entries_from(&self, cookie: u64) -> impl Iterator<Item = (u64, &str, &Arc<RamInode>)> {
-        self.by_cookie.range(cookie.max(FIRST_COOKIE)..).map(|(c, (name, inode))| (*c, name.as_str(), inode))
+        self.by_cookie
+            .range(cookie.max(FIRST_COOKIE)..)
+            .map(|(c, (name, inode))| (*c, name.as_str(), inode))
     }
 }

@@ -19,7 +19,7 @@ use alloc::sync::{Arc, Weak};
 use core::any::Any;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use frame::sync::{level, Mutex, SpinLock};
+use frame::sync::{Mutex, SpinLock, level};
 
 use self::dir::DirData;
 use self::pages::FileData;
@@ -41,8 +41,17 @@ impl RamFs {
     /// A new file system with an empty root directory (mode 0755, owned by
     /// root); returns the root.
     pub fn new_root(dev: u64) -> Arc<RamInode> {
-        let fs = Arc::new(RamFs { dev, next_ino: AtomicU64::new(1), tree: Mutex::new(()) });
-        let node = NewNode { kind: NodeKind::Directory, perm: 0o755, uid: 0, gid: 0 };
+        let fs = Arc::new(RamFs {
+            dev,
+            next_ino: AtomicU64::new(1),
+            tree: Mutex::new(()),
+        });
+        let node = NewNode {
+            kind: NodeKind::Directory,
+            perm: 0o755,
+            uid: 0,
+            gid: 0,
+        };
         RamInode::new(&fs, node, None)
     }
 
@@ -138,7 +147,13 @@ impl RamInode {
                 ctime: now,
                 body,
             };
-            RamInode { ino: fs.alloc_ino(), file_type, fs: fs.clone(), this: this.clone(), state: SpinLock::new(state) }
+            RamInode {
+                ino: fs.alloc_ino(),
+                file_type,
+                fs: fs.clone(),
+                this: this.clone(),
+                state: SpinLock::new(state),
+            }
         })
     }
 
@@ -149,7 +164,12 @@ impl RamInode {
     }
 
     fn child(&self, name: &str) -> Result<Arc<RamInode>> {
-        self.state.lock().dir()?.get(name).cloned().ok_or(Error::new(Errno::ENOENT))
+        self.state
+            .lock()
+            .dir()?
+            .get(name)
+            .cloned()
+            .ok_or(Error::new(Errno::ENOENT))
     }
 
     fn parent(&self) -> Option<Arc<RamInode>> {
@@ -303,7 +323,9 @@ impl Inode for RamInode {
             ".." => dir.parent.upgrade(),
             _ => dir.get(name).cloned(),
         };
-        found.map(|i| i as Arc<dyn Inode>).ok_or(Error::new(Errno::ENOENT))
+        found
+            .map(|i| i as Arc<dyn Inode>)
+            .ok_or(Error::new(Errno::ENOENT))
     }
 
     fn create(&self, name: &str, mut node: NewNode) -> Result<Arc<dyn Inode>> {
@@ -406,7 +428,13 @@ impl Inode for RamInode {
         Ok(())
     }
 
-    fn rename(&self, old_name: &str, new_dir: &Arc<dyn Inode>, new_name: &str, flags: RenameFlags) -> Result<()> {
+    fn rename(
+        &self,
+        old_name: &str,
+        new_dir: &Arc<dyn Inode>,
+        new_name: &str,
+        flags: RenameFlags,
+    ) -> Result<()> {
         rename::rename(self, old_name, new_dir, new_name, flags)
     }
 
@@ -414,20 +442,35 @@ impl Inode for RamInode {
         let st = self.state.lock();
         let dir = st.dir()?;
         if cookie == 0 {
-            let e = DirEntry { ino: self.ino, name: ".", file_type: FileType::Directory, next_cookie: 1 };
+            let e = DirEntry {
+                ino: self.ino,
+                name: ".",
+                file_type: FileType::Directory,
+                next_cookie: 1,
+            };
             if !sink(e) {
                 return Ok(());
             }
         }
         if cookie <= 1 {
             let ino = dir.parent.upgrade().map_or(self.ino, |p| p.ino);
-            let e = DirEntry { ino, name: "..", file_type: FileType::Directory, next_cookie: dir::FIRST_COOKIE };
+            let e = DirEntry {
+                ino,
+                name: "..",
+                file_type: FileType::Directory,
+                next_cookie: dir::FIRST_COOKIE,
+            };
             if !sink(e) {
                 return Ok(());
             }
         }
         for (c, name, inode) in dir.entries_from(cookie) {
-            let e = DirEntry { ino: inode.ino, name, file_type: inode.file_type, next_cookie: c + 1 };
+            let e = DirEntry {
+                ino: inode.ino,
+                name,
+                file_type: inode.file_type,
+                next_cookie: c + 1,
+            };
             if !sink(e) {
                 break;
             }

@@ -2,8 +2,8 @@
 //! frames. Holes (never-written pages) read as zeros and cost nothing, so a
 //! write at a large offset does not allocate the bytes before it.
 
-use alloc::collections::btree_map::Entry;
 use alloc::collections::BTreeMap;
+use alloc::collections::btree_map::Entry;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use frame::mm::UFrame;
@@ -30,7 +30,10 @@ fn charge_page() -> Result<UFrame> {
     let limit = PAGE_LIMIT.load(Ordering::Relaxed);
     if PAGES_USED.fetch_add(1, Ordering::Relaxed) >= limit {
         PAGES_USED.fetch_sub(1, Ordering::Relaxed);
-        return Err(Error::with_message(Errno::ENOSPC, "ramfs page budget exhausted"));
+        return Err(Error::with_message(
+            Errno::ENOSPC,
+            "ramfs page budget exhausted",
+        ));
     }
     UFrame::alloc_zeroed().map_err(|_| {
         PAGES_USED.fetch_sub(1, Ordering::Relaxed);
@@ -88,7 +91,10 @@ impl FileData {
         if data.is_empty() {
             return Ok(0);
         }
-        let end = offset.checked_add(data.len()).filter(|&e| e <= MAX_FILE_SIZE).ok_or(Error::new(Errno::EFBIG))?;
+        let end = offset
+            .checked_add(data.len())
+            .filter(|&e| e <= MAX_FILE_SIZE)
+            .ok_or(Error::new(Errno::EFBIG))?;
         let mut done = 0;
         while done < data.len() {
             let pos = offset + done;
@@ -99,7 +105,8 @@ impl FileData {
                 Entry::Occupied(e) => e.into_mut(),
                 Entry::Vacant(e) => e.insert(charge_page()?),
             };
-            page.write_bytes(in_page, &data[done..done + n]).map_err(io_error)?;
+            page.write_bytes(in_page, &data[done..done + n])
+                .map_err(io_error)?;
             done += n;
         }
         self.size = self.size.max(end);

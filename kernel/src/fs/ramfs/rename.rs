@@ -40,7 +40,10 @@ pub(super) fn rename(
     }
     if is_dir {
         if src.is_ancestor_of(&new_dir) {
-            return Err(Error::with_message(Errno::EINVAL, "moving a directory below itself"));
+            return Err(Error::with_message(
+                Errno::EINVAL,
+                "moving a directory below itself",
+            ));
         }
         if let Some(dst) = &dst {
             if dst.file_type != FileType::Directory {
@@ -50,7 +53,10 @@ pub(super) fn rename(
                 return Err(Error::new(Errno::ENOTEMPTY));
             }
         }
-    } else if dst.as_ref().is_some_and(|d| d.file_type == FileType::Directory) {
+    } else if dst
+        .as_ref()
+        .is_some_and(|d| d.file_type == FileType::Directory)
+    {
         return Err(Error::new(Errno::EISDIR));
     }
 
@@ -61,7 +67,10 @@ pub(super) fn rename(
         let dir = st.dir_mut()?;
         dir.remove(old_name);
         let replaced = dir.insert(new_name, src.clone());
-        if replaced.as_ref().is_some_and(|r| r.file_type == FileType::Directory) {
+        if replaced
+            .as_ref()
+            .is_some_and(|r| r.file_type == FileType::Directory)
+        {
             st.nlink = st.nlink.saturating_sub(1);
         }
         st.touch(now);
@@ -76,7 +85,10 @@ pub(super) fn rename(
             if is_dir {
                 st.nlink = st.nlink.saturating_add(1);
             }
-            if replaced.as_ref().is_some_and(|r| r.file_type == FileType::Directory) {
+            if replaced
+                .as_ref()
+                .is_some_and(|r| r.file_type == FileType::Directory)
+            {
                 st.nlink = st.nlink.saturating_sub(1);
             }
             st.touch(now);
@@ -99,7 +111,11 @@ pub(super) fn rename(
     src.state.lock().ctime = now;
     if let Some(r) = replaced {
         let mut st = r.state.lock();
-        st.nlink = if r.file_type == FileType::Directory { 0 } else { st.nlink.saturating_sub(1) };
+        st.nlink = if r.file_type == FileType::Directory {
+            0
+        } else {
+            st.nlink.saturating_sub(1)
+        };
         st.ctime = now;
     }
     Ok(())

@@ -4,10 +4,11 @@
 use alloc::sync::Arc;
 
 use super::{
-    fd_arg, get_file, resolve_at, AT_EACCESS, AT_EMPTY_PATH, AT_FDCWD, AT_NO_AUTOMOUNT, AT_SYMLINK_NOFOLLOW,
+    AT_EACCESS, AT_EMPTY_PATH, AT_FDCWD, AT_NO_AUTOMOUNT, AT_SYMLINK_NOFOLLOW, fd_arg, get_file,
+    resolve_at,
 };
 use crate::error::{Errno, Error, Result};
-use crate::fs::{File, FileType, Inode, Stat, StatFs, Statx, Timespec, STATX_RESERVED};
+use crate::fs::{File, FileType, Inode, STATX_RESERVED, Stat, StatFs, Statx, Timespec};
 use crate::syscall::{Context, SyscallArgs};
 
 /// An fd's inode for calls that change or read attributes (EBADF for bad
@@ -46,13 +47,25 @@ pub fn sys_newfstatat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::EINVAL));
     }
     let follow = flags & AT_SYMLINK_NOFOLLOW == 0;
-    let node = resolve_at(ctx, fd_arg(args[0]), args[1], follow, flags & AT_EMPTY_PATH != 0)?;
+    let node = resolve_at(
+        ctx,
+        fd_arg(args[0]),
+        args[1],
+        follow,
+        flags & AT_EMPTY_PATH != 0,
+    )?;
     write_stat(ctx, args[2], &node)
 }
 
 pub fn sys_statx(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     const AT_STATX_SYNC_TYPE: u32 = 0x6000;
-    let (dirfd, path, flags, mask, buf) = (fd_arg(args[0]), args[1], args[2] as u32, args[3] as u32, args[4]);
+    let (dirfd, path, flags, mask, buf) = (
+        fd_arg(args[0]),
+        args[1],
+        args[2] as u32,
+        args[3] as u32,
+        args[4],
+    );
     if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH | AT_NO_AUTOMOUNT | AT_STATX_SYNC_TYPE) != 0
         || flags & AT_STATX_SYNC_TYPE == AT_STATX_SYNC_TYPE
         || mask & STATX_RESERVED != 0
@@ -65,7 +78,13 @@ pub fn sys_statx(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         let fs = super::fs_context(ctx);
         super::dirfd_inode(ctx, &fs, dirfd)?
     } else {
-        resolve_at(ctx, dirfd, path, flags & AT_SYMLINK_NOFOLLOW == 0, empty_path)?
+        resolve_at(
+            ctx,
+            dirfd,
+            path,
+            flags & AT_SYMLINK_NOFOLLOW == 0,
+            empty_path,
+        )?
     };
     ctx.write_val(buf, &Statx::from_metadata(&node.metadata()))?;
     Ok(0)
@@ -76,7 +95,13 @@ fn faccessat(ctx: &Context, dirfd: i32, path: u64, mode: u32, flags: u32) -> Res
     if mode & !7 != 0 || flags & !(AT_EACCESS | AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    let node = resolve_at(ctx, dirfd, path, flags & AT_SYMLINK_NOFOLLOW == 0, flags & AT_EMPTY_PATH != 0)?;
+    let node = resolve_at(
+        ctx,
+        dirfd,
+        path,
+        flags & AT_SYMLINK_NOFOLLOW == 0,
+        flags & AT_EMPTY_PATH != 0,
+    )?;
     // Everyone is root: reading and writing are always allowed, executing
     // (searching) only a directory or a file with some execute bit.
     let meta = node.metadata();
@@ -95,7 +120,13 @@ pub fn sys_faccessat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 pub fn sys_faccessat2(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    faccessat(ctx, fd_arg(args[0]), args[1], args[2] as u32, args[3] as u32)
+    faccessat(
+        ctx,
+        fd_arg(args[0]),
+        args[1],
+        args[2] as u32,
+        args[3] as u32,
+    )
 }
 
 pub fn sys_chmod(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
@@ -134,11 +165,19 @@ fn chown(node: &Arc<dyn Inode>, uid: u64, gid: u64) -> Result<isize> {
 }
 
 pub fn sys_chown(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    chown(&resolve_at(ctx, AT_FDCWD, args[0], true, false)?, args[1], args[2])
+    chown(
+        &resolve_at(ctx, AT_FDCWD, args[0], true, false)?,
+        args[1],
+        args[2],
+    )
 }
 
 pub fn sys_lchown(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    chown(&resolve_at(ctx, AT_FDCWD, args[0], false, false)?, args[1], args[2])
+    chown(
+        &resolve_at(ctx, AT_FDCWD, args[0], false, false)?,
+        args[1],
+        args[2],
+    )
 }
 
 pub fn sys_fchown(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
@@ -150,7 +189,13 @@ pub fn sys_fchownat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    let node = resolve_at(ctx, fd_arg(args[0]), args[1], flags & AT_SYMLINK_NOFOLLOW == 0, flags & AT_EMPTY_PATH != 0)?;
+    let node = resolve_at(
+        ctx,
+        fd_arg(args[0]),
+        args[1],
+        flags & AT_SYMLINK_NOFOLLOW == 0,
+        flags & AT_EMPTY_PATH != 0,
+    )?;
     chown(&node, args[2], args[3])
 }
 
@@ -169,7 +214,10 @@ pub fn sys_utimensat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         let convert = |sec: i64, nsec: i64| match nsec {
             UTIME_NOW => Ok(Some(now)),
             UTIME_OMIT => Ok(None),
-            0..=999_999_999 => Ok(Some(Timespec { sec, nsec: nsec as u32 })),
+            0..=999_999_999 => Ok(Some(Timespec {
+                sec,
+                nsec: nsec as u32,
+            })),
             _ => Err(Error::new(Errno::EINVAL)),
         };
         (convert(t[0], t[1])?, convert(t[2], t[3])?)
@@ -181,7 +229,13 @@ pub fn sys_utimensat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         }
         fd_inode(ctx, dirfd, false)?
     } else {
-        resolve_at(ctx, dirfd, path, flags & AT_SYMLINK_NOFOLLOW == 0, flags & AT_EMPTY_PATH != 0)?
+        resolve_at(
+            ctx,
+            dirfd,
+            path,
+            flags & AT_SYMLINK_NOFOLLOW == 0,
+            flags & AT_EMPTY_PATH != 0,
+        )?
     };
     if atime.is_some() || mtime.is_some() {
         node.set_times(atime, mtime)?;

@@ -4,9 +4,9 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::{fd_arg, fs_context, get_file, resolve_at, AT_FDCWD};
+use super::{AT_FDCWD, fd_arg, fs_context, get_file, resolve_at};
 use crate::error::{Errno, Error, Result};
-use crate::fs::{self, FileType, Inode, IO_CHUNK};
+use crate::fs::{self, FileType, IO_CHUNK, Inode};
 use crate::syscall::{Context, SyscallArgs};
 
 /// Size of a `linux_dirent64` header: d_ino, d_off, d_reclen, d_type.
@@ -23,7 +23,8 @@ pub fn sys_getdents64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     }
     let mut out: Vec<u8> = Vec::new();
     // Reserved up front: the listing runs under the directory's spin lock.
-    out.try_reserve_exact(count).map_err(|_| Error::new(Errno::ENOMEM))?;
+    out.try_reserve_exact(count)
+        .map_err(|_| Error::new(Errno::ENOMEM))?;
     let mut next = None;
     let mut too_small = false;
     file.node().read_dir(file.position(), &mut |e| {
@@ -43,7 +44,11 @@ pub fn sys_getdents64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         true
     })?;
     if out.is_empty() {
-        return if too_small { Err(Error::new(Errno::EINVAL)) } else { Ok(0) };
+        return if too_small {
+            Err(Error::new(Errno::EINVAL))
+        } else {
+            Ok(0)
+        };
     }
     ctx.write_bytes(dirp, &out)?;
     if let Some(cookie) = next {
@@ -67,7 +72,11 @@ pub fn sys_getcwd(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 fn directory(node: Arc<dyn Inode>) -> Result<Arc<dyn Inode>> {
-    if node.is_dir() { Ok(node) } else { Err(Error::new(Errno::ENOTDIR)) }
+    if node.is_dir() {
+        Ok(node)
+    } else {
+        Err(Error::new(Errno::ENOTDIR))
+    }
 }
 
 pub fn sys_chdir(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {

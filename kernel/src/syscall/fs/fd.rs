@@ -1,7 +1,7 @@
 //! Descriptor management: close(2), dup(2)/dup2/dup3, fcntl(2), ioctl(2),
 //! and the calls that only need a valid descriptor (fsync, flock).
 
-use super::{fd_arg, fd_limit, get_file, UserMem};
+use super::{CallerCtx, fd_arg, fd_limit, get_file};
 use crate::error::{Errno, Error, Result};
 use crate::fs::{FileType, O_CLOEXEC, O_NONBLOCK};
 use crate::syscall::{Context, SyscallArgs};
@@ -82,12 +82,19 @@ pub fn sys_fcntl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
             if min >= limit {
                 return Err(Error::new(Errno::EINVAL));
             }
-            let fd = ctx.process.files().lock().insert_from(min, file, cmd == F_DUPFD_CLOEXEC, limit)?;
+            let fd =
+                ctx.process
+                    .files()
+                    .lock()
+                    .insert_from(min, file, cmd == F_DUPFD_CLOEXEC, limit)?;
             Ok(fd as isize)
         }
         F_GETFD => Ok(isize::from(ctx.process.files().lock().cloexec(fd)?)),
         F_SETFD => {
-            ctx.process.files().lock().set_cloexec(fd, arg & FD_CLOEXEC != 0)?;
+            ctx.process
+                .files()
+                .lock()
+                .set_cloexec(fd, arg & FD_CLOEXEC != 0)?;
             Ok(0)
         }
         F_GETFL => Ok(file.flags() as isize),
@@ -122,7 +129,11 @@ pub fn sys_ioctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
             let mut on = [0u8; 4];
             ctx.read_into(arg, &mut on)?;
             let flags = file.flags() & !O_NONBLOCK;
-            file.set_status_flags(if i32::from_ne_bytes(on) != 0 { flags | O_NONBLOCK } else { flags });
+            file.set_status_flags(if i32::from_ne_bytes(on) != 0 {
+                flags | O_NONBLOCK
+            } else {
+                flags
+            });
             Ok(0)
         }
         FIOCLEX | FIONCLEX => {
@@ -135,7 +146,7 @@ pub fn sys_ioctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
             ctx.write_bytes(arg, &(left.min(i32::MAX as u64) as i32).to_ne_bytes())?;
             Ok(0)
         }
-        _ => file.ioctl(cmd, arg, &UserMem(ctx)),
+        _ => file.ioctl(cmd, arg, &CallerCtx(ctx)),
     }
 }
 

@@ -2,9 +2,9 @@
 
 use alloc::vec::Vec;
 
-use super::{count_arg, fd_arg, get_file};
+use super::{CallerCtx, count_arg, fd_arg, get_file};
 use crate::error::{Errno, Error, Result};
-use crate::fs::{kernel_buffer, IO_CHUNK};
+use crate::fs::{IO_CHUNK, kernel_buffer};
 use crate::syscall::{Context, SyscallArgs};
 
 /// Most iovecs in one call (UIO_MAXIOV).
@@ -13,14 +13,22 @@ const IOV_MAX: u64 = 1024;
 pub fn sys_read(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count) = (args[1], count_arg(args[2]));
     let file = get_file(ctx, fd_arg(args[0]))?;
-    let n = file.read(count, &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data))?;
+    let n = file.read(
+        count,
+        &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data),
+        &CallerCtx(ctx),
+    )?;
     Ok(n as isize)
 }
 
 pub fn sys_write(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count) = (args[1], count_arg(args[2]));
     let file = get_file(ctx, fd_arg(args[0]))?;
-    let n = file.write(count, &mut |done, chunk| ctx.read_into(buf.wrapping_add(done as u64), chunk))?;
+    let n = file.write(
+        count,
+        &mut |done, chunk| ctx.read_into(buf.wrapping_add(done as u64), chunk),
+        &CallerCtx(ctx),
+    )?;
     Ok(n as isize)
 }
 
@@ -32,14 +40,18 @@ fn offset_arg(arg: u64) -> Result<usize> {
 pub fn sys_pread64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count, offset) = (args[1], count_arg(args[2]), offset_arg(args[3])?);
     let file = get_file(ctx, fd_arg(args[0]))?;
-    let n = file.read_at(offset, count, &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data))?;
+    let n = file.read_at(offset, count, &mut |done, data| {
+        ctx.write_bytes(buf.wrapping_add(done as u64), data)
+    })?;
     Ok(n as isize)
 }
 
 pub fn sys_pwrite64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count, offset) = (args[1], count_arg(args[2]), offset_arg(args[3])?);
     let file = get_file(ctx, fd_arg(args[0]))?;
-    let n = file.write_at(offset, count, &mut |done, chunk| ctx.read_into(buf.wrapping_add(done as u64), chunk))?;
+    let source =
+        &mut |done: usize, chunk: &mut [u8]| ctx.read_into(buf.wrapping_add(done as u64), chunk);
+    let n = file.write_at(offset, count, source, &CallerCtx(ctx))?;
     Ok(n as isize)
 }
 
@@ -63,15 +75,25 @@ impl IoVecs {
             base.copy_from_slice(&pair[..8]);
             len.copy_from_slice(&pair[8..]);
             let len = u64::from_ne_bytes(len);
-            let len = usize::try_from(len).ok().filter(|l| *l <= isize::MAX as usize).ok_or(Error::new(Errno::EINVAL))?;
-            total = total.checked_add(len).filter(|t| *t <= isize::MAX as usize).ok_or(Error::new(Errno::EINVAL))?;
+            let len = usize::try_from(len)
+                .ok()
+                .filter(|l| *l <= isize::MAX as usize)
+                .ok_or(Error::new(Errno::EINVAL))?;
+            total = total
+                .checked_add(len)
+                .filter(|t| *t <= isize::MAX as usize)
+                .ok_or(Error::new(Errno::EINVAL))?;
             iovs.push((u64::from_ne_bytes(base), len));
         }
         Ok(IoVecs(iovs))
     }
 
     fn total(&self) -> usize {
-        self.0.iter().map(|(_, len)| *len).sum::<usize>().min(super::MAX_RW_COUNT)
+        self.0
+            .iter()
+            .map(|(_, len)| *len)
+            .sum::<usize>()
+            .min(super::MAX_RW_COUNT)
     }
 
     /// The user ranges covering bytes `[at, at + len)` of the whole vector.
@@ -117,7 +139,11 @@ pub fn sys_readv(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::EBADF));
     }
     let iovs = IoVecs::read(ctx, args[1], args[2])?;
-    let n = file.read(iovs.total(), &mut |done, data| iovs.scatter(ctx, done, data))?;
+    let n = file.read(
+        iovs.total(),
+        &mut |done, data| iovs.scatter(ctx, done, data),
+        &CallerCtx(ctx),
+    )?;
     Ok(n as isize)
 }
 
@@ -127,7 +153,11 @@ pub fn sys_writev(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::EBADF));
     }
     let iovs = IoVecs::read(ctx, args[1], args[2])?;
-    let n = file.write(iovs.total(), &mut |done, buf| iovs.gather(ctx, done, buf))?;
+    let n = file.write(
+        iovs.total(),
+        &mut |done, buf| iovs.gather(ctx, done, buf),
+        &CallerCtx(ctx),
+    )?;
     Ok(n as isize)
 }
 
@@ -140,7 +170,12 @@ pub fn sys_lseek(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 /// sendfile(2): copies through a kernel buffer, from `in_fd`'s position
 /// (or `*offset`, which is then updated) to `out_fd`.
 pub fn sys_sendfile(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    let (out_fd, in_fd, offset_addr, count) = (fd_arg(args[0]), fd_arg(args[1]), args[2], count_arg(args[3]));
+    let (out_fd, in_fd, offset_addr, count) = (
+        fd_arg(args[0]),
+        fd_arg(args[1]),
+        args[2],
+        count_arg(args[3]),
+    );
     let input = get_file(ctx, in_fd)?;
     let output = get_file(ctx, out_fd)?;
     if !input.can_read() || !output.can_write() {
@@ -164,7 +199,7 @@ pub fn sys_sendfile(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         };
         let read = match offset {
             Some(off) => input.read_at(off, want, &mut take),
-            None => input.read(want, &mut take),
+            None => input.read(want, &mut take, &CallerCtx(ctx)),
         };
         let n = match read {
             Ok(n) => n.min(got),
@@ -174,10 +209,11 @@ pub fn sys_sendfile(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         if n == 0 {
             break;
         }
-        let written = match output.write(n, &mut |done, buf| {
+        let mut give = |done: usize, buf: &mut [u8]| {
             buf.copy_from_slice(&chunk[done..done + buf.len()]);
             Ok(())
-        }) {
+        };
+        let written = match output.write(n, &mut give, &CallerCtx(ctx)) {
             Ok(w) => w,
             Err(e) if total == 0 => return Err(e),
             Err(_) => 0,
@@ -189,7 +225,9 @@ pub fn sys_sendfile(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
             // Give back what was read but not written.
             input.set_position(input.position().saturating_sub((n - written) as u64));
         }
-        if written < n {
+        // A stream read returns what was there; reading on could block on
+        // (and swallow) an end-of-file mark meant for the next call.
+        if written < n || input.ops().is_some() {
             break;
         }
     }

@@ -2,9 +2,12 @@
 //! mkdir(2), mknod(2), unlink(2)/rmdir(2), rename(2)/renameat2,
 //! link(2), symlink(2), readlink(2), and their *at variants.
 
-use super::{fd_arg, fd_limit, fs_context, resolve_at, start_dir, AT_EMPTY_PATH, AT_FDCWD, AT_REMOVEDIR, AT_SYMLINK_FOLLOW};
+use super::{
+    AT_EMPTY_PATH, AT_FDCWD, AT_REMOVEDIR, AT_SYMLINK_FOLLOW, fd_arg, fd_limit, fs_context,
+    resolve_at, start_dir,
+};
 use crate::error::{Errno, Error, Result};
-use crate::fs::{self, makedev, RenameFlags, O_CLOEXEC, O_CREAT, O_TRUNC, O_WRONLY};
+use crate::fs::{self, O_CLOEXEC, O_CREAT, O_TRUNC, O_WRONLY, RenameFlags, makedev};
 use crate::syscall::{Context, SyscallArgs};
 
 fn openat(ctx: &Context, dirfd: i32, path_addr: u64, flags: u32, mode: u32) -> Result<isize> {
@@ -17,7 +20,11 @@ fn openat(ctx: &Context, dirfd: i32, path_addr: u64, flags: u32, mode: u32) -> R
         return Err(Error::new(Errno::EMFILE));
     }
     let file = fs::open(&fs, &start, &path, flags, mode)?;
-    let fd = ctx.process.files().lock().insert(file, flags & O_CLOEXEC != 0, limit)?;
+    let fd = ctx
+        .process
+        .files()
+        .lock()
+        .insert(file, flags & O_CLOEXEC != 0, limit)?;
     Ok(fd as isize)
 }
 
@@ -26,11 +33,23 @@ pub fn sys_open(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 pub fn sys_openat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    openat(ctx, fd_arg(args[0]), args[1], args[2] as u32, args[3] as u32)
+    openat(
+        ctx,
+        fd_arg(args[0]),
+        args[1],
+        args[2] as u32,
+        args[3] as u32,
+    )
 }
 
 pub fn sys_creat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    openat(ctx, AT_FDCWD, args[0], O_CREAT | O_WRONLY | O_TRUNC, args[1] as u32)
+    openat(
+        ctx,
+        AT_FDCWD,
+        args[0],
+        O_CREAT | O_WRONLY | O_TRUNC,
+        args[1] as u32,
+    )
 }
 
 fn mkdirat(ctx: &Context, dirfd: i32, path_addr: u64, mode: u32) -> Result<isize> {
@@ -64,7 +83,13 @@ pub fn sys_mknod(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 pub fn sys_mknodat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    mknodat(ctx, fd_arg(args[0]), args[1], args[2] as u32, args[3] as u32)
+    mknodat(
+        ctx,
+        fd_arg(args[0]),
+        args[1],
+        args[2] as u32,
+        args[3] as u32,
+    )
 }
 
 fn unlinkat(ctx: &Context, dirfd: i32, path_addr: u64, flags: u32) -> Result<isize> {
@@ -94,7 +119,14 @@ pub fn sys_rmdir(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     unlinkat(ctx, AT_FDCWD, args[0], AT_REMOVEDIR)
 }
 
-fn renameat2(ctx: &Context, olddfd: i32, old_addr: u64, newdfd: i32, new_addr: u64, flags: u32) -> Result<isize> {
+fn renameat2(
+    ctx: &Context,
+    olddfd: i32,
+    old_addr: u64,
+    newdfd: i32,
+    new_addr: u64,
+    flags: u32,
+) -> Result<isize> {
     const RENAME_NOREPLACE: u32 = 1;
     const RENAME_EXCHANGE: u32 = 2;
     const RENAME_WHITEOUT: u32 = 4;
@@ -105,14 +137,19 @@ fn renameat2(ctx: &Context, olddfd: i32, old_addr: u64, newdfd: i32, new_addr: u
         return Err(Error::new(Errno::EINVAL));
     }
     if flags & (RENAME_EXCHANGE | RENAME_WHITEOUT) != 0 {
-        return Err(Error::with_message(Errno::EINVAL, "RENAME_EXCHANGE/RENAME_WHITEOUT not supported"));
+        return Err(Error::with_message(
+            Errno::EINVAL,
+            "RENAME_EXCHANGE/RENAME_WHITEOUT not supported",
+        ));
     }
     let old = ctx.read_path(old_addr)?;
     let new = ctx.read_path(new_addr)?;
     let fs = fs_context(ctx);
     let old_start = start_dir(ctx, &fs, olddfd, &old)?;
     let new_start = start_dir(ctx, &fs, newdfd, &new)?;
-    let flags = RenameFlags { noreplace: flags & RENAME_NOREPLACE != 0 };
+    let flags = RenameFlags {
+        noreplace: flags & RENAME_NOREPLACE != 0,
+    };
     fs::rename(&fs, &old_start, &old, &new_start, &new, flags)?;
     Ok(0)
 }
@@ -126,14 +163,34 @@ pub fn sys_renameat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 pub fn sys_renameat2(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    renameat2(ctx, fd_arg(args[0]), args[1], fd_arg(args[2]), args[3], args[4] as u32)
+    renameat2(
+        ctx,
+        fd_arg(args[0]),
+        args[1],
+        fd_arg(args[2]),
+        args[3],
+        args[4] as u32,
+    )
 }
 
-fn linkat(ctx: &Context, olddfd: i32, old_addr: u64, newdfd: i32, new_addr: u64, flags: u32) -> Result<isize> {
+fn linkat(
+    ctx: &Context,
+    olddfd: i32,
+    old_addr: u64,
+    newdfd: i32,
+    new_addr: u64,
+    flags: u32,
+) -> Result<isize> {
     if flags & !(AT_SYMLINK_FOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    let node = resolve_at(ctx, olddfd, old_addr, flags & AT_SYMLINK_FOLLOW != 0, flags & AT_EMPTY_PATH != 0)?;
+    let node = resolve_at(
+        ctx,
+        olddfd,
+        old_addr,
+        flags & AT_SYMLINK_FOLLOW != 0,
+        flags & AT_EMPTY_PATH != 0,
+    )?;
     let new = ctx.read_path(new_addr)?;
     let fs = fs_context(ctx);
     let start = start_dir(ctx, &fs, newdfd, &new)?;
@@ -146,7 +203,14 @@ pub fn sys_link(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 pub fn sys_linkat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    linkat(ctx, fd_arg(args[0]), args[1], fd_arg(args[2]), args[3], args[4] as u32)
+    linkat(
+        ctx,
+        fd_arg(args[0]),
+        args[1],
+        fd_arg(args[2]),
+        args[3],
+        args[4] as u32,
+    )
 }
 
 fn symlinkat(ctx: &Context, target_addr: u64, newdfd: i32, path_addr: u64) -> Result<isize> {

@@ -1,0 +1,210 @@
+//! poll(2), ppoll(2), select(2) and pselect6(2).
+//!
+//! Readiness comes from each file's `poll`. The waiter sleeps on the first
+//! stream file's wait queue (so a wake-up there is seen at once) and
+//! rechecks every file each `RECHECK_NS`. The signal masks of ppoll and
+//! pselect6 are not applied yet.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use frame::sync::WaitQueue;
+
+use super::{CallerCtx, fd_limit};
+use crate::error::{Errno, Error, Result};
+use crate::fs::{
+    Caller, File, FileOps, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, RECHECK_NS,
+};
+use crate::syscall::{Context, SyscallArgs};
+
+/// Where a poll with no stream file sleeps (nobody wakes it; the deadline does).
+static IDLE: WaitQueue = WaitQueue::new();
+
+/// A deadline `ns` nanoseconds from now.
+fn deadline_after(ns: u64) -> u64 {
+    frame::timer::monotonic_ns().saturating_add(ns)
+}
+
+/// Reads a `struct timespec` (or, with `micro`, a `struct timeval`) timeout:
+/// None for a NULL pointer (wait forever). EINVAL if malformed.
+fn read_timeout(ctx: &Context, addr: u64, micro: bool) -> Result<Option<u64>> {
+    if addr == 0 {
+        return Ok(None);
+    }
+    let [sec, frac]: [i64; 2] = ctx.read_val(addr)?;
+    let unit = if micro { 1_000 } else { 1 };
+    let limit = 1_000_000_000 / unit;
+    if sec < 0 || !(0..limit).contains(&frac) {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let ns = (sec as u64)
+        .saturating_mul(1_000_000_000)
+        .saturating_add(frac as u64 * unit as u64);
+    Ok(Some(deadline_after(ns)))
+}
+
+/// The files open on `fds` (None where not open), looked up in one go.
+fn files_of(ctx: &Context, fds: impl Iterator<Item = i32>) -> Vec<Option<Arc<File>>> {
+    let table = ctx.process.files().lock();
+    fds.map(|fd| if fd < 0 { None } else { table.get(fd).ok() })
+        .collect()
+}
+
+/// Sleeps until `deadline` (None: for a signal or `RECHECK_NS`), on the
+/// queue of the first stream file. False once the deadline has passed.
+fn wait_round(ctx: &Context, files: &[Option<Arc<File>>], deadline: Option<u64>) -> Result<bool> {
+    let now = frame::timer::monotonic_ns();
+    if deadline.is_some_and(|d| now >= d) {
+        return Ok(false);
+    }
+    let ops: Option<&Arc<dyn FileOps>> = files.iter().flatten().find_map(|f| f.ops());
+    let queue = ops.map_or(&IDLE, |o| o.wait_queue());
+    let slice = now
+        .saturating_add(RECHECK_NS)
+        .min(deadline.unwrap_or(u64::MAX));
+    let caller = CallerCtx(ctx);
+    let woke = caller.wait(queue, &mut || false, slice);
+    match woke {
+        Ok(_) => Ok(true),
+        // Linux restarts an untimed poll after a handler-less signal.
+        Err(_) if deadline.is_none() => Err(Error::new(Errno::ERESTARTNOHAND)),
+        Err(_) => Err(Error::new(Errno::EINTR)),
+    }
+}
+
+fn do_poll(ctx: &Context, addr: u64, nfds: u64, deadline: Option<u64>) -> Result<isize> {
+    if nfds > fd_limit(ctx) as u64 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let nfds = nfds as usize;
+    let mut raw = ctx.read_bytes(addr, nfds * 8)?;
+    let entry = |raw: &[u8], i: usize| -> (i32, u16) {
+        let b = &raw[i * 8..i * 8 + 8];
+        (
+            i32::from_ne_bytes([b[0], b[1], b[2], b[3]]),
+            u16::from_ne_bytes([b[4], b[5]]),
+        )
+    };
+    let caller = CallerCtx(ctx);
+    loop {
+        let files = files_of(ctx, (0..nfds).map(|i| entry(&raw, i).0));
+        let mut ready = 0;
+        for (i, file) in files.iter().enumerate() {
+            let (fd, events) = entry(&raw, i);
+            let revents = match file {
+                _ if fd < 0 => 0,
+                None => POLLNVAL,
+                Some(f) => f.poll(&caller) & (events | POLLERR | POLLHUP | POLLNVAL),
+            };
+            raw[i * 8 + 6..i * 8 + 8].copy_from_slice(&revents.to_ne_bytes());
+            if revents != 0 {
+                ready += 1;
+            }
+        }
+        if ready > 0 || !wait_round(ctx, &files, deadline)? {
+            ctx.write_bytes(addr, &raw)?;
+            return Ok(ready);
+        }
+    }
+}
+
+pub fn sys_poll(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let timeout_ms = args[2] as i32;
+    let deadline = (timeout_ms >= 0).then(|| deadline_after(timeout_ms as u64 * 1_000_000));
+    do_poll(ctx, args[0], args[1], deadline)
+}
+
+pub fn sys_ppoll(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    if args[3] != 0 && args[4] != 8 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let deadline = read_timeout(ctx, args[2], false)?;
+    do_poll(ctx, args[0], args[1], deadline)
+}
+
+/// An `fd_set` of `nfds` bits at `addr` (None for NULL).
+fn read_fd_set(ctx: &Context, addr: u64, nfds: usize) -> Result<Option<Vec<u64>>> {
+    if addr == 0 {
+        return Ok(None);
+    }
+    let mut words = alloc::vec![0u64; nfds.div_ceil(64)];
+    let bytes = ctx.read_bytes(addr, words.len() * 8)?;
+    for (w, b) in words.iter_mut().zip(bytes.chunks_exact(8)) {
+        *w = u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
+    }
+    Ok(Some(words))
+}
+
+fn bit(set: &Option<Vec<u64>>, fd: usize) -> bool {
+    set.as_ref()
+        .is_some_and(|s| s.get(fd / 64).is_some_and(|w| w & (1 << (fd % 64)) != 0))
+}
+
+fn do_select(ctx: &Context, nfds: u64, sets: [u64; 3], deadline: Option<u64>) -> Result<isize> {
+    let nfds = usize::try_from(nfds as i32)
+        .map_err(|_| Error::new(Errno::EINVAL))?
+        .min(fd_limit(ctx));
+    let inputs = [
+        read_fd_set(ctx, sets[0], nfds)?,
+        read_fd_set(ctx, sets[1], nfds)?,
+        read_fd_set(ctx, sets[2], nfds)?,
+    ];
+    let wanted: Vec<usize> = (0..nfds)
+        .filter(|&fd| inputs.iter().any(|s| bit(s, fd)))
+        .collect();
+    let caller = CallerCtx(ctx);
+    loop {
+        let files = files_of(ctx, wanted.iter().map(|&fd| fd as i32));
+        let mut outputs = inputs
+            .clone()
+            .map(|s| s.map(|v| alloc::vec![0u64; v.len()]));
+        let mut ready = 0;
+        for (&fd, file) in wanted.iter().zip(files.iter()) {
+            let Some(file) = file else {
+                return Err(Error::new(Errno::EBADF));
+            };
+            let revents = file.poll(&caller);
+            let hits = [POLLIN | POLLHUP | POLLERR, POLLOUT | POLLERR, POLLPRI];
+            for k in 0..3 {
+                if bit(&inputs[k], fd)
+                    && revents & hits[k] != 0
+                    && let Some(out) = outputs[k].as_mut()
+                {
+                    out[fd / 64] |= 1 << (fd % 64);
+                    ready += 1;
+                }
+            }
+        }
+        if ready > 0 || !wait_round(ctx, &files, deadline)? {
+            for (addr, out) in sets.iter().zip(outputs.iter()) {
+                if let Some(words) = out {
+                    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+                    ctx.write_bytes(*addr, &bytes)?;
+                }
+            }
+            return Ok(ready);
+        }
+    }
+}
+
+pub fn sys_select(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let deadline = read_timeout(ctx, args[4], true)?;
+    let n = do_select(ctx, args[0], [args[1], args[2], args[3]], deadline)?;
+    if args[4] != 0 {
+        // Linux reports the time left (select(2), NOTES).
+        let left = deadline
+            .unwrap_or(0)
+            .saturating_sub(frame::timer::monotonic_ns());
+        let tv = [
+            (left / 1_000_000_000) as i64,
+            ((left % 1_000_000_000) / 1_000) as i64,
+        ];
+        ctx.write_val(args[4], &tv)?;
+    }
+    Ok(n)
+}
+
+pub fn sys_pselect6(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let deadline = read_timeout(ctx, args[4], false)?;
+    do_select(ctx, args[0], [args[1], args[2], args[3]], deadline)
+}
