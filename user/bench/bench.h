@@ -27,8 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TARGET_NS 20000000.0 /* one measured run: at least 20 ms */
-#define REPS 5
+#define TARGET_NS 50000000.0 /* one measured run: at least 50 ms */
+#define REPS 7
 #define MAX_ITERS (1L << 24)
 
 static inline void b_out(const char *s, size_t n)

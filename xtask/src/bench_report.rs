@@ -295,8 +295,8 @@ impl Report {
         );
         let _ = writeln!(
             s,
-            "Each figure is the median of 5 runs of a calibrated iteration count (at least \
-             20 ms of guest time per run) after a warm-up. The ratio is normalised so that \
+            "Each figure is the median of 7 runs of a calibrated iteration count (at least \
+             50 ms of guest time per run) after a warm-up. The ratio is normalised so that \
              **higher is better for Trellis**: Linux/Trellis for latencies, Trellis/Linux for \
              bandwidths. `missing` means the kernel lacks a system call or device the \
              benchmark needs. Raw data: `latest.json` and one JSON file per run in this \
