@@ -85,6 +85,25 @@ fn parse_shebang(data: &[u8]) -> Result<(String, Option<String>)> {
     Ok((String::from(interp), arg.filter(|a| !a.is_empty()).map(String::from)))
 }
 
+/// Bytes read up front: enough for the ELF and program headers of any
+/// sane executable (segments are paged in from the file on demand).
+const HEAD_SIZE: usize = 16 * 1024;
+
+/// Reads the first `n` bytes of the file (fewer if it is shorter).
+fn read_head(inode: &Arc<dyn Inode>, n: usize) -> Result<Vec<u8>> {
+    let mut head = vec![0u8; n.min(inode.size())];
+    let mut done = 0;
+    while done < head.len() {
+        let got = inode.read_at(done, &mut head[done..])?;
+        if got == 0 {
+            break;
+        }
+        done += got;
+    }
+    head.truncate(done);
+    Ok(head)
+}
+
 fn load_elf(
     inode: &Arc<dyn Inode>,
     data: &[u8],
@@ -94,8 +113,8 @@ fn load_elf(
     creds: &super::creds::Credentials,
     stack_size: usize,
 ) -> Result<Image> {
-    let elf = elf::parse(data).map_err(|_| Error::with_message(Errno::ENOEXEC, "malformed ELF"))?;
-    if elf.interp().is_some() {
+    let elf = elf::parse_prefix(data, inode.size()).map_err(|_| Error::with_message(Errno::ENOEXEC, "malformed ELF"))?;
+    if elf.has_segment(elf::PT_INTERP) {
         return Err(Error::with_message(Errno::ENOEXEC, "dynamically linked programs are not supported yet"));
     }
     let base = match elf.kind {
@@ -235,7 +254,11 @@ fn load(
     let mut path = String::from(path);
     for _ in 0..=MAX_SHEBANG_DEPTH {
         let inode = crate::fs::open_exec(fs, &path)?;
-        let data = read_whole(&inode)?;
+        let mut data = read_head(&inode, HEAD_SIZE)?;
+        if !data.starts_with(b"#!") && elf::parse_prefix(&data, inode.size()) == Err(elf::ElfError::Truncated) {
+            // Headers beyond the first read: fall back to the whole file.
+            data = read_whole(&inode)?;
+        }
         if data.starts_with(b"#!") {
             let (interp, arg) = parse_shebang(&data)?;
             // argv becomes: interp [arg] path argv[1..]

@@ -156,6 +156,18 @@ pub struct ElfFile<'a> {
 
 /// Parse and validate an ELF64 x86-64 executable.
 pub fn parse(data: &[u8]) -> Result<ElfFile<'_>, ElfError> {
+    parse_prefix(data, data.len())
+}
+
+/// Like [`parse`], from the first bytes of a file of `file_len` bytes: the
+/// ELF header and program header table must lie in `head`; segments are
+/// checked against `file_len`. Lets a loader avoid reading a whole
+/// executable to validate it. Segment data beyond `head` is not available
+/// ([`ElfFile::segment_data`] reports it as truncated).
+pub fn parse_prefix(data: &[u8], file_len: usize) -> Result<ElfFile<'_>, ElfError> {
+    if file_len < data.len() {
+        return Err(ElfError::Truncated);
+    }
     // A wrong magic is reported even when the input is shorter than a
     // header, so "not ELF" is never confused with "truncated ELF".
     let n = data.len().min(ELF_MAGIC.len());
@@ -205,7 +217,7 @@ pub fn parse(data: &[u8]) -> Result<ElfFile<'_>, ElfError> {
     for ph in elf.program_headers() {
         match ph.p_type {
             PT_LOAD => {
-                let end = validate_load(&ph, data.len())?;
+                let end = validate_load(&ph, file_len)?;
                 // Linux requires PT_LOADs in ascending vaddr order; also
                 // reject overlap, which would make one segment clobber
                 // another when mapped.
@@ -216,7 +228,9 @@ pub fn parse(data: &[u8]) -> Result<ElfFile<'_>, ElfError> {
                 loads = loads.saturating_add(1);
             }
             PT_INTERP => {
-                elf.segment_data(&ph)?;
+                file_range(ph.offset, ph.filesz)
+                    .filter(|r| r.end <= file_len)
+                    .ok_or(ElfError::BadSegment)?;
             }
             _ => {}
         }
@@ -277,6 +291,12 @@ impl<'a> ElfFile<'a> {
             .checked_add(self.phoff)?;
         let range = file_range(start, PHDR_LEN as u64)?;
         ProgramHeader::decode(self.data.get(range)?)
+    }
+
+    /// Whether a program header of type `p_type` exists (e.g. `PT_INTERP`,
+    /// which marks a dynamically linked program).
+    pub fn has_segment(&self, p_type: u32) -> bool {
+        self.program_headers().any(|ph| ph.p_type == p_type)
     }
 
     /// The interpreter path from `PT_INTERP`, without its NUL terminator.

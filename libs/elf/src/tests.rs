@@ -608,3 +608,32 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn parse_prefix_checks_segments_against_the_file_length() {
+    let img = exec_image();
+    let phend = 64 + 56 * exec_phdrs().len();
+    let head = &img[..phend];
+    // Headers alone validate when the real file length is given...
+    let elf = parse_prefix(head, img.len()).unwrap();
+    assert_eq!(
+        elf.load_segments().count(),
+        parse(&img).unwrap().load_segments().count()
+    );
+    // ...but not when the file is claimed shorter than its segments.
+    assert!(parse_prefix(head, phend).is_err());
+    // A head cut inside the program header table is truncated.
+    assert_eq!(
+        parse_prefix(&img[..phend - 1], img.len()),
+        Err(ElfError::Truncated)
+    );
+    // A head longer than the file is a caller error.
+    assert_eq!(parse_prefix(&img, img.len() - 1), Err(ElfError::Truncated));
+}
+
+#[test]
+fn has_segment_reports_interp() {
+    let img = dyn_image();
+    assert!(parse(&img).unwrap().has_segment(PT_INTERP));
+    assert!(!parse(&exec_image()).unwrap().has_segment(PT_INTERP));
+}
