@@ -99,33 +99,36 @@ impl Context<'_> {
     }
 }
 
-struct Entry {
-    name: &'static str,
-    handler: Option<SyscallFn>,
-}
-
 const MAX_NR: usize = 463;
 
 /// Syscalls already reported as missing (each is logged once).
 static REPORTED: [AtomicBool; MAX_NR] = [const { AtomicBool::new(false) }; MAX_NR];
 
-fn lookup(nr: usize) -> Entry {
-    let families: [&[(usize, &'static str, SyscallFn)]; 8] = [
-        creds::SYSCALLS,
-        fs::SYSCALLS,
-        mm::SYSCALLS,
-        process::SYSCALLS,
-        sched::SYSCALLS,
-        signal::SYSCALLS,
-        system::SYSCALLS,
-        time::SYSCALLS,
-    ];
-    for family in families {
-        if let Some((_, name, f)) = family.iter().find(|(n, _, _)| *n == nr) {
-            return Entry { name, handler: Some(*f) };
+/// The dispatch table, indexed by syscall number, built from the family
+/// tables on first use.
+static TABLE: frame::sync::Once<[Option<SyscallFn>; MAX_NR]> = frame::sync::Once::new();
+
+fn table() -> &'static [Option<SyscallFn>; MAX_NR] {
+    TABLE.call_once(|| {
+        let families: [&[(usize, &'static str, SyscallFn)]; 8] = [
+            creds::SYSCALLS,
+            fs::SYSCALLS,
+            mm::SYSCALLS,
+            process::SYSCALLS,
+            sched::SYSCALLS,
+            signal::SYSCALLS,
+            system::SYSCALLS,
+            time::SYSCALLS,
+        ];
+        let mut t: [Option<SyscallFn>; MAX_NR] = [None; MAX_NR];
+        for (nr, name, f) in families.iter().flat_map(|f| f.iter()) {
+            match t.get_mut(*nr) {
+                Some(slot) if slot.is_none() => *slot = Some(*f),
+                _ => panic!("syscall table: {name} ({nr}) registered twice or out of range"),
+            }
         }
-    }
-    Entry { name: names::name_of(nr), handler: None }
+        t
+    })
 }
 
 mod names;
@@ -134,18 +137,15 @@ mod names;
 pub fn dispatch(ctx: &mut Context) {
     let (nr, args) = ctx.user.syscall();
     let result = match usize::try_from(nr).ok().filter(|n| *n < MAX_NR) {
-        Some(n) => {
-            let entry = lookup(n);
-            match entry.handler {
-                Some(f) => f(ctx, &args),
-                None => {
-                    if !REPORTED[n].swap(true, Ordering::Relaxed) {
-                        frame::log_warn!("unimplemented syscall {} ({n}): ENOSYS", entry.name);
-                    }
-                    Err(Error::new(Errno::ENOSYS))
+        Some(n) => match table()[n] {
+            Some(f) => f(ctx, &args),
+            None => {
+                if !REPORTED[n].swap(true, Ordering::Relaxed) {
+                    frame::log_warn!("unimplemented syscall {} ({n}): ENOSYS", names::name_of(n));
                 }
+                Err(Error::new(Errno::ENOSYS))
             }
-        }
+        },
         None => Err(Error::new(Errno::ENOSYS)),
     };
     let ret = match result {
