@@ -12,6 +12,8 @@ use crate::error::{Errno, Error, Result};
 pub const NULL: u64 = makedev(1, 3);
 pub const ZERO: u64 = makedev(1, 5);
 pub const FULL: u64 = makedev(1, 7);
+pub const RANDOM: u64 = makedev(1, 8);
+pub const URANDOM: u64 = makedev(1, 9);
 pub const TTY: u64 = makedev(5, 0);
 pub const CONSOLE: u64 = makedev(5, 1);
 
@@ -68,12 +70,32 @@ impl FileOps for Full {
     }
 }
 
+/// Reads random bytes (the kernel's generator; it never blocks, as on
+/// Linux once seeded), writes are accepted and ignored.
+struct Random;
+
+impl FileOps for Random {
+    fn read(&self, buf: &mut [u8], _caller: &dyn Caller) -> Result<usize> {
+        crate::system::fill_random(buf);
+        Ok(buf.len())
+    }
+
+    fn write(&self, buf: &[u8], _caller: &dyn Caller) -> Result<usize> {
+        Ok(buf.len())
+    }
+
+    fn is_seekable(&self) -> bool {
+        true
+    }
+}
+
 /// The driver of character device `rdev`: ENXIO if there is none.
 pub fn char_device(rdev: u64) -> Result<Arc<dyn FileOps>> {
     Ok(match rdev {
         NULL => Arc::new(Null),
         ZERO => Arc::new(Zero),
         FULL => Arc::new(Full),
+        RANDOM | URANDOM => Arc::new(Random),
         TTY | CONSOLE => Console::get(),
         _ => {
             return Err(Error::with_message(

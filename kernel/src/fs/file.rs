@@ -128,6 +128,15 @@ pub trait FileOps: Send + Sync {
 
 static NEVER_WOKEN: WaitQueue = WaitQueue::new();
 
+/// `offset`, if a transfer of `len` bytes there stays within the largest
+/// file offset; EINVAL otherwise (Linux's `rw_verify_area`).
+fn check_range(offset: usize, len: usize) -> Result<usize> {
+    match offset.checked_add(len) {
+        Some(end) if end <= i64::MAX as usize => Ok(offset),
+        _ => Err(Error::new(Errno::EINVAL)),
+    }
+}
+
 pub struct File {
     node: Arc<dyn Inode>,
     ops: Option<Arc<dyn FileOps>>,
@@ -231,7 +240,8 @@ impl File {
             return self.read_stream(ops, len, sink, caller);
         }
         let pos = self.position();
-        let n = self.read_inode(usize::try_from(pos).unwrap_or(usize::MAX), len, sink)?;
+        let offset = check_range(pos as usize, len)?;
+        let n = self.read_inode(offset, len, sink)?;
         self.set_position(pos + n as u64);
         Ok(n)
     }
@@ -247,7 +257,7 @@ impl File {
         if self.ops.is_some() {
             return Err(Error::new(Errno::ESPIPE));
         }
-        self.read_inode(offset, len, sink)
+        self.read_inode(check_range(offset, len)?, len, sink)
     }
 
     fn read_stream(
@@ -354,7 +364,7 @@ impl File {
             return self.write_common(None, len, source, caller);
         }
         let pos = self.position();
-        let offset = usize::try_from(pos).map_err(|_| Error::new(Errno::EFBIG))?;
+        let offset = check_range(pos as usize, len)?;
         let n = self.write_common(Some(offset), len, source, caller)?;
         self.set_position(pos + n as u64);
         Ok(n)
@@ -372,6 +382,7 @@ impl File {
         if self.ops.is_some() {
             return Err(Error::new(Errno::ESPIPE));
         }
+        check_range(offset, len)?;
         let at = if self.flags() & O_APPEND != 0 {
             None
         } else {

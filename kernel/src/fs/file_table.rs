@@ -55,6 +55,12 @@ impl FileTable {
         }
     }
 
+    /// One past the highest descriptor that may be open, rounded up the way
+    /// Linux sizes its descriptor bitmaps (select(2) ignores fds beyond it).
+    pub fn max_fds(&self) -> usize {
+        self.slots.len().next_multiple_of(64).max(64)
+    }
+
     /// Whether a descriptor below `limit` is free.
     pub fn has_free(&self, limit: usize) -> bool {
         let limit = limit.min(HARD_MAX_FDS);

@@ -17,6 +17,7 @@ mod inode;
 mod namespace;
 mod open;
 mod path;
+mod perm;
 mod ramfs;
 mod stat;
 mod termios;
@@ -31,6 +32,7 @@ pub use self::inode::{FileType, Inode, NewNode, NodeKind, RenameFlags, Timespec,
 pub use self::namespace::{link, mkdir, mknod, rename, rmdir, symlink, unlink};
 pub use self::open::open;
 pub use self::path::{lookup, path_of};
+pub use self::perm::{Cred, MAY_EXEC, MAY_READ, MAY_WRITE};
 pub use self::stat::{STATX_RESERVED, Stat, StatFs, Statx};
 use crate::error::{Errno, Error, Result};
 
@@ -46,12 +48,15 @@ fn root_inode() -> Arc<dyn Inode> {
         .clone()
 }
 
-/// Per-process file-system state: root, working directory, umask.
+/// Per-process file-system state: root, working directory, umask; and the
+/// credentials that lookups and checks made through it use (root unless
+/// the caller sets them: the syscall layer does, per call).
 #[derive(Clone)]
 pub struct FsContext {
     root: Arc<dyn Inode>,
     cwd: Arc<dyn Inode>,
     umask: u32,
+    cred: Cred,
 }
 
 impl Default for FsContext {
@@ -62,6 +67,7 @@ impl Default for FsContext {
             cwd: root.clone(),
             root,
             umask: 0o022,
+            cred: Cred::root(),
         }
     }
 }
@@ -73,6 +79,16 @@ impl FsContext {
 
     pub fn cwd(&self) -> &Arc<dyn Inode> {
         &self.cwd
+    }
+
+    pub fn cred(&self) -> &Cred {
+        &self.cred
+    }
+
+    /// The same context acting for `cred`.
+    pub fn with_cred(mut self, cred: Cred) -> Self {
+        self.cred = cred;
+        self
     }
 
     pub fn umask(&self) -> u32 {
@@ -96,7 +112,7 @@ impl FsContext {
 }
 
 /// Builds the root file system and unpacks the initramfs into it, then adds
-/// /dev (null, zero, full, console, tty) and /tmp if the archive lacks them.
+/// /dev (null, zero, full, random, urandom, console, tty) and /tmp if the archive lacks them.
 pub fn init(initrd: Option<&[u8]>) -> Result<()> {
     if ROOT.get().is_some() {
         return Err(Error::with_message(Errno::EBUSY, "fs::init called twice"));
@@ -134,6 +150,8 @@ fn populate(fs: &FsContext) -> Result<()> {
         ("null", devices::NULL, 0o666),
         ("zero", devices::ZERO, 0o666),
         ("full", devices::FULL, 0o666),
+        ("random", devices::RANDOM, 0o666),
+        ("urandom", devices::URANDOM, 0o666),
         ("console", devices::CONSOLE, 0o600),
         ("tty", devices::TTY, 0o666),
     ];
@@ -154,12 +172,13 @@ fn populate(fs: &FsContext) -> Result<()> {
     Ok(())
 }
 
-/// Resolves `path` for execve: ENOENT, ENOTDIR, ELOOP, ENAMETOOLONG, and
-/// EACCES for anything but a regular file with an execute bit.
+/// Resolves `path` for execve with `fs`'s credentials: ENOENT, ENOTDIR,
+/// ELOOP, ENAMETOOLONG, and EACCES for anything but a regular file the
+/// caller may execute.
 pub fn open_exec(fs: &FsContext, path: &str) -> Result<Arc<dyn Inode>> {
     let node = path::lookup(fs, fs.cwd(), path, true)?;
     let meta = node.metadata();
-    if meta.file_type != FileType::Regular || meta.perm & 0o111 == 0 {
+    if meta.file_type != FileType::Regular || !fs.cred().may(&meta, MAY_EXEC) {
         return Err(Error::new(Errno::EACCES));
     }
     Ok(node)

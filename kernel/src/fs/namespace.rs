@@ -1,6 +1,7 @@
 //! Operations on names: mkdir, mknod, symlink, link, unlink, rmdir, rename.
 //! Each resolves the parent directory, applies the rules for the final
-//! component that the man pages give, and asks the file system to do it.
+//! component that the man pages give, checks permissions (write and search
+//! on the directories changed, the sticky bit), and asks the file system.
 
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -8,6 +9,7 @@ use alloc::sync::Arc;
 use super::FsContext;
 use super::inode::{FileType, Inode, NewNode, NodeKind, RenameFlags, S_IFMT, same_inode};
 use super::path::{self, Last, PATH_MAX, Parent};
+use super::perm::{MAY_EXEC, MAY_WRITE};
 use crate::error::{Errno, Error, Result};
 
 /// The name a new node gets: EEXIST when the path names "/", "." or "..",
@@ -25,24 +27,45 @@ fn new_name(parent: &Parent, is_dir: bool) -> Result<&str> {
     }
 }
 
-/// mkdir(2): `mode` before the umask.
-pub fn mkdir(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, mode: u32) -> Result<()> {
+/// May the caller add `name` to `parent.dir`? EEXIST first, as on Linux.
+fn check_create(fs: &FsContext, parent: &Parent, name: &str) -> Result<()> {
+    if parent.dir.lookup(name).is_ok() {
+        return Err(Error::new(Errno::EEXIST));
+    }
+    fs.cred().check(&*parent.dir, MAY_WRITE | MAY_EXEC)
+}
+
+/// Creates `kind` at the final component of `path`, owned by the caller.
+fn create(
+    fs: &FsContext,
+    start: &Arc<dyn Inode>,
+    path: &str,
+    kind: NodeKind,
+    perm: u32,
+) -> Result<()> {
     let parent = path::lookup_parent(fs, start, path)?;
-    let name = new_name(&parent, true)?;
-    let perm = mode & 0o1777 & !fs.umask();
+    let name = new_name(&parent, matches!(kind, NodeKind::Directory))?;
+    check_create(fs, &parent, name)?;
+    let (uid, gid) = (fs.cred().uid, fs.cred().gid);
     parent.dir.create(
         name,
         NewNode {
-            kind: NodeKind::Directory,
+            kind,
             perm,
-            uid: 0,
-            gid: 0,
+            uid,
+            gid,
         },
     )?;
     Ok(())
 }
 
-/// mknod(2): regular files, device nodes, FIFOs and sockets.
+/// mkdir(2): `mode` before the umask.
+pub fn mkdir(fs: &FsContext, start: &Arc<dyn Inode>, path: &str, mode: u32) -> Result<()> {
+    let perm = mode & 0o1777 & !fs.umask();
+    create(fs, start, path, NodeKind::Directory, perm)
+}
+
+/// mknod(2): regular files, device nodes (root only), FIFOs and sockets.
 pub fn mknod(
     fs: &FsContext,
     start: &Arc<dyn Inode>,
@@ -53,24 +76,17 @@ pub fn mknod(
     let kind = match FileType::from_mode(mode) {
         _ if mode & S_IFMT == 0 => NodeKind::Regular,
         Some(FileType::Regular) => NodeKind::Regular,
-        Some(t @ (FileType::CharDevice | FileType::BlockDevice)) => NodeKind::Special(t, rdev),
+        Some(t @ (FileType::CharDevice | FileType::BlockDevice)) => {
+            if !fs.cred().is_root() {
+                return Err(Error::new(Errno::EPERM));
+            }
+            NodeKind::Special(t, rdev)
+        }
         Some(t @ (FileType::Fifo | FileType::Socket)) => NodeKind::Special(t, 0),
         Some(FileType::Directory) => return Err(Error::new(Errno::EPERM)),
         _ => return Err(Error::new(Errno::EINVAL)),
     };
-    let parent = path::lookup_parent(fs, start, path)?;
-    let name = new_name(&parent, false)?;
-    let perm = mode & 0o7777 & !fs.umask();
-    parent.dir.create(
-        name,
-        NewNode {
-            kind,
-            perm,
-            uid: 0,
-            gid: 0,
-        },
-    )?;
-    Ok(())
+    create(fs, start, path, kind, mode & 0o7777 & !fs.umask())
 }
 
 /// symlink(2): a link at `path` holding `target`.
@@ -81,16 +97,13 @@ pub fn symlink(fs: &FsContext, target: &str, start: &Arc<dyn Inode>, path: &str)
     if target.len() >= PATH_MAX {
         return Err(Error::new(Errno::ENAMETOOLONG));
     }
-    let parent = path::lookup_parent(fs, start, path)?;
-    let name = new_name(&parent, false)?;
-    let node = NewNode {
-        kind: NodeKind::Symlink(String::from(target)),
-        perm: 0o777,
-        uid: 0,
-        gid: 0,
-    };
-    parent.dir.create(name, node)?;
-    Ok(())
+    create(
+        fs,
+        start,
+        path,
+        NodeKind::Symlink(String::from(target)),
+        0o777,
+    )
 }
 
 /// link(2): a new name at `path` for `node`.
@@ -105,6 +118,7 @@ pub fn link(
     }
     let parent = path::lookup_parent(fs, start, path)?;
     let name = new_name(&parent, false)?;
+    check_create(fs, &parent, name)?;
     parent.dir.link(name, node)
 }
 
@@ -121,6 +135,7 @@ pub fn unlink(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<()> 
     if parent.trailing_slash {
         return Err(Error::new(Errno::ENOTDIR));
     }
+    fs.cred().check_delete(&*parent.dir, &*node)?;
     parent.dir.unlink(name)
 }
 
@@ -135,6 +150,9 @@ pub fn rmdir(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<()> {
             let node = parent.dir.lookup(name)?;
             if same_inode(&node, fs.root()) {
                 return Err(Error::new(Errno::EBUSY));
+            }
+            if node.is_dir() {
+                fs.cred().check_delete(&*parent.dir, &*node)?;
             }
             parent.dir.rmdir(name)
         }
@@ -162,11 +180,19 @@ pub fn rename(
             Errno::EBUSY
         }));
     };
-    if old.trailing_slash || new.trailing_slash {
-        let src = old.dir.lookup(old_name)?;
-        if !src.is_dir() {
-            return Err(Error::new(Errno::ENOTDIR));
-        }
+    let src = old.dir.lookup(old_name)?;
+    if (old.trailing_slash || new.trailing_slash) && !src.is_dir() {
+        return Err(Error::new(Errno::ENOTDIR));
+    }
+    let cred = fs.cred();
+    cred.check_delete(&*old.dir, &*src)?;
+    match new.dir.lookup(new_name) {
+        Ok(dst) => cred.check_delete(&*new.dir, &*dst)?,
+        Err(_) => cred.check(&*new.dir, MAY_WRITE | MAY_EXEC)?,
+    }
+    // A directory changing parents gets a new "..": write access to it.
+    if src.is_dir() && !same_inode(&old.dir, &new.dir) {
+        cred.check(&*src, MAY_WRITE)?;
     }
     old.dir.rename(old_name, &new.dir, new_name, flags)
 }

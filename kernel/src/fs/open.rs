@@ -7,6 +7,7 @@ use super::devices;
 use super::file::*;
 use super::inode::{FileType, Inode, NewNode, NodeKind};
 use super::path::{self, Last, MAX_SYMLINKS};
+use super::perm::{MAY_EXEC, MAY_READ, MAY_WRITE};
 use crate::error::{Errno, Error, Result};
 
 /// Opens `path` (relative ones from `start`) with open(2) `flags`; `mode`
@@ -45,6 +46,18 @@ pub fn open(
         ));
     }
     let writes = matches!(flags & O_ACCMODE, O_WRONLY | O_RDWR);
+    if !created {
+        let reads = matches!(flags & O_ACCMODE, O_RDONLY | O_RDWR);
+        let want = if reads { MAY_READ } else { 0 }
+            | if writes || flags & O_TRUNC != 0 {
+                MAY_WRITE
+            } else {
+                0
+            };
+        if file_type != FileType::Symlink && !(file_type == FileType::Directory && writes) {
+            fs.cred().check(&*node, want)?;
+        }
+    }
     let ops = match file_type {
         FileType::Symlink => return Err(Error::new(Errno::ELOOP)),
         FileType::Directory if writes || flags & O_TRUNC != 0 => {
@@ -110,12 +123,14 @@ fn open_or_create(
                 if parent.trailing_slash {
                     return Err(Error::new(Errno::EISDIR));
                 }
+                fs.cred().check(&*parent.dir, MAY_WRITE | MAY_EXEC)?;
                 let perm = mode & 0o7777 & !fs.umask();
+                let cred = fs.cred();
                 let node = NewNode {
                     kind: NodeKind::Regular,
                     perm,
-                    uid: 0,
-                    gid: 0,
+                    uid: cred.uid,
+                    gid: cred.gid,
                 };
                 match parent.dir.create(&name, node) {
                     Ok(node) => return Ok((node, true)),

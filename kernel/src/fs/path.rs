@@ -17,6 +17,7 @@ use alloc::vec::Vec;
 
 use super::FsContext;
 use super::inode::{FileType, Inode, same_inode};
+use super::perm::{Cred, MAY_EXEC};
 use super::ramfs::NAME_MAX;
 use crate::error::{Errno, Error, Result};
 
@@ -45,6 +46,7 @@ pub struct Parent {
 
 struct Walk<'a> {
     root: &'a Arc<dyn Inode>,
+    cred: &'a Cred,
     cur: Arc<dyn Inode>,
     /// Components still to visit, the next one last.
     rest: Vec<String>,
@@ -62,6 +64,7 @@ impl<'a> Walk<'a> {
         }
         let mut walk = Walk {
             root: fs.root(),
+            cred: fs.cred(),
             cur: start.clone(),
             rest: Vec::new(),
             must_be_dir: path.ends_with('/'),
@@ -91,8 +94,10 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
-    /// Looks up one component in the current directory.
+    /// Looks up one component in the current directory, which the caller
+    /// must be allowed to search.
     fn step(&self, name: &str) -> Result<Arc<dyn Inode>> {
+        self.cred.check(&*self.cur, MAY_EXEC)?;
         match name {
             "." => Ok(self.cur.clone()),
             ".." if same_inode(&self.cur, self.root) => Ok(self.cur.clone()),

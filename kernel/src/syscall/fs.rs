@@ -3,8 +3,8 @@
 //!
 //! Families: `io` (read/write and friends), `fd` (descriptor management,
 //! fcntl, ioctl), `path` (creating, removing and renaming names), `attr`
-//! (stat, access, chmod/chown, times, truncate), `dir` (directory listing,
-//! cwd, umask), `poll` (poll/select).
+//! (stat, statfs, access), `setattr` (chmod, chown, times, truncate), `dir`
+//! (directory listing, cwd, umask), `poll` (poll/select).
 
 mod attr;
 mod dir;
@@ -12,6 +12,7 @@ mod fd;
 mod io;
 mod path;
 mod poll;
+mod setattr;
 
 use alloc::sync::Arc;
 
@@ -19,7 +20,7 @@ use super::{Context, SyscallFn};
 use crate::error::{Errno, Error, Result};
 use frame::sync::WaitQueue;
 
-use crate::fs::{Caller, File, FsContext, HARD_MAX_FDS, Inode};
+use crate::fs::{Caller, Cred, File, FsContext, HARD_MAX_FDS, Inode};
 use crate::process::rlimit::RLIMIT_NOFILE;
 use crate::process::signal::{self, SI_KERNEL, SigInfo};
 
@@ -47,8 +48,8 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (73, "flock", fd::sys_flock),
     (74, "fsync", fd::sys_fsync),
     (75, "fdatasync", fd::sys_fsync),
-    (76, "truncate", attr::sys_truncate),
-    (77, "ftruncate", attr::sys_ftruncate),
+    (76, "truncate", setattr::sys_truncate),
+    (77, "ftruncate", setattr::sys_ftruncate),
     (79, "getcwd", dir::sys_getcwd),
     (80, "chdir", dir::sys_chdir),
     (81, "fchdir", dir::sys_fchdir),
@@ -60,11 +61,11 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (87, "unlink", path::sys_unlink),
     (88, "symlink", path::sys_symlink),
     (89, "readlink", path::sys_readlink),
-    (90, "chmod", attr::sys_chmod),
-    (91, "fchmod", attr::sys_fchmod),
-    (92, "chown", attr::sys_chown),
-    (93, "fchown", attr::sys_fchown),
-    (94, "lchown", attr::sys_lchown),
+    (90, "chmod", setattr::sys_chmod),
+    (91, "fchmod", setattr::sys_fchmod),
+    (92, "chown", setattr::sys_chown),
+    (93, "fchown", setattr::sys_fchown),
+    (94, "lchown", setattr::sys_lchown),
     (95, "umask", dir::sys_umask),
     (133, "mknod", path::sys_mknod),
     (137, "statfs", attr::sys_statfs),
@@ -75,18 +76,18 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (257, "openat", path::sys_openat),
     (258, "mkdirat", path::sys_mkdirat),
     (259, "mknodat", path::sys_mknodat),
-    (260, "fchownat", attr::sys_fchownat),
+    (260, "fchownat", setattr::sys_fchownat),
     (262, "newfstatat", attr::sys_newfstatat),
     (263, "unlinkat", path::sys_unlinkat),
     (264, "renameat", path::sys_renameat),
     (265, "linkat", path::sys_linkat),
     (266, "symlinkat", path::sys_symlinkat),
     (267, "readlinkat", path::sys_readlinkat),
-    (268, "fchmodat", attr::sys_fchmodat),
+    (268, "fchmodat", setattr::sys_fchmodat),
     (269, "faccessat", attr::sys_faccessat),
     (270, "pselect6", poll::sys_pselect6),
     (271, "ppoll", poll::sys_ppoll),
-    (280, "utimensat", attr::sys_utimensat),
+    (280, "utimensat", setattr::sys_utimensat),
     (292, "dup3", fd::sys_dup3),
     (306, "syncfs", fd::sys_fsync),
     (316, "renameat2", path::sys_renameat2),
@@ -119,9 +120,21 @@ fn get_file(ctx: &Context, fd: i32) -> Result<Arc<File>> {
     ctx.process.files().lock().get(fd)
 }
 
-/// The caller's root, cwd and umask (a snapshot: the lock is released).
+/// The caller's root, cwd and umask (a snapshot: the lock is released),
+/// acting with the caller's file-system ids.
 fn fs_context(ctx: &Context) -> FsContext {
-    ctx.process.fs().lock().clone()
+    let cred = caller_cred(ctx);
+    ctx.process.fs().lock().clone().with_cred(cred)
+}
+
+/// The caller's file-system ids, for permission checks.
+fn caller_cred(ctx: &Context) -> Cred {
+    let c = ctx.process.creds();
+    Cred {
+        uid: c.fsuid,
+        gid: c.fsgid,
+        groups: c.groups,
+    }
 }
 
 /// The caller's RLIMIT_NOFILE, as a descriptor bound.
@@ -164,13 +177,24 @@ fn resolve_at(
     follow: bool,
     empty_ok: bool,
 ) -> Result<Arc<dyn Inode>> {
+    resolve_at_as(ctx, &fs_context(ctx), dirfd, path_addr, follow, empty_ok)
+}
+
+/// [`resolve_at`] with the credentials (and root, cwd) of `fs`.
+fn resolve_at_as(
+    ctx: &Context,
+    fs: &FsContext,
+    dirfd: i32,
+    path_addr: u64,
+    follow: bool,
+    empty_ok: bool,
+) -> Result<Arc<dyn Inode>> {
     let path = ctx.read_path(path_addr)?;
-    let fs = fs_context(ctx);
     if path.is_empty() && empty_ok {
-        return dirfd_inode(ctx, &fs, dirfd);
+        return dirfd_inode(ctx, fs, dirfd);
     }
-    let start = start_dir(ctx, &fs, dirfd, &path)?;
-    crate::fs::lookup(&fs, &start, &path, follow)
+    let start = start_dir(ctx, fs, dirfd, &path)?;
+    crate::fs::lookup(fs, &start, &path, follow)
 }
 
 /// The calling thread, for file operations that touch user memory, block,

@@ -4,9 +4,9 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::{AT_FDCWD, fd_arg, fs_context, get_file, resolve_at};
+use super::{AT_FDCWD, caller_cred, fd_arg, fs_context, get_file, resolve_at};
 use crate::error::{Errno, Error, Result};
-use crate::fs::{self, FileType, IO_CHUNK, Inode};
+use crate::fs::{self, FileType, IO_CHUNK, Inode, MAY_EXEC};
 use crate::syscall::{Context, SyscallArgs};
 
 /// Size of a `linux_dirent64` header: d_ino, d_off, d_reclen, d_type.
@@ -71,28 +71,34 @@ pub fn sys_getcwd(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     Ok(len as isize)
 }
 
-fn directory(node: Arc<dyn Inode>) -> Result<Arc<dyn Inode>> {
-    if node.is_dir() {
-        Ok(node)
-    } else {
-        Err(Error::new(Errno::ENOTDIR))
+/// A directory the caller may search (chdir(2): ENOTDIR, EACCES).
+fn searchable_dir(ctx: &Context, node: Arc<dyn Inode>) -> Result<Arc<dyn Inode>> {
+    if !node.is_dir() {
+        return Err(Error::new(Errno::ENOTDIR));
     }
+    caller_cred(ctx).check(&*node, MAY_EXEC)?;
+    Ok(node)
 }
 
 pub fn sys_chdir(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    let dir = directory(resolve_at(ctx, AT_FDCWD, args[0], true, false)?)?;
+    let dir = searchable_dir(ctx, resolve_at(ctx, AT_FDCWD, args[0], true, false)?)?;
     ctx.process.fs().lock().set_cwd(dir);
     Ok(0)
 }
 
 pub fn sys_fchdir(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    let dir = directory(get_file(ctx, fd_arg(args[0]))?.node().clone())?;
+    let node = get_file(ctx, fd_arg(args[0]))?.node().clone();
+    let dir = searchable_dir(ctx, node)?;
     ctx.process.fs().lock().set_cwd(dir);
     Ok(0)
 }
 
+/// chroot(2): root only (CAP_SYS_CHROOT); the cwd stays where it is.
 pub fn sys_chroot(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    let dir = directory(resolve_at(ctx, AT_FDCWD, args[0], true, false)?)?;
+    let dir = searchable_dir(ctx, resolve_at(ctx, AT_FDCWD, args[0], true, false)?)?;
+    if !caller_cred(ctx).is_root() {
+        return Err(Error::new(Errno::EPERM));
+    }
     ctx.process.fs().lock().set_root(dir);
     Ok(0)
 }

@@ -141,9 +141,9 @@ fn bit(set: &Option<Vec<u64>>, fd: usize) -> bool {
 }
 
 fn do_select(ctx: &Context, nfds: u64, sets: [u64; 3], deadline: Option<u64>) -> Result<isize> {
-    let nfds = usize::try_from(nfds as i32)
-        .map_err(|_| Error::new(Errno::EINVAL))?
-        .min(fd_limit(ctx));
+    let nfds = usize::try_from(nfds as i32).map_err(|_| Error::new(Errno::EINVAL))?;
+    // Like Linux, bits past the descriptor table are ignored.
+    let nfds = nfds.min(ctx.process.files().lock().max_fds());
     let inputs = [
         read_fd_set(ctx, sets[0], nfds)?,
         read_fd_set(ctx, sets[1], nfds)?,

@@ -1,0 +1,205 @@
+//! Changing file attributes: chmod(2), chown(2), utimensat(2),
+//! truncate(2), with their permission rules (the owner or root changes
+//! modes and times; only root gives files away).
+
+use alloc::sync::Arc;
+
+use super::attr::fd_inode;
+use super::{
+    AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_NOFOLLOW, caller_cred, fd_arg, get_file, resolve_at,
+};
+use crate::error::{Errno, Error, Result};
+use crate::fs::{FileType, Inode, MAY_WRITE, Timespec};
+use crate::syscall::{Context, SyscallArgs};
+
+/// chmod(2) on `node`: only its owner (or root) may; a caller outside the
+/// file's group loses the set-group-ID bit.
+fn chmod(ctx: &Context, node: &Arc<dyn Inode>, mode: u64) -> Result<isize> {
+    let cred = caller_cred(ctx);
+    let meta = node.metadata();
+    if !cred.owns(&meta) {
+        return Err(Error::new(Errno::EPERM));
+    }
+    let mut perm = mode as u32 & 0o7777;
+    if !cred.is_root() && !cred.in_group(meta.gid) {
+        perm &= !0o2000;
+    }
+    node.set_perm(perm)?;
+    Ok(0)
+}
+
+pub fn sys_chmod(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    chmod(
+        ctx,
+        &resolve_at(ctx, AT_FDCWD, args[0], true, false)?,
+        args[1],
+    )
+}
+
+pub fn sys_fchmod(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    chmod(ctx, &fd_inode(ctx, fd_arg(args[0]), false)?, args[1])
+}
+
+pub fn sys_fchmodat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let node = resolve_at(ctx, fd_arg(args[0]), args[1], true, false)?;
+    chmod(ctx, &node, args[2])
+}
+
+/// chown(2) on `node`: -1 leaves an id unchanged. Root may set any ids;
+/// the owner may only change the group, to one of its own groups.
+/// Changing the owner of a non-directory clears set-user-ID, and
+/// set-group-ID when group-executable.
+fn chown(ctx: &Context, node: &Arc<dyn Inode>, uid: u64, gid: u64) -> Result<isize> {
+    let id = |v: u64| Some(v as u32).filter(|v| *v != u32::MAX);
+    let (uid, gid) = (id(uid), id(gid));
+    let cred = caller_cred(ctx);
+    let meta = node.metadata();
+    if !cred.is_root() {
+        let owner = meta.uid == cred.uid;
+        let uid_ok = uid.is_none_or(|u| owner && u == meta.uid);
+        let gid_ok = gid.is_none_or(|g| owner && (cred.in_group(g) || g == meta.gid));
+        if !uid_ok || !gid_ok {
+            return Err(Error::new(Errno::EPERM));
+        }
+    }
+    if uid.is_none() && gid.is_none() {
+        return Ok(0);
+    }
+    node.set_owner(uid, gid)?;
+    if meta.file_type != FileType::Directory && meta.perm & 0o6000 != 0 {
+        let mut perm = meta.perm & !0o4000;
+        if perm & 0o010 != 0 {
+            perm &= !0o2000;
+        }
+        node.set_perm(perm)?;
+    }
+    Ok(0)
+}
+
+pub fn sys_chown(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let node = resolve_at(ctx, AT_FDCWD, args[0], true, false)?;
+    chown(ctx, &node, args[1], args[2])
+}
+
+pub fn sys_lchown(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let node = resolve_at(ctx, AT_FDCWD, args[0], false, false)?;
+    chown(ctx, &node, args[1], args[2])
+}
+
+pub fn sys_fchown(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    chown(
+        ctx,
+        &fd_inode(ctx, fd_arg(args[0]), false)?,
+        args[1],
+        args[2],
+    )
+}
+
+pub fn sys_fchownat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let flags = args[4] as u32;
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let follow = flags & AT_SYMLINK_NOFOLLOW == 0;
+    let node = resolve_at(
+        ctx,
+        fd_arg(args[0]),
+        args[1],
+        follow,
+        flags & AT_EMPTY_PATH != 0,
+    )?;
+    chown(ctx, &node, args[2], args[3])
+}
+
+/// One `struct timespec` of utimensat: None for UTIME_OMIT, and whether it
+/// is an explicit time (not UTIME_NOW).
+fn time_arg(sec: i64, nsec: i64, now: Timespec) -> Result<(Option<Timespec>, bool)> {
+    const UTIME_NOW: i64 = (1 << 30) - 1;
+    const UTIME_OMIT: i64 = (1 << 30) - 2;
+    match nsec {
+        UTIME_NOW => Ok((Some(now), false)),
+        UTIME_OMIT => Ok((None, false)),
+        0..=999_999_999 => Ok((
+            Some(Timespec {
+                sec,
+                nsec: nsec as u32,
+            }),
+            true,
+        )),
+        _ => Err(Error::new(Errno::EINVAL)),
+    }
+}
+
+pub fn sys_utimensat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (dirfd, path, times, flags) = (fd_arg(args[0]), args[1], args[2], args[3] as u32);
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let now = Timespec::now();
+    let ((atime, a_explicit), (mtime, m_explicit)) = if times == 0 {
+        ((Some(now), false), (Some(now), false))
+    } else {
+        let t: [i64; 4] = ctx.read_val(times)?;
+        (time_arg(t[0], t[1], now)?, time_arg(t[2], t[3], now)?)
+    };
+    let node = if path == 0 {
+        // futimens(3): the descriptor itself.
+        if dirfd == AT_FDCWD {
+            return Err(Error::new(Errno::EFAULT));
+        }
+        fd_inode(ctx, dirfd, false)?
+    } else {
+        let follow = flags & AT_SYMLINK_NOFOLLOW == 0;
+        resolve_at(ctx, dirfd, path, follow, flags & AT_EMPTY_PATH != 0)?
+    };
+    if atime.is_none() && mtime.is_none() {
+        return Ok(0);
+    }
+    // Explicit times need ownership; "now" also write permission
+    // (utimensat(2), "Permissions requirements").
+    let cred = caller_cred(ctx);
+    let meta = node.metadata();
+    if !cred.owns(&meta) {
+        if a_explicit || m_explicit {
+            return Err(Error::new(Errno::EPERM));
+        }
+        if !cred.may(&meta, MAY_WRITE) {
+            return Err(Error::new(Errno::EACCES));
+        }
+    }
+    node.set_times(atime, mtime)?;
+    Ok(0)
+}
+
+/// A length argument: EINVAL if negative.
+fn length_arg(arg: u64) -> Result<usize> {
+    usize::try_from(arg as i64).map_err(|_| Error::new(Errno::EINVAL))
+}
+
+pub fn sys_truncate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let len = length_arg(args[1])?;
+    let node = resolve_at(ctx, AT_FDCWD, args[0], true, false)?;
+    match node.file_type() {
+        FileType::Directory => Err(Error::new(Errno::EISDIR)),
+        FileType::Regular => {
+            caller_cred(ctx).check(&*node, MAY_WRITE)?;
+            node.resize(len)?;
+            Ok(0)
+        }
+        _ => Err(Error::new(Errno::EINVAL)),
+    }
+}
+
+pub fn sys_ftruncate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let len = length_arg(args[1])?;
+    let file = get_file(ctx, fd_arg(args[0]))?;
+    if file.is_path_only() {
+        return Err(Error::new(Errno::EBADF));
+    }
+    let regular = file.ops().is_none() && file.node().file_type() == FileType::Regular;
+    if !file.can_write() || !regular {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    file.node().resize(len)?;
+    Ok(0)
+}
