@@ -285,7 +285,13 @@ impl dyn Inode {
     }
 }
 
-/// Whether two references name the same inode.
+/// Whether two references name the same inode: the same object, or the
+/// same (device, inode number), since a file system may hand out a fresh
+/// object per lookup.
 pub fn same_inode(a: &Arc<dyn Inode>, b: &Arc<dyn Inode>) -> bool {
-    core::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
+    if core::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b)) {
+        return true;
+    }
+    let (ma, mb) = (a.metadata(), b.metadata());
+    (ma.dev, ma.ino) == (mb.dev, mb.ino)
 }

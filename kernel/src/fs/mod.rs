@@ -8,12 +8,13 @@
 //! a [`FileTable`] (descriptors → shared [`File`]s) and an [`FsContext`]
 //! (root, cwd, umask).
 
-pub mod console;
+mod console;
 mod devices;
 mod file;
 mod file_table;
 mod initramfs;
 mod inode;
+pub mod mount;
 mod namespace;
 mod open;
 mod path;

@@ -6,10 +6,10 @@
 use alloc::string::String;
 use alloc::sync::Arc;
 
-use super::FsContext;
 use super::inode::{FileType, Inode, NewNode, NodeKind, RenameFlags, S_IFMT, same_inode};
 use super::path::{self, Last, PATH_MAX, Parent};
 use super::perm::{MAY_EXEC, MAY_WRITE};
+use super::{FsContext, mount};
 use crate::error::{Errno, Error, Result};
 
 /// The name a new node gets: EEXIST when the path names "/", "." or "..",
@@ -148,7 +148,7 @@ pub fn rmdir(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<()> {
         Last::DotDot => Err(Error::new(Errno::ENOTEMPTY)),
         Last::Name(name) => {
             let node = parent.dir.lookup(name)?;
-            if same_inode(&node, fs.root()) {
+            if same_inode(&node, fs.root()) || mount::is_mountpoint(&node) {
                 return Err(Error::new(Errno::EBUSY));
             }
             if node.is_dir() {
@@ -186,9 +186,13 @@ pub fn rename(
     }
     let cred = fs.cred();
     cred.check_delete(&*old.dir, &*src)?;
-    match new.dir.lookup(new_name) {
-        Ok(dst) => cred.check_delete(&*new.dir, &*dst)?,
-        Err(_) => cred.check(&*new.dir, MAY_WRITE | MAY_EXEC)?,
+    let dst = new.dir.lookup(new_name).ok();
+    match &dst {
+        Some(dst) => cred.check_delete(&*new.dir, &**dst)?,
+        None => cred.check(&*new.dir, MAY_WRITE | MAY_EXEC)?,
+    }
+    if mount::is_mountpoint(&src) || dst.as_ref().is_some_and(mount::is_mountpoint) {
+        return Err(Error::new(Errno::EBUSY));
     }
     // A directory changing parents gets a new "..": write access to it.
     if src.is_dir() && !same_inode(&old.dir, &new.dir) {

@@ -113,8 +113,10 @@ fn open_or_create(
                 parent = path::lookup_parent(fs, &parent.dir, &target)?;
                 parent.trailing_slash |= trailing;
             }
+            // O_CREAT never opens a directory (open(2), EISDIR).
+            Ok(node) if node.is_dir() => return Err(Error::new(Errno::EISDIR)),
             Ok(node) => {
-                if parent.trailing_slash && !node.is_dir() {
+                if parent.trailing_slash {
                     return Err(Error::new(Errno::ENOTDIR));
                 }
                 return Ok((node, false));

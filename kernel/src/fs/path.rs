@@ -17,6 +17,7 @@ use alloc::vec::Vec;
 
 use super::FsContext;
 use super::inode::{FileType, Inode, same_inode};
+use super::mount;
 use super::perm::{Cred, MAY_EXEC};
 use super::ramfs::NAME_MAX;
 use crate::error::{Errno, Error, Result};
@@ -100,8 +101,8 @@ impl<'a> Walk<'a> {
         self.cred.check(&*self.cur, MAY_EXEC)?;
         match name {
             "." => Ok(self.cur.clone()),
-            ".." if same_inode(&self.cur, self.root) => Ok(self.cur.clone()),
-            _ => self.cur.lookup(name),
+            ".." => parent_of(self.root, &self.cur),
+            _ => Ok(mount::covering(self.cur.lookup(name)?)),
         }
     }
 
@@ -170,6 +171,21 @@ impl<'a> Walk<'a> {
     }
 }
 
+/// The directory ".." names in `dir`: `dir` itself at the process's root,
+/// and out of a mounted file system's root through its mount point.
+fn parent_of(root: &Arc<dyn Inode>, dir: &Arc<dyn Inode>) -> Result<Arc<dyn Inode>> {
+    let mut dir = dir.clone();
+    loop {
+        if same_inode(&dir, root) {
+            return Ok(dir);
+        }
+        match mount::mounted_on(&dir) {
+            Some(mountpoint) => dir = mountpoint,
+            None => return Ok(mount::covering(dir.lookup("..")?)),
+        }
+    }
+}
+
 /// Resolves `path` (relative ones from `start`); `follow` follows a
 /// symlink in the last component.
 pub fn lookup(
@@ -199,6 +215,11 @@ pub fn path_of(fs: &FsContext, dir: &Arc<dyn Inode>) -> Result<String> {
     let mut cur_ino = meta.ino;
     let mut len = 1;
     while !same_inode(&cur, fs.root()) {
+        if let Some(mountpoint) = mount::mounted_on(&cur) {
+            cur_ino = mountpoint.metadata().ino;
+            cur = mountpoint;
+            continue;
+        }
         let parent = cur.lookup("..")?;
         if same_inode(&parent, &cur) {
             // The top of a file system outside the process's root (after

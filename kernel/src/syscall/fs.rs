@@ -4,12 +4,13 @@
 //! Families: `io` (read/write and friends), `fd` (descriptor management,
 //! fcntl, ioctl), `path` (creating, removing and renaming names), `attr`
 //! (stat, statfs, access), `setattr` (chmod, chown, times, truncate), `dir`
-//! (directory listing, cwd, umask), `poll` (poll/select).
+//! (directory listing, cwd, umask), `poll` (poll/select), `mount`.
 
 mod attr;
 mod dir;
 mod fd;
 mod io;
+mod mount;
 mod path;
 mod poll;
 mod setattr;
@@ -72,6 +73,8 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (138, "fstatfs", attr::sys_fstatfs),
     (161, "chroot", dir::sys_chroot),
     (162, "sync", fd::sys_sync),
+    (165, "mount", mount::sys_mount),
+    (166, "umount2", mount::sys_umount2),
     (217, "getdents64", dir::sys_getdents64),
     (257, "openat", path::sys_openat),
     (258, "mkdirat", path::sys_mkdirat),

@@ -1,0 +1,189 @@
+//! The mount table: file systems attached on directories of others.
+//!
+//! A mount covers a directory (the mount point) with the root of another
+//! file system; path resolution steps from the mount point into that root,
+//! and ".." at the root steps back out. Mounts stack: mounting on a covered
+//! directory covers the root that is visible there. Inodes are identified
+//! by (device, inode number), so file systems may hand out fresh inode
+//! objects on each lookup.
+//!
+//! File system types other than ramfs/tmpfs are registered by their modules
+//! ([`register_filesystem`]); mount(2) creates instances by type name.
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+
+use frame::sync::{SpinLock, level};
+
+use super::inode::{Inode, makedev};
+use super::ramfs::RamFs;
+use crate::error::{Errno, Error, Result};
+
+/// Makes the root of a new instance from mount(2)'s `source` and `data`.
+pub type MakeFs = fn(source: &str, data: &str) -> Result<Arc<dyn Inode>>;
+
+struct Mount {
+    mountpoint: Arc<dyn Inode>,
+    root: Arc<dyn Inode>,
+    /// (dev, ino) of both, computed once: file systems' `metadata` may take
+    /// locks that must not nest inside the table's.
+    mountpoint_id: (u64, u64),
+    root_id: (u64, u64),
+    source: String,
+    fstype: String,
+}
+
+/// What /proc/mounts shows about one mount.
+pub struct MountInfo {
+    pub mountpoint: Arc<dyn Inode>,
+    pub source: String,
+    pub fstype: String,
+}
+
+static MOUNTS: SpinLock<Vec<Mount>, { level::VFS }> = SpinLock::new(Vec::new());
+static TYPES: SpinLock<Vec<(&'static str, MakeFs)>, { level::VFS }> = SpinLock::new(Vec::new());
+/// Minor numbers of anonymous devices (major 0), as Linux gives tmpfs.
+/// Mounts in the table, so lookups skip it while it is empty.
+static MOUNT_COUNT: AtomicUsize = AtomicUsize::new(0);
+static NEXT_ANON_MINOR: AtomicU32 = AtomicU32::new(16);
+
+/// A fresh anonymous device number for a new file system instance.
+pub fn anon_dev() -> u64 {
+    makedev(0, NEXT_ANON_MINOR.fetch_add(1, Ordering::Relaxed))
+}
+
+/// Makes file system type `name` mountable.
+pub fn register_filesystem(name: &'static str, make: MakeFs) {
+    TYPES.lock().push((name, make));
+}
+
+/// The root of a new instance of `fstype`: ENODEV for an unknown type.
+pub fn make_filesystem(fstype: &str, source: &str, data: &str) -> Result<Arc<dyn Inode>> {
+    if fstype == "tmpfs" || fstype == "ramfs" {
+        return Ok(RamFs::new_root(anon_dev()));
+    }
+    let make = TYPES
+        .lock()
+        .iter()
+        .find(|(n, _)| *n == fstype)
+        .map(|(_, m)| *m);
+    let make = make.ok_or(Error::with_message(
+        Errno::ENODEV,
+        "unknown file system type",
+    ))?;
+    make(source, data)
+}
+
+fn id(node: &Arc<dyn Inode>) -> (u64, u64) {
+    let m = node.metadata();
+    (m.dev, m.ino)
+}
+
+/// Attaches `root` on the directory `mountpoint`.
+pub fn mount(
+    mountpoint: &Arc<dyn Inode>,
+    root: Arc<dyn Inode>,
+    source: &str,
+    fstype: &str,
+) -> Result<()> {
+    if !mountpoint.is_dir() || !root.is_dir() {
+        return Err(Error::new(Errno::ENOTDIR));
+    }
+    let m = Mount {
+        mountpoint_id: id(mountpoint),
+        root_id: id(&root),
+        mountpoint: mountpoint.clone(),
+        root,
+        source: String::from(source),
+        fstype: String::from(fstype),
+    };
+    MOUNTS.lock().push(m);
+    MOUNT_COUNT.fetch_add(1, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Detaches the file system whose root is `root`: EINVAL if it is not one.
+pub fn umount(root: &Arc<dyn Inode>) -> Result<()> {
+    let root_id = id(root);
+    let removed = {
+        let mut mounts = MOUNTS.lock();
+        let Some(i) = mounts.iter().rposition(|m| m.root_id == root_id) else {
+            return Err(Error::with_message(Errno::EINVAL, "not a mount point"));
+        };
+        // A mount stacked on top keeps it busy.
+        if mounts
+            .iter()
+            .skip(i + 1)
+            .any(|m| m.mountpoint_id == root_id)
+        {
+            return Err(Error::new(Errno::EBUSY));
+        }
+        MOUNT_COUNT.fetch_sub(1, Ordering::Relaxed);
+        mounts.remove(i)
+    };
+    // Dropped outside the lock: the last reference may free a whole tree.
+    drop(removed);
+    Ok(())
+}
+
+/// The root visible at `node`: the root of the newest mount on it (after
+/// following stacked mounts), or `node` itself.
+pub fn covering(node: Arc<dyn Inode>) -> Arc<dyn Inode> {
+    let mut node = node;
+    loop {
+        if MOUNT_COUNT.load(Ordering::Relaxed) == 0 {
+            return node;
+        }
+        let node_id = id(&node);
+        let next = {
+            let mounts = MOUNTS.lock();
+            mounts
+                .iter()
+                .rev()
+                .find(|m| m.mountpoint_id == node_id)
+                .map(|m| m.root.clone())
+        };
+        match next {
+            Some(root) => node = root,
+            None => return node,
+        }
+    }
+}
+
+/// The mount point `root` is mounted on, if it is a mounted root.
+pub fn mounted_on(root: &Arc<dyn Inode>) -> Option<Arc<dyn Inode>> {
+    if MOUNT_COUNT.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let root_id = id(root);
+    let mounts = MOUNTS.lock();
+    mounts
+        .iter()
+        .rev()
+        .find(|m| m.root_id == root_id)
+        .map(|m| m.mountpoint.clone())
+}
+
+/// Whether something is mounted on `node` (it cannot be removed: EBUSY).
+pub fn is_mountpoint(node: &Arc<dyn Inode>) -> bool {
+    if MOUNT_COUNT.load(Ordering::Relaxed) == 0 {
+        return false;
+    }
+    let node_id = id(node);
+    MOUNTS.lock().iter().any(|m| m.mountpoint_id == node_id)
+}
+
+/// The mounts, oldest first.
+pub fn mounts() -> Vec<MountInfo> {
+    let mounts = MOUNTS.lock();
+    mounts
+        .iter()
+        .map(|m| MountInfo {
+            mountpoint: m.mountpoint.clone(),
+            source: m.source.clone(),
+            fstype: m.fstype.clone(),
+        })
+        .collect()
+}

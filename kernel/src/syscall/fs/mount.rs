@@ -1,0 +1,71 @@
+//! mount(2) and umount2(2): tmpfs/ramfs instances, file system types other
+//! modules register, and bind mounts. Remounting and propagation changes
+//! are accepted and have no effect.
+
+use super::{AT_FDCWD, caller_cred, resolve_at};
+use crate::error::{Errno, Error, Result};
+use crate::fs::mount;
+use crate::syscall::{Context, SyscallArgs};
+
+const MS_REMOUNT: u64 = 32;
+const MS_BIND: u64 = 4096;
+const MS_MOVE: u64 = 8192;
+const MS_PROPAGATION: u64 = (1 << 17) | (1 << 18) | (1 << 19) | (1 << 20);
+
+const MNT_FORCE: u64 = 1;
+const MNT_DETACH: u64 = 2;
+const MNT_EXPIRE: u64 = 4;
+const UMOUNT_NOFOLLOW: u64 = 8;
+
+/// A NUL-terminated string argument of at most `max` bytes ("" for NULL).
+fn string_arg(ctx: &Context, addr: u64, max: usize, bad: Errno) -> Result<alloc::string::String> {
+    if addr == 0 {
+        return Ok(alloc::string::String::new());
+    }
+    let bytes = ctx.read_cstring(addr, max)?;
+    alloc::string::String::from_utf8(bytes).map_err(|_| Error::new(bad))
+}
+
+pub fn sys_mount(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let flags = args[3];
+    if !caller_cred(ctx).is_root() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    let target = resolve_at(ctx, AT_FDCWD, args[1], true, false)?;
+    if !target.is_dir() {
+        return Err(Error::new(Errno::ENOTDIR));
+    }
+    if flags & (MS_REMOUNT | MS_PROPAGATION) != 0 {
+        return Ok(0);
+    }
+    if flags & MS_MOVE != 0 {
+        return Err(Error::with_message(
+            Errno::EINVAL,
+            "MS_MOVE is not supported",
+        ));
+    }
+    if flags & MS_BIND != 0 {
+        let source = resolve_at(ctx, AT_FDCWD, args[0], true, false)?;
+        mount::mount(&target, source, "none", "none")?;
+        return Ok(0);
+    }
+    let source = string_arg(ctx, args[0], 4096, Errno::EINVAL)?;
+    let fstype = string_arg(ctx, args[2], 256, Errno::ENODEV)?;
+    let data = string_arg(ctx, args[4], 4096, Errno::EINVAL)?;
+    let root = mount::make_filesystem(&fstype, &source, &data)?;
+    mount::mount(&target, root, &source, &fstype)?;
+    Ok(0)
+}
+
+pub fn sys_umount2(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let flags = args[1];
+    if flags & !(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW) != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if !caller_cred(ctx).is_root() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    let root = resolve_at(ctx, AT_FDCWD, args[0], flags & UMOUNT_NOFOLLOW == 0, false)?;
+    mount::umount(&root)?;
+    Ok(0)
+}
