@@ -4,9 +4,10 @@
 
 use alloc::sync::Arc;
 
+use super::anon::anon_inode;
 use super::console::Console;
 use super::file::{Caller, File, FileOps};
-use super::inode::{FileType, Inode, Metadata, Timespec, makedev};
+use super::inode::{FileType, makedev};
 use crate::error::{Errno, Error, Result};
 
 pub const NULL: u64 = makedev(1, 3);
@@ -106,56 +107,9 @@ pub fn char_device(rdev: u64) -> Result<Arc<dyn FileOps>> {
     })
 }
 
-/// A device inode that is in no file system: what fstat reports for the
-/// console descriptors a process starts with.
-struct DetachedDevice {
-    rdev: u64,
-    ino: u64,
-    perm: u32,
-}
-
-impl Inode for DetachedDevice {
-    fn read_at(&self, _offset: usize, _buf: &mut [u8]) -> Result<usize> {
-        Err(Error::new(Errno::EINVAL))
-    }
-
-    fn size(&self) -> usize {
-        0
-    }
-
-    fn metadata(&self) -> Metadata {
-        let t = Timespec::now();
-        Metadata {
-            // The dev of the devtmpfs Linux puts device nodes on.
-            dev: makedev(0, 5),
-            ino: self.ino,
-            file_type: FileType::CharDevice,
-            perm: self.perm,
-            nlink: 1,
-            uid: 0,
-            gid: 0,
-            rdev: self.rdev,
-            size: 0,
-            blksize: 4096,
-            blocks: 0,
-            atime: t,
-            mtime: t,
-            ctime: t,
-        }
-    }
-
-    fn file_type(&self) -> FileType {
-        FileType::CharDevice
-    }
-}
-
 /// An open file on the console with open(2) `flags` (the console the
 /// kernel starts `init` with).
 pub fn open_console(flags: u32) -> Arc<File> {
-    let node: Arc<dyn Inode> = Arc::new(DetachedDevice {
-        rdev: CONSOLE,
-        ino: 1,
-        perm: 0o600,
-    });
+    let node = anon_inode(FileType::CharDevice, 0o600, CONSOLE);
     File::new(node, Some(Console::get()), flags)
 }

@@ -1,6 +1,7 @@
 //! The virtual file system: inodes, path resolution, open files and file
 //! descriptor tables, the in-memory root file system (ramfs, filled from
-//! the initramfs), and the character devices (console, null, zero, full).
+//! the initramfs), the mount table, and the character devices (console,
+//! null, zero, full, random, urandom).
 //!
 //! Ownership: directories own their entries' inodes (`Arc<dyn Inode>`);
 //! open files, working directories and mappings hold further references,
@@ -8,6 +9,7 @@
 //! a [`FileTable`] (descriptors → shared [`File`]s) and an [`FsContext`]
 //! (root, cwd, umask).
 
+mod anon;
 mod console;
 mod devices;
 mod file;
@@ -27,6 +29,7 @@ use alloc::sync::Arc;
 
 use frame::sync::Once;
 
+pub use self::anon::anon_inode;
 pub use self::file::*;
 pub use self::file_table::{FileTable, HARD_MAX_FDS};
 pub use self::inode::{FileType, Inode, NewNode, NodeKind, RenameFlags, Timespec, makedev};
