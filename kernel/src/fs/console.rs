@@ -20,7 +20,7 @@ use alloc::vec::Vec;
 use frame::pod::Pod;
 use frame::sync::{Once, SpinLock, WaitQueue, level};
 
-use super::file::{Caller, FileOps, POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
+use super::stream::{Caller, FileOps, POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
 use super::termios::*;
 use crate::error::{Errno, Error, Result};
 

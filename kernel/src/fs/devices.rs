@@ -6,8 +6,9 @@ use alloc::sync::Arc;
 
 use super::anon::anon_inode;
 use super::console::Console;
-use super::file::{Caller, File, FileOps};
+use super::file::File;
 use super::inode::{FileType, makedev};
+use super::stream::{Caller, FileOps};
 use crate::error::{Errno, Error, Result};
 
 pub const NULL: u64 = makedev(1, 3);

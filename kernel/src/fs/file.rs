@@ -11,9 +11,8 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use frame::sync::WaitQueue;
-
 use super::inode::{FileType, Inode};
+use super::stream::*;
 use crate::error::{Errno, Error, Result};
 
 pub const O_ACCMODE: u32 = 0o3;
@@ -56,77 +55,6 @@ pub fn kernel_buffer(len: usize) -> Result<Vec<u8>> {
     buf.resize(len, 0);
     Ok(buf)
 }
-
-/// poll(2) events.
-pub const POLLIN: u16 = 0x1;
-pub const POLLPRI: u16 = 0x2;
-pub const POLLOUT: u16 = 0x4;
-pub const POLLERR: u16 = 0x8;
-pub const POLLHUP: u16 = 0x10;
-pub const POLLNVAL: u16 = 0x20;
-pub const POLLRDNORM: u16 = 0x40;
-pub const POLLWRNORM: u16 = 0x100;
-/// What a file that never blocks reports (Linux's DEFAULT_POLLMASK).
-pub const DEFAULT_POLLMASK: u16 = POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM;
-
-/// How long a blocked reader or writer sleeps before checking again, for
-/// devices that cannot wake it (the polled UART).
-pub const RECHECK_NS: u64 = 10_000_000;
-
-/// The calling thread as file operations see it: its user memory and
-/// identity, interruptible sleeping, and sending signals. The syscall layer
-/// implements it.
-pub trait Caller {
-    fn read_bytes(&self, addr: u64, buf: &mut [u8]) -> Result<()>;
-    fn write_bytes(&self, addr: u64, data: &[u8]) -> Result<()>;
-    /// The caller's process group.
-    fn pgid(&self) -> u32;
-    /// The caller's session.
-    fn sid(&self) -> u32;
-    /// Sleeps on `queue` until `ready()` holds (true) or the monotonic
-    /// clock reaches `deadline_ns` (false); ERESTARTSYS if a signal comes
-    /// first.
-    fn wait(
-        &self,
-        queue: &WaitQueue,
-        ready: &mut dyn FnMut() -> bool,
-        deadline_ns: u64,
-    ) -> Result<bool>;
-    /// Sends signal `signo` to every process in group `pgrp`.
-    fn signal_group(&self, pgrp: u32, signo: u32);
-}
-
-/// Operations of a stream file (device, pipe, socket): no file position.
-/// They never block: they fail with EAGAIN and [`File`] waits on
-/// [`FileOps::wait_queue`] until [`FileOps::poll`] reports readiness.
-pub trait FileOps: Send + Sync {
-    /// Reads what is available; EAGAIN if nothing is yet, 0 at end of file.
-    fn read(&self, buf: &mut [u8], caller: &dyn Caller) -> Result<usize>;
-    /// Writes what fits; EAGAIN if nothing does yet.
-    fn write(&self, buf: &[u8], caller: &dyn Caller) -> Result<usize>;
-
-    /// Current readiness (`POLL*` bits).
-    fn poll(&self, _caller: &dyn Caller) -> u16 {
-        DEFAULT_POLLMASK
-    }
-
-    /// Woken when readiness may have changed; waiters also recheck every
-    /// [`RECHECK_NS`].
-    fn wait_queue(&self) -> &WaitQueue {
-        &NEVER_WOKEN
-    }
-
-    fn ioctl(&self, _cmd: u32, _arg: u64, _caller: &dyn Caller) -> Result<isize> {
-        Err(Error::new(Errno::ENOTTY))
-    }
-
-    /// Whether lseek succeeds (returning 0) instead of failing with ESPIPE.
-    fn is_seekable(&self) -> bool {
-        false
-    }
-}
-
-static NEVER_WOKEN: WaitQueue = WaitQueue::new();
 
 /// `offset`, if a transfer of `len` bytes there stays within the largest
 /// file offset; EINVAL otherwise (Linux's `rw_verify_area`).

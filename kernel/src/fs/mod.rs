@@ -23,6 +23,7 @@ mod path;
 mod perm;
 mod ramfs;
 mod stat;
+mod stream;
 mod termios;
 
 use alloc::sync::Arc;
@@ -38,6 +39,7 @@ pub use self::open::open;
 pub use self::path::{lookup, path_of};
 pub use self::perm::{Cred, MAY_EXEC, MAY_READ, MAY_WRITE};
 pub use self::stat::{STATX_RESERVED, Stat, StatFs, Statx};
+pub use self::stream::*;
 use crate::error::{Errno, Error, Result};
 
 /// Device number of the root ramfs (an anonymous device, as for tmpfs).
