@@ -304,8 +304,10 @@ pub fn execve(
     argv: Vec<Vec<u8>>,
     envp: Vec<Vec<u8>>,
 ) -> Result<()> {
-    let fs = process.fs().lock().clone();
     let creds = process.creds();
+    // Permission checks during the lookup use the caller's fs ids.
+    let cred = crate::fs::Cred { uid: creds.fsuid, gid: creds.fsgid, groups: creds.groups.clone() };
+    let fs = process.fs().lock().clone().with_cred(cred);
     let (image, _) = load(&fs, path, argv, &envp, &creds, stack_size(process))?;
     commit(process, thread, image, path, user);
     Ok(())
