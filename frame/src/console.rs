@@ -48,6 +48,34 @@ pub fn write_bytes(bytes: &[u8]) {
     }
 }
 
+/// Tasks waiting for console input sleep here; the UART receive interrupt
+/// wakes them. Drain input with [`try_read_byte`] after waking.
+#[cfg(target_os = "none")]
+pub fn input_wait_queue() -> &'static crate::sync::WaitQueue {
+    static RX: crate::sync::WaitQueue = crate::sync::WaitQueue::new();
+    &RX
+}
+
+/// Whether input arrives by interrupt (else readers must poll).
+pub fn input_interrupts_enabled() -> bool {
+    INPUT_IRQ.load(Ordering::Relaxed)
+}
+
+static INPUT_IRQ: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+#[cfg(target_os = "none")]
+pub(crate) fn on_input_interrupt() {
+    input_wait_queue().wake_all();
+}
+
+/// Routes the UART receive interrupt (called once the timer is up).
+#[cfg(target_os = "none")]
+pub(crate) fn enable_input_interrupt() {
+    crate::arch::ioapic::route(4, crate::arch::apic::SERIAL_VECTOR);
+    crate::arch::serial::enable_rx_interrupt();
+    INPUT_IRQ.store(true, Ordering::Relaxed);
+}
+
 /// Reads one byte of console input if one is waiting.
 pub fn try_read_byte() -> Option<u8> {
     #[cfg(target_os = "none")]

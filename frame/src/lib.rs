@@ -64,6 +64,7 @@ pub fn init(policies: Policies) {
     mm::heap::inject_policy(policies.heap);
     task::inject_scheduler(policies.scheduler);
     timer::init();
+    console::enable_input_interrupt();
 }
 
 /// Turns the boot context into the first task; never returns.

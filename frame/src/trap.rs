@@ -1,6 +1,6 @@
 //! Arch-neutral trap handling: interrupts and fatal kernel faults.
 
-use crate::arch::apic::{self, SPURIOUS_VECTOR, TIMER_VECTOR};
+use crate::arch::apic::{self, PIC_BASE_VECTOR, SERIAL_VECTOR, SPURIOUS_VECTOR, TIMER_VECTOR};
 use crate::arch::cpu;
 use crate::arch::trap::TrapFrame;
 use crate::console::print_unlocked;
@@ -47,8 +47,12 @@ pub(crate) fn handle_irq(vector: u64) {
             apic::eoi();
             crate::timer::on_tick();
         }
+        v if v == u64::from(SERIAL_VECTOR) => {
+            apic::eoi();
+            crate::console::on_input_interrupt();
+        }
         v if v == u64::from(SPURIOUS_VECTOR) => {}
-        v if (32..48).contains(&v) => {} // masked legacy PIC lines
+        v if (u64::from(PIC_BASE_VECTOR)..u64::from(PIC_BASE_VECTOR) + 16).contains(&v) => {} // masked PICs
         _ => apic::eoi(),
     }
 }

@@ -7,6 +7,10 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 pub const TIMER_VECTOR: u8 = 32;
 pub const SPURIOUS_VECTOR: u8 = 0xff;
+/// COM1 receive interrupt (ISA IRQ 4 through the I/O APIC).
+pub const SERIAL_VECTOR: u8 = 0x24;
+/// Where the (masked) legacy PICs would deliver, away from our vectors.
+pub const PIC_BASE_VECTOR: u8 = 0xe0;
 
 const REG_EOI: usize = 0xb0;
 const REG_SVR: usize = 0xf0;
@@ -33,8 +37,9 @@ fn read(reg: usize) -> u32 {
 }
 
 fn mask_legacy_pics() {
-    // ICW1..ICW4: remap to 0x20/0x28 so stray IRQs never look like exceptions.
-    for (cmd, data, offset, cascade) in [(0x20u16, 0x21u16, 0x20u8, 4u8), (0xa0, 0xa1, 0x28, 2)] {
+    // ICW1..ICW4: remap to 0xe0/0xe8 so stray IRQs never look like
+    // exceptions or our own vectors; then mask everything.
+    for (cmd, data, offset, cascade) in [(0x20u16, 0x21u16, PIC_BASE_VECTOR, 4u8), (0xa0, 0xa1, PIC_BASE_VECTOR + 8, 2)] {
         outb(cmd, 0x11);
         outb(data, offset);
         outb(data, cascade);

@@ -7,6 +7,7 @@ pub mod cmos;
 pub mod cpu;
 pub mod fpu;
 pub mod gdt;
+pub mod ioapic;
 pub mod qemu;
 pub mod serial;
 pub mod switch;

@@ -1,0 +1,25 @@
+//! The I/O APIC: routes legacy ISA interrupts (here: COM1 on IRQ 4) to
+//! local-APIC vectors. QEMU's q35/pc place it at 0xfec00000 and identity-map
+//! ISA IRQ 4 to GSI 4 (no MADT override), edge-triggered, active high.
+
+use crate::mm::paddr_to_vaddr;
+
+const IOAPIC_PADDR: usize = 0xfec0_0000;
+const IOREGSEL: usize = 0x00;
+const IOWIN: usize = 0x10;
+
+fn write(reg: u32, value: u32) {
+    let base = paddr_to_vaddr(IOAPIC_PADDR);
+    // SAFETY: the direct map covers the low 4 GiB, which includes the
+    // I/O APIC's MMIO window; IOREGSEL/IOWIN is its register interface.
+    unsafe {
+        core::ptr::write_volatile((base + IOREGSEL) as *mut u32, reg);
+        core::ptr::write_volatile((base + IOWIN) as *mut u32, value);
+    }
+}
+
+/// Routes GSI `gsi` to `vector` on the boot CPU (APIC id 0), unmasked.
+pub fn route(gsi: u32, vector: u8) {
+    write(0x10 + 2 * gsi + 1, 0); // destination: APIC id 0
+    write(0x10 + 2 * gsi, u32::from(vector)); // fixed, physical, edge, high
+}
