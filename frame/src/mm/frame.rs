@@ -167,33 +167,12 @@ impl UFrame {
 
     /// Copies `buf.len()` bytes starting at `offset` out of the page.
     pub fn read_bytes(&self, offset: usize, buf: &mut [u8]) -> Result<(), crate::Error> {
-        check_range(offset, buf.len(), PAGE_SIZE)?;
-        // SAFETY: the range is inside the owned page (checked above); the
-        // page holds plain bytes that other handles may change concurrently,
-        // which for untyped memory is a data race on bytes only (as with user
-        // memory), never on Rust objects.
-        unsafe {
-            core::ptr::copy(
-                paddr_to_ptr::<u8>(self.0.paddr + offset),
-                buf.as_mut_ptr(),
-                buf.len(),
-            )
-        };
-        Ok(())
+        untyped_read(self.0.paddr, PAGE_SIZE, offset, buf)
     }
 
     /// Copies `buf` into the page at `offset`.
     pub fn write_bytes(&self, offset: usize, buf: &[u8]) -> Result<(), crate::Error> {
-        check_range(offset, buf.len(), PAGE_SIZE)?;
-        // SAFETY: see `read_bytes`.
-        unsafe {
-            core::ptr::copy(
-                buf.as_ptr(),
-                paddr_to_ptr::<u8>(self.0.paddr + offset),
-                buf.len(),
-            )
-        };
-        Ok(())
+        untyped_write(self.0.paddr, PAGE_SIZE, offset, buf)
     }
 
     /// Zero-fills `len` bytes at `offset`.
@@ -242,35 +221,48 @@ impl USegment {
     }
 
     pub fn read_bytes(&self, offset: usize, buf: &mut [u8]) -> Result<(), crate::Error> {
-        check_range(offset, buf.len(), self.size())?;
-        // SAFETY: in-bounds copy out of owned untyped pages (see UFrame).
-        unsafe {
-            core::ptr::copy(
-                paddr_to_ptr::<u8>(self.0.paddr + offset),
-                buf.as_mut_ptr(),
-                buf.len(),
-            )
-        };
-        Ok(())
+        untyped_read(self.0.paddr, self.size(), offset, buf)
     }
 
     pub fn write_bytes(&self, offset: usize, buf: &[u8]) -> Result<(), crate::Error> {
-        check_range(offset, buf.len(), self.size())?;
-        // SAFETY: in-bounds copy into owned untyped pages (see UFrame).
-        unsafe {
-            core::ptr::copy(
-                buf.as_ptr(),
-                paddr_to_ptr::<u8>(self.0.paddr + offset),
-                buf.len(),
-            )
-        };
-        Ok(())
+        untyped_write(self.0.paddr, self.size(), offset, buf)
     }
 
     /// A handle to the `i`-th page of the segment.
     pub fn frame(&self, i: usize) -> Option<UFrame> {
         (i < self.0.nframes).then(|| UFrame::clone_from_paddr(self.0.paddr + i * PAGE_SIZE))
     }
+}
+
+/// Copies out of `size` bytes of owned untyped memory starting at `base`.
+fn untyped_read(
+    base: Paddr,
+    size: usize,
+    offset: usize,
+    buf: &mut [u8],
+) -> Result<(), crate::Error> {
+    check_range(offset, buf.len(), size)?;
+    // SAFETY: the caller owns the untyped pages `base..base+size` (a UFrame
+    // or USegment handle), and the range is inside them (checked above).
+    // Untyped pages hold plain bytes that other handles may change
+    // concurrently: a race on bytes only (as with user memory), never on
+    // Rust objects.
+    unsafe {
+        core::ptr::copy(
+            paddr_to_ptr::<u8>(base + offset),
+            buf.as_mut_ptr(),
+            buf.len(),
+        )
+    };
+    Ok(())
+}
+
+/// Copies into `size` bytes of owned untyped memory starting at `base`.
+fn untyped_write(base: Paddr, size: usize, offset: usize, buf: &[u8]) -> Result<(), crate::Error> {
+    check_range(offset, buf.len(), size)?;
+    // SAFETY: see `untyped_read`.
+    unsafe { core::ptr::copy(buf.as_ptr(), paddr_to_ptr::<u8>(base + offset), buf.len()) };
+    Ok(())
 }
 
 fn check_range(offset: usize, len: usize, size: usize) -> Result<(), crate::Error> {

@@ -293,34 +293,31 @@ fn kick(p: &Process) {
 
 /// Generates a process-directed signal (kill(2), SIGCHLD, alarms, ...).
 pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
+    if generate(p, &info) {
+        p.signals.shared.lock().add(info);
+        kick(p);
+    }
+}
+
+/// The common part of generating a signal: stop/continue side effects, and
+/// whether the signal must be queued at all (an ignored one is discarded at
+/// generation, signal(7)).
+fn generate(p: &Arc<Process>, info: &SigInfo) -> bool {
     let sig = info.signo as usize;
     if sig == 0 || p.exit_status().is_some() {
-        return;
+        return false;
     }
     prepare(p, sig);
     let act = p.signals.action(sig);
-    // An ignored signal is discarded at generation (unless blocked, in which
-    // case Linux still discards it for SIG_IGN).
-    if is_ignored(sig, &act) && sig != SIGKILL && sig != SIGSTOP {
-        return;
-    }
-    p.signals.shared.lock().add(info);
-    kick(p);
+    !is_ignored(sig, &act) || sig == SIGKILL || sig == SIGSTOP
 }
 
 /// Generates a thread-directed signal (tkill, tgkill, faults).
 pub fn send_to_thread(p: &Arc<Process>, t: &Thread, info: SigInfo) {
-    let sig = info.signo as usize;
-    if sig == 0 || p.exit_status().is_some() {
-        return;
+    if generate(p, &info) {
+        t.signals.pending.lock().add(info);
+        t.wake();
     }
-    prepare(p, sig);
-    let act = p.signals.action(sig);
-    if is_ignored(sig, &act) && sig != SIGKILL && sig != SIGSTOP {
-        return;
-    }
-    t.signals.pending.lock().add(info);
-    t.wake();
 }
 
 /// Stop and continue signals cancel each other at generation (signal(7)).
