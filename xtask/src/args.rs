@@ -11,7 +11,7 @@ commands:
   run         build, then boot in QEMU: an interactive shell, or with
               `-- CMD ARGS...` run that one command and exit with its status
   initramfs   build only the user programs and target/initramfs.cpio
-  test        run every test layer (host, miri, user, busybox, bench)
+  test        run every test layer (host, miri, user, busybox, interactive, bench)
   tcb         linked code per crate of the release kernel, TCB share
               (docs/tcb.md)
   miri        Miri over frame/'s host tests, then how many of frame's unsafe
@@ -28,7 +28,7 @@ options:
   --timeout SECS       kill QEMU after SECS seconds; 0 = never (run; default
                        300 with `--`, none interactively)
   --kernel ELF         boot this kernel image instead of building one (run, test)
-  --only LAYER,...     run only these test layers: host, miri, user, busybox,
+  --only LAYER,...     run only these test layers: host, miri, user, busybox, interactive,
                        bench
                        (test)
   --smoke              one iteration of each benchmark, Trellis only (bench)
@@ -78,7 +78,7 @@ pub struct Invocation {
     pub opts: Options,
 }
 
-pub const LAYERS: &[&str] = &["host", "miri", "user", "busybox", "bench"];
+pub const LAYERS: &[&str] = &["host", "miri", "user", "busybox", "interactive", "bench"];
 
 /// Parses the arguments after `cargo xtask`.
 pub fn parse(argv: &[String]) -> Result<Invocation, String> {

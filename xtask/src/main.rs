@@ -25,6 +25,7 @@ mod tcb_scan;
 mod test;
 mod test_busybox;
 mod test_host;
+mod test_interactive;
 mod test_user;
 mod util;
 
