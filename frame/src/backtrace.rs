@@ -40,7 +40,12 @@ fn le_u64(b: &[u8], at: usize) -> Option<u64> {
 /// The symbol containing `addr` and the offset into it.
 pub fn symbolize(addr: u64) -> Option<(&'static str, u64)> {
     // SAFETY: addresses of linker-script symbols.
-    let (ts, te) = unsafe { (&__kernel_text_start as *const u8 as u64, &__kernel_text_end as *const u8 as u64) };
+    let (ts, te) = unsafe {
+        (
+            &__kernel_text_start as *const u8 as u64,
+            &__kernel_text_end as *const u8 as u64,
+        )
+    };
     if !(ts..te).contains(&addr) {
         return None;
     }

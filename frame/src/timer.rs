@@ -22,7 +22,8 @@ static WAKEUPS: SpinLock<Vec<(u64, Arc<Task>)>, { level::TIMER }> = SpinLock::ne
 /// interrupt-safe state (atomics, `Task::wake`).
 pub type TimerCallback = alloc::boxed::Box<dyn FnOnce() + Send>;
 
-static CALLBACKS: SpinLock<Vec<(u64, u64, TimerCallback)>, { level::TIMER }> = SpinLock::new(Vec::new());
+static CALLBACKS: SpinLock<Vec<(u64, u64, TimerCallback)>, { level::TIMER }> =
+    SpinLock::new(Vec::new());
 static NEXT_TIMER_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Runs `f` from the timer interrupt once the monotonic clock reaches
@@ -101,7 +102,9 @@ pub(crate) fn on_tick() {
         if list.iter().all(|(d, _, _)| *d > now) {
             Vec::new()
         } else {
-            let (due, keep): (Vec<_>, Vec<_>) = core::mem::take(&mut *list).into_iter().partition(|(d, _, _)| *d <= now);
+            let (due, keep): (Vec<_>, Vec<_>) = core::mem::take(&mut *list)
+                .into_iter()
+                .partition(|(d, _, _)| *d <= now);
             *list = keep;
             due.into_iter().map(|(_, _, f)| f).collect()
         }

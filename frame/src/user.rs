@@ -231,7 +231,12 @@ impl UserContext {
     /// cleared (invariant 2: user input cannot crash kernel control flow).
     pub fn set_fpu_bytes(&mut self, bytes: &[u8; 512]) {
         let mut area = *bytes;
-        let mask = u32::from_le_bytes([self.fpu.0[28], self.fpu.0[29], self.fpu.0[30], self.fpu.0[31]]);
+        let mask = u32::from_le_bytes([
+            self.fpu.0[28],
+            self.fpu.0[29],
+            self.fpu.0[30],
+            self.fpu.0[31],
+        ]);
         let mask = if mask == 0 { 0xffbf } else { mask };
         let mxcsr = u32::from_le_bytes([area[24], area[25], area[26], area[27]]) & mask;
         area[24..28].copy_from_slice(&mxcsr.to_le_bytes());

@@ -39,7 +39,10 @@ fn read(reg: usize) -> u32 {
 fn mask_legacy_pics() {
     // ICW1..ICW4: remap to 0xe0/0xe8 so stray IRQs never look like
     // exceptions or our own vectors; then mask everything.
-    for (cmd, data, offset, cascade) in [(0x20u16, 0x21u16, PIC_BASE_VECTOR, 4u8), (0xa0, 0xa1, PIC_BASE_VECTOR + 8, 2)] {
+    for (cmd, data, offset, cascade) in [
+        (0x20u16, 0x21u16, PIC_BASE_VECTOR, 4u8),
+        (0xa0, 0xa1, PIC_BASE_VECTOR + 8, 2),
+    ] {
         outb(cmd, 0x11);
         outb(data, offset);
         outb(data, cascade);
