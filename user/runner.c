@@ -4,7 +4,8 @@
  * usage: runner [DIR]        (DIR defaults to /tests)
  *
  * Regular files in DIR (except the runner itself) are run in name order,
- * one at a time: fork, execve(path, {path, NULL}, environ), wait4.
+ * one at a time: fork, execve(path, {path, NULL}, environ), wait4 (any
+ * child, so orphans adopted by the runner as init are reaped too).
  * One line per test goes to stdout:
  *     TEST <name> PASS
  *     TEST <name> FAIL: exit status N
@@ -133,9 +134,14 @@ int main(int argc, char **argv)
 				(void)!write(2, msg, (size_t)n);
 			_exit(127);
 		}
+		/*
+		 * Wait for any child, not just this test: run as init, the
+		 * runner also adopts the orphans tests leave behind, and
+		 * reaping them keeps zombies from piling up.
+		 */
 		do {
-			r = wait4(pid, &status, 0, NULL);
-		} while (r < 0 && errno == EINTR);
+			r = wait4(-1, &status, 0, NULL);
+		} while ((r < 0 && errno == EINTR) || (r > 0 && r != pid));
 
 		if (r != pid) {
 			printf("TEST %s FAIL: wait4 failed: %s\n", names[i],
