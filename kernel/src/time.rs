@@ -64,7 +64,8 @@ pub fn now_ns(clock: ClockId, process: &Process) -> u64 {
     match clock {
         ClockId::Realtime | ClockId::RealtimeCoarse => frame::timer::realtime_at_boot_ns() + mono,
         ClockId::Monotonic | ClockId::MonotonicRaw | ClockId::MonotonicCoarse | ClockId::Boottime => mono,
-        ClockId::ProcessCputime | ClockId::ThreadCputime => process.cpu_time_ns(),
+        ClockId::ProcessCputime => process.cpu_time_ns(),
+        ClockId::ThreadCputime => frame::task::try_current().map_or(0, |t| t.cpu_time_ns()),
     }
 }
 

@@ -49,6 +49,9 @@ pub struct Task {
     started: AtomicBool,
     /// Scheduling weight for the policy (1024 = nice 0).
     weight: core::sync::atomic::AtomicU32,
+    /// CPU time consumed in earlier runs, and when the current run began.
+    cpu_ns: AtomicU64,
+    run_start_ns: AtomicU64,
     /// A wake-up arrived while the task was still deciding to sleep.
     woken: AtomicBool,
     entry: UnsafeCell<Option<Box<dyn FnOnce() + Send>>>,
@@ -72,6 +75,17 @@ impl Task {
     /// The data attached at spawn time (the kernel's thread structure).
     pub fn data(&self) -> &(dyn Any + Send + Sync) {
         &*self.data
+    }
+
+    /// CPU time this task has used (nanoseconds), including the current run.
+    pub fn cpu_time_ns(&self) -> u64 {
+        let base = self.cpu_ns.load(Ordering::Relaxed);
+        if self.on_cpu.load(Ordering::Acquire) {
+            let start = self.run_start_ns.load(Ordering::Relaxed);
+            base + crate::timer::monotonic_ns().saturating_sub(start)
+        } else {
+            base
+        }
     }
 
     /// Scheduling weight (1024 = default); policies may give heavier tasks
@@ -148,6 +162,8 @@ impl TaskOptions {
             on_cpu: AtomicBool::new(false),
             started: AtomicBool::new(false),
             weight: core::sync::atomic::AtomicU32::new(1024),
+            cpu_ns: AtomicU64::new(0),
+            run_start_ns: AtomicU64::new(0),
             woken: AtomicBool::new(false),
             entry: UnsafeCell::new(Some(self.entry)),
             data: self.data.unwrap_or_else(|| Box::new(())),
@@ -233,13 +249,21 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
             }
             Some(next) => break next,
             None => {
-                // Nothing to run: wait for an interrupt to wake someone.
+                // Nothing to run: wait for an interrupt to wake someone. The
+                // idle time is not the current task's CPU time.
+                let idle_from = crate::timer::monotonic_ns();
+                let ran = idle_from.saturating_sub(cur.run_start_ns.load(Ordering::Relaxed));
+                cur.cpu_ns.fetch_add(ran, Ordering::Relaxed);
                 crate::arch::cpu::enable_interrupts_and_halt();
                 crate::arch::cpu::disable_interrupts();
+                cur.run_start_ns.store(crate::timer::monotonic_ns(), Ordering::Relaxed);
             }
         }
     };
     NEED_RESCHED.store(false, Ordering::Relaxed);
+    let now = crate::timer::monotonic_ns();
+    cur.cpu_ns.fetch_add(now.saturating_sub(cur.run_start_ns.load(Ordering::Relaxed)), Ordering::Relaxed);
+    next.run_start_ns.store(now, Ordering::Relaxed);
     cur.held_locks.set(crate::sync::take_held_state());
     let next_rsp = {
         // SAFETY: `next` is not running anywhere (on_cpu claimed above), so
@@ -341,6 +365,7 @@ pub(crate) fn run_first(task: Arc<Task>) -> ! {
     let _irq = disable_local();
     task.on_cpu.store(true, Ordering::Release);
     task.started.store(true, Ordering::Release);
+    task.run_start_ns.store(crate::timer::monotonic_ns(), Ordering::Relaxed);
     // SAFETY: nothing runs yet; interrupts are disabled.
     let next_rsp = unsafe { *task.saved_rsp.get() };
     // SAFETY: interrupts off; the boot context is never resumed.

@@ -135,14 +135,14 @@ pub struct WaitOptions {
 }
 
 /// Waits for a matching child to change state. Returns `(pid, wait status,
-/// CPU ns of the child)`, or `None` with `nohang` if nothing is ready.
+/// (user, system) CPU ns of the child)`, or `None` with `nohang` if nothing is ready.
 pub fn wait_child(
     parent: &Arc<Process>,
     thread: &super::Thread,
     target: WaitTarget,
     opts: WaitOptions,
-) -> Result<Option<(Pid, i32, u64)>> {
-    let check = || -> Result<Option<(Pid, i32, u64)>> {
+) -> Result<Option<(Pid, i32, (u64, u64))>> {
+    let check = || -> Result<Option<(Pid, i32, (u64, u64))>> {
         let mut children = parent.children.lock();
         if !children.iter().any(|c| target.matches(c)) {
             return Err(Error::new(Errno::ECHILD));
@@ -153,11 +153,12 @@ pub fn wait_child(
                 continue;
             }
             if let Some(status) = c.exit_status().filter(|_| opts.exited) {
-                let (pid, cpu) = (c.pid(), c.cpu_time_ns());
+                let (pid, cpu) = (c.pid(), c.cpu_times());
                 if !opts.nowait {
                     children.remove(i);
                     drop(children);
-                    parent.cutime_ns.fetch_add(cpu, Ordering::Relaxed);
+                    parent.cutime_ns.fetch_add(cpu.0, Ordering::Relaxed);
+                    parent.cstime_ns.fetch_add(cpu.1, Ordering::Relaxed);
                     // The table lock ranks above (outside) process locks.
                     remove_from_table(pid);
                 }
@@ -166,13 +167,13 @@ pub fn wait_child(
             if opts.stopped {
                 let sig = if opts.nowait { c.signals.stop_event.load(Ordering::Acquire) } else { c.signals.stop_event.swap(0, Ordering::AcqRel) };
                 if sig != 0 {
-                    return Ok(Some((c.pid(), 0x7f | ((sig as i32) << 8), c.cpu_time_ns())));
+                    return Ok(Some((c.pid(), 0x7f | ((sig as i32) << 8), c.cpu_times())));
                 }
             }
             if opts.continued {
                 let cont = if opts.nowait { c.signals.cont_event.load(Ordering::Acquire) } else { c.signals.cont_event.swap(false, Ordering::AcqRel) };
                 if cont {
-                    return Ok(Some((c.pid(), 0xffff, c.cpu_time_ns())));
+                    return Ok(Some((c.pid(), 0xffff, c.cpu_times())));
                 }
             }
         }

@@ -63,8 +63,9 @@ pub struct Process {
     /// CPU time in nanoseconds (user, system), summed over threads.
     pub(crate) utime_ns: AtomicU64,
     pub(crate) stime_ns: AtomicU64,
-    /// CPU time of reaped children.
+    /// CPU time of reaped children (user, system).
     pub(crate) cutime_ns: AtomicU64,
+    pub(crate) cstime_ns: AtomicU64,
     pub(crate) nice: AtomicI32,
     /// PR_SET_CHILD_SUBREAPER: orphaned descendants are re-parented here.
     pub(crate) subreaper: core::sync::atomic::AtomicBool,
@@ -150,6 +151,7 @@ impl Process {
             utime_ns: AtomicU64::new(0),
             stime_ns: AtomicU64::new(0),
             cutime_ns: AtomicU64::new(0),
+            cstime_ns: AtomicU64::new(0),
             nice: AtomicI32::new(0),
             subreaper: core::sync::atomic::AtomicBool::new(false),
             pdeathsig: AtomicU32::new(0),
@@ -325,6 +327,11 @@ impl Process {
                 task.set_weight(weight);
             }
         }
+    }
+
+    /// (user, system) CPU time consumed so far.
+    pub fn cpu_times(&self) -> (u64, u64) {
+        (self.utime_ns.load(Ordering::Relaxed), self.stime_ns.load(Ordering::Relaxed))
     }
 
     /// User plus system CPU time consumed so far.

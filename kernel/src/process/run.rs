@@ -72,6 +72,7 @@ fn force_fault_signal(process: &Arc<Process>, thread: &Thread, info: SigInfo) {
 }
 
 fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) {
+    let task = frame::task::current();
     let mut restart = None;
     loop {
         handle_signals(&process, &thread, &mut user, restart.take());
@@ -79,10 +80,11 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
             break;
         }
         let vm = process.vm();
+        let cpu0 = task.cpu_time_ns();
         let t0 = frame::timer::monotonic_ns();
         let reason = user.execute(vm.space());
-        let t1 = frame::timer::monotonic_ns();
-        process.utime_ns.fetch_add(t1 - t0, Ordering::Relaxed);
+        let user_ns = frame::timer::monotonic_ns().saturating_sub(t0);
+        process.utime_ns.fetch_add(user_ns, Ordering::Relaxed);
         match reason {
             ReturnReason::Syscall => {
                 drop(vm);
@@ -104,7 +106,9 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
             }
             ReturnReason::Interrupt => {}
         }
-        process.stime_ns.fetch_add(frame::timer::monotonic_ns() - t1, Ordering::Relaxed);
+        // System time: CPU time of this task (sleeping excluded) minus user time.
+        let sys_ns = task.cpu_time_ns().saturating_sub(cpu0).saturating_sub(user_ns);
+        process.stime_ns.fetch_add(sys_ns, Ordering::Relaxed);
         if thread.exiting.load(Ordering::Acquire) {
             break;
         }

@@ -225,7 +225,7 @@ fn sys_wait4(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
                 ctx.write_val(status_ptr, &status)?;
             }
             if rusage != 0 {
-                ctx.write_val(rusage, &Rusage::from_cpu_ns(cpu_ns, 0))?;
+                ctx.write_val(rusage, &Rusage::from_cpu_ns(cpu_ns.0, cpu_ns.1))?;
             }
             Ok(child as isize)
         }
@@ -264,7 +264,9 @@ fn sys_getrusage(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         RUSAGE_SELF | RUSAGE_THREAD => {
             Rusage::from_cpu_ns(p.utime_ns.load(Ordering::Relaxed), p.stime_ns.load(Ordering::Relaxed))
         }
-        RUSAGE_CHILDREN => Rusage::from_cpu_ns(p.cutime_ns.load(Ordering::Relaxed), 0),
+        RUSAGE_CHILDREN => {
+            Rusage::from_cpu_ns(p.cutime_ns.load(Ordering::Relaxed), p.cstime_ns.load(Ordering::Relaxed))
+        }
         _ => return Err(Error::new(Errno::EINVAL)),
     };
     ctx.write_val(a[1], &r)?;
@@ -280,7 +282,7 @@ fn sys_times(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
             ticks(p.utime_ns.load(Ordering::Relaxed)),
             ticks(p.stime_ns.load(Ordering::Relaxed)),
             ticks(p.cutime_ns.load(Ordering::Relaxed)),
-            0,
+            ticks(p.cstime_ns.load(Ordering::Relaxed)),
         ];
         ctx.write_val(a[0], &t)?;
     }
@@ -383,7 +385,7 @@ fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
                 (CLD_KILLED, status & 0x7f)
             };
             if rusage != 0 {
-                ctx.write_val(rusage, &Rusage::from_cpu_ns(cpu, 0))?;
+                ctx.write_val(rusage, &Rusage::from_cpu_ns(cpu.0, cpu.1))?;
             }
             let mut i = SigInfo::from_sender(SIGCHLD, code, pid);
             i.status = st;
