@@ -55,6 +55,9 @@ fn start_init(args: cmdline::Args) {
         frame::println!("trellis: cannot mount the initramfs: {e:?}");
         frame::power_off(1);
     }
+    if let Err(e) = fs::mount::mount_kernel_filesystems() {
+        frame::println!("trellis: cannot mount /dev, /proc, /sys: {e:?}");
+    }
     let argv: Vec<Vec<u8>> = match args.init {
         Some(init) => core::iter::once(init.into_bytes()).chain(args.init_args.into_iter().map(|a| a.into_bytes())).collect(),
         None => match read_argv_file() {

@@ -10,7 +10,7 @@ use crate::error::{Errno, Error, Result};
 
 /// Device of anonymous inodes (Linux shows pipes on "pipefs", an
 /// anonymous device like this one).
-const ANON_DEV: u64 = makedev(0, 13);
+pub(super) const ANON_DEV: u64 = makedev(0, 13);
 static NEXT_INO: AtomicU64 = AtomicU64::new(1);
 
 struct AnonInode {

@@ -7,9 +7,12 @@
 //! files (and later pipes and sockets) are streams with their own
 //! [`FileOps`].
 
+use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+use frame::sync::Once;
 
 use super::inode::{FileType, Inode};
 use super::stream::*;
@@ -72,6 +75,9 @@ pub struct File {
     flags: AtomicU32,
     /// The file offset; for a directory, the listing cookie.
     pos: AtomicU64,
+    /// The directory and name open(2) found a non-directory under, for
+    /// /proc/pid/fd (directories find their own path).
+    origin: Once<(Arc<dyn Inode>, String)>,
 }
 
 impl File {
@@ -84,7 +90,18 @@ impl File {
             ops,
             flags: AtomicU32::new(flags),
             pos: AtomicU64::new(0),
+            origin: Once::new(),
         })
+    }
+
+    /// Records the directory and name the file was opened under.
+    pub fn set_origin(&self, dir: Arc<dyn Inode>, name: String) {
+        self.origin.call_once(|| (dir, name));
+    }
+
+    /// The directory and name the file was opened under, if recorded.
+    pub fn origin(&self) -> Option<&(Arc<dyn Inode>, String)> {
+        self.origin.get()
     }
 
     pub fn node(&self) -> &Arc<dyn Inode> {

@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 
 use super::devices;
 use super::file::{File, O_RDWR};
-use super::inode::{FileType, Inode};
+use super::inode::Inode;
 use crate::error::{Errno, Error, Result};
 
 /// Descriptors above this are refused whatever the rlimit says, so a table
@@ -53,6 +53,14 @@ impl FileTable {
             Some(Some(slot)) => Ok(slot.file.clone()),
             _ => Err(Error::new(Errno::EBADF)),
         }
+    }
+
+    /// The open descriptors and their files, in increasing order.
+    pub fn iter(&self) -> impl Iterator<Item = (i32, &Arc<File>)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| Some((i as i32, &s.as_ref()?.file)))
     }
 
     /// One past the highest descriptor that may be open, rounded up the way
@@ -172,7 +180,7 @@ impl FileTable {
         if file.is_path_only() {
             return Err(Error::new(Errno::EBADF));
         }
-        if file.ops().is_some() || file.node().file_type() != FileType::Regular {
+        if file.ops().is_some() || !file.node().can_mmap() {
             return Err(Error::new(Errno::ENODEV));
         }
         if !file.can_read() {

@@ -166,6 +166,20 @@ pub struct DirEntry<'a> {
 pub struct RenameFlags {
     /// Fail with EEXIST instead of replacing the target.
     pub noreplace: bool,
+    /// Swap the two names (RENAME_EXCHANGE); both must exist.
+    pub exchange: bool,
+}
+
+/// fallocate(2) modes a file system may support.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Allocate {
+    /// Mode 0: allocate, growing the file if the range ends past it.
+    Extend,
+    /// FALLOC_FL_KEEP_SIZE: allocate without changing the size.
+    KeepSize,
+    /// FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE: free the range, which
+    /// then reads as zeros.
+    PunchHole,
 }
 
 /// A file, directory, symlink or device node of some file system.
@@ -198,6 +212,18 @@ pub trait Inode: Any + Send + Sync {
     /// Sets the size, discarding or zero-filling data (truncate(2)).
     fn resize(&self, _size: usize) -> Result<()> {
         Err(self.not_regular())
+    }
+
+    /// fallocate(2) on `[offset, offset + len)`: EOPNOTSUPP if the file
+    /// system cannot.
+    fn allocate(&self, _mode: Allocate, _offset: usize, _len: usize) -> Result<()> {
+        Err(Error::new(Errno::EOPNOTSUPP))
+    }
+
+    /// Whether the file's pages may be mapped with mmap(2) (generated files
+    /// cannot: ENODEV, as on Linux).
+    fn can_mmap(&self) -> bool {
+        self.file_type() == FileType::Regular
     }
 
     /// Sets the permission bits (`0o7777`).

@@ -11,6 +11,7 @@
 
 mod anon;
 mod console;
+mod devfs;
 mod devices;
 mod file;
 mod file_table;
@@ -21,9 +22,12 @@ mod namespace;
 mod open;
 mod path;
 mod perm;
+mod procfs;
+mod pseudo;
 mod ramfs;
 mod stat;
 mod stream;
+mod sysfs;
 mod termios;
 
 use alloc::sync::Arc;

@@ -17,8 +17,10 @@ use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
 use frame::sync::{SpinLock, level};
 
-use super::inode::{Inode, makedev};
+use super::anon::ANON_DEV;
+use super::inode::{FileType, Inode, makedev};
 use super::ramfs::RamFs;
+use super::stat::StatFs;
 use crate::error::{Errno, Error, Result};
 
 /// Makes the root of a new instance from mount(2)'s `source` and `data`.
@@ -38,6 +40,7 @@ struct Mount {
 /// What /proc/mounts shows about one mount.
 pub struct MountInfo {
     pub mountpoint: Arc<dyn Inode>,
+    pub root: Arc<dyn Inode>,
     pub source: String,
     pub fstype: String,
 }
@@ -57,6 +60,26 @@ pub fn anon_dev() -> u64 {
 /// Makes file system type `name` mountable.
 pub fn register_filesystem(name: &'static str, make: MakeFs) {
     TYPES.lock().push((name, make));
+}
+
+/// The mountable file system types, as /proc/filesystems lists them.
+pub fn filesystem_types() -> Vec<&'static str> {
+    let mut names = alloc::vec!["tmpfs", "ramfs"];
+    names.extend(TYPES.lock().iter().map(|(n, _)| *n));
+    names
+}
+
+/// The source and type of the mounted file system whose device is `dev`
+/// (its first mount), if it is mounted.
+pub fn describe(dev: u64) -> Option<(String, String)> {
+    if MOUNT_COUNT.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let mounts = MOUNTS.lock();
+    mounts
+        .iter()
+        .find(|m| m.root_id.0 == dev)
+        .map(|m| (m.source.clone(), m.fstype.clone()))
 }
 
 /// The root of a new instance of `fstype`: ENODEV for an unknown type.
@@ -182,8 +205,59 @@ pub fn mounts() -> Vec<MountInfo> {
         .iter()
         .map(|m| MountInfo {
             mountpoint: m.mountpoint.clone(),
+            root: m.root.clone(),
             source: m.source.clone(),
             fstype: m.fstype.clone(),
         })
         .collect()
+}
+
+/// statfs(2) of the file system holding `node`: the type of the mount of
+/// its device, else the root file system or, for inodes in no directory,
+/// the pseudo file system Linux keeps them on.
+pub fn statfs(node: &Arc<dyn Inode>) -> StatFs {
+    let meta = node.metadata();
+    let fstype = match describe(meta.dev) {
+        Some((_, fstype)) => fstype,
+        None if meta.dev == ANON_DEV => String::from(match meta.file_type {
+            FileType::Fifo => "pipefs",
+            FileType::Socket => "sockfs",
+            FileType::CharDevice => "devtmpfs",
+            _ => "anon_inodefs",
+        }),
+        None => String::from("rootfs"),
+    };
+    StatFs::for_fs(&fstype, meta.dev)
+}
+
+/// Registers the kernel's own file system types and mounts them where a
+/// Linux system has them: devtmpfs on /dev (with a tmpfs on /dev/shm),
+/// proc on /proc and sysfs on /sys. Runs once, after the initramfs is
+/// unpacked, so that any init finds them.
+pub fn mount_kernel_filesystems() -> Result<()> {
+    super::devfs::register();
+    super::procfs::register();
+    super::sysfs::register();
+    let fs = super::FsContext::default();
+    let mounts = [
+        ("dev", "devtmpfs", "devtmpfs"),
+        ("proc", "proc", "proc"),
+        ("sys", "sysfs", "sysfs"),
+    ];
+    for (dir, fstype, source) in mounts {
+        let mountpoint = super::ensure_dir(fs.root(), dir, 0o755)?;
+        mount(
+            &mountpoint,
+            make_filesystem(fstype, source, "")?,
+            source,
+            fstype,
+        )?;
+    }
+    let shm = super::lookup(&fs, fs.root(), "/dev/shm", true)?;
+    mount(
+        &shm,
+        make_filesystem("tmpfs", "tmpfs", "")?,
+        "tmpfs",
+        "tmpfs",
+    )
 }

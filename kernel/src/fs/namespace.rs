@@ -159,7 +159,8 @@ pub fn rmdir(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<()> {
     }
 }
 
-/// rename(2) / renameat2(2) with flags 0 or RENAME_NOREPLACE.
+/// rename(2) / renameat2(2) with flags 0, RENAME_NOREPLACE or
+/// RENAME_EXCHANGE.
 pub fn rename(
     fs: &FsContext,
     old_start: &Arc<dyn Inode>,
@@ -181,6 +182,9 @@ pub fn rename(
         }));
     };
     let src = old.dir.lookup(old_name)?;
+    if flags.exchange {
+        return exchange(fs, &old, old_name, &src, &new, new_name, flags);
+    }
     if (old.trailing_slash || new.trailing_slash) && !src.is_dir() {
         return Err(Error::new(Errno::ENOTDIR));
     }
@@ -197,6 +201,37 @@ pub fn rename(
     // A directory changing parents gets a new "..": write access to it.
     if src.is_dir() && !same_inode(&old.dir, &new.dir) {
         cred.check(&*src, MAY_WRITE)?;
+    }
+    old.dir.rename(old_name, &new.dir, new_name, flags)
+}
+
+/// renameat2(2) with RENAME_EXCHANGE: both names must exist; each moves
+/// into the other's place, with the checks a rename in each direction needs.
+fn exchange(
+    fs: &FsContext,
+    old: &Parent,
+    old_name: &str,
+    src: &Arc<dyn Inode>,
+    new: &Parent,
+    new_name: &str,
+    flags: RenameFlags,
+) -> Result<()> {
+    let dst = new.dir.lookup(new_name)?;
+    if (old.trailing_slash && !src.is_dir()) || (new.trailing_slash && !dst.is_dir()) {
+        return Err(Error::new(Errno::ENOTDIR));
+    }
+    let cred = fs.cred();
+    cred.check_delete(&*old.dir, &**src)?;
+    cred.check_delete(&*new.dir, &*dst)?;
+    if mount::is_mountpoint(src) || mount::is_mountpoint(&dst) {
+        return Err(Error::new(Errno::EBUSY));
+    }
+    if !same_inode(&old.dir, &new.dir) {
+        for node in [src, &dst] {
+            if node.is_dir() {
+                cred.check(&**node, MAY_WRITE)?;
+            }
+        }
     }
     old.dir.rename(old_name, &new.dir, new_name, flags)
 }

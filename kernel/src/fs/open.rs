@@ -6,7 +6,7 @@ use super::FsContext;
 use super::devices;
 use super::file::*;
 use super::inode::{FileType, Inode, NewNode, NodeKind};
-use super::path::{self, Last, MAX_SYMLINKS};
+use super::path::{self, Last, MAX_SYMLINKS, Origin};
 use super::perm::{MAY_EXEC, MAY_READ, MAY_WRITE};
 use crate::error::{Errno, Error, Result};
 
@@ -27,11 +27,24 @@ pub fn open(
         return Err(Error::new(Errno::EINVAL));
     }
     let follow = flags & O_NOFOLLOW == 0;
-    let (node, created) = if flags & O_CREAT != 0 && !path_only {
+    let (node, created, origin) = if flags & O_CREAT != 0 && !path_only {
         open_or_create(fs, start, path, flags, mode)?
     } else {
-        (path::lookup(fs, start, path, follow)?, false)
+        let found = path::lookup_found(fs, start, path, follow)?;
+        (found.node, false, found.parent)
     };
+    let file = open_node(fs, node, created, flags)?;
+    if let Some((dir, name)) = origin
+        && !file.node().is_dir()
+    {
+        file.set_origin(dir, name);
+    }
+    Ok(file)
+}
+
+/// The open part of open(2), once the path is resolved (or created).
+fn open_node(fs: &FsContext, node: Arc<dyn Inode>, created: bool, flags: u32) -> Result<Arc<File>> {
+    let path_only = flags & O_PATH != 0;
     let file_type = node.file_type();
     if flags & O_DIRECTORY != 0 && file_type != FileType::Directory {
         // O_NOFOLLOW|O_DIRECTORY on a symlink: ENOTDIR, as on Linux.
@@ -81,14 +94,15 @@ pub fn open(
     Ok(File::new(node, ops, flags))
 }
 
-/// The O_CREAT part of open: returns the node and whether it was created.
+/// The O_CREAT part of open: returns the node, whether it was created, and
+/// the directory and name it is under.
 fn open_or_create(
     fs: &FsContext,
     start: &Arc<dyn Inode>,
     path: &str,
     flags: u32,
     mode: u32,
-) -> Result<(Arc<dyn Inode>, bool)> {
+) -> Result<(Arc<dyn Inode>, bool, Option<Origin>)> {
     let mut parent = path::lookup_parent(fs, start, path)?;
     let mut links = 0;
     loop {
@@ -119,7 +133,7 @@ fn open_or_create(
                 if parent.trailing_slash {
                     return Err(Error::new(Errno::ENOTDIR));
                 }
-                return Ok((node, false));
+                return Ok((node, false, Some((parent.dir, name))));
             }
             Err(e) if e.errno() == Errno::ENOENT => {
                 if parent.trailing_slash {
@@ -135,7 +149,7 @@ fn open_or_create(
                     gid: cred.gid,
                 };
                 match parent.dir.create(&name, node) {
-                    Ok(node) => return Ok((node, true)),
+                    Ok(node) => return Ok((node, true, Some((parent.dir, name)))),
                     // Someone else created it meanwhile: open theirs.
                     Err(e) if e.errno() == Errno::EEXIST && flags & O_EXCL == 0 => continue,
                     Err(e) => return Err(e),

@@ -136,11 +136,14 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
-    fn resolve(mut self, follow: bool) -> Result<Arc<dyn Inode>> {
+    fn resolve(mut self, follow: bool) -> Result<Found> {
         loop {
             self.walk_to_parent()?;
             let Some(name) = self.rest.pop() else {
-                return Ok(self.cur);
+                return Ok(Found {
+                    node: self.cur,
+                    parent: None,
+                });
             };
             let node = self.step(&name)?;
             let ty = node.file_type();
@@ -151,7 +154,8 @@ impl<'a> Walk<'a> {
             if self.must_be_dir && ty != FileType::Directory {
                 return Err(Error::new(Errno::ENOTDIR));
             }
-            return Ok(node);
+            let parent = (name != "." && name != "..").then_some((self.cur, name));
+            return Ok(Found { node, parent });
         }
     }
 
@@ -186,6 +190,16 @@ fn parent_of(root: &Arc<dyn Inode>, dir: &Arc<dyn Inode>) -> Result<Arc<dyn Inod
     }
 }
 
+/// The directory and name an inode was found under.
+pub type Origin = (Arc<dyn Inode>, String);
+
+/// A resolved path: the inode, and where it was found (None when the path
+/// ended in "/", "." or "..").
+pub struct Found {
+    pub node: Arc<dyn Inode>,
+    pub parent: Option<Origin>,
+}
+
 /// Resolves `path` (relative ones from `start`); `follow` follows a
 /// symlink in the last component.
 pub fn lookup(
@@ -194,6 +208,16 @@ pub fn lookup(
     path: &str,
     follow: bool,
 ) -> Result<Arc<dyn Inode>> {
+    Ok(Walk::new(fs, start, path)?.resolve(follow)?.node)
+}
+
+/// [`lookup`], also returning where the inode was found.
+pub fn lookup_found(
+    fs: &FsContext,
+    start: &Arc<dyn Inode>,
+    path: &str,
+    follow: bool,
+) -> Result<Found> {
     Walk::new(fs, start, path)?.resolve(follow)
 }
 

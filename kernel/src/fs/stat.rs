@@ -159,24 +159,62 @@ impl Statx {
     }
 }
 
+/// statfs(2) `f_type` values (linux/magic.h).
+pub const TMPFS_MAGIC: i64 = 0x0102_1994;
+pub const RAMFS_MAGIC: i64 = 0x8584_58f6;
+pub const PROC_SUPER_MAGIC: i64 = 0x9fa0;
+pub const SYSFS_MAGIC: i64 = 0x6265_6572;
+pub const DEVPTS_SUPER_MAGIC: i64 = 0x1cd1;
+pub const PIPEFS_MAGIC: i64 = 0x5049_5045;
+pub const SOCKFS_MAGIC: i64 = 0x534f_434b;
+pub const ANON_INODE_FS_MAGIC: i64 = 0x0904_1934;
+
+/// statfs(2) `f_flags`: the flags are valid; atime is updated relatime-style.
+const ST_VALID: i64 = 0x20;
+const ST_NOSUID: i64 = 2;
+const ST_NODEV: i64 = 4;
+const ST_NOEXEC: i64 = 8;
+const ST_RELATIME: i64 = 4096;
+
 impl StatFs {
-    /// What statfs(2) reports for the in-memory root file system.
-    pub fn ramfs() -> StatFs {
-        const TMPFS_MAGIC: i64 = 0x0102_1994;
-        let free = frame::mm::frame_alloc::free_frames() as u64;
+    /// What statfs(2) reports for a file system of type `fstype` on device
+    /// `dev`. The in-memory file systems share one page budget (half of
+    /// memory, like tmpfs's default size), which they report as their
+    /// size; devtmpfs is a tmpfs to statfs, as on Linux; plain ramfs and
+    /// the synthetic file systems report no blocks.
+    pub fn for_fs(fstype: &str, dev: u64) -> StatFs {
+        let (used, limit) = super::ramfs::page_usage();
+        let limit = limit.min(frame::boot::total_ram() / 4096) as u64;
+        let free = limit.saturating_sub(used as u64);
+        let (f_type, sized, flags) = match fstype {
+            "proc" => (PROC_SUPER_MAGIC, false, ST_NOSUID | ST_NODEV | ST_NOEXEC),
+            "sysfs" => (SYSFS_MAGIC, false, ST_NOSUID | ST_NODEV | ST_NOEXEC),
+            "devpts" => (DEVPTS_SUPER_MAGIC, false, ST_NOSUID | ST_NOEXEC),
+            "pipefs" => (PIPEFS_MAGIC, false, 0),
+            "sockfs" => (SOCKFS_MAGIC, false, 0),
+            "anon_inodefs" => (ANON_INODE_FS_MAGIC, false, 0),
+            "ramfs" => (RAMFS_MAGIC, false, 0),
+            "devtmpfs" => (TMPFS_MAGIC, true, ST_NOSUID),
+            _ => (TMPFS_MAGIC, true, 0),
+        };
+        let (blocks, bfree) = if sized { (limit, free) } else { (0, 0) };
+        // Linux's fsid of a device-less file system is its device number
+        // (huge_encode_dev) split into two words.
+        let enc = (u64::from(dev_minor(dev)) & 0xff)
+            | (u64::from(dev_major(dev)) << 8)
+            | ((u64::from(dev_minor(dev)) & !0xff) << 12);
         StatFs {
-            f_type: TMPFS_MAGIC,
+            f_type,
             f_bsize: 4096,
-            f_blocks: free,
-            f_bfree: free,
-            f_bavail: free,
-            f_files: free,
-            f_ffree: free,
-            f_fsid: [0; 2],
+            f_blocks: blocks,
+            f_bfree: bfree,
+            f_bavail: bfree,
+            f_files: blocks,
+            f_ffree: bfree,
+            f_fsid: [enc as u32 as i32, (enc >> 32) as u32 as i32],
             f_namelen: 255,
             f_frsize: 4096,
-            // ST_RELATIME, as for a tmpfs mounted with default options.
-            f_flags: 4096,
+            f_flags: ST_VALID | ST_RELATIME | flags,
             f_spare: [0; 4],
         }
     }

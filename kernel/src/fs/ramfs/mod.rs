@@ -23,7 +23,7 @@ use frame::sync::{Mutex, SpinLock, level};
 
 use self::dir::DirData;
 use self::pages::FileData;
-pub use self::pages::set_page_limit;
+pub use self::pages::{page_usage, set_page_limit};
 use super::inode::{DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec};
 use crate::error::{Errno, Error, Result};
 

@@ -26,6 +26,14 @@ pub fn set_page_limit(pages: usize) {
     PAGE_LIMIT.store(pages, Ordering::Relaxed);
 }
 
+/// Pages held by all ramfs files, and their budget (statfs, /proc/meminfo).
+pub fn page_usage() -> (usize, usize) {
+    (
+        PAGES_USED.load(Ordering::Relaxed),
+        PAGE_LIMIT.load(Ordering::Relaxed),
+    )
+}
+
 fn charge_page() -> Result<UFrame> {
     let limit = PAGE_LIMIT.load(Ordering::Relaxed);
     if PAGES_USED.fetch_add(1, Ordering::Relaxed) >= limit {

@@ -23,6 +23,9 @@ pub(super) fn rename(
         return Err(Error::new(Errno::EXDEV));
     }
     let _tree = old_dir.fs.tree.lock();
+    if flags.exchange {
+        return exchange(old_dir, old_name, &new_dir, new_name);
+    }
     let src = old_dir.child(old_name)?;
     let dst = match new_dir.child(new_name) {
         Ok(d) => Some(d),
@@ -118,5 +121,73 @@ pub(super) fn rename(
         };
         st.ctime = now;
     }
+    Ok(())
+}
+
+/// RENAME_EXCHANGE: swaps two existing names, which may be of different
+/// types (rename(2)); EINVAL if either is a directory holding the other's
+/// parent. The caller holds the tree lock.
+fn exchange(
+    old_dir: &RamInode,
+    old_name: &str,
+    new_dir: &Arc<RamInode>,
+    new_name: &str,
+) -> Result<()> {
+    let a = old_dir.child(old_name)?;
+    let b = new_dir.child(new_name)?;
+    if Arc::ptr_eq(&a, &b) {
+        return Ok(());
+    }
+    let (a_dir, b_dir) = (
+        a.file_type == FileType::Directory,
+        b.file_type == FileType::Directory,
+    );
+    let old_dir_arc = old_dir.this.upgrade().ok_or(Error::new(Errno::ENOENT))?;
+    if (a_dir && a.is_ancestor_of(new_dir)) || (b_dir && b.is_ancestor_of(&old_dir_arc)) {
+        return Err(Error::with_message(
+            Errno::EINVAL,
+            "exchanging a directory with something below it",
+        ));
+    }
+    let now = Timespec::now();
+    if Arc::ptr_eq(&old_dir_arc, new_dir) {
+        let mut guard = old_dir.state.lock();
+        let st = &mut *guard;
+        let dir = st.dir_mut()?;
+        dir.insert(old_name, b.clone());
+        dir.insert(new_name, a.clone());
+        st.touch(now);
+    } else {
+        // Each directory gains the other's entry; a directory moving
+        // between them takes its ".." link along.
+        let link_delta = |gains_dir: bool, loses_dir: bool, nlink: u32| match (gains_dir, loses_dir)
+        {
+            (true, false) => nlink.saturating_add(1),
+            (false, true) => nlink.saturating_sub(1),
+            _ => nlink,
+        };
+        {
+            let mut guard = new_dir.state.lock();
+            let st = &mut *guard;
+            st.dir_mut()?.insert(new_name, a.clone());
+            st.nlink = link_delta(a_dir, b_dir, st.nlink);
+            st.touch(now);
+        }
+        {
+            let mut guard = old_dir.state.lock();
+            let st = &mut *guard;
+            st.dir_mut()?.insert(old_name, b.clone());
+            st.nlink = link_delta(b_dir, a_dir, st.nlink);
+            st.touch(now);
+        }
+        if let Body::Dir(d) = &mut a.state.lock().body {
+            d.parent = Arc::downgrade(new_dir);
+        }
+        if let Body::Dir(d) = &mut b.state.lock().body {
+            d.parent = Arc::downgrade(&old_dir_arc);
+        }
+    }
+    a.state.lock().ctime = now;
+    b.state.lock().ctime = now;
     Ok(())
 }

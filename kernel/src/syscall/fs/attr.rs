@@ -8,7 +8,7 @@ use super::{
     get_file, resolve_at, resolve_at_as,
 };
 use crate::error::{Errno, Error, Result};
-use crate::fs::{Cred, File, Inode, STATX_RESERVED, Stat, StatFs, Statx};
+use crate::fs::{Cred, File, Inode, STATX_RESERVED, Stat, Statx, mount};
 use crate::syscall::{Context, SyscallArgs};
 
 /// An fd's inode for calls that change or read attributes (EBADF for bad
@@ -132,13 +132,13 @@ pub fn sys_faccessat2(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 pub fn sys_statfs(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    resolve_at(ctx, AT_FDCWD, args[0], true, false)?;
-    ctx.write_val(args[1], &StatFs::ramfs())?;
+    let node = resolve_at(ctx, AT_FDCWD, args[0], true, false)?;
+    ctx.write_val(args[1], &mount::statfs(&node))?;
     Ok(0)
 }
 
 pub fn sys_fstatfs(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    fd_inode(ctx, fd_arg(args[0]), true)?;
-    ctx.write_val(args[1], &StatFs::ramfs())?;
+    let node = fd_inode(ctx, fd_arg(args[0]), true)?;
+    ctx.write_val(args[1], &mount::statfs(&node))?;
     Ok(0)
 }

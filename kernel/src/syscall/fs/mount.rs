@@ -46,7 +46,11 @@ pub fn sys_mount(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     }
     if flags & MS_BIND != 0 {
         let source = resolve_at(ctx, AT_FDCWD, args[0], true, false)?;
-        mount::mount(&target, source, "none", "none")?;
+        // /proc/mounts shows a bind mount with the source and type of the
+        // file system it comes from.
+        let (from, fstype) = mount::describe(source.metadata().dev)
+            .unwrap_or_else(|| ("rootfs".into(), "rootfs".into()));
+        mount::mount(&target, source, &from, &fstype)?;
         return Ok(0);
     }
     let source = string_arg(ctx, args[0], 4096, Errno::EINVAL)?;

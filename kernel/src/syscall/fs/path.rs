@@ -136,10 +136,10 @@ fn renameat2(
     if flags & (RENAME_NOREPLACE | RENAME_WHITEOUT) != 0 && flags & RENAME_EXCHANGE != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    if flags & (RENAME_EXCHANGE | RENAME_WHITEOUT) != 0 {
+    if flags & RENAME_WHITEOUT != 0 {
         return Err(Error::with_message(
             Errno::EINVAL,
-            "RENAME_EXCHANGE/RENAME_WHITEOUT not supported",
+            "RENAME_WHITEOUT is for overlay file systems",
         ));
     }
     let old = ctx.read_path(old_addr)?;
@@ -149,6 +149,7 @@ fn renameat2(
     let new_start = start_dir(ctx, &fs, newdfd, &new)?;
     let flags = RenameFlags {
         noreplace: flags & RENAME_NOREPLACE != 0,
+        exchange: flags & RENAME_EXCHANGE != 0,
     };
     fs::rename(&fs, &old_start, &old, &new_start, &new, flags)?;
     Ok(0)

@@ -1,0 +1,114 @@
+//! /proc/pid/mounts (and /proc/mounts, a link to /proc/self/mounts) and
+//! /proc/pid/mountinfo: the mount table as the process sees it from its
+//! root directory.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::fmt::Write;
+
+use super::pid::Target;
+use crate::error::{Errno, Error, Result};
+use crate::fs::inode::{dev_major, dev_minor};
+use crate::fs::path::path_of;
+use crate::fs::{FsContext, mount};
+
+/// Mount points visible from `fs`'s root, with the path each has there;
+/// the root file system first.
+fn visible_mounts(fs: &FsContext) -> Vec<(String, mount::MountInfo)> {
+    mount::mounts()
+        .into_iter()
+        .filter_map(|m| {
+            let path = path_of(fs, &m.mountpoint).ok()?;
+            (!path.starts_with('(')).then_some((path, m))
+        })
+        .collect()
+}
+
+/// Escapes what would break the space-separated fields (proc(5)).
+fn escape(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        match c {
+            ' ' => out.push_str("\\040"),
+            '\t' => out.push_str("\\011"),
+            '\n' => out.push_str("\\012"),
+            '\\' => out.push_str("\\134"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Mount options as /proc/mounts shows them for a type.
+pub(super) fn mount_options(fstype: &str) -> &'static str {
+    match fstype {
+        "proc" | "sysfs" => "rw,nosuid,nodev,noexec,relatime",
+        "devtmpfs" => "rw,nosuid,relatime,mode=755",
+        "devpts" => "rw,nosuid,noexec,relatime,mode=600",
+        "rootfs" => "rw",
+        _ => "rw,relatime",
+    }
+}
+
+fn process_fs(t: Target) -> Result<FsContext> {
+    let p = t.process()?;
+    if p.exit_status().is_some() {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let fs = p.fs().lock().clone();
+    Ok(fs)
+}
+
+/// /proc/pid/mounts (and /proc/mounts): one fstab-style line per mount.
+pub(super) fn mounts(t: Target) -> Result<Vec<u8>> {
+    let fs = process_fs(t)?;
+    let mut s = String::from("rootfs / rootfs rw 0 0\n");
+    for (path, m) in visible_mounts(&fs) {
+        let _ = writeln!(
+            s,
+            "{} {} {} {} 0 0",
+            escape(&m.source),
+            escape(&path),
+            m.fstype,
+            mount_options(&m.fstype)
+        );
+    }
+    Ok(s.into_bytes())
+}
+
+/// /proc/pid/mountinfo: mount ids, parents, devices and options.
+pub(super) fn mountinfo(t: Target) -> Result<Vec<u8>> {
+    const ROOT_ID: usize = 1;
+    let fs = process_fs(t)?;
+    let root_dev = fs.root().metadata().dev;
+    let mut s = format!(
+        "{ROOT_ID} {ROOT_ID} {}:{} / / rw - rootfs rootfs rw\n",
+        dev_major(root_dev),
+        dev_minor(root_dev)
+    );
+    let all = mount::mounts();
+    for (path, m) in visible_mounts(&fs) {
+        let dev = m.root.metadata().dev;
+        let on_dev = m.mountpoint.metadata().dev;
+        let id = all.iter().position(|x| Arc::ptr_eq(&x.root, &m.root));
+        let parent = all
+            .iter()
+            .position(|x| x.root.metadata().dev == on_dev)
+            .map_or(ROOT_ID, |i| 20 + i);
+        let _ = writeln!(
+            s,
+            "{} {} {}:{} / {} {} - {} {} rw",
+            20 + id.unwrap_or(0),
+            parent,
+            dev_major(dev),
+            dev_minor(dev),
+            escape(&path),
+            mount_options(&m.fstype),
+            m.fstype,
+            escape(&m.source)
+        );
+    }
+    Ok(s.into_bytes())
+}

@@ -1,0 +1,71 @@
+//! sysfs: a minimal, read-only /sys (sysfs(5)). Trellis has no device
+//! model to export yet; the tree holds the directories programs expect and
+//! the CPU topology files they read (`/sys/devices/system/cpu/online`).
+
+use alloc::string::String;
+use alloc::sync::Arc;
+
+use super::inode::Inode;
+use super::mount;
+use super::pseudo::{Node, TreeDir};
+use crate::error::Result;
+
+/// The one CPU, as a cpulist (cpuset(7) "List format").
+fn cpu_list() -> String {
+    String::from("0\n")
+}
+
+const TREE: &[(&str, Node)] = &[
+    ("block", Node::Dir(&[])),
+    ("bus", Node::Dir(&[])),
+    ("class", Node::Dir(&[])),
+    (
+        "dev",
+        Node::Dir(&[("block", Node::Dir(&[])), ("char", Node::Dir(&[]))]),
+    ),
+    (
+        "devices",
+        Node::Dir(&[(
+            "system",
+            Node::Dir(&[(
+                "cpu",
+                Node::Dir(&[
+                    ("cpu0", Node::Dir(&[])),
+                    ("kernel_max", Node::File(|| String::from("0\n"))),
+                    ("offline", Node::File(|| String::from("\n"))),
+                    ("online", Node::File(cpu_list)),
+                    ("possible", Node::File(cpu_list)),
+                    ("present", Node::File(cpu_list)),
+                ]),
+            )]),
+        )]),
+    ),
+    ("firmware", Node::Dir(&[])),
+    ("fs", Node::Dir(&[])),
+    (
+        "kernel",
+        Node::Dir(&[
+            ("mm", Node::Dir(&[])),
+            ("uevent_seqnum", Node::File(|| String::from("0\n"))),
+        ]),
+    ),
+    ("module", Node::Dir(&[])),
+    ("power", Node::Dir(&[])),
+];
+
+/// Makes "sysfs" mountable.
+pub fn register() {
+    mount::register_filesystem("sysfs", make);
+}
+
+fn make(_source: &str, _data: &str) -> Result<Arc<dyn Inode>> {
+    Ok(TreeDir {
+        dev: mount::anon_dev(),
+        ino: 1,
+        entries: TREE,
+        parent: None,
+        dir_perm: 0o755,
+        file_perm: 0o444,
+    }
+    .into_inode())
+}
