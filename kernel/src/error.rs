@@ -40,6 +40,7 @@ pub enum Errno {
     ERANGE = 34,
     EDEADLK = 35,
     ENAMETOOLONG = 36,
+    ENOLCK = 37,
     ENOSYS = 38,
     ENOTEMPTY = 39,
     ELOOP = 40,

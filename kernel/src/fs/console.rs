@@ -1,344 +1,334 @@
-//! The console terminal (/dev/console, /dev/tty, and fds 0-2 of init) on
-//! the serial port, with a small line discipline (termios(3)):
+//! The console terminal on the serial port: /dev/console, /dev/tty (the
+//! caller's controlling terminal) and fds 0-2 of init.
 //!
-//! - canonical mode (ICANON): input is edited a line at a time — DEL/BS
-//!   erase a character, ^U the line, ^W a word — and a read returns at most
-//!   one line; ^D at the start of a line is end of file;
-//! - non-canonical mode: a read returns whatever bytes have arrived;
-//! - ECHO, ICRNL/INLCR/IGNCR on input, OPOST|ONLCR ("\n" → "\r\n") on output;
-//! - ISIG: ^C, ^\ and ^Z go to the foreground process group through the
-//!   hooks the process layer registers ([`set_hooks`]).
+//! A kernel task runs the line discipline (tty.rs) on every received byte,
+//! woken by the UART receive interrupt (or, where that is missing, every
+//! 10 ms): ^C, ^Z and ^\ reach the foreground process group even while
+//! nobody reads. Readers sleep on the terminal's [`Readiness`] queue.
+//! Job control (tty_job.rs): the terminal controls one session — init's
+//! from boot — and a background process that reads, changes the settings,
+//! or writes with TOSTOP is stopped by SIGTTIN/SIGTTOU.
 //!
-//! The UART is polled while a reader waits: the reader sleeps 10 ms between
-//! polls so the CPU idles. Locking: the terminal state is one `CONSOLE`-level
-//! spin lock, never held while sleeping or while signalling.
+//! Locking: the terminal state is one `CONSOLE`-level spin lock, never held
+//! while writing to the serial port, signalling or sleeping.
 
-use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use frame::pod::Pod;
-use frame::sync::{Once, SpinLock, WaitQueue, level};
+use frame::sync::{Once, SpinLock, level};
 
-use super::stream::{Caller, FileOps, POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
+use super::file::O_NOCTTY;
+use super::readiness::Readiness;
+use super::stream::*;
 use super::termios::*;
+use super::tty::{Ldisc, process_output};
+use super::tty_job::{self, Owner, SIGHUP, SIGTTIN, SIGTTOU};
 use crate::error::{Errno, Error, Result};
 
-/// Longest input line kept (Linux's N_TTY_BUF_SIZE); more is dropped.
-const MAX_INPUT: usize = 4096;
-const SIGINT: u32 = 2;
-const SIGQUIT: u32 = 3;
-const SIGTSTP: u32 = 20;
+/// How often input is polled when the UART interrupt is not available,
+/// and (rarely) when it is, in case one is lost.
+const POLL_NS: u64 = 10_000_000;
+const IRQ_POLL_NS: u64 = 1_000_000_000;
+/// VTIME counts tenths of a second.
+const VTIME_UNIT_NS: u64 = 100_000_000;
 
-static CONSOLE: Once<Arc<Console>> = Once::new();
-static INPUT_WAIT: WaitQueue = WaitQueue::new();
-
-pub struct Console {
-    tty: SpinLock<Tty, { level::CONSOLE }>,
+struct Shared {
+    state: SpinLock<State, { level::CONSOLE }>,
+    readiness: Readiness,
 }
 
-struct Tty {
-    termios: Termios,
-    winsize: WinSize,
-    /// Foreground process group, 0 until set.
-    fg_pgrp: u32,
-    /// The line being edited (canonical mode).
-    line: Vec<u8>,
-    /// Finished lines for readers; an empty one is an end of file.
-    lines: VecDeque<Vec<u8>>,
-    /// Bytes for readers in non-canonical mode.
-    raw: VecDeque<u8>,
-    /// A signal for the foreground group, sent once the lock is released.
-    pending_signal: Option<u32>,
+pub(super) struct State {
+    pub ld: Ldisc,
+    pub winsize: WinSize,
+    pub owner: Owner,
+}
+
+static SHARED: Once<Shared> = Once::new();
+static CONSOLE: Once<Arc<Console>> = Once::new();
+static CONTROLLING: Once<Arc<Console>> = Once::new();
+
+/// An open console: `/dev/console`, or `/dev/tty` (`controlling`), which
+/// only a process whose controlling terminal it is may open.
+pub struct Console {
+    controlling: bool,
+}
+
+/// The terminal, created (with its input task) on first use. It starts as
+/// the controlling terminal of init's session.
+fn shared() -> &'static Shared {
+    let mut created = false;
+    let s = SHARED.call_once(|| {
+        created = true;
+        let init = crate::process::INIT_PID;
+        Shared {
+            state: SpinLock::new(State {
+                ld: Ldisc::new(Termios::serial_console()),
+                winsize: WinSize {
+                    ws_row: 24,
+                    ws_col: 80,
+                    ws_xpixel: 0,
+                    ws_ypixel: 0,
+                },
+                owner: Owner {
+                    session: init,
+                    fg_pgrp: init,
+                },
+            }),
+            readiness: Readiness::new(),
+        }
+    });
+    if created && frame::task::TaskOptions::new(input_task).spawn().is_err() {
+        frame::log_warn!("console: no input task; typed input is lost");
+    }
+    s
+}
+
+/// Runs the line discipline on received bytes, forever.
+fn input_task() {
+    let rx = frame::console::input_wait_queue();
+    loop {
+        let period = if frame::console::input_interrupts_enabled() {
+            IRQ_POLL_NS
+        } else {
+            POLL_NS
+        };
+        let deadline = frame::timer::monotonic_ns().saturating_add(period);
+        if let Some(first) = rx.wait_until_or_deadline(frame::console::try_read_byte, deadline) {
+            receive(first);
+        }
+    }
+}
+
+/// Feeds `first` and whatever else has arrived to the line discipline;
+/// then echoes, signals and wakes readers.
+fn receive(first: u8) {
+    let sh = shared();
+    let mut echo = Vec::new();
+    let mut signals = Vec::new();
+    {
+        let mut st = sh.state.lock();
+        st.ld.last_input_ns = frame::timer::monotonic_ns();
+        let mut next = Some(first);
+        // A bounded batch, so echo is not held back for long.
+        for _ in 0..256 {
+            let Some(b) = next else { break };
+            if let Some(sig) = st.ld.receive(b, &mut echo) {
+                signals.push((st.owner.fg_pgrp, sig));
+            }
+            next = frame::console::try_read_byte();
+        }
+        if let Some(b) = next
+            && let Some(sig) = st.ld.receive(b, &mut echo)
+        {
+            signals.push((st.owner.fg_pgrp, sig));
+        }
+    }
+    frame::console::write_bytes(&echo);
+    for (pgrp, sig) in signals {
+        tty_job::signal_group(pgrp, sig);
+    }
+    sh.readiness.notify(POLLIN);
+}
+
+/// The session leader `sid` exited: its terminal is released and the
+/// foreground group hung up (Linux's disassociate_ctty on exit).
+pub fn session_ended(sid: u32) {
+    let Some(sh) = SHARED.get() else { return };
+    let fg = {
+        let mut st = sh.state.lock();
+        if st.owner.session != sid {
+            return;
+        }
+        core::mem::take(&mut st.owner).fg_pgrp
+    };
+    tty_job::signal_group(fg, SIGHUP);
+    sh.readiness.notify(POLLIN | POLLHUP);
 }
 
 impl Console {
-    /// The console device (shared by every open console file).
+    /// /dev/console, and what init's fds 0-2 are open on.
     pub fn get() -> Arc<Console> {
+        shared();
         CONSOLE
-            .call_once(|| {
-                Arc::new(Console {
-                    tty: SpinLock::new(Tty {
-                        termios: Termios::serial_console(),
-                        winsize: WinSize {
-                            ws_row: 24,
-                            ws_col: 80,
-                            ws_xpixel: 0,
-                            ws_ypixel: 0,
-                        },
-                        fg_pgrp: 0,
-                        line: Vec::new(),
-                        lines: VecDeque::new(),
-                        raw: VecDeque::new(),
-                        pending_signal: None,
-                    }),
-                })
-            })
+            .call_once(|| Arc::new(Console { controlling: false }))
+            .clone()
+    }
+
+    /// /dev/tty.
+    pub fn controlling() -> Arc<Console> {
+        shared();
+        CONTROLLING
+            .call_once(|| Arc::new(Console { controlling: true }))
             .clone()
     }
 }
 
+fn owner() -> Owner {
+    shared().state.lock().owner
+}
+
+/// A read from the line discipline: Some(n) when done, None to wait
+/// (until `deadline`, None: forever).
+fn try_read(
+    ld: &mut Ldisc,
+    buf: &mut [u8],
+    nonblocking: bool,
+    started: &mut Option<u64>,
+) -> Result<(Option<usize>, Option<u64>)> {
+    if ld.canonical() {
+        return match ld.take_line(buf) {
+            Some(n) => Ok((Some(n), None)),
+            None if nonblocking => Err(Error::new(Errno::EAGAIN)),
+            None => Ok((None, None)),
+        };
+    }
+    // termios(3), "Canonical and noncanonical mode": VMIN and VTIME.
+    let min = usize::from(ld.termios.c_cc[VMIN]);
+    let time = u64::from(ld.termios.c_cc[VTIME]) * VTIME_UNIT_NS;
+    let avail = ld.raw_len();
+    let now = frame::timer::monotonic_ns();
+    if min == 0 && time == 0 {
+        return Ok((Some(ld.take_raw(buf)), None));
+    }
+    if nonblocking {
+        return match avail {
+            0 => Err(Error::new(Errno::EAGAIN)),
+            _ => Ok((Some(ld.take_raw(buf)), None)),
+        };
+    }
+    let target = min.min(buf.len()).max(1);
+    if min == 0 {
+        // A timer from the start of the read.
+        let end = started.get_or_insert(now).saturating_add(time);
+        if avail > 0 || now >= end {
+            return Ok((Some(ld.take_raw(buf)), None));
+        }
+        return Ok((None, Some(end)));
+    }
+    if avail >= target {
+        return Ok((Some(ld.take_raw(buf)), None));
+    }
+    if time == 0 || avail == 0 {
+        return Ok((None, None));
+    }
+    // An inter-byte timer, from the last byte received.
+    let end = ld.last_input_ns.saturating_add(time);
+    if now >= end {
+        return Ok((Some(ld.take_raw(buf)), None));
+    }
+    Ok((None, Some(end)))
+}
+
 impl FileOps for Console {
     fn read(&self, buf: &mut [u8], caller: &dyn Caller) -> Result<usize> {
-        if buf.is_empty() {
-            return Ok(0);
-        }
-        let (n, signal, never_block) = {
-            let mut tty = self.tty.lock();
-            tty.poll_input();
-            let n = tty.take_input(buf);
-            // Non-canonical reads with VMIN = 0 return at once even without
-            // input (termios(3), "MIN == 0"; VTIME is not implemented).
-            let t = &tty.termios;
-            let never_block = t.c_lflag & ICANON == 0 && t.c_cc[VMIN] == 0;
-            (
-                n,
-                tty.pending_signal.take().map(|s| (tty.fg_pgrp, s)),
-                never_block,
-            )
-        };
-        if let Some((pgrp, signo)) = signal {
-            caller.signal_group(if pgrp == 0 { caller.pgid() } else { pgrp }, signo);
-        }
-        match n {
-            Some(n) => Ok(n),
-            None if never_block => Ok(0),
-            None => Err(Error::new(Errno::EAGAIN)),
-        }
+        self.read_blocking(buf, true, caller)
+            .unwrap_or(Err(Error::new(Errno::EAGAIN)))
+    }
+
+    fn read_blocking(
+        &self,
+        buf: &mut [u8],
+        nonblocking: bool,
+        caller: &dyn Caller,
+    ) -> Option<Result<usize>> {
+        Some(self.do_read(buf, nonblocking, caller))
     }
 
     fn write(&self, buf: &[u8], _caller: &dyn Caller) -> Result<usize> {
-        let oflag = self.tty.lock().termios.c_oflag;
-        write_output(oflag, buf);
+        let (oflag, owner, tostop) = {
+            let st = shared().state.lock();
+            (
+                st.ld.termios.c_oflag,
+                st.owner,
+                st.ld.termios.c_lflag & TOSTOP != 0,
+            )
+        };
+        if tostop {
+            tty_job::check_access(owner, SIGTTOU)?;
+        }
+        let mut out = Vec::new();
+        out.try_reserve(buf.len().saturating_mul(2))
+            .map_err(|_| Error::new(Errno::ENOMEM))?;
+        process_output(oflag, buf, &mut out);
+        frame::console::write_bytes(&out);
         Ok(buf.len())
     }
 
     fn poll(&self, _caller: &dyn Caller) -> u16 {
-        let mut tty = self.tty.lock();
-        tty.poll_input();
-        let readable = !tty.lines.is_empty() || !tty.raw.is_empty() || tty.pending_signal.is_some();
-        let input = if readable { POLLIN | POLLRDNORM } else { 0 };
+        let st = shared().state.lock();
+        let input = if st.ld.readable() {
+            POLLIN | POLLRDNORM
+        } else {
+            0
+        };
         input | POLLOUT | POLLWRNORM
     }
 
-    fn wait_queue(&self) -> &WaitQueue {
-        &INPUT_WAIT
+    fn readiness(&self) -> Option<&Readiness> {
+        Some(&shared().readiness)
     }
 
-    fn ioctl(&self, cmd: u32, arg: u64, user: &dyn Caller) -> Result<isize> {
-        match cmd {
-            TCGETS => {
-                let t = self.tty.lock().termios;
-                user.write_bytes(arg, t.as_bytes())?;
-            }
-            TCSETS | TCSETSW | TCSETSF => {
-                let mut t = Termios::new_zeroed();
-                user.read_bytes(arg, t.as_bytes_mut())?;
-                let mut tty = self.tty.lock();
-                if cmd == TCSETSF {
-                    tty.flush_input();
-                }
-                tty.set_termios(t);
-            }
-            TIOCGWINSZ => {
-                let w = self.tty.lock().winsize;
-                user.write_bytes(arg, w.as_bytes())?;
-            }
-            TIOCSWINSZ => {
-                let mut w = WinSize::new_zeroed();
-                user.read_bytes(arg, w.as_bytes_mut())?;
-                self.tty.lock().winsize = w;
-            }
-            TIOCGPGRP => {
-                let pgrp = self.tty.lock().fg_pgrp;
-                let pgrp = if pgrp == 0 { user.pgid() } else { pgrp };
-                user.write_bytes(arg, &pgrp.to_ne_bytes())?;
-            }
-            TIOCSPGRP => {
-                let mut b = [0u8; 4];
-                user.read_bytes(arg, &mut b)?;
-                let pgrp = i32::from_ne_bytes(b);
-                let pgrp = u32::try_from(pgrp).map_err(|_| Error::new(Errno::EINVAL))?;
-                self.tty.lock().fg_pgrp = pgrp;
-            }
-            TIOCGSID => user.write_bytes(arg, &user.sid().to_ne_bytes())?,
-            FIONREAD => {
-                let n = {
-                    let mut tty = self.tty.lock();
-                    tty.poll_input();
-                    tty.lines.iter().map(Vec::len).sum::<usize>() + tty.raw.len()
-                };
-                user.write_bytes(arg, &(n as i32).to_ne_bytes())?;
-            }
-            TIOCOUTQ => user.write_bytes(arg, &0i32.to_ne_bytes())?,
-            TCFLSH => match arg {
-                0 | 2 => self.tty.lock().flush_input(),
-                1 => {}
-                _ => return Err(Error::new(Errno::EINVAL)),
-            },
-            TIOCSCTTY | TIOCNOTTY | TCSBRK | TCSBRKP | TCXONC => {}
-            _ => return Err(Error::new(Errno::ENOTTY)),
-        }
-        Ok(0)
-    }
-}
-
-/// Writes to the serial port with output processing (OPOST|ONLCR).
-fn write_output(oflag: u32, bytes: &[u8]) {
-    if oflag & OPOST == 0 || oflag & ONLCR == 0 {
-        frame::console::write_bytes(bytes);
-        return;
-    }
-    for (i, piece) in bytes.split(|&b| b == b'\n').enumerate() {
-        if i > 0 {
-            frame::console::write_bytes(b"\r\n");
-        }
-        frame::console::write_bytes(piece);
-    }
-}
-
-impl Tty {
-    fn poll_input(&mut self) {
-        while let Some(b) = frame::console::try_read_byte() {
-            self.input(b);
-        }
+    fn ioctl(&self, cmd: u32, arg: u64, caller: &dyn Caller) -> Result<isize> {
+        super::tty_ioctl::ioctl(cmd, arg, caller)
     }
 
-    fn lflag(&self, flag: u32) -> bool {
-        self.termios.c_lflag & flag != 0
-    }
-
-    fn set_termios(&mut self, t: Termios) {
-        let was_canonical = self.lflag(ICANON);
-        self.termios = t;
-        if was_canonical && !self.lflag(ICANON) {
-            // What was typed so far becomes readable (n_tty_set_termios).
-            let line = core::mem::take(&mut self.line);
-            for l in core::mem::take(&mut self.lines) {
-                self.raw.extend(l);
-            }
-            self.raw.extend(line);
-        }
-    }
-
-    fn flush_input(&mut self) {
-        self.line.clear();
-        self.lines.clear();
-        self.raw.clear();
-    }
-
-    /// Moves input for a reader into `buf`: one line in canonical mode (0
-    /// bytes at end of file), or what non-canonical input there is.
-    fn take_input(&mut self, buf: &mut [u8]) -> Option<usize> {
-        if let Some(mut line) = self.lines.pop_front() {
-            let n = buf.len().min(line.len());
-            buf[..n].copy_from_slice(&line[..n]);
-            if n < line.len() {
-                line.drain(..n);
-                self.lines.push_front(line);
-            }
-            return Some(n);
-        }
-        if self.raw.is_empty() {
-            return None;
-        }
-        let n = buf.len().min(self.raw.len());
-        for (dst, src) in buf.iter_mut().zip(self.raw.drain(..n)) {
-            *dst = src;
-        }
-        Some(n)
-    }
-
-    fn echo(&self, c: u8) {
-        if !self.lflag(ECHO) {
-            return;
-        }
-        if self.lflag(ECHOCTL) && (c < 0x20 && c != b'\n' && c != b'\t' || c == 0x7f) {
-            frame::console::write_bytes(&[b'^', c ^ 0x40]);
-        } else {
-            write_output(self.termios.c_oflag, &[c]);
-        }
-    }
-
-    /// Erases the last character of the line and its echo.
-    fn erase_char(&mut self) -> bool {
-        let Some(c) = self.line.pop() else {
-            return false;
+    /// /dev/tty needs a controlling terminal (ENXIO); opening the console
+    /// without O_NOCTTY makes it the controlling terminal of a session
+    /// leader when no session has it.
+    fn opened(&self, flags: u32, _caller: &dyn Caller) -> Result<()> {
+        let Some((pid, pgid, sid)) = tty_job::caller_ids() else {
+            return Ok(());
         };
-        if self.lflag(ECHO) && self.lflag(ECHOE) {
-            let wide = self.lflag(ECHOCTL) && (c < 0x20 && c != b'\t' || c == 0x7f);
-            let cols = if wide { 2 } else { 1 };
-            for _ in 0..cols {
-                frame::console::write_bytes(b"\x08 \x08");
+        let mut st = shared().state.lock();
+        if self.controlling {
+            if st.owner.session == 0 || st.owner.session != sid {
+                return Err(Error::new(Errno::ENXIO));
             }
+            return Ok(());
         }
-        true
-    }
-
-    /// Handles one input byte.
-    fn input(&mut self, byte: u8) {
-        let iflag = self.termios.c_iflag;
-        let cc = self.termios.c_cc;
-        let mut c = if iflag & ISTRIP != 0 {
-            byte & 0x7f
-        } else {
-            byte
-        };
-        if c == b'\r' {
-            if iflag & IGNCR != 0 {
-                return;
-            }
-            if iflag & ICRNL != 0 {
-                c = b'\n';
-            }
-        } else if c == b'\n' && iflag & INLCR != 0 {
-            c = b'\r';
-        }
-        if self.lflag(ISIG) {
-            let signo = match c {
-                _ if c == cc[VINTR] && c != 0 => Some(SIGINT),
-                _ if c == cc[VQUIT] && c != 0 => Some(SIGQUIT),
-                _ if c == cc[VSUSP] && c != 0 => Some(SIGTSTP),
-                _ => None,
+        if flags & O_NOCTTY == 0 && pid == sid && st.owner.session == 0 {
+            st.owner = Owner {
+                session: sid,
+                fg_pgrp: pgid,
             };
-            if let Some(signo) = signo {
-                self.echo(c);
-                if !self.lflag(NOFLSH) {
-                    self.flush_input();
-                }
-                self.pending_signal = Some(signo);
-                return;
-            }
         }
-        if !self.lflag(ICANON) {
-            if self.raw.len() < MAX_INPUT {
-                self.raw.push_back(c);
-                self.echo(c);
-            }
-            return;
+        Ok(())
+    }
+}
+
+impl Console {
+    fn do_read(&self, buf: &mut [u8], nonblocking: bool, caller: &dyn Caller) -> Result<usize> {
+        if buf.is_empty() {
+            return Ok(0);
         }
-        if c == cc[VERASE] || c == 0x08 {
-            self.erase_char();
-        } else if c == cc[VKILL] {
-            while self.erase_char() {}
-        } else if c == cc[VWERASE] && self.lflag(IEXTEN) {
-            while self.line.last().is_some_and(|b| *b == b' ') && self.erase_char() {}
-            while self.line.last().is_some_and(|b| *b != b' ') && self.erase_char() {}
-        } else if c == cc[VEOF] {
-            // End of line without a newline; an empty one reads as EOF.
-            let line = core::mem::take(&mut self.line);
-            self.lines.push_back(line);
-        } else if c == b'\n' || (c != 0 && (c == cc[VEOL] || c == cc[VEOL2])) {
-            self.line.push(c);
-            if c == b'\n' && self.lflag(ECHONL) && !self.lflag(ECHO) {
-                write_output(self.termios.c_oflag, b"\n");
+        tty_job::check_access(owner(), SIGTTIN)?;
+        let sh = shared();
+        let mut started = None;
+        loop {
+            let seen = sh.readiness.generation(POLLIN);
+            let (done, deadline) = {
+                let mut st = sh.state.lock();
+                try_read(&mut st.ld, buf, nonblocking, &mut started)?
+            };
+            if let Some(n) = done {
+                return Ok(n);
             }
-            self.echo(c);
-            let line = core::mem::take(&mut self.line);
-            self.lines.push_back(line);
-        } else if self.line.len() < MAX_INPUT - 1 {
-            self.line.push(c);
-            self.echo(c);
+            let mut changed = || sh.readiness.generation(POLLIN) != seen;
+            caller.wait(
+                sh.readiness.queue(),
+                &mut changed,
+                deadline.unwrap_or(u64::MAX),
+            )?;
         }
     }
+}
+
+/// Runs `f` on the terminal state, under its lock (for the ioctls).
+pub(super) fn with_state<R>(f: impl FnOnce(&mut State) -> R) -> R {
+    f(&mut shared().state.lock())
+}
+
+/// Wakes readers after the input or the settings changed.
+pub(super) fn notify_input() {
+    shared().readiness.notify(POLLIN);
 }

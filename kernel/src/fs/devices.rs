@@ -98,7 +98,8 @@ pub fn char_device(rdev: u64) -> Result<Arc<dyn FileOps>> {
         ZERO => Arc::new(Zero),
         FULL => Arc::new(Full),
         RANDOM | URANDOM => Arc::new(Random),
-        TTY | CONSOLE => Console::get(),
+        TTY => Console::controlling(),
+        CONSOLE => Console::get(),
         _ => {
             return Err(Error::with_message(
                 Errno::ENXIO,

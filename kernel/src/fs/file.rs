@@ -216,7 +216,10 @@ impl File {
             return Ok(0);
         }
         let mut buf = kernel_buffer(len.min(IO_CHUNK))?;
-        let n = self.blocking(ops, caller, POLLIN, &mut || ops.read(&mut buf, caller))?;
+        let n = match ops.read_blocking(&mut buf, self.is_nonblocking(), caller) {
+            Some(r) => r?,
+            None => self.blocking(ops, caller, POLLIN, &mut || ops.read(&mut buf, caller))?,
+        };
         let n = n.min(buf.len());
         sink(0, &buf[..n])?;
         Ok(n)
@@ -235,7 +238,10 @@ impl File {
         loop {
             match op() {
                 Err(e) if e.errno() == Errno::EAGAIN && !self.is_nonblocking() => {
-                    let deadline = frame::timer::monotonic_ns().saturating_add(RECHECK_NS);
+                    let deadline = match ops.readiness() {
+                        Some(_) => u64::MAX,
+                        None => frame::timer::monotonic_ns().saturating_add(RECHECK_NS),
+                    };
                     let mut ready = || ops.poll(caller) & (want | POLLERR | POLLHUP) != 0;
                     caller.wait(ops.wait_queue(), &mut ready, deadline)?;
                 }
@@ -391,6 +397,7 @@ impl File {
                 ops.write(&buf[done..], caller)
             }) {
                 Ok(0) => break,
+                Ok(n) if ops.writes_whole_messages() => return Ok(n),
                 Ok(n) => done += n,
                 Err(e) if done == 0 => return Err(e),
                 Err(_) => break,
@@ -432,6 +439,12 @@ impl File {
         Ok(new as u64)
     }
 
+    /// An identity for the open file description while it lives (flock
+    /// and OFD locks belong to it).
+    pub fn id(&self) -> usize {
+        core::ptr::from_ref(self).addr()
+    }
+
     /// ioctl(2) on the file's device: ENOTTY for anything else.
     pub fn ioctl(&self, cmd: u32, arg: u64, caller: &dyn Caller) -> Result<isize> {
         if self.is_path_only() {
@@ -441,5 +454,12 @@ impl File {
             Some(ops) => ops.ioctl(cmd, arg, caller),
             None => Err(Error::new(Errno::ENOTTY)),
         }
+    }
+}
+
+impl Drop for File {
+    /// The last descriptor is gone: its flock and OFD locks go with it.
+    fn drop(&mut self) {
+        super::lock::release_file(self);
     }
 }

@@ -160,16 +160,21 @@ impl FileTable {
         }
     }
 
-    /// Closes every descriptor marked close-on-exec.
-    pub fn close_on_exec(&mut self) {
+    /// Closes every descriptor marked close-on-exec, returning their files
+    /// (to be dropped after the lock).
+    pub fn close_on_exec(&mut self) -> Vec<Arc<File>> {
+        let mut closed = Vec::new();
         for slot in self.slots.iter_mut() {
-            if slot.as_ref().is_some_and(|s| s.cloexec) {
-                *slot = None;
+            if slot.as_ref().is_some_and(|s| s.cloexec)
+                && let Some(s) = slot.take()
+            {
+                closed.push(s.file);
             }
         }
         while self.slots.last().is_some_and(|s| s.is_none()) {
             self.slots.pop();
         }
+        closed
     }
 
     /// The inode behind `fd` for a private file mapping: EBADF if `fd` is not

@@ -13,22 +13,31 @@ mod anon;
 mod console;
 mod devfs;
 mod devices;
+pub mod epoll;
+pub mod eventfd;
+mod fifo;
 mod file;
 mod file_table;
 mod initramfs;
 mod inode;
+pub mod lock;
 pub mod mount;
 mod namespace;
 mod open;
 mod path;
 mod perm;
+pub mod pipe;
 mod procfs;
 mod pseudo;
 mod ramfs;
+pub mod readiness;
 mod stat;
 mod stream;
 mod sysfs;
 mod termios;
+mod tty;
+mod tty_ioctl;
+mod tty_job;
 
 use alloc::sync::Arc;
 
@@ -180,6 +189,15 @@ fn populate(fs: &FsContext) -> Result<()> {
     }
     ensure_dir(fs.root(), "tmp", 0o1777)?;
     Ok(())
+}
+
+/// Releases what an exiting process holds outside its descriptors: its
+/// record locks, and the controlling terminal if it led the session.
+pub fn on_process_exit(pid: u32, sid: u32) {
+    lock::release_process(pid);
+    if pid == sid {
+        console::session_ended(sid);
+    }
 }
 
 /// Resolves `path` for execve with `fs`'s credentials: ENOENT, ENOTDIR,

@@ -84,7 +84,8 @@ fn open_node(fs: &FsContext, node: Arc<dyn Inode>, created: bool, flags: u32) ->
             None
         }
         FileType::CharDevice => Some(devices::char_device(node.metadata().rdev)?),
-        FileType::BlockDevice | FileType::Fifo | FileType::Socket => {
+        FileType::Fifo => Some(super::fifo::open_fifo(&node, flags)?),
+        FileType::BlockDevice | FileType::Socket => {
             return Err(Error::with_message(
                 Errno::ENXIO,
                 "no driver for this kind of file",

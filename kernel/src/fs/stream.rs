@@ -2,8 +2,11 @@
 //! they implement, never blocking, and what they may ask of the calling
 //! thread ([`Caller`]). [`super::File`] does the blocking.
 
+use core::any::Any;
+
 use frame::sync::WaitQueue;
 
+use super::readiness::Readiness;
 use crate::error::{Errno, Error, Result};
 
 /// poll(2) events.
@@ -43,12 +46,14 @@ pub trait Caller {
     ) -> Result<bool>;
     /// Sends signal `signo` to every process in group `pgrp`.
     fn signal_group(&self, pgrp: u32, signo: u32);
+    /// Sends signal `signo` to the caller's own process (SIGPIPE).
+    fn raise(&self, signo: u32);
 }
 
 /// Operations of a stream file (device, pipe, socket): no file position.
 /// They never block: they fail with EAGAIN and [`File`] waits on
 /// [`FileOps::wait_queue`] until [`FileOps::poll`] reports readiness.
-pub trait FileOps: Send + Sync {
+pub trait FileOps: Any + Send + Sync {
     /// Reads what is available; EAGAIN if nothing is yet, 0 at end of file.
     fn read(&self, buf: &mut [u8], caller: &dyn Caller) -> Result<usize>;
     /// Writes what fits; EAGAIN if nothing does yet.
@@ -62,7 +67,38 @@ pub trait FileOps: Send + Sync {
     /// Woken when readiness may have changed; waiters also recheck every
     /// [`RECHECK_NS`].
     fn wait_queue(&self) -> &WaitQueue {
-        &NEVER_WOKEN
+        self.readiness().map_or(&NEVER_WOKEN, Readiness::queue)
+    }
+
+    /// The notifier of a stream that wakes its waiters itself: blocked
+    /// calls then sleep without rechecking every [`RECHECK_NS`], and
+    /// edge-triggered epoll sees each new event.
+    fn readiness(&self) -> Option<&Readiness> {
+        None
+    }
+
+    /// A read that does its own blocking (a terminal's VMIN/VTIME timers),
+    /// honouring `nonblocking`; None: [`File`] retries [`FileOps::read`].
+    fn read_blocking(
+        &self,
+        _buf: &mut [u8],
+        _nonblocking: bool,
+        _caller: &dyn Caller,
+    ) -> Option<Result<usize>> {
+        None
+    }
+
+    /// Whether one write(2) is one call of [`FileOps::write`], never
+    /// continued after a short count (eventfd's 8-byte values, datagrams).
+    fn writes_whole_messages(&self) -> bool {
+        false
+    }
+
+    /// Called by open(2) before the new file gets a descriptor, with
+    /// open's flags: may block (a FIFO waits for its other end) or make a
+    /// terminal the caller's controlling terminal.
+    fn opened(&self, _flags: u32, _caller: &dyn Caller) -> Result<()> {
+        Ok(())
     }
 
     fn ioctl(&self, _cmd: u32, _arg: u64, _caller: &dyn Caller) -> Result<isize> {

@@ -36,7 +36,10 @@ pub const ICRNL: u32 = 0o400;
 pub const IXON: u32 = 0o2000;
 // c_oflag
 pub const OPOST: u32 = 0o1;
+pub const OLCUC: u32 = 0o2;
 pub const ONLCR: u32 = 0o4;
+pub const OCRNL: u32 = 0o10;
+pub const ONLRET: u32 = 0o40;
 // c_cflag
 pub const B38400: u32 = 0o17;
 pub const CS8: u32 = 0o60;
@@ -50,6 +53,7 @@ pub const ECHOE: u32 = 0o20;
 pub const ECHOK: u32 = 0o40;
 pub const ECHONL: u32 = 0o100;
 pub const NOFLSH: u32 = 0o200;
+pub const TOSTOP: u32 = 0o400;
 pub const ECHOCTL: u32 = 0o1000;
 pub const ECHOKE: u32 = 0o4000;
 pub const IEXTEN: u32 = 0o100000;
@@ -60,10 +64,15 @@ pub const VQUIT: usize = 1;
 pub const VERASE: usize = 2;
 pub const VKILL: usize = 3;
 pub const VEOF: usize = 4;
+pub const VTIME: usize = 5;
 pub const VMIN: usize = 6;
+pub const VSTART: usize = 8;
+pub const VSTOP: usize = 9;
 pub const VSUSP: usize = 10;
 pub const VEOL: usize = 11;
+pub const VREPRINT: usize = 12;
 pub const VWERASE: usize = 14;
+pub const VLNEXT: usize = 15;
 pub const VEOL2: usize = 16;
 
 // ioctl requests
@@ -78,10 +87,13 @@ pub const TIOCSCTTY: u32 = 0x540E;
 pub const TIOCGPGRP: u32 = 0x540F;
 pub const TIOCSPGRP: u32 = 0x5410;
 pub const TIOCOUTQ: u32 = 0x5411;
+pub const TIOCSTI: u32 = 0x5412;
 pub const TIOCGWINSZ: u32 = 0x5413;
 pub const TIOCSWINSZ: u32 = 0x5414;
 pub const FIONREAD: u32 = 0x541B;
 pub const TIOCNOTTY: u32 = 0x5422;
+pub const TIOCSETD: u32 = 0x5423;
+pub const TIOCGETD: u32 = 0x5424;
 pub const TCSBRKP: u32 = 0x5425;
 pub const TIOCGSID: u32 = 0x5429;
 
@@ -96,13 +108,13 @@ impl Termios {
         c_cc[VKILL] = 0x15; // ^U
         c_cc[VEOF] = 0x04; // ^D
         c_cc[VMIN] = 1;
-        c_cc[8] = 0x11; // VSTART ^Q
-        c_cc[9] = 0x13; // VSTOP ^S
+        c_cc[VSTART] = 0x11; // ^Q
+        c_cc[VSTOP] = 0x13; // ^S
         c_cc[VSUSP] = 0x1a; // ^Z
-        c_cc[12] = 0x12; // VREPRINT ^R
+        c_cc[VREPRINT] = 0x12; // ^R
         c_cc[13] = 0x0f; // VDISCARD ^O
         c_cc[VWERASE] = 0x17; // ^W
-        c_cc[15] = 0x16; // VLNEXT ^V
+        c_cc[VLNEXT] = 0x16; // ^V
         Termios {
             c_iflag: ICRNL | IXON,
             c_oflag: OPOST | ONLCR,

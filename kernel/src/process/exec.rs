@@ -285,7 +285,11 @@ fn commit(process: &Arc<Process>, thread: &Thread, image: Image, path: &str, use
     *user = UserContext::new();
     user.set_rip(image.entry as u64);
     user.set_rsp(image.rsp as u64);
-    process.files().lock().close_on_exec();
+    let closed = process.files().lock().close_on_exec();
+    for file in &closed {
+        crate::fs::lock::release_posix(process.pid(), &**file.node());
+    }
+    drop(closed);
     process.signals.reset_for_exec();
     let name = path.rsplit('/').next().unwrap_or(path);
     process.set_name(name);

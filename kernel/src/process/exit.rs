@@ -27,7 +27,9 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
         clear_child_tid(process, &t);
         t.wake();
     }
-    *process.files().lock() = crate::fs::FileTable::default();
+    let files = core::mem::take(&mut *process.files().lock());
+    drop(files);
+    crate::fs::on_process_exit(process.pid(), process.sid());
     if let Ok(empty) = crate::mm::Vmar::new() {
         drop(process.replace_vm(Arc::new(empty)));
     }

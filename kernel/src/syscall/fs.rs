@@ -8,10 +8,14 @@
 
 mod attr;
 mod dir;
+mod epoll;
+mod eventfd;
 mod fd;
 mod io;
+mod lock;
 mod mount;
 mod path;
+mod pipe;
 mod poll;
 mod setattr;
 
@@ -41,12 +45,13 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (19, "readv", io::sys_readv),
     (20, "writev", io::sys_writev),
     (21, "access", attr::sys_access),
+    (22, "pipe", pipe::sys_pipe),
     (23, "select", poll::sys_select),
     (32, "dup", fd::sys_dup),
     (33, "dup2", fd::sys_dup2),
     (40, "sendfile", io::sys_sendfile),
     (72, "fcntl", fd::sys_fcntl),
-    (73, "flock", fd::sys_flock),
+    (73, "flock", lock::sys_flock),
     (74, "fsync", fd::sys_fsync),
     (75, "fdatasync", fd::sys_fsync),
     (76, "truncate", setattr::sys_truncate),
@@ -75,7 +80,10 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (162, "sync", fd::sys_sync),
     (165, "mount", mount::sys_mount),
     (166, "umount2", mount::sys_umount2),
+    (213, "epoll_create", epoll::sys_epoll_create),
     (217, "getdents64", dir::sys_getdents64),
+    (232, "epoll_wait", epoll::sys_epoll_wait),
+    (233, "epoll_ctl", epoll::sys_epoll_ctl),
     (257, "openat", path::sys_openat),
     (258, "mkdirat", path::sys_mkdirat),
     (259, "mknodat", path::sys_mknodat),
@@ -91,11 +99,17 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (270, "pselect6", poll::sys_pselect6),
     (271, "ppoll", poll::sys_ppoll),
     (280, "utimensat", setattr::sys_utimensat),
+    (281, "epoll_pwait", epoll::sys_epoll_pwait),
+    (284, "eventfd", eventfd::sys_eventfd),
+    (290, "eventfd2", eventfd::sys_eventfd2),
+    (291, "epoll_create1", epoll::sys_epoll_create1),
     (292, "dup3", fd::sys_dup3),
+    (293, "pipe2", pipe::sys_pipe2),
     (306, "syncfs", fd::sys_fsync),
     (316, "renameat2", path::sys_renameat2),
     (332, "statx", attr::sys_statx),
     (439, "faccessat2", attr::sys_faccessat2),
+    (441, "epoll_pwait2", epoll::sys_epoll_pwait2),
 ];
 
 pub const AT_FDCWD: i32 = -100;
@@ -236,6 +250,12 @@ impl Caller for CallerCtx<'_, '_> {
             deadline_ns,
         )?;
         Ok(r.is_some())
+    }
+
+    fn raise(&self, signo: u32) {
+        let pid = self.0.process.pid();
+        let info = SigInfo::from_sender(signo as usize, signal::SI_USER, pid);
+        signal::send_to_process(self.0.process, info);
     }
 
     fn signal_group(&self, pgrp: u32, signo: u32) {

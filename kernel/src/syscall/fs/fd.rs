@@ -1,6 +1,7 @@
 //! Descriptor management: close(2), dup(2)/dup2/dup3, fcntl(2), ioctl(2),
-//! and the calls that only need a valid descriptor (fsync, flock).
+//! and the calls that only need a valid descriptor (fsync).
 
+use super::lock::{F_GETLK, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLK, F_SETLKW};
 use super::{CallerCtx, fd_arg, fd_limit, get_file};
 use crate::error::{Errno, Error, Result};
 use crate::fs::{FileType, O_CLOEXEC, O_NONBLOCK};
@@ -11,17 +12,12 @@ const F_GETFD: u32 = 1;
 const F_SETFD: u32 = 2;
 const F_GETFL: u32 = 3;
 const F_SETFL: u32 = 4;
-const F_GETLK: u32 = 5;
-const F_SETLK: u32 = 6;
-const F_SETLKW: u32 = 7;
 const F_SETOWN: u32 = 8;
 const F_GETOWN: u32 = 9;
-const F_OFD_GETLK: u32 = 36;
-const F_OFD_SETLK: u32 = 37;
-const F_OFD_SETLKW: u32 = 38;
 const F_DUPFD_CLOEXEC: u32 = 1030;
+const F_SETPIPE_SZ: u32 = 1031;
+const F_GETPIPE_SZ: u32 = 1032;
 const FD_CLOEXEC: u64 = 1;
-const F_UNLCK: i16 = 2;
 
 const FIONREAD: u32 = 0x541B;
 const FIONBIO: u32 = 0x5421;
@@ -31,6 +27,8 @@ const FIOASYNC: u32 = 0x5452;
 
 pub fn sys_close(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let file = ctx.process.files().lock().remove(fd_arg(args[0]))?;
+    // Closing any descriptor of a file drops the process's record locks on it.
+    crate::fs::lock::release_posix(ctx.process.pid(), &**file.node());
     drop(file);
     Ok(0)
 }
@@ -51,7 +49,9 @@ fn dup_to(ctx: &Context, old: i32, new: i32, cloexec: bool) -> Result<isize> {
         files.install(new, file, cloexec, limit)?
     };
     // The replaced file is closed outside the table lock.
-    drop(replaced);
+    if let Some(file) = replaced {
+        crate::fs::lock::release_posix(ctx.process.pid(), &**file.node());
+    }
     Ok(new as isize)
 }
 
@@ -102,19 +102,11 @@ pub fn sys_fcntl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
             file.set_status_flags(arg as u32);
             Ok(0)
         }
-        // Record locks: there is one process tree and no lock contention
-        // yet, so every lock is granted and none is ever reported held.
         F_GETLK | F_SETLK | F_SETLKW | F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW => {
-            let mut l_type = [0u8; 2];
-            ctx.read_into(arg, &mut l_type)?;
-            if !(0..=2).contains(&i16::from_ne_bytes(l_type)) {
-                return Err(Error::new(Errno::EINVAL));
-            }
-            if cmd == F_GETLK || cmd == F_OFD_GETLK {
-                ctx.write_bytes(arg, &F_UNLCK.to_ne_bytes())?;
-            }
-            Ok(0)
+            super::lock::fcntl_lock(ctx, &file, cmd, arg)
         }
+        F_GETPIPE_SZ => crate::fs::pipe::pipe_capacity(&file, None),
+        F_SETPIPE_SZ => crate::fs::pipe::pipe_capacity(&file, Some(arg as u32 as u64)),
         F_SETOWN => Ok(0),
         F_GETOWN => Ok(0),
         _ => Err(Error::new(Errno::EINVAL)),
@@ -158,18 +150,4 @@ pub fn sys_fsync(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 
 pub fn sys_sync(_ctx: &mut Context, _args: &SyscallArgs) -> Result<isize> {
     Ok(0)
-}
-
-/// flock(2): checks the descriptor and operation; locks are always granted
-/// (see the record locks in fcntl).
-pub fn sys_flock(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    const LOCK_SH: u32 = 1;
-    const LOCK_EX: u32 = 2;
-    const LOCK_NB: u32 = 4;
-    const LOCK_UN: u32 = 8;
-    get_file(ctx, fd_arg(args[0]))?;
-    match args[1] as u32 & !LOCK_NB {
-        LOCK_SH | LOCK_EX | LOCK_UN => Ok(0),
-        _ => Err(Error::new(Errno::EINVAL)),
-    }
 }

@@ -3,8 +3,8 @@
 //! link(2), symlink(2), readlink(2), and their *at variants.
 
 use super::{
-    AT_EMPTY_PATH, AT_FDCWD, AT_REMOVEDIR, AT_SYMLINK_FOLLOW, fd_arg, fd_limit, fs_context,
-    resolve_at, start_dir,
+    AT_EMPTY_PATH, AT_FDCWD, AT_REMOVEDIR, AT_SYMLINK_FOLLOW, CallerCtx, fd_arg, fd_limit,
+    fs_context, resolve_at, start_dir,
 };
 use crate::error::{Errno, Error, Result};
 use crate::fs::{self, O_CLOEXEC, O_CREAT, O_TRUNC, O_WRONLY, RenameFlags, makedev};
@@ -20,6 +20,9 @@ fn openat(ctx: &Context, dirfd: i32, path_addr: u64, flags: u32, mode: u32) -> R
         return Err(Error::new(Errno::EMFILE));
     }
     let file = fs::open(&fs, &start, &path, flags, mode)?;
+    if let Some(ops) = file.ops() {
+        ops.opened(flags, &CallerCtx(ctx))?;
+    }
     let fd = ctx
         .process
         .files()

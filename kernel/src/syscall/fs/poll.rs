@@ -1,24 +1,24 @@
 //! poll(2), ppoll(2), select(2) and pselect6(2).
 //!
-//! Readiness comes from each file's `poll`. The waiter sleeps on the first
-//! stream file's wait queue (so a wake-up there is seen at once) and
-//! rechecks every file each `RECHECK_NS`. The signal masks of ppoll and
-//! pselect6 are not applied yet.
+//! Readiness comes from each file's `poll`. The waiter sleeps on the global
+//! poll queue that every notifying stream wakes (see `fs::readiness`), and
+//! rechecks every `RECHECK_NS` only when some file cannot wake it. ppoll
+//! and pselect6 run with their signal mask in place; if a signal interrupts
+//! them, the caller's mask comes back only after its handler ran.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-
-use frame::sync::WaitQueue;
+use core::sync::atomic::Ordering;
 
 use super::{CallerCtx, fd_limit};
 use crate::error::{Errno, Error, Result};
-use crate::fs::{
-    Caller, File, FileOps, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, RECHECK_NS,
-};
+use crate::fs::readiness;
+use crate::fs::{File, POLLERR, POLLHUP, POLLIN, POLLNVAL, POLLOUT, POLLPRI, RECHECK_NS};
+use crate::process::signal::UNBLOCKABLE;
 use crate::syscall::{Context, SyscallArgs};
 
-/// Where a poll with no stream file sleeps (nobody wakes it; the deadline does).
-static IDLE: WaitQueue = WaitQueue::new();
+/// Size of the kernel's sigset_t.
+const SIGSET_SIZE: u64 = 8;
 
 /// A deadline `ns` nanoseconds from now.
 fn deadline_after(ns: u64) -> u64 {
@@ -27,7 +27,7 @@ fn deadline_after(ns: u64) -> u64 {
 
 /// Reads a `struct timespec` (or, with `micro`, a `struct timeval`) timeout:
 /// None for a NULL pointer (wait forever). EINVAL if malformed.
-fn read_timeout(ctx: &Context, addr: u64, micro: bool) -> Result<Option<u64>> {
+pub(super) fn read_timeout(ctx: &Context, addr: u64, micro: bool) -> Result<Option<u64>> {
     if addr == 0 {
         return Ok(None);
     }
@@ -43,6 +43,44 @@ fn read_timeout(ctx: &Context, addr: u64, micro: bool) -> Result<Option<u64>> {
     Ok(Some(deadline_after(ns)))
 }
 
+/// A signal mask argument at `addr` of `size` bytes (None for NULL);
+/// EINVAL unless `size` is the kernel's sigset size.
+pub(super) fn read_sigmask(ctx: &Context, addr: u64, size: u64) -> Result<Option<u64>> {
+    if addr == 0 {
+        return Ok(None);
+    }
+    if size != SIGSET_SIZE {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    Ok(Some(ctx.read_val::<u64>(addr)?))
+}
+
+/// Runs `f` with the thread's signal mask set to `mask` (if given). When
+/// `f` is interrupted, the old mask is restored only after the signal is
+/// handled (as rt_sigsuspend does); otherwise at once.
+pub(super) fn with_sigmask<R>(
+    ctx: &Context,
+    mask: Option<u64>,
+    f: impl FnOnce() -> Result<R>,
+) -> Result<R> {
+    let Some(mask) = mask else {
+        return f();
+    };
+    let sigmask = &ctx.thread.sigmask;
+    let old = sigmask.swap(mask & !UNBLOCKABLE, Ordering::Relaxed);
+    let r = f();
+    let interrupted = matches!(
+        &r,
+        Err(e) if matches!(e.errno(), Errno::EINTR | Errno::ERESTARTNOHAND | Errno::ERESTARTSYS)
+    );
+    if interrupted {
+        *ctx.thread.signals.saved_mask.lock() = Some(old);
+    } else {
+        sigmask.store(old, Ordering::Relaxed);
+    }
+    r
+}
+
 /// The files open on `fds` (None where not open), looked up in one go.
 fn files_of(ctx: &Context, fds: impl Iterator<Item = i32>) -> Vec<Option<Arc<File>>> {
     let table = ctx.process.files().lock();
@@ -50,25 +88,32 @@ fn files_of(ctx: &Context, fds: impl Iterator<Item = i32>) -> Vec<Option<Arc<Fil
         .collect()
 }
 
-/// Sleeps until `deadline` (None: for a signal or `RECHECK_NS`), on the
-/// queue of the first stream file. False once the deadline has passed.
-fn wait_round(ctx: &Context, files: &[Option<Arc<File>>], deadline: Option<u64>) -> Result<bool> {
+/// Sleeps until a readiness notification after `seen`, or until
+/// `deadline` (None: forever). Files that cannot wake a sleeper are
+/// rechecked every `RECHECK_NS`. False once the deadline has passed;
+/// ERESTARTNOHAND if a signal comes first.
+fn wait_round(
+    ctx: &Context,
+    files: &[Option<Arc<File>>],
+    seen: u64,
+    deadline: Option<u64>,
+) -> Result<bool> {
     let now = frame::timer::monotonic_ns();
     if deadline.is_some_and(|d| now >= d) {
         return Ok(false);
     }
-    let ops: Option<&Arc<dyn FileOps>> = files.iter().flatten().find_map(|f| f.ops());
-    let queue = ops.map_or(&IDLE, |o| o.wait_queue());
-    let slice = now
-        .saturating_add(RECHECK_NS)
-        .min(deadline.unwrap_or(u64::MAX));
-    let caller = CallerCtx(ctx);
-    let woke = caller.wait(queue, &mut || false, slice);
-    match woke {
+    let silent = files
+        .iter()
+        .flatten()
+        .filter_map(|f| f.ops())
+        .any(|o| o.readiness().is_none());
+    let mut until = deadline.unwrap_or(u64::MAX);
+    if silent {
+        until = until.min(now.saturating_add(RECHECK_NS));
+    }
+    match readiness::wait_for_change(&CallerCtx(ctx), seen, until) {
         Ok(_) => Ok(true),
-        // Linux restarts an untimed poll after a handler-less signal.
-        Err(_) if deadline.is_none() => Err(Error::new(Errno::ERESTARTNOHAND)),
-        Err(_) => Err(Error::new(Errno::EINTR)),
+        Err(_) => Err(Error::new(Errno::ERESTARTNOHAND)),
     }
 }
 
@@ -87,6 +132,7 @@ fn do_poll(ctx: &Context, addr: u64, nfds: u64, deadline: Option<u64>) -> Result
     };
     let caller = CallerCtx(ctx);
     loop {
+        let seen = readiness::epoch();
         let files = files_of(ctx, (0..nfds).map(|i| entry(&raw, i).0));
         let mut ready = 0;
         for (i, file) in files.iter().enumerate() {
@@ -101,7 +147,7 @@ fn do_poll(ctx: &Context, addr: u64, nfds: u64, deadline: Option<u64>) -> Result
                 ready += 1;
             }
         }
-        if ready > 0 || !wait_round(ctx, &files, deadline)? {
+        if ready > 0 || !wait_round(ctx, &files, seen, deadline)? {
             ctx.write_bytes(addr, &raw)?;
             return Ok(ready);
         }
@@ -115,11 +161,9 @@ pub fn sys_poll(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 pub fn sys_ppoll(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    if args[3] != 0 && args[4] != 8 {
-        return Err(Error::new(Errno::EINVAL));
-    }
+    let mask = read_sigmask(ctx, args[3], args[4])?;
     let deadline = read_timeout(ctx, args[2], false)?;
-    do_poll(ctx, args[0], args[1], deadline)
+    with_sigmask(ctx, mask, || do_poll(ctx, args[0], args[1], deadline))
 }
 
 /// An `fd_set` of `nfds` bits at `addr` (None for NULL).
@@ -154,6 +198,7 @@ fn do_select(ctx: &Context, nfds: u64, sets: [u64; 3], deadline: Option<u64>) ->
         .collect();
     let caller = CallerCtx(ctx);
     loop {
+        let seen = readiness::epoch();
         let files = files_of(ctx, wanted.iter().map(|&fd| fd as i32));
         let mut outputs = inputs
             .clone()
@@ -175,7 +220,7 @@ fn do_select(ctx: &Context, nfds: u64, sets: [u64; 3], deadline: Option<u64>) ->
                 }
             }
         }
-        if ready > 0 || !wait_round(ctx, &files, deadline)? {
+        if ready > 0 || !wait_round(ctx, &files, seen, deadline)? {
             for (addr, out) in sets.iter().zip(outputs.iter()) {
                 if let Some(words) = out {
                     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
@@ -206,5 +251,13 @@ pub fn sys_select(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 
 pub fn sys_pselect6(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let deadline = read_timeout(ctx, args[4], false)?;
-    do_select(ctx, args[0], [args[1], args[2], args[3]], deadline)
+    // The sixth argument points at { const sigset_t *ss; size_t ss_len; }.
+    let mask = if args[5] == 0 {
+        None
+    } else {
+        let [set, size]: [u64; 2] = ctx.read_val(args[5])?;
+        read_sigmask(ctx, set, size)?
+    };
+    let sets = [args[1], args[2], args[3]];
+    with_sigmask(ctx, mask, || do_select(ctx, args[0], sets, deadline))
 }

@@ -1,0 +1,372 @@
+//! Pipes (pipe(7)): a bounded byte buffer shared by read and write ends.
+//!
+//! Ownership: a [`Pipe`] is shared (`Arc`) by its ends. Each open file
+//! description holds one [`PipeEnd`] (its `FileOps`), so the reader and
+//! writer counts drop exactly when the last descriptor of a description is
+//! closed — the `PipeEnd` is dropped with its `File`. Anonymous pipes get
+//! their two ends from [`new_pipe`]; a FIFO's pipe is found through its
+//! inode (see `fifo.rs`).
+//!
+//! Locking: the pipe state is one spin lock, never held while copying to
+//! or from user memory (the `File` layer copies through a kernel buffer),
+//! while notifying, or while signalling.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
+use frame::sync::{SpinLock, level};
+
+use super::anon::anon_inode;
+use super::file::{File, O_NONBLOCK, O_RDONLY, O_WRONLY, kernel_buffer};
+use super::inode::FileType;
+use super::readiness::Readiness;
+use super::stream::*;
+use super::termios::FIONREAD;
+use crate::error::{Errno, Error, Result};
+
+/// Writes up to this size are atomic (pipe(7)).
+pub const PIPE_BUF: usize = 4096;
+/// Capacity of a new pipe (pipe(7), "Pipe capacity").
+const DEFAULT_CAPACITY: usize = 65536;
+/// Largest F_SETPIPE_SZ (the default /proc/sys/fs/pipe-max-size).
+const MAX_CAPACITY: usize = 1 << 20;
+const SIGPIPE: u32 = 13;
+
+pub struct Pipe {
+    state: SpinLock<PipeState, { level::FILE }>,
+    readiness: Readiness,
+}
+
+struct PipeState {
+    ring: Ring,
+    readers: usize,
+    writers: usize,
+    /// Opens of each end so far (Linux's r_counter/w_counter): a FIFO
+    /// opener waiting for the other end is released by any open of it,
+    /// even one that is closed again at once.
+    reader_opens: u64,
+    writer_opens: u64,
+}
+
+/// The byte ring; its memory is allocated on the first write.
+struct Ring {
+    data: Vec<u8>,
+    head: usize,
+    len: usize,
+    capacity: usize,
+}
+
+impl Ring {
+    fn free(&self) -> usize {
+        self.capacity - self.len
+    }
+
+    /// Copies as much of `src` as fits; ENOMEM if the buffer cannot be
+    /// allocated.
+    fn push(&mut self, src: &[u8]) -> Result<usize> {
+        let n = src.len().min(self.free());
+        if n == 0 {
+            return Ok(0);
+        }
+        if self.data.len() != self.capacity {
+            self.reallocate(self.capacity)?;
+        }
+        let tail = (self.head + self.len) % self.capacity;
+        let first = n.min(self.capacity - tail);
+        self.data[tail..tail + first].copy_from_slice(&src[..first]);
+        self.data[..n - first].copy_from_slice(&src[first..n]);
+        self.len += n;
+        Ok(n)
+    }
+
+    /// Moves up to `dst.len()` bytes out.
+    fn pop(&mut self, dst: &mut [u8]) -> usize {
+        let n = dst.len().min(self.len);
+        if n == 0 {
+            return 0;
+        }
+        let first = n.min(self.capacity - self.head);
+        dst[..first].copy_from_slice(&self.data[self.head..self.head + first]);
+        dst[first..n].copy_from_slice(&self.data[..n - first]);
+        self.head = (self.head + n) % self.capacity;
+        self.len -= n;
+        if self.len == 0 {
+            self.head = 0;
+        }
+        n
+    }
+
+    /// New memory of `capacity` bytes holding the current contents.
+    fn reallocate(&mut self, capacity: usize) -> Result<()> {
+        let mut data = kernel_buffer(capacity)?;
+        let n = self.len;
+        if n > 0 {
+            let first = n.min(self.capacity - self.head);
+            data[..first].copy_from_slice(&self.data[self.head..self.head + first]);
+            data[first..n].copy_from_slice(&self.data[..n - first]);
+        }
+        self.data = data;
+        self.head = 0;
+        self.capacity = capacity;
+        Ok(())
+    }
+}
+
+impl Pipe {
+    pub fn new() -> Arc<Pipe> {
+        Arc::new(Pipe {
+            state: SpinLock::new(PipeState {
+                ring: Ring {
+                    data: Vec::new(),
+                    head: 0,
+                    len: 0,
+                    capacity: DEFAULT_CAPACITY,
+                },
+                readers: 0,
+                writers: 0,
+                reader_opens: 0,
+                writer_opens: 0,
+            }),
+            readiness: Readiness::new(),
+        })
+    }
+}
+
+/// Which ends an open file description holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Ends {
+    Read,
+    Write,
+    Both,
+}
+
+impl Ends {
+    /// From open(2)'s access mode (a FIFO opened O_RDWR holds both).
+    pub fn from_flags(flags: u32) -> Ends {
+        match flags & 0o3 {
+            O_RDONLY => Ends::Read,
+            O_WRONLY => Ends::Write,
+            _ => Ends::Both,
+        }
+    }
+
+    fn reads(self) -> bool {
+        self != Ends::Write
+    }
+
+    fn writes(self) -> bool {
+        self != Ends::Read
+    }
+}
+
+/// One open file description's hold on a pipe.
+pub struct PipeEnd {
+    pipe: Arc<Pipe>,
+    ends: Ends,
+    /// `writer_opens` when this end was opened: no POLLHUP for a FIFO
+    /// reader until some writer has come (and gone) since (Linux's
+    /// f_version check in pipe_poll).
+    writers_seen: u64,
+    /// A FIFO end that waits in open(2) for its other end.
+    fifo_wait: bool,
+}
+
+impl PipeEnd {
+    /// Attaches `ends` to `pipe`. For a FIFO opened O_WRONLY|O_NONBLOCK
+    /// without readers, ENXIO (fifo(7)).
+    pub fn attach(pipe: Arc<Pipe>, ends: Ends, fifo: bool, nonblocking: bool) -> Result<PipeEnd> {
+        let writers_seen = {
+            let mut st = pipe.state.lock();
+            if fifo && ends == Ends::Write && nonblocking && st.readers == 0 {
+                return Err(Error::new(Errno::ENXIO));
+            }
+            let seen = if fifo { st.writer_opens } else { 0 };
+            if ends.reads() {
+                st.readers += 1;
+                st.reader_opens += 1;
+            }
+            if ends.writes() {
+                st.writers += 1;
+                st.writer_opens += 1;
+            }
+            seen
+        };
+        // Wakes openers waiting for this end.
+        pipe.readiness.notify(0);
+        Ok(PipeEnd {
+            pipe,
+            ends,
+            writers_seen,
+            fifo_wait: fifo && ends != Ends::Both && !nonblocking,
+        })
+    }
+
+    /// F_GETPIPE_SZ, and F_SETPIPE_SZ with `set` (rounded up to a power of
+    /// two of pages: EBUSY below the bytes held, EPERM above the maximum).
+    pub fn capacity(&self, set: Option<u64>) -> Result<usize> {
+        let Some(size) = set else {
+            return Ok(self.pipe.state.lock().ring.capacity);
+        };
+        let size = usize::try_from(size).map_err(|_| Error::new(Errno::EINVAL))?;
+        if size > MAX_CAPACITY {
+            return Err(Error::new(Errno::EPERM));
+        }
+        let size = size.max(PIPE_BUF).next_power_of_two();
+        let mut st = self.pipe.state.lock();
+        if st.ring.len > size {
+            return Err(Error::new(Errno::EBUSY));
+        }
+        if st.ring.data.is_empty() {
+            st.ring.capacity = size;
+        } else {
+            st.ring.reallocate(size)?;
+        }
+        drop(st);
+        self.pipe.readiness.notify(POLLOUT);
+        Ok(size)
+    }
+}
+
+impl Drop for PipeEnd {
+    fn drop(&mut self) {
+        {
+            let mut st = self.pipe.state.lock();
+            if self.ends.reads() {
+                st.readers -= 1;
+            }
+            if self.ends.writes() {
+                st.writers -= 1;
+            }
+        }
+        let mut events = 0;
+        if self.ends.reads() {
+            events |= POLLERR | POLLOUT;
+        }
+        if self.ends.writes() {
+            events |= POLLHUP | POLLIN;
+        }
+        self.pipe.readiness.notify(events);
+    }
+}
+
+impl FileOps for PipeEnd {
+    fn read(&self, buf: &mut [u8], _caller: &dyn Caller) -> Result<usize> {
+        let mut st = self.pipe.state.lock();
+        if st.ring.len == 0 {
+            return if st.writers == 0 {
+                Ok(0)
+            } else {
+                Err(Error::new(Errno::EAGAIN))
+            };
+        }
+        let was_full = st.ring.free() < PIPE_BUF;
+        let n = st.ring.pop(buf);
+        drop(st);
+        // Only a full pipe has blocked writers (and only then does Linux
+        // wake them and edge-triggered EPOLLOUT watchers).
+        if was_full {
+            self.pipe.readiness.notify(POLLOUT);
+        }
+        Ok(n)
+    }
+
+    fn write(&self, buf: &[u8], caller: &dyn Caller) -> Result<usize> {
+        let mut st = self.pipe.state.lock();
+        if st.readers == 0 {
+            drop(st);
+            caller.raise(SIGPIPE);
+            return Err(Error::new(Errno::EPIPE));
+        }
+        let free = st.ring.free();
+        // Up to PIPE_BUF bytes go in at once or not at all.
+        if free == 0 || (buf.len() <= PIPE_BUF && free < buf.len()) {
+            return Err(Error::new(Errno::EAGAIN));
+        }
+        let n = st.ring.push(buf)?;
+        drop(st);
+        self.pipe.readiness.notify(POLLIN);
+        Ok(n)
+    }
+
+    fn poll(&self, _caller: &dyn Caller) -> u16 {
+        let st = self.pipe.state.lock();
+        let mut events = 0;
+        if self.ends.reads() {
+            if st.ring.len > 0 {
+                events |= POLLIN | POLLRDNORM;
+            }
+            if st.writers == 0 && st.writer_opens != self.writers_seen {
+                events |= POLLHUP;
+            }
+        }
+        if self.ends.writes() {
+            if st.ring.free() >= PIPE_BUF {
+                events |= POLLOUT | POLLWRNORM;
+            }
+            if st.readers == 0 {
+                events |= POLLERR;
+            }
+        }
+        events
+    }
+
+    fn readiness(&self) -> Option<&Readiness> {
+        Some(&self.pipe.readiness)
+    }
+
+    fn ioctl(&self, cmd: u32, arg: u64, caller: &dyn Caller) -> Result<isize> {
+        match cmd {
+            FIONREAD => {
+                let n = self.pipe.state.lock().ring.len;
+                caller.write_bytes(arg, &(n as i32).to_ne_bytes())?;
+                Ok(0)
+            }
+            _ => Err(Error::new(Errno::ENOTTY)),
+        }
+    }
+
+    /// A FIFO opened for reading (writing) alone waits until a writer
+    /// (reader) opens it, unless one is there (fifo(7)).
+    fn opened(&self, _flags: u32, caller: &dyn Caller) -> Result<()> {
+        if !self.fifo_wait {
+            return Ok(());
+        }
+        let partner = |st: &PipeState| {
+            if self.ends.reads() {
+                (st.writers, st.writer_opens)
+            } else {
+                (st.readers, st.reader_opens)
+            }
+        };
+        let (present, opens) = partner(&self.pipe.state.lock());
+        if present > 0 {
+            return Ok(());
+        }
+        let mut ready = || partner(&self.pipe.state.lock()).1 != opens;
+        caller.wait(self.pipe.readiness.queue(), &mut ready, u64::MAX)?;
+        Ok(())
+    }
+}
+
+/// pipe2(2): a new pipe's read and write ends, with `flags` (O_NONBLOCK;
+/// the caller applies O_CLOEXEC to the descriptors).
+pub fn new_pipe(flags: u32) -> Result<(Arc<File>, Arc<File>)> {
+    let pipe = Pipe::new();
+    let node = anon_inode(FileType::Fifo, 0o600, 0);
+    let nonblock = flags & O_NONBLOCK;
+    let reader = PipeEnd::attach(pipe.clone(), Ends::Read, false, false)?;
+    let writer = PipeEnd::attach(pipe, Ends::Write, false, false)?;
+    Ok((
+        File::new(node.clone(), Some(Arc::new(reader)), O_RDONLY | nonblock),
+        File::new(node, Some(Arc::new(writer)), O_WRONLY | nonblock),
+    ))
+}
+
+/// F_GETPIPE_SZ / F_SETPIPE_SZ on `file`: EBADF unless it is a pipe.
+pub fn pipe_capacity(file: &File, set: Option<u64>) -> Result<isize> {
+    let end = file
+        .ops()
+        .and_then(|ops| (ops.as_ref() as &dyn core::any::Any).downcast_ref::<PipeEnd>())
+        .ok_or(Error::new(Errno::EBADF))?;
+    Ok(end.capacity(set)? as isize)
+}
