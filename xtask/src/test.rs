@@ -166,16 +166,7 @@ fn prepare(root: &Path, opts: &Options, r: &mut Reporter) -> Option<BootEnv> {
 }
 
 pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
-    // Layers that are not run by default yet (their features are in
-    // progress); ask for them with --only.
-    const OPT_IN: &[&str] = &["interactive"];
-    let want = |layer: &str| {
-        if opts.only.is_empty() {
-            !OPT_IN.contains(&layer)
-        } else {
-            opts.only.iter().any(|l| l == layer)
-        }
-    };
+    let want = |layer: &str| opts.only.is_empty() || opts.only.iter().any(|l| l == layer);
     let mut r = Reporter::default();
     if want("host") {
         test_host::run(root, &mut r);
