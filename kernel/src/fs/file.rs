@@ -425,12 +425,10 @@ impl File {
             SEEK_SET => Some(offset),
             SEEK_CUR => cur.checked_add(offset),
             SEEK_END if !is_dir => size.checked_add(offset),
-            // A file without holes: data everywhere up to the end.
             SEEK_DATA | SEEK_HOLE if !is_dir => {
-                if offset < 0 || offset >= size {
-                    return Err(Error::new(Errno::ENXIO));
-                }
-                Some(if whence == SEEK_DATA { offset } else { size })
+                let offset = usize::try_from(offset).map_err(|_| Error::new(Errno::ENXIO))?;
+                let found = self.node.seek_data(offset, whence == SEEK_DATA)?;
+                Some(i64::try_from(found).unwrap_or(i64::MAX))
             }
             _ => return Err(Error::new(Errno::EINVAL)),
         };

@@ -220,6 +220,17 @@ pub trait Inode: Any + Send + Sync {
         Err(Error::new(Errno::EOPNOTSUPP))
     }
 
+    /// lseek(2) SEEK_DATA (`data`) or SEEK_HOLE: the first offset at or
+    /// after `offset` in data or in a hole; ENXIO at or past the end. By
+    /// default a file has no holes but the one at its end.
+    fn seek_data(&self, offset: usize, data: bool) -> Result<usize> {
+        let size = self.size();
+        if offset >= size {
+            return Err(Error::new(Errno::ENXIO));
+        }
+        Ok(if data { offset } else { size })
+    }
+
     /// Whether the file's pages may be mapped with mmap(2) (generated files
     /// cannot: ENODEV, as on Linux).
     fn can_mmap(&self) -> bool {
@@ -250,6 +261,12 @@ pub trait Inode: Any + Send + Sync {
     /// directory was removed.
     fn create(&self, _name: &str, _node: NewNode) -> Result<Arc<dyn Inode>> {
         Err(Error::new(Errno::ENOTDIR))
+    }
+
+    /// An unnamed regular file in this directory (open(2) O_TMPFILE);
+    /// `linkable`: link(2) may give it a name later.
+    fn create_tmpfile(&self, _node: NewNode, _linkable: bool) -> Result<Arc<dyn Inode>> {
+        Err(Error::new(Errno::EOPNOTSUPP))
     }
 
     /// Adds `name` as a hard link to `target`.

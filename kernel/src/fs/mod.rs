@@ -22,6 +22,7 @@ mod initramfs;
 mod inode;
 pub mod lock;
 pub mod mount;
+pub mod name;
 mod namespace;
 mod open;
 mod path;
@@ -46,7 +47,9 @@ use frame::sync::Once;
 pub use self::anon::anon_inode;
 pub use self::file::*;
 pub use self::file_table::{FileTable, HARD_MAX_FDS};
-pub use self::inode::{FileType, Inode, NewNode, NodeKind, RenameFlags, Timespec, makedev};
+pub use self::inode::{
+    Allocate, FileType, Inode, NewNode, NodeKind, RenameFlags, Timespec, makedev,
+};
 pub use self::namespace::{link, mkdir, mknod, rename, rmdir, symlink, unlink};
 pub use self::open::open;
 pub use self::path::{lookup, path_of};

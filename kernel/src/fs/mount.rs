@@ -85,7 +85,12 @@ pub fn describe(dev: u64) -> Option<(String, String)> {
 /// The root of a new instance of `fstype`: ENODEV for an unknown type.
 pub fn make_filesystem(fstype: &str, source: &str, data: &str) -> Result<Arc<dyn Inode>> {
     if fstype == "tmpfs" || fstype == "ramfs" {
-        return Ok(RamFs::new_root(anon_dev()));
+        let root: Arc<dyn Inode> = RamFs::new_root(anon_dev());
+        // tmpfs(5): the root is world-writable and sticky unless "mode="
+        // says otherwise; ramfs's is 0755.
+        let default = if fstype == "tmpfs" { 0o1777 } else { 0o755 };
+        root.set_perm(mode_option(data)?.unwrap_or(default))?;
+        return Ok(root);
     }
     let make = TYPES
         .lock()
@@ -97,6 +102,18 @@ pub fn make_filesystem(fstype: &str, source: &str, data: &str) -> Result<Arc<dyn
         "unknown file system type",
     ))?;
     make(source, data)
+}
+
+/// The "mode=" option (octal) of comma-separated mount data: EINVAL if
+/// it is not a mode.
+fn mode_option(data: &str) -> Result<Option<u32>> {
+    let Some(value) = data.split(',').find_map(|o| o.strip_prefix("mode=")) else {
+        return Ok(None);
+    };
+    match u32::from_str_radix(value, 8) {
+        Ok(mode) if mode <= 0o7777 => Ok(Some(mode)),
+        _ => Err(Error::with_message(Errno::EINVAL, "bad mode= option")),
+    }
 }
 
 fn id(node: &Arc<dyn Inode>) -> (u64, u64) {
@@ -135,11 +152,11 @@ pub fn umount(root: &Arc<dyn Inode>) -> Result<()> {
         let Some(i) = mounts.iter().rposition(|m| m.root_id == root_id) else {
             return Err(Error::with_message(Errno::EINVAL, "not a mount point"));
         };
-        // A mount stacked on top keeps it busy.
+        // A mount on top of it, or on a directory inside it, keeps it busy.
         if mounts
             .iter()
             .skip(i + 1)
-            .any(|m| m.mountpoint_id == root_id)
+            .any(|m| m.mountpoint_id.0 == root_id.0)
         {
             return Err(Error::new(Errno::EBUSY));
         }

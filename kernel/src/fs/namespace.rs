@@ -6,6 +6,7 @@
 use alloc::string::String;
 use alloc::sync::Arc;
 
+use super::file::{File, O_ACCMODE, O_CREAT, O_EXCL, O_RDWR, O_TMPFILE, O_WRONLY};
 use super::inode::{FileType, Inode, NewNode, NodeKind, RenameFlags, S_IFMT, same_inode};
 use super::path::{self, Last, PATH_MAX, Parent};
 use super::perm::{MAY_EXEC, MAY_WRITE};
@@ -94,7 +95,7 @@ pub fn symlink(fs: &FsContext, target: &str, start: &Arc<dyn Inode>, path: &str)
     if target.is_empty() {
         return Err(Error::new(Errno::ENOENT));
     }
-    if target.len() >= PATH_MAX {
+    if super::name::user_len(target) >= PATH_MAX {
         return Err(Error::new(Errno::ENAMETOOLONG));
     }
     create(
@@ -234,4 +235,37 @@ fn exchange(
         }
     }
     old.dir.rename(old_name, &new.dir, new_name, flags)
+}
+
+/// open(2) with O_TMPFILE: an unnamed regular file in the directory `path`
+/// names, which linkat(2) can name later unless O_EXCL is given. EINVAL
+/// without write access or with O_CREAT (build_open_flags), ENOTDIR if
+/// `path` is not a directory, EOPNOTSUPP if its file system cannot.
+pub fn open_tmpfile(
+    fs: &FsContext,
+    start: &Arc<dyn Inode>,
+    path: &str,
+    flags: u32,
+    mode: u32,
+) -> Result<Arc<File>> {
+    let writes = matches!(flags & O_ACCMODE, O_WRONLY | O_RDWR);
+    if flags & (O_TMPFILE | O_CREAT) != O_TMPFILE || !writes {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let dir = path::lookup(fs, start, path, true)?;
+    if !dir.is_dir() {
+        return Err(Error::new(Errno::ENOTDIR));
+    }
+    fs.cred().check(&*dir, MAY_WRITE | MAY_EXEC)?;
+    let node = NewNode {
+        kind: NodeKind::Regular,
+        perm: mode & 0o7777 & !fs.umask(),
+        uid: fs.cred().uid,
+        gid: fs.cred().gid,
+    };
+    let node = dir.create_tmpfile(node, flags & O_EXCL == 0)?;
+    let file = File::new(node, None, flags & !O_TMPFILE);
+    let (dir_part, name) = (dir, alloc::format!("#{}", file.node().metadata().ino));
+    file.set_origin(dir_part, name);
+    Ok(file)
 }

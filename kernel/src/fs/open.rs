@@ -20,7 +20,7 @@ pub fn open(
     mode: u32,
 ) -> Result<Arc<File>> {
     if flags & (O_TMPFILE & !O_DIRECTORY) != 0 {
-        return Err(Error::with_message(Errno::EOPNOTSUPP, "O_TMPFILE"));
+        return super::namespace::open_tmpfile(fs, start, path, flags, mode);
     }
     let path_only = flags & O_PATH != 0;
     if flags & O_CREAT != 0 && flags & O_DIRECTORY != 0 && !path_only {

@@ -17,9 +17,9 @@ use alloc::vec::Vec;
 
 use super::FsContext;
 use super::inode::{FileType, Inode, same_inode};
-use super::mount;
 use super::perm::{Cred, MAY_EXEC};
 use super::ramfs::NAME_MAX;
+use super::{mount, name};
 use crate::error::{Errno, Error, Result};
 
 /// Longest chain of symbolic links followed in one resolution (Linux's MAXSYMLINKS).
@@ -60,7 +60,7 @@ impl<'a> Walk<'a> {
         if path.is_empty() {
             return Err(Error::new(Errno::ENOENT));
         }
-        if path.len() >= PATH_MAX {
+        if name::user_len(path) >= PATH_MAX {
             return Err(Error::new(Errno::ENAMETOOLONG));
         }
         let mut walk = Walk {
@@ -86,7 +86,7 @@ impl<'a> Walk<'a> {
         }
         let first = self.rest.len();
         for comp in path.split('/').filter(|c| !c.is_empty()) {
-            if comp.len() > NAME_MAX {
+            if name::user_len(comp) > NAME_MAX {
                 return Err(Error::new(Errno::ENAMETOOLONG));
             }
             self.rest.push(comp.to_string());

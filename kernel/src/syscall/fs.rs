@@ -17,6 +17,7 @@ mod mount;
 mod path;
 mod pipe;
 mod poll;
+mod range;
 mod setattr;
 
 use alloc::sync::Arc;
@@ -73,6 +74,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (93, "fchown", setattr::sys_fchown),
     (94, "lchown", setattr::sys_lchown),
     (95, "umask", dir::sys_umask),
+    (132, "utime", setattr::sys_utime),
     (133, "mknod", path::sys_mknod),
     (137, "statfs", attr::sys_statfs),
     (138, "fstatfs", attr::sys_fstatfs),
@@ -84,10 +86,12 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (217, "getdents64", dir::sys_getdents64),
     (232, "epoll_wait", epoll::sys_epoll_wait),
     (233, "epoll_ctl", epoll::sys_epoll_ctl),
+    (235, "utimes", setattr::sys_utimes),
     (257, "openat", path::sys_openat),
     (258, "mkdirat", path::sys_mkdirat),
     (259, "mknodat", path::sys_mknodat),
     (260, "fchownat", setattr::sys_fchownat),
+    (261, "futimesat", setattr::sys_futimesat),
     (262, "newfstatat", attr::sys_newfstatat),
     (263, "unlinkat", path::sys_unlinkat),
     (264, "renameat", path::sys_renameat),
@@ -101,12 +105,14 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (280, "utimensat", setattr::sys_utimensat),
     (281, "epoll_pwait", epoll::sys_epoll_pwait),
     (284, "eventfd", eventfd::sys_eventfd),
+    (285, "fallocate", range::sys_fallocate),
     (290, "eventfd2", eventfd::sys_eventfd2),
     (291, "epoll_create1", epoll::sys_epoll_create1),
     (292, "dup3", fd::sys_dup3),
     (293, "pipe2", pipe::sys_pipe2),
     (306, "syncfs", fd::sys_fsync),
     (316, "renameat2", path::sys_renameat2),
+    (326, "copy_file_range", range::sys_copy_file_range),
     (332, "statx", attr::sys_statx),
     (439, "faccessat2", attr::sys_faccessat2),
     (441, "epoll_pwait2", epoll::sys_epoll_pwait2),

@@ -95,7 +95,7 @@ impl Context<'_> {
     /// caller, since AT_EMPTY_PATH allows it).
     pub fn read_path(&self, addr: u64) -> Result<String> {
         let bytes = self.read_cstring(addr, PATH_MAX)?;
-        String::from_utf8(bytes).map_err(|_| Error::with_message(Errno::EINVAL, "non-UTF-8 path"))
+        Ok(crate::fs::name::from_user(bytes))
     }
 }
 

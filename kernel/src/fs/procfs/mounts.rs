@@ -62,7 +62,7 @@ fn process_fs(t: Target) -> Result<FsContext> {
 }
 
 /// /proc/pid/mounts (and /proc/mounts): one fstab-style line per mount.
-pub(super) fn mounts(t: Target) -> Result<Vec<u8>> {
+pub(super) fn mounts(t: Target) -> Result<String> {
     let fs = process_fs(t)?;
     let mut s = String::from("rootfs / rootfs rw 0 0\n");
     for (path, m) in visible_mounts(&fs) {
@@ -75,11 +75,11 @@ pub(super) fn mounts(t: Target) -> Result<Vec<u8>> {
             mount_options(&m.fstype)
         );
     }
-    Ok(s.into_bytes())
+    Ok(s)
 }
 
 /// /proc/pid/mountinfo: mount ids, parents, devices and options.
-pub(super) fn mountinfo(t: Target) -> Result<Vec<u8>> {
+pub(super) fn mountinfo(t: Target) -> Result<String> {
     const ROOT_ID: usize = 1;
     let fs = process_fs(t)?;
     let root_dev = fs.root().metadata().dev;
@@ -110,5 +110,5 @@ pub(super) fn mountinfo(t: Target) -> Result<Vec<u8>> {
             escape(&m.source)
         );
     }
-    Ok(s.into_bytes())
+    Ok(s)
 }

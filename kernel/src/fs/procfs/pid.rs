@@ -10,6 +10,7 @@ use alloc::vec::Vec;
 use super::{caller, fd, mounts, parse_id, pid_ino, pid_text};
 use crate::error::{Errno, Error, Result};
 use crate::fs::inode::{FileType, Inode, Timespec};
+use crate::fs::name;
 use crate::fs::path::path_of;
 use crate::fs::pseudo::{Attr, DirSource, FIRST_KEY, GenDir, GenFile, GenLink, Item, boot_time};
 use crate::process::{self, Pid, Process};
@@ -148,13 +149,17 @@ impl PidDir {
     fn make(&self, this: &Arc<dyn Inode>, code: u64, entry: Entry, perm: u32) -> Arc<dyn Inode> {
         let attr = self.attr(self.ino(code, 0), perm);
         let t = self.target;
-        let text = |f: fn(Target) -> Result<Vec<u8>>| -> Arc<dyn Inode> {
+        let raw = |f: fn(Target) -> Result<Vec<u8>>| -> Arc<dyn Inode> {
             GenFile::new(attr, Box::new(move || f(t)))
         };
+        // Text that may hold stored names shows them as user bytes.
+        let text = |f: fn(Target) -> Result<String>| -> Arc<dyn Inode> {
+            GenFile::new(attr, Box::new(move || f(t).map(name::text_to_user)))
+        };
         match entry {
-            Entry::Cmdline => text(pid_text::cmdline),
+            Entry::Cmdline => raw(pid_text::cmdline),
             Entry::Comm => text(pid_text::comm),
-            Entry::Environ => text(pid_text::environ),
+            Entry::Environ => raw(pid_text::environ),
             Entry::Limits => text(pid_text::limits),
             Entry::Maps => text(pid_text::maps),
             Entry::MountInfo => text(mounts::mountinfo),

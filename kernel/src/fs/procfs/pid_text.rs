@@ -138,7 +138,7 @@ fn signal_sets(p: &Process, thread: Option<&Arc<Thread>>) -> (u64, u64, u64, u64
 }
 
 /// /proc/pid/stat: the 52 fields of proc(5), in order.
-pub(super) fn stat(t: Target) -> Result<Vec<u8>> {
+pub(super) fn stat(t: Target) -> Result<String> {
     let p = t.process()?;
     let thread = thread_of(&p, t);
     let vm = vm_stats(&p);
@@ -203,11 +203,11 @@ pub(super) fn stat(t: Target) -> Result<Vec<u8>> {
         vm.env.1,
         exit_code,
     );
-    Ok(s.into_bytes())
+    Ok(s)
 }
 
 /// /proc/pid/statm: sizes in pages (size resident shared text lib data dt).
-pub(super) fn statm(t: Target) -> Result<Vec<u8>> {
+pub(super) fn statm(t: Target) -> Result<String> {
     let p = t.process()?;
     let vm = vm_stats(&p);
     let text = format!(
@@ -217,11 +217,11 @@ pub(super) fn statm(t: Target) -> Result<Vec<u8>> {
         vm.exe / PAGE,
         (vm.data + vm.stack) / PAGE
     );
-    Ok(text.into_bytes())
+    Ok(text)
 }
 
 /// /proc/pid/status: the human-readable summary.
-pub(super) fn status(t: Target) -> Result<Vec<u8>> {
+pub(super) fn status(t: Target) -> Result<String> {
     let p = t.process()?;
     let thread = thread_of(&p, t);
     let c = p.creds();
@@ -297,7 +297,7 @@ pub(super) fn status(t: Target) -> Result<Vec<u8>> {
     let _ = writeln!(s, "Mems_allowed_list:\t0");
     let _ = writeln!(s, "voluntary_ctxt_switches:\t0");
     let _ = writeln!(s, "nonvoluntary_ctxt_switches:\t0");
-    Ok(s.into_bytes())
+    Ok(s)
 }
 
 /// What SigQ reports as the queue limit.
@@ -337,17 +337,17 @@ pub(super) fn environ(t: Target) -> Result<Vec<u8>> {
     Ok(read_range(&vm, env))
 }
 
-pub(super) fn comm(t: Target) -> Result<Vec<u8>> {
+pub(super) fn comm(t: Target) -> Result<String> {
     let p = t.process()?;
-    Ok(format!("{}\n", comm_of(&p)).into_bytes())
+    Ok(format!("{}\n", comm_of(&p)))
 }
 
 /// /proc/pid/maps: one line per area; file mappings show the device and
 /// inode, and the path when it is the program itself.
-pub(super) fn maps(t: Target) -> Result<Vec<u8>> {
+pub(super) fn maps(t: Target) -> Result<String> {
     let p = t.process()?;
     if p.exit_status().is_some() {
-        return Ok(Vec::new());
+        return Ok(String::new());
     }
     let exe = p.exe();
     let exe_node = {
@@ -395,11 +395,11 @@ pub(super) fn maps(t: Target) -> Result<Vec<u8>> {
         }
         s.push('\n');
     }
-    Ok(s.into_bytes())
+    Ok(s)
 }
 
 /// /proc/pid/limits: the resource limits as a table.
-pub(super) fn limits(t: Target) -> Result<Vec<u8>> {
+pub(super) fn limits(t: Target) -> Result<String> {
     const NAMES: [(&str, &str); RLIM_NLIMITS] = [
         ("Max cpu time", "seconds"),
         ("Max file size", "bytes"),
@@ -441,5 +441,5 @@ pub(super) fn limits(t: Target) -> Result<Vec<u8>> {
             unit
         );
     }
-    Ok(s.into_bytes())
+    Ok(s)
 }

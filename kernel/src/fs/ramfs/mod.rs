@@ -24,7 +24,9 @@ use frame::sync::{Mutex, SpinLock, level};
 use self::dir::DirData;
 use self::pages::FileData;
 pub use self::pages::{page_usage, set_page_limit};
-use super::inode::{DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec};
+use super::inode::{
+    Allocate, DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec,
+};
 use crate::error::{Errno, Error, Result};
 
 /// Longest file name (NAME_MAX).
@@ -73,6 +75,8 @@ struct State {
     uid: u32,
     gid: u32,
     nlink: u32,
+    /// An O_TMPFILE file that linkat(2) may still give a name.
+    linkable: bool,
     atime: Timespec,
     mtime: Timespec,
     ctime: Timespec,
@@ -117,7 +121,7 @@ fn check_name(name: &str) -> Result<()> {
     if name == "." || name == ".." {
         return Err(Error::new(Errno::EEXIST));
     }
-    if name.len() > NAME_MAX {
+    if super::name::user_len(name) > NAME_MAX {
         return Err(Error::new(Errno::ENAMETOOLONG));
     }
     Ok(())
@@ -142,6 +146,7 @@ impl RamInode {
                 uid: node.uid,
                 gid: node.gid,
                 nlink,
+                linkable: false,
                 atime: now,
                 mtime: now,
                 ctime: now,
@@ -177,10 +182,6 @@ impl RamInode {
             Body::Dir(d) => d.parent.upgrade(),
             _ => None,
         }
-    }
-
-    fn nlink(&self) -> u32 {
-        self.state.lock().nlink
     }
 
     /// True if `other` is this directory or lies below it. Callers hold the
@@ -220,13 +221,29 @@ impl RamInode {
 
 impl Inode for RamInode {
     fn read_at(&self, offset: usize, buf: &mut [u8]) -> Result<usize> {
-        self.with_file(false, |data| data.read(offset, buf))
+        let mut guard = self.state.lock();
+        let st = &mut *guard;
+        let n = match &st.body {
+            Body::File(data) => data.read(offset, buf)?,
+            Body::Dir(_) => return Err(Error::new(Errno::EISDIR)),
+            _ => return Err(Error::new(Errno::EINVAL)),
+        };
+        // relatime (mount(8)): the access time moves on a read only if it
+        // is not newer than the last change, or is a day old.
+        let now = Timespec::now();
+        let stale = (st.atime.sec, st.atime.nsec) <= (st.mtime.sec, st.mtime.nsec)
+            || (st.atime.sec, st.atime.nsec) <= (st.ctime.sec, st.ctime.nsec)
+            || now.sec.saturating_sub(st.atime.sec) >= 24 * 60 * 60;
+        if stale {
+            st.atime = now;
+        }
+        Ok(n)
     }
 
     fn size(&self) -> usize {
         match &self.state.lock().body {
             Body::File(data) => data.size(),
-            Body::Symlink(target) => target.len(),
+            Body::Symlink(target) => super::name::user_len(target),
             // Like tmpfs: a nominal 20 bytes per entry, "." and ".." included.
             Body::Dir(d) => (d.len() + 2) * 20,
             Body::Special(_) => 0,
@@ -242,7 +259,7 @@ impl Inode for RamInode {
         };
         let size = match &st.body {
             Body::File(data) => data.size(),
-            Body::Symlink(target) => target.len(),
+            Body::Symlink(target) => super::name::user_len(target),
             Body::Dir(d) => (d.len() + 2) * 20,
             Body::Special(_) => 0,
         };
@@ -282,6 +299,27 @@ impl Inode for RamInode {
 
     fn resize(&self, size: usize) -> Result<()> {
         self.with_file(true, |data| data.resize(size))
+    }
+
+    fn allocate(&self, mode: Allocate, offset: usize, len: usize) -> Result<()> {
+        let end = offset
+            .checked_add(len)
+            .filter(|e| *e <= pages::MAX_FILE_SIZE)
+            .ok_or(Error::new(Errno::EFBIG))?;
+        // Like tmpfs, punching a hole changes the times; allocating only
+        // does when the size grows.
+        let grows = mode == Allocate::Extend && end > self.size();
+        self.with_file(mode == Allocate::PunchHole || grows, |data| match mode {
+            Allocate::Extend => data.allocate(offset, end, false),
+            Allocate::KeepSize => data.allocate(offset, end, true),
+            Allocate::PunchHole => data.punch_hole(offset, end),
+        })
+    }
+
+    fn seek_data(&self, offset: usize, data: bool) -> Result<usize> {
+        self.with_file(false, |file| {
+            file.seek_data(offset, data).ok_or(Error::new(Errno::ENXIO))
+        })
     }
 
     fn set_perm(&self, perm: u32) -> Result<()> {
@@ -366,8 +404,11 @@ impl Inode for RamInode {
             return Err(Error::new(Errno::EPERM));
         }
         let _tree = self.fs.tree.lock();
-        if target.nlink() == 0 {
-            return Err(Error::with_message(Errno::ENOENT, "linking a removed file"));
+        {
+            let st = target.state.lock();
+            if st.nlink == 0 && !st.linkable {
+                return Err(Error::with_message(Errno::ENOENT, "linking a removed file"));
+            }
         }
         let now = Timespec::now();
         {
@@ -382,8 +423,24 @@ impl Inode for RamInode {
         }
         let mut st = target.state.lock();
         st.nlink = st.nlink.saturating_add(1);
+        st.linkable = false;
         st.ctime = now;
         Ok(())
+    }
+
+    fn create_tmpfile(&self, node: NewNode, linkable: bool) -> Result<Arc<dyn Inode>> {
+        self.state.lock().dir()?;
+        let child = RamInode::new(
+            &self.fs,
+            node,
+            self.this.upgrade().map(|d| Arc::downgrade(&d)),
+        );
+        {
+            let mut st = child.state.lock();
+            st.nlink = 0;
+            st.linkable = linkable;
+        }
+        Ok(child)
     }
 
     fn unlink(&self, name: &str) -> Result<()> {

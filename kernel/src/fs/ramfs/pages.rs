@@ -143,6 +143,88 @@ impl FileData {
     }
 }
 
+impl FileData {
+    /// fallocate(2) modes 0 and FALLOC_FL_KEEP_SIZE: backs every page of
+    /// `[offset, end)` with memory, or fails with ENOSPC having allocated
+    /// nothing; mode 0 also grows the file to `end`.
+    pub fn allocate(&mut self, offset: usize, end: usize, keep_size: bool) -> Result<()> {
+        let (first, last) = (offset / PAGE, (end - 1) / PAGE);
+        let mut added = alloc::vec::Vec::new();
+        for index in first..=last {
+            if let Entry::Vacant(e) = self.pages.entry(index) {
+                match charge_page() {
+                    Ok(page) => {
+                        e.insert(page);
+                        added.push(index);
+                    }
+                    Err(err) => {
+                        for index in added {
+                            self.pages.remove(&index);
+                        }
+                        return Err(err);
+                    }
+                }
+            }
+        }
+        if !keep_size {
+            self.size = self.size.max(end);
+        }
+        Ok(())
+    }
+
+    /// FALLOC_FL_PUNCH_HOLE: `[offset, end)` reads as zeros afterwards;
+    /// whole pages in it are freed. The size does not change.
+    pub fn punch_hole(&mut self, offset: usize, end: usize) -> Result<()> {
+        let whole = offset.div_ceil(PAGE)..end / PAGE;
+        let freed: alloc::vec::Vec<usize> = self.pages.range(whole).map(|(i, _)| *i).collect();
+        for index in &freed {
+            self.pages.remove(index);
+        }
+        uncharge(freed.len());
+        // Partial pages at either end keep their other bytes.
+        let zero = |index: usize, from: usize, len: usize| match self.pages.get(&index) {
+            Some(page) => page.fill_zero(from, len).map_err(io_error),
+            None => Ok(()),
+        };
+        if !offset.is_multiple_of(PAGE) {
+            let len = (PAGE - offset % PAGE).min(end - offset);
+            zero(offset / PAGE, offset % PAGE, len)?;
+        }
+        if !end.is_multiple_of(PAGE) && end / PAGE * PAGE >= offset {
+            zero(end / PAGE, 0, end % PAGE)?;
+        }
+        Ok(())
+    }
+
+    /// lseek(2) SEEK_DATA (`data`) or SEEK_HOLE from `offset`: the first
+    /// offset in a backed page, or in a hole (the end of the file counts
+    /// as one); None (ENXIO) at or past the end.
+    pub fn seek_data(&self, offset: usize, data: bool) -> Option<usize> {
+        if offset >= self.size {
+            return None;
+        }
+        let first = offset / PAGE;
+        let found = if data {
+            let (index, _) = self.pages.range(first..).next()?;
+            (index * PAGE).max(offset)
+        } else {
+            let mut expected = first;
+            for (index, _) in self.pages.range(first..) {
+                if *index != expected {
+                    break;
+                }
+                expected += 1;
+            }
+            (expected * PAGE).max(offset)
+        };
+        if data {
+            (found < self.size).then_some(found)
+        } else {
+            Some(found.min(self.size))
+        }
+    }
+}
+
 impl Drop for FileData {
     fn drop(&mut self) {
         uncharge(self.pages.len());

@@ -28,7 +28,8 @@ pub fn sys_getdents64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let mut next = None;
     let mut too_small = false;
     file.node().read_dir(file.position(), &mut |e| {
-        let reclen = (DIRENT64_HEADER + e.name.len() + 1).next_multiple_of(8);
+        let name = fs::name::to_user(e.name);
+        let reclen = (DIRENT64_HEADER + name.len() + 1).next_multiple_of(8);
         if out.len() + reclen > count {
             too_small = out.is_empty();
             return false;
@@ -38,7 +39,7 @@ pub fn sys_getdents64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         out.extend_from_slice(&(e.next_cookie as i64).to_ne_bytes());
         out.extend_from_slice(&(reclen as u16).to_ne_bytes());
         out.push(e.file_type.dirent_type());
-        out.extend_from_slice(e.name.as_bytes());
+        out.extend_from_slice(&name);
         out.resize(start + reclen, 0);
         next = Some(e.next_cookie);
         true
@@ -61,12 +62,12 @@ pub fn sys_getcwd(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, size) = (args[0], args[1]);
     let fs = fs_context(ctx);
     let path = fs::path_of(&fs, fs.cwd())?;
-    let len = path.len() + 1;
+    let mut bytes = fs::name::to_user(&path).into_owned();
+    bytes.push(0);
+    let len = bytes.len();
     if (size as usize) < len {
         return Err(Error::new(Errno::ERANGE));
     }
-    let mut bytes = path.into_bytes();
-    bytes.push(0);
     ctx.write_bytes(buf, &bytes)?;
     Ok(len as isize)
 }

@@ -253,8 +253,9 @@ fn readlinkat(ctx: &Context, dirfd: i32, path_addr: u64, buf: u64, bufsiz: u64) 
         fs::lookup(&fs, &start, &path, false)?
     };
     let target = node.read_link()?;
+    let target = fs::name::to_user(&target);
     let n = target.len().min(bufsiz as usize);
-    ctx.write_bytes(buf, &target.as_bytes()[..n])?;
+    ctx.write_bytes(buf, &target[..n])?;
     Ok(n as isize)
 }
 

@@ -1,6 +1,7 @@
-//! Changing file attributes: chmod(2), chown(2), utimensat(2),
-//! truncate(2), with their permission rules (the owner or root changes
-//! modes and times; only root gives files away).
+//! Changing file attributes: chmod(2), chown(2), utimensat(2) and the
+//! older utime(2)/utimes(2)/futimesat(2), truncate(2), with their
+//! permission rules (the owner or root changes modes and times; only root
+//! gives files away).
 
 use alloc::sync::Arc;
 
@@ -113,7 +114,7 @@ pub fn sys_fchownat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 
 /// One `struct timespec` of utimensat: None for UTIME_OMIT, and whether it
 /// is an explicit time (not UTIME_NOW).
-fn time_arg(sec: i64, nsec: i64, now: Timespec) -> Result<(Option<Timespec>, bool)> {
+fn time_arg(sec: i64, nsec: i64, now: Timespec) -> Result<TimeArg> {
     const UTIME_NOW: i64 = (1 << 30) - 1;
     const UTIME_OMIT: i64 = (1 << 30) - 2;
     match nsec {
@@ -130,45 +131,104 @@ fn time_arg(sec: i64, nsec: i64, now: Timespec) -> Result<(Option<Timespec>, boo
     }
 }
 
-pub fn sys_utimensat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    let (dirfd, path, times, flags) = (fd_arg(args[0]), args[1], args[2], args[3] as u32);
-    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
-        return Err(Error::new(Errno::EINVAL));
-    }
-    let now = Timespec::now();
-    let ((atime, a_explicit), (mtime, m_explicit)) = if times == 0 {
-        ((Some(now), false), (Some(now), false))
-    } else {
-        let t: [i64; 4] = ctx.read_val(times)?;
-        (time_arg(t[0], t[1], now)?, time_arg(t[2], t[3], now)?)
-    };
-    let node = if path == 0 {
-        // futimens(3): the descriptor itself.
+/// One time of a utimes-family call: the time to set (None to leave it),
+/// and whether it is explicit (not "now"), which needs ownership.
+type TimeArg = (Option<Timespec>, bool);
+
+/// The node a utimes-family call names: the descriptor itself for a NULL
+/// path (futimens(3); EFAULT with AT_FDCWD), else the path from `dirfd`.
+fn times_target(ctx: &Context, dirfd: i32, path: u64, flags: u32) -> Result<Arc<dyn Inode>> {
+    if path == 0 {
         if dirfd == AT_FDCWD {
             return Err(Error::new(Errno::EFAULT));
         }
-        fd_inode(ctx, dirfd, false)?
-    } else {
-        let follow = flags & AT_SYMLINK_NOFOLLOW == 0;
-        resolve_at(ctx, dirfd, path, follow, flags & AT_EMPTY_PATH != 0)?
-    };
-    if atime.is_none() && mtime.is_none() {
+        return fd_inode(ctx, dirfd, false);
+    }
+    let follow = flags & AT_SYMLINK_NOFOLLOW == 0;
+    resolve_at(ctx, dirfd, path, follow, flags & AT_EMPTY_PATH != 0)
+}
+
+/// Sets the times of `node`. Explicit times need ownership; "now" also
+/// write permission (utimensat(2), "Permissions requirements").
+fn set_times(
+    ctx: &Context,
+    node: &Arc<dyn Inode>,
+    atime: TimeArg,
+    mtime: TimeArg,
+) -> Result<isize> {
+    if atime.0.is_none() && mtime.0.is_none() {
         return Ok(0);
     }
-    // Explicit times need ownership; "now" also write permission
-    // (utimensat(2), "Permissions requirements").
     let cred = caller_cred(ctx);
     let meta = node.metadata();
     if !cred.owns(&meta) {
-        if a_explicit || m_explicit {
+        if atime.1 || mtime.1 {
             return Err(Error::new(Errno::EPERM));
         }
         if !cred.may(&meta, MAY_WRITE) {
             return Err(Error::new(Errno::EACCES));
         }
     }
-    node.set_times(atime, mtime)?;
+    node.set_times(atime.0, mtime.0)?;
     Ok(0)
+}
+
+pub fn sys_utimensat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (dirfd, path, times, flags) = (fd_arg(args[0]), args[1], args[2], args[3] as u32);
+    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let now = Timespec::now();
+    let (atime, mtime) = if times == 0 {
+        ((Some(now), false), (Some(now), false))
+    } else {
+        let t: [i64; 4] = ctx.read_val(times)?;
+        (time_arg(t[0], t[1], now)?, time_arg(t[2], t[3], now)?)
+    };
+    let node = times_target(ctx, dirfd, path, flags)?;
+    set_times(ctx, &node, atime, mtime)
+}
+
+/// utimes(2)/futimesat(2): `times` is NULL (now) or two `struct timeval`s.
+fn utimes_at(ctx: &Context, dirfd: i32, path: u64, times: u64) -> Result<isize> {
+    let now = (Some(Timespec::now()), false);
+    let (atime, mtime) = if times == 0 {
+        (now, now)
+    } else {
+        let t: [i64; 4] = ctx.read_val(times)?;
+        let tv = |sec: i64, usec: i64| -> Result<TimeArg> {
+            if !(0..1_000_000).contains(&usec) {
+                return Err(Error::new(Errno::EINVAL));
+            }
+            let nsec = (usec * 1000) as u32;
+            Ok((Some(Timespec { sec, nsec }), true))
+        };
+        (tv(t[0], t[1])?, tv(t[2], t[3])?)
+    };
+    let node = times_target(ctx, dirfd, path, 0)?;
+    set_times(ctx, &node, atime, mtime)
+}
+
+pub fn sys_utimes(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    utimes_at(ctx, AT_FDCWD, args[0], args[1])
+}
+
+pub fn sys_futimesat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    utimes_at(ctx, fd_arg(args[0]), args[1], args[2])
+}
+
+/// utime(2): `times` is NULL (now) or a `struct utimbuf` of whole seconds.
+pub fn sys_utime(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (atime, mtime) = if args[1] == 0 {
+        let now = (Some(Timespec::now()), false);
+        (now, now)
+    } else {
+        let t: [i64; 2] = ctx.read_val(args[1])?;
+        let at = |sec| (Some(Timespec { sec, nsec: 0 }), true);
+        (at(t[0]), at(t[1]))
+    };
+    let node = resolve_at(ctx, AT_FDCWD, args[0], true, false)?;
+    set_times(ctx, &node, atime, mtime)
 }
 
 /// A length argument: EINVAL if negative.

@@ -1,0 +1,162 @@
+//! Calls on byte ranges of regular files: fallocate(2) and
+//! copy_file_range(2).
+
+use alloc::sync::Arc;
+
+use super::{count_arg, fd_arg, get_file};
+use crate::error::{Errno, Error, Result};
+use crate::fs::{Allocate, File, FileType, IO_CHUNK, O_APPEND, kernel_buffer};
+use crate::syscall::{Context, SyscallArgs};
+
+const FALLOC_FL_KEEP_SIZE: u32 = 0x01;
+const FALLOC_FL_PUNCH_HOLE: u32 = 0x02;
+const FALLOC_FL_COLLAPSE_RANGE: u32 = 0x08;
+const FALLOC_FL_ZERO_RANGE: u32 = 0x10;
+const FALLOC_FL_INSERT_RANGE: u32 = 0x20;
+const FALLOC_FL_UNSHARE_RANGE: u32 = 0x40;
+/// The operations; at most one may be given (0 allocates).
+const FALLOC_FL_MODE_MASK: u32 = FALLOC_FL_PUNCH_HOLE
+    | FALLOC_FL_COLLAPSE_RANGE
+    | FALLOC_FL_ZERO_RANGE
+    | FALLOC_FL_INSERT_RANGE
+    | FALLOC_FL_UNSHARE_RANGE;
+
+/// The file type checks fallocate and copy_file_range share: EISDIR for a
+/// directory, and `other` for anything but a regular file.
+fn regular(file: &File, other: Errno) -> Result<()> {
+    match file.node().file_type() {
+        FileType::Regular if file.ops().is_none() => Ok(()),
+        FileType::Directory => Err(Error::new(Errno::EISDIR)),
+        _ => Err(Error::new(other)),
+    }
+}
+
+/// fallocate(2), checked in the order of Linux's vfs_fallocate. The
+/// in-memory file systems support modes 0, FALLOC_FL_KEEP_SIZE and
+/// FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, as tmpfs does.
+pub fn sys_fallocate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (mode, offset, len) = (args[1] as u32, args[2] as i64, args[3] as i64);
+    let file = get_file(ctx, fd_arg(args[0]))?;
+    if offset < 0 || len <= 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    // One operation, with KEEP_SIZE where it makes sense (Linux 6.11's
+    // vfs_fallocate; earlier kernels answer EINVAL for some of these).
+    let keep = mode & FALLOC_FL_KEEP_SIZE != 0;
+    let valid = match mode & FALLOC_FL_MODE_MASK {
+        _ if mode & !(FALLOC_FL_MODE_MASK | FALLOC_FL_KEEP_SIZE) != 0 => false,
+        0 | FALLOC_FL_UNSHARE_RANGE | FALLOC_FL_ZERO_RANGE => true,
+        FALLOC_FL_PUNCH_HOLE => keep,
+        FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE => !keep,
+        _ => false,
+    };
+    if !valid {
+        return Err(Error::new(Errno::EOPNOTSUPP));
+    }
+    if !file.can_write() {
+        return Err(Error::new(Errno::EBADF));
+    }
+    if file.node().file_type() == FileType::Fifo {
+        return Err(Error::new(Errno::ESPIPE));
+    }
+    regular(&file, Errno::ENODEV)?;
+    if offset.checked_add(len).is_none() {
+        return Err(Error::new(Errno::EFBIG));
+    }
+    let how = match mode {
+        0 => Allocate::Extend,
+        FALLOC_FL_KEEP_SIZE => Allocate::KeepSize,
+        m if m == FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE => Allocate::PunchHole,
+        _ => return Err(Error::new(Errno::EOPNOTSUPP)),
+    };
+    file.node().allocate(how, offset as usize, len as usize)?;
+    Ok(0)
+}
+
+/// An optional `loff_t *` argument: its value, or None for NULL. A
+/// negative offset is taken as the unsigned number Linux's range checks
+/// see (so it overflows: EOVERFLOW).
+fn offset_arg(ctx: &Context, addr: u64) -> Result<Option<usize>> {
+    if addr == 0 {
+        return Ok(None);
+    }
+    let off: u64 = ctx.read_val(addr)?;
+    Ok(Some(off as usize))
+}
+
+/// copy_file_range(2): copies bytes between two regular files of one file
+/// system through a kernel buffer, from `*off_in` (or the input's
+/// position) to `*off_out` (or the output's), updating whichever was used.
+pub fn sys_copy_file_range(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (off_in_addr, off_out_addr, count, flags) = (args[1], args[3], count_arg(args[4]), args[5]);
+    let input = get_file(ctx, fd_arg(args[0]))?;
+    let output = get_file(ctx, fd_arg(args[2]))?;
+    let off_in = offset_arg(ctx, off_in_addr)?;
+    let off_out = offset_arg(ctx, off_out_addr)?;
+    if flags != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    // generic_file_rw_checks, then generic_copy_file_checks.
+    for file in [&input, &output] {
+        if file.is_path_only() {
+            return Err(Error::new(Errno::EBADF));
+        }
+        regular(file, Errno::EINVAL)?;
+    }
+    if !input.can_read() || !output.can_write() || output.flags() & O_APPEND != 0 {
+        return Err(Error::new(Errno::EBADF));
+    }
+    let (in_meta, out_meta) = (input.node().metadata(), output.node().metadata());
+    if in_meta.dev != out_meta.dev {
+        return Err(Error::new(Errno::EXDEV));
+    }
+    let pos_in = off_in.unwrap_or(input.position() as usize);
+    let pos_out = off_out.unwrap_or(output.position() as usize);
+    if pos_in.checked_add(count).is_none() || pos_out.checked_add(count).is_none() {
+        return Err(Error::new(Errno::EOVERFLOW));
+    }
+    // rw_verify_area: offsets beyond the largest file offset.
+    if pos_in > i64::MAX as usize || pos_out > i64::MAX as usize {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let size_in = in_meta.size as usize;
+    let count = count.min(size_in.saturating_sub(pos_in));
+    if in_meta.ino == out_meta.ino && pos_out + count > pos_in && pos_out < pos_in + count {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let copied = copy(&input, pos_in, &output, pos_out, count)?;
+    let advance = |file: &Arc<File>, addr: u64, given: Option<usize>, start: usize| {
+        let end = (start + copied) as u64;
+        match given {
+            Some(_) => ctx.write_val(addr, &(end as i64)),
+            None => {
+                file.set_position(end);
+                Ok(())
+            }
+        }
+    };
+    advance(&input, off_in_addr, off_in, pos_in)?;
+    advance(&output, off_out_addr, off_out, pos_out)?;
+    Ok(copied as isize)
+}
+
+/// Copies up to `count` bytes chunk by chunk; stops at the input's end or
+/// the first short write, failing only if nothing was copied.
+fn copy(input: &File, pos_in: usize, output: &File, pos_out: usize, count: usize) -> Result<usize> {
+    let mut buf = kernel_buffer(count.min(IO_CHUNK))?;
+    let mut done = 0;
+    while done < count {
+        let want = (count - done).min(buf.len());
+        let step = input
+            .node()
+            .read_at(pos_in + done, &mut buf[..want])
+            .and_then(|n| output.node().write_at(pos_out + done, &buf[..n]));
+        match step {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if done == 0 => return Err(e),
+            Err(_) => break,
+        }
+    }
+    Ok(done)
+}
