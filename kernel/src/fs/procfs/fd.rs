@@ -10,6 +10,7 @@ use alloc::vec::Vec;
 use super::pid::{ENTRY_FD_LINK, ENTRY_FDINFO_FILE, Target, may_inspect, reader_fs};
 use super::{parse_id, pid_ino};
 use crate::error::{Errno, Error, Result};
+use crate::fs::eventfd::EventFd;
 use crate::fs::inode::{FileType, Inode};
 use crate::fs::path::path_of;
 use crate::fs::pseudo::{Attr, DirSource, FIRST_KEY, GenFile, GenLink, Item};
@@ -144,8 +145,22 @@ pub(super) fn describe(fs: &FsContext, file: &File) -> Result<String> {
         FileType::Socket => format!("socket:[{}]", meta.ino),
         FileType::CharDevice if meta.rdev == devices::CONSOLE => String::from("/dev/console"),
         FileType::CharDevice if meta.rdev == devices::TTY => String::from("/dev/tty"),
-        _ => format!("anon_inode:[{}]", meta.ino),
+        _ => format!("anon_inode:[{}]", anon_kind(file)),
     })
+}
+
+/// The class name Linux gives an anonymous inode's file.
+fn anon_kind(file: &File) -> &'static str {
+    let is_eventfd = file
+        .ops()
+        .is_some_and(|ops| (ops.as_ref() as &dyn core::any::Any).is::<EventFd>());
+    if is_eventfd {
+        "eventfd"
+    } else if crate::fs::epoll::as_epoll(file).is_some() {
+        "eventpoll"
+    } else {
+        "unknown"
+    }
 }
 
 fn fdinfo(t: Target, fd: i32) -> Result<Vec<u8>> {
