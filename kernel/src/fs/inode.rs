@@ -182,6 +182,15 @@ pub enum Allocate {
     PunchHole,
 }
 
+/// Where a "magic" symlink of procfs (/proc/pid/fd/N, cwd, root, exe)
+/// leads: straight to an inode, without resolving its text, and for a
+/// descriptor's link also to the open file, whose stream a new open
+/// shares (a pipe reached through /dev/stdin is the same pipe).
+pub struct MagicLink {
+    pub node: Arc<dyn Inode>,
+    pub file: Option<Arc<super::File>>,
+}
+
 /// A file, directory, symlink or device node of some file system.
 ///
 /// Operations that do not apply to the inode's type return the errno Linux
@@ -305,6 +314,12 @@ pub trait Inode: Any + Send + Sync {
     /// The target of a symbolic link.
     fn read_link(&self) -> Result<String> {
         Err(Error::new(Errno::EINVAL))
+    }
+
+    /// For a magic link, what following it leads to (path resolution then
+    /// ignores `read_link`'s text); None for an ordinary link.
+    fn follow_magic(&self) -> Option<Result<MagicLink>> {
+        None
     }
 
     /// The errno for a data operation on something that is not a regular file.

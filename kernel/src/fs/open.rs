@@ -6,7 +6,7 @@ use super::FsContext;
 use super::devices;
 use super::file::*;
 use super::inode::{FileType, Inode, NewNode, NodeKind};
-use super::path::{self, Last, MAX_SYMLINKS, Origin};
+use super::path::{self, Found, Last, MAX_SYMLINKS};
 use super::perm::{MAY_EXEC, MAY_READ, MAY_WRITE};
 use crate::error::{Errno, Error, Result};
 
@@ -27,19 +27,42 @@ pub fn open(
         return Err(Error::new(Errno::EINVAL));
     }
     let follow = flags & O_NOFOLLOW == 0;
-    let (node, created, origin) = if flags & O_CREAT != 0 && !path_only {
+    let (found, created) = if flags & O_CREAT != 0 && !path_only {
         open_or_create(fs, start, path, flags, mode)?
     } else {
-        let found = path::lookup_found(fs, start, path, follow)?;
-        (found.node, false, found.parent)
+        (path::lookup_found(fs, start, path, follow)?, false)
     };
+    let Found { node, parent, file } = found;
+    if let Some(open) = file.filter(|_| !path_only) {
+        return reopen(fs, node, &open, flags);
+    }
     let file = open_node(fs, node, created, flags)?;
-    if let Some((dir, name)) = origin
+    if let Some((dir, name)) = parent
         && !file.node().is_dir()
     {
         file.set_origin(dir, name);
     }
     Ok(file)
+}
+
+/// Opens the file a descriptor's /proc link led to: a stream (pipe,
+/// terminal, eventfd ...) is shared, as Linux reopens the same pipe; a
+/// file is opened afresh, keeping the name it was opened under. EACCES for
+/// an access mode the descriptor does not have on a stream.
+fn reopen(fs: &FsContext, node: Arc<dyn Inode>, open: &Arc<File>, flags: u32) -> Result<Arc<File>> {
+    let Some(ops) = open.ops() else {
+        let file = open_node(fs, node, false, flags)?;
+        if let Some((dir, name)) = open.origin() {
+            file.set_origin(dir.clone(), name.clone());
+        }
+        return Ok(file);
+    };
+    let reads = matches!(flags & O_ACCMODE, O_RDONLY | O_RDWR);
+    let writes = matches!(flags & O_ACCMODE, O_WRONLY | O_RDWR);
+    if (reads && !open.can_read()) || (writes && !open.can_write()) {
+        return Err(Error::new(Errno::EACCES));
+    }
+    Ok(File::new(node, Some(ops.clone()), flags))
 }
 
 /// The open part of open(2), once the path is resolved (or created).
@@ -95,15 +118,15 @@ fn open_node(fs: &FsContext, node: Arc<dyn Inode>, created: bool, flags: u32) ->
     Ok(File::new(node, ops, flags))
 }
 
-/// The O_CREAT part of open: returns the node, whether it was created, and
-/// the directory and name it is under.
+/// The O_CREAT part of open: returns what was found or created, and
+/// whether it was created.
 fn open_or_create(
     fs: &FsContext,
     start: &Arc<dyn Inode>,
     path: &str,
     flags: u32,
     mode: u32,
-) -> Result<(Arc<dyn Inode>, bool, Option<Origin>)> {
+) -> Result<(Found, bool)> {
     let mut parent = path::lookup_parent(fs, start, path)?;
     let mut links = 0;
     loop {
@@ -122,6 +145,15 @@ fn open_or_create(
                 if links > MAX_SYMLINKS {
                     return Err(Error::new(Errno::ELOOP));
                 }
+                if let Some(magic) = node.follow_magic() {
+                    let magic = magic?;
+                    let found = Found {
+                        node: magic.node,
+                        parent: None,
+                        file: magic.file,
+                    };
+                    return Ok((found, false));
+                }
                 // A dangling link creates its target (open(2), O_CREAT).
                 let target = node.read_link()?;
                 let trailing = parent.trailing_slash;
@@ -134,7 +166,12 @@ fn open_or_create(
                 if parent.trailing_slash {
                     return Err(Error::new(Errno::ENOTDIR));
                 }
-                return Ok((node, false, Some((parent.dir, name))));
+                let found = Found {
+                    node,
+                    parent: Some((parent.dir, name)),
+                    file: None,
+                };
+                return Ok((found, false));
             }
             Err(e) if e.errno() == Errno::ENOENT => {
                 if parent.trailing_slash {
@@ -150,7 +187,14 @@ fn open_or_create(
                     gid: cred.gid,
                 };
                 match parent.dir.create(&name, node) {
-                    Ok(node) => return Ok((node, true, Some((parent.dir, name)))),
+                    Ok(node) => {
+                        let found = Found {
+                            node,
+                            parent: Some((parent.dir, name)),
+                            file: None,
+                        };
+                        return Ok((found, true));
+                    }
                     // Someone else created it meanwhile: open theirs.
                     Err(e) if e.errno() == Errno::EEXIST && flags & O_EXCL == 0 => continue,
                     Err(e) => return Err(e),

@@ -15,10 +15,10 @@ use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::FsContext;
 use super::inode::{FileType, Inode, same_inode};
 use super::perm::{Cred, MAY_EXEC};
 use super::ramfs::NAME_MAX;
+use super::{File, FsContext};
 use super::{mount, name};
 use crate::error::{Errno, Error, Result};
 
@@ -53,6 +53,8 @@ struct Walk<'a> {
     rest: Vec<String>,
     must_be_dir: bool,
     links: u32,
+    /// The open file a final magic link led to.
+    file: Option<Arc<File>>,
 }
 
 impl<'a> Walk<'a> {
@@ -70,6 +72,7 @@ impl<'a> Walk<'a> {
             rest: Vec::new(),
             must_be_dir: path.ends_with('/'),
             links: 0,
+            file: None,
         };
         walk.push(path)?;
         if walk.cur.file_type() != FileType::Directory {
@@ -106,11 +109,18 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Continues with the target of the symlink `link`, found in `self.cur`.
-    fn follow(&mut self, link: &Arc<dyn Inode>) -> Result<()> {
+    /// Continues with the target of the symlink `link`, found in
+    /// `self.cur`: a magic link's inode is returned (and its open file
+    /// kept), an ordinary link's target is pushed in front of the rest.
+    fn follow(&mut self, link: &Arc<dyn Inode>) -> Result<Option<Arc<dyn Inode>>> {
         self.links += 1;
         if self.links > MAX_SYMLINKS {
             return Err(Error::new(Errno::ELOOP));
+        }
+        if let Some(magic) = link.follow_magic() {
+            let magic = magic?;
+            self.file = magic.file;
+            return Ok(Some(magic.node));
         }
         let target = link.read_link()?;
         if target.is_empty() {
@@ -119,7 +129,8 @@ impl<'a> Walk<'a> {
         if self.rest.is_empty() && target.ends_with('/') {
             self.must_be_dir = true;
         }
-        self.push(&target)
+        self.push(&target)?;
+        Ok(None)
     }
 
     /// Walks every component but the last, which stays on the stack.
@@ -129,7 +140,15 @@ impl<'a> Walk<'a> {
             let next = self.step(&name)?;
             match next.file_type() {
                 FileType::Directory => self.cur = next,
-                FileType::Symlink => self.follow(&next)?,
+                FileType::Symlink => {
+                    if let Some(dir) = self.follow(&next)? {
+                        if !dir.is_dir() {
+                            return Err(Error::new(Errno::ENOTDIR));
+                        }
+                        self.cur = dir;
+                        self.file = None;
+                    }
+                }
                 _ => return Err(Error::new(Errno::ENOTDIR)),
             }
         }
@@ -143,19 +162,28 @@ impl<'a> Walk<'a> {
                 return Ok(Found {
                     node: self.cur,
                     parent: None,
+                    file: None,
                 });
             };
-            let node = self.step(&name)?;
-            let ty = node.file_type();
-            if ty == FileType::Symlink && (follow || self.must_be_dir) {
-                self.follow(&node)?;
-                continue;
+            let mut node = self.step(&name)?;
+            let mut parent = (name != "." && name != "..").then_some((self.cur.clone(), name));
+            if node.file_type() == FileType::Symlink && (follow || self.must_be_dir) {
+                match self.follow(&node)? {
+                    Some(target) => {
+                        node = target;
+                        parent = None;
+                    }
+                    None => continue,
+                }
             }
-            if self.must_be_dir && ty != FileType::Directory {
+            if self.must_be_dir && node.file_type() != FileType::Directory {
                 return Err(Error::new(Errno::ENOTDIR));
             }
-            let parent = (name != "." && name != "..").then_some((self.cur, name));
-            return Ok(Found { node, parent });
+            return Ok(Found {
+                node,
+                parent,
+                file: self.file,
+            });
         }
     }
 
@@ -193,11 +221,13 @@ fn parent_of(root: &Arc<dyn Inode>, dir: &Arc<dyn Inode>) -> Result<Arc<dyn Inod
 /// The directory and name an inode was found under.
 pub type Origin = (Arc<dyn Inode>, String);
 
-/// A resolved path: the inode, and where it was found (None when the path
-/// ended in "/", "." or "..").
+/// A resolved path: the inode, where it was found (None when the path
+/// ended in "/", "." or "..", or in a magic link), and the open file a
+/// final magic link (/proc/pid/fd/N) led to.
 pub struct Found {
     pub node: Arc<dyn Inode>,
     pub parent: Option<Origin>,
+    pub file: Option<Arc<File>>,
 }
 
 /// Resolves `path` (relative ones from `start`); `follow` follows a

@@ -16,7 +16,9 @@ use alloc::vec::Vec;
 
 use frame::sync::{SpinLock, level};
 
-use super::inode::{DirEntry, FileType, Inode, Metadata, NewNode, RenameFlags, Timespec};
+use super::inode::{
+    DirEntry, FileType, Inode, MagicLink, Metadata, NewNode, RenameFlags, Timespec,
+};
 use crate::error::{Errno, Error, Result};
 
 /// Identity, owner and permissions of a synthetic node.
@@ -156,15 +158,32 @@ impl Inode for GenFile {
 /// Produces a symbolic link's target.
 pub type Target = Box<dyn Fn() -> Result<String> + Send + Sync>;
 
-/// A symbolic link whose target is computed each time it is read.
+/// Produces what a magic link leads to.
+pub type Magic = Box<dyn Fn() -> Result<MagicLink> + Send + Sync>;
+
+/// A symbolic link whose target is computed each time it is read; a magic
+/// one also leads straight to an inode when followed.
 pub struct GenLink {
     attr: Attr,
     target: Target,
+    magic: Option<Magic>,
 }
 
 impl GenLink {
     pub fn new(attr: Attr, target: Target) -> Arc<GenLink> {
-        Arc::new(GenLink { attr, target })
+        Arc::new(GenLink {
+            attr,
+            target,
+            magic: None,
+        })
+    }
+
+    pub fn magic(attr: Attr, target: Target, magic: Magic) -> Arc<GenLink> {
+        Arc::new(GenLink {
+            attr,
+            target,
+            magic: Some(magic),
+        })
     }
 }
 
@@ -187,6 +206,10 @@ impl Inode for GenLink {
 
     fn read_link(&self) -> Result<String> {
         (self.target)()
+    }
+
+    fn follow_magic(&self) -> Option<Result<MagicLink>> {
+        self.magic.as_ref().map(|m| m())
     }
 }
 

@@ -11,7 +11,7 @@ use super::pid::{ENTRY_FD_LINK, ENTRY_FDINFO_FILE, Target, may_inspect, reader_f
 use super::{parse_id, pid_ino};
 use crate::error::{Errno, Error, Result};
 use crate::fs::eventfd::EventFd;
-use crate::fs::inode::{FileType, Inode};
+use crate::fs::inode::{FileType, Inode, MagicLink};
 use crate::fs::path::path_of;
 use crate::fs::pseudo::{Attr, DirSource, FIRST_KEY, GenFile, GenLink, Item};
 use crate::fs::{File, FsContext, O_ACCMODE, O_PATH, O_RDONLY, O_RDWR, O_WRONLY, devices};
@@ -101,7 +101,19 @@ impl DirSource for FdDir {
                 O_RDWR => 0o600,
                 _ => 0,
             };
-        Ok(GenLink::new(attr, Box::new(move || fd_target(t, fd))))
+        let magic = move || {
+            let file = open_file(t, fd)?;
+            let node = file.node().clone();
+            Ok(MagicLink {
+                node,
+                file: Some(file),
+            })
+        };
+        Ok(GenLink::magic(
+            attr,
+            Box::new(move || fd_target(t, fd)),
+            Box::new(magic),
+        ))
     }
 
     fn parent(&self, _this: &Arc<dyn Inode>) -> Result<Arc<dyn Inode>> {

@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 
 use super::{caller, fd, mounts, parse_id, pid_ino, pid_text};
 use crate::error::{Errno, Error, Result};
-use crate::fs::inode::{FileType, Inode, Timespec};
+use crate::fs::inode::{FileType, Inode, MagicLink, Timespec};
 use crate::fs::name;
 use crate::fs::path::path_of;
 use crate::fs::pseudo::{Attr, DirSource, FIRST_KEY, GenDir, GenFile, GenLink, Item, boot_time};
@@ -167,9 +167,19 @@ impl PidDir {
             Entry::Stat => text(pid_text::stat),
             Entry::Statm => text(pid_text::statm),
             Entry::Status => text(pid_text::status),
-            Entry::Cwd => GenLink::new(attr, Box::new(move || cwd_or_root(t, false))),
-            Entry::Root => GenLink::new(attr, Box::new(move || cwd_or_root(t, true))),
-            Entry::Exe => GenLink::new(attr, Box::new(move || exe(t))),
+            Entry::Cwd | Entry::Root => {
+                let root = entry == Entry::Root;
+                GenLink::magic(
+                    attr,
+                    Box::new(move || path_of(&reader_fs()?, &dir_of(t, root)?)),
+                    Box::new(move || magic(dir_of(t, root)?)),
+                )
+            }
+            Entry::Exe => GenLink::magic(
+                attr,
+                Box::new(move || exe(t)),
+                Box::new(move || magic(exe_node(t)?)),
+            ),
             Entry::Fd | Entry::FdInfo => {
                 let info = entry == Entry::FdInfo;
                 let source = fd::FdDir::new(self.dev, t, info, this.clone(), self.attr(0, 0));
@@ -270,19 +280,23 @@ pub(super) fn reader_fs() -> Result<crate::fs::FsContext> {
     Ok(fs)
 }
 
-fn cwd_or_root(t: Target, root: bool) -> Result<String> {
+/// The process's working directory, or its root.
+fn dir_of(t: Target, root: bool) -> Result<Arc<dyn Inode>> {
     let p = t.process()?;
     may_inspect(&p)?;
-    let dir = {
-        let fs = p.fs().lock();
-        if root {
-            fs.root().clone()
-        } else {
-            fs.cwd().clone()
-        }
-    };
-    let path = path_of(&reader_fs()?, &dir)?;
-    Ok(path)
+    let fs = p.fs().lock();
+    Ok(if root { fs.root() } else { fs.cwd() }.clone())
+}
+
+fn magic(node: Arc<dyn Inode>) -> Result<MagicLink> {
+    Ok(MagicLink { node, file: None })
+}
+
+/// The program file, found from the process's own root.
+fn exe_node(t: Target) -> Result<Arc<dyn Inode>> {
+    let path = exe(t)?;
+    let fs = t.process()?.fs().lock().clone();
+    crate::fs::lookup(&fs, fs.root(), &path, true)
 }
 
 fn exe(t: Target) -> Result<String> {
