@@ -158,6 +158,25 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof path, "/proc/%d", child);
 	CHECK_ERR(stat(path, &st), ENOENT);
 
+	/* Writing comm renames the caller (cut to 15 bytes); another
+	 * process's comm cannot be written. */
+	{
+		int fd = open("/proc/self/comm", O_WRONLY);
+		CHECK(fd >= 0);
+		CHECK_EQ(write(fd, "renamed-process-long\n", 21), 21);
+		close(fd);
+		CHECK(t_read_file("/proc/self/comm", buf, sizeof buf) > 0);
+		CHECK(strcmp(buf, "renamed-process\n") == 0);
+		n = stat_fields("/proc/self/stat", comm, sizeof comm, fields, 64);
+		CHECK(strcmp(comm, "renamed-process") == 0);
+		snprintf(path, sizeof path, "/proc/%d/comm", getppid());
+		fd = open(path, O_WRONLY);
+		if (fd >= 0) {
+			CHECK_ERR(write(fd, "x", 1), EINVAL);
+			close(fd);
+		}
+	}
+
 	/* Names that are not pids. */
 	CHECK_ERR(stat("/proc/0", &st), ENOENT);
 	CHECK_ERR(stat("/proc/999999999", &st), ENOENT);

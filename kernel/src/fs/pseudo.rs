@@ -89,14 +89,29 @@ const UNKNOWN_SIZE: usize = i64::MAX as usize;
 pub struct GenFile {
     attr: Attr,
     generate: Generate,
+    write: Option<Store>,
     snapshot: SpinLock<Option<Arc<Vec<u8>>>, { level::INODE }>,
 }
+
+/// Takes what a write(2) to a generated file says (each write on its own).
+pub type Store = Box<dyn Fn(&[u8]) -> Result<()> + Send + Sync>;
 
 impl GenFile {
     pub fn new(attr: Attr, generate: Generate) -> Arc<GenFile> {
         Arc::new(GenFile {
             attr,
             generate,
+            write: None,
+            snapshot: SpinLock::new(None),
+        })
+    }
+
+    /// A generated file that writes change (/proc/pid/comm).
+    pub fn writable(attr: Attr, generate: Generate, write: Store) -> Arc<GenFile> {
+        Arc::new(GenFile {
+            attr,
+            generate,
+            write: Some(write),
             snapshot: SpinLock::new(None),
         })
     }
@@ -137,13 +152,21 @@ impl Inode for GenFile {
         FileType::Regular
     }
 
-    fn write_at(&self, _offset: usize, _buf: &[u8]) -> Result<usize> {
-        // What Linux's proc_reg_write answers for entries without a writer.
-        Err(Error::new(Errno::EIO))
+    fn write_at(&self, _offset: usize, buf: &[u8]) -> Result<usize> {
+        match &self.write {
+            Some(store) => {
+                store(buf)?;
+                Ok(buf.len())
+            }
+            // What Linux's proc_reg_write answers for entries without a
+            // writer.
+            None => Err(Error::new(Errno::EIO)),
+        }
     }
 
-    fn append(&self, _buf: &[u8]) -> Result<(usize, usize)> {
-        Err(Error::new(Errno::EIO))
+    fn append(&self, buf: &[u8]) -> Result<(usize, usize)> {
+        let n = self.write_at(0, buf)?;
+        Ok((n, n))
     }
 
     fn resize(&self, _size: usize) -> Result<()> {

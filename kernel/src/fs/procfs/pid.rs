@@ -158,7 +158,11 @@ impl PidDir {
         };
         match entry {
             Entry::Cmdline => raw(pid_text::cmdline),
-            Entry::Comm => text(pid_text::comm),
+            Entry::Comm => GenFile::writable(
+                attr,
+                Box::new(move || pid_text::comm(t).map(name::text_to_user)),
+                Box::new(move |data| pid_text::set_comm(t, data)),
+            ),
             Entry::Environ => raw(pid_text::environ),
             Entry::Limits => text(pid_text::limits),
             Entry::Maps => text(pid_text::maps),

@@ -354,6 +354,21 @@ pub(super) fn comm(t: Target) -> Result<String> {
     Ok(format!("{}\n", comm_of(&p)))
 }
 
+/// A write to /proc/pid/comm: renames the process, which must be the
+/// caller's own (EINVAL otherwise, as Linux's comm_write); the name is cut
+/// at a newline and to 15 bytes.
+pub(super) fn set_comm(t: Target, data: &[u8]) -> Result<()> {
+    let p = t.process()?;
+    let (me, _) = super::caller()?;
+    if !Arc::ptr_eq(&me, &p) {
+        return Err(crate::error::Error::new(crate::error::Errno::EINVAL));
+    }
+    let line = data.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    let name = crate::fs::name::from_user(line.iter().copied().take(COMM_MAX).collect());
+    p.set_name(&name);
+    Ok(())
+}
+
 /// /proc/pid/maps: one line per area; file mappings show the device and
 /// inode, and the path when it is the program itself.
 pub(super) fn maps(t: Target) -> Result<String> {
