@@ -52,7 +52,7 @@ pub use self::inode::{
 };
 pub use self::namespace::{link, mkdir, mknod, rename, rmdir, symlink, unlink};
 pub use self::open::open;
-pub use self::path::{lookup, path_of};
+pub use self::path::{canonical_path, lookup, path_of};
 pub use self::perm::{Cred, MAY_EXEC, MAY_READ, MAY_WRITE};
 pub use self::stat::{STATX_RESERVED, Stat, StatFs, Statx};
 pub use self::stream::*;

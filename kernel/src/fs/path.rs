@@ -55,6 +55,9 @@ struct Walk<'a> {
     links: u32,
     /// The open file a final magic link led to.
     file: Option<Arc<File>>,
+    /// Whether magic links lead to their inodes (else they are followed
+    /// by their text, like any link).
+    magic: bool,
 }
 
 impl<'a> Walk<'a> {
@@ -73,6 +76,7 @@ impl<'a> Walk<'a> {
             must_be_dir: path.ends_with('/'),
             links: 0,
             file: None,
+            magic: true,
         };
         walk.push(path)?;
         if walk.cur.file_type() != FileType::Directory {
@@ -117,7 +121,11 @@ impl<'a> Walk<'a> {
         if self.links > MAX_SYMLINKS {
             return Err(Error::new(Errno::ELOOP));
         }
-        if let Some(magic) = link.follow_magic() {
+        // (Asking a link for its magic target computes it: only when
+        // magic links are taken.)
+        if self.magic
+            && let Some(magic) = link.follow_magic()
+        {
             let magic = magic?;
             self.file = magic.file;
             return Ok(Some(magic.node));
@@ -239,6 +247,39 @@ pub fn lookup(
     follow: bool,
 ) -> Result<Arc<dyn Inode>> {
     Ok(Walk::new(fs, start, path)?.resolve(follow)?.node)
+}
+
+/// [`lookup`] following magic links by their text. Resolving a magic
+/// link's own target uses it, so that a link whose text leads back
+/// through magic links (a process whose program is "/proc/self/exe")
+/// ends in ELOOP instead of recursing.
+pub fn lookup_text_only(
+    fs: &FsContext,
+    start: &Arc<dyn Inode>,
+    path: &str,
+) -> Result<Arc<dyn Inode>> {
+    let mut walk = Walk::new(fs, start, path)?;
+    walk.magic = false;
+    Ok(walk.resolve(true)?.node)
+}
+
+/// The absolute path, with every symbolic link resolved, of what `path`
+/// names (realpath(3)), as `fs` sees it: for recording which program a
+/// process runs (/proc/pid/exe).
+pub fn canonical_path(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<String> {
+    let found = Walk::new(fs, start, path)?.resolve(true)?;
+    match found.parent {
+        Some((dir, name)) => {
+            let mut path = path_of(fs, &dir)?;
+            if !path.ends_with('/') {
+                path.push('/');
+            }
+            path.push_str(&name);
+            Ok(path)
+        }
+        None if found.node.is_dir() => path_of(fs, &found.node),
+        None => Err(Error::new(Errno::ENOENT)),
+    }
 }
 
 /// [`lookup`], also returning where the inode was found.

@@ -296,11 +296,12 @@ fn magic(node: Arc<dyn Inode>) -> Result<MagicLink> {
     Ok(MagicLink { node, file: None })
 }
 
-/// The program file, found from the process's own root.
+/// The program file, found from the process's own root (magic links on
+/// the way are taken by their text: see `lookup_text_only`).
 fn exe_node(t: Target) -> Result<Arc<dyn Inode>> {
     let path = exe(t)?;
     let fs = t.process()?.fs().lock().clone();
-    crate::fs::lookup(&fs, fs.root(), &path, true)
+    crate::fs::path::lookup_text_only(&fs, fs.root(), &path)
 }
 
 fn exe(t: Target) -> Result<String> {

@@ -379,7 +379,7 @@ pub(super) fn maps(t: Target) -> Result<String> {
     let exe = p.exe();
     let exe_node = {
         let fs = p.fs().lock().clone();
-        crate::fs::lookup(&fs, fs.root(), &exe, true).ok()
+        crate::fs::path::lookup_text_only(&fs, fs.root(), &exe).ok()
     };
     let mut s = String::new();
     for a in p.vm().areas() {
