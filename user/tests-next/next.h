@@ -103,6 +103,13 @@ static inline long t_tgkill(pid_t tgid, long tid, int sig)
 	return syscall(SYS_tgkill, tgid, tid, sig);
 }
 
+/* Signal the calling thread with one syscall.  (glibc's raise() blocks
+ * all signals around its tgkill, which changes nesting behaviour.) */
+static inline long t_raise(int sig)
+{
+	return syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+}
+
 /*
  * Raw clone(2) onto a new stack: the child calls fn(arg) and then exits
  * (SYS_exit, only that thread) with fn's return value.  The child must not
