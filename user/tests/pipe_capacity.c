@@ -1,9 +1,10 @@
 /*
  * Pipe capacity (pipe(7)): 64 KiB by default, F_GETPIPE_SZ/F_SETPIPE_SZ
- * (rounded up to a power-of-two number of pages, EBUSY below the bytes
- * held, EBADF on a non-pipe), a non-blocking writer fills it exactly and
- * then gets EAGAIN, a write of at most PIPE_BUF bytes is all-or-nothing
- * while a larger one writes what fits.
+ * (rounded up to a power-of-two number of pages, EBUSY if the pages in
+ * use do not fit, EBADF on a non-pipe), a non-blocking writer fills it
+ * exactly and then gets EAGAIN, occupancy counts pages (small writes
+ * merge into the last one), a write of at most PIPE_BUF bytes is
+ * all-or-nothing while a larger one writes what fits.
  */
 #include "t.h"
 #include <poll.h>
@@ -45,15 +46,23 @@ int main(void)
 	CHECK_EQ(poll(&pf, 1, 0), 1);
 	CHECK_EQ(pf.revents, POLLOUT);
 
-	/* Atomic small writes: 4096 + 4096 ... fill to 65536 exactly. */
+	/*
+	 * Occupancy counts pages: after 16 writes of 4096 bytes, reading 100
+	 * frees no page, so not even one byte fits.
+	 */
 	CHECK_EQ(fill(p[1], 4096), 65536);
 	CHECK_EQ(read(p[0], buf, 100), 100);
-	/* 100 bytes free: a 200-byte write fails whole, a 100-byte one fits. */
-	CHECK_ERR(write(p[1], buf, 200), EAGAIN);
+	CHECK_ERR(write(p[1], buf, 1), EAGAIN);
+	CHECK_EQ(read(p[0], buf, 3996), 3996);
 	CHECK_EQ(write(p[1], buf, 100), 100);
-	CHECK_EQ(read(p[0], buf, 5000), 5000);
-	/* 5000 free: a write above PIPE_BUF writes what fits. */
-	CHECK_EQ(write(p[1], buf, 8000), 5000);
+	/* Small writes merge into the last page while it has room... */
+	CHECK_EQ(write(p[1], buf, 200), 200);
+	/* ...and a write of at most PIPE_BUF bytes goes in whole or not at all. */
+	CHECK_ERR(write(p[1], buf, 4000), EAGAIN);
+	CHECK_EQ(write(p[1], buf, 3796), 3796);
+	/* A larger one writes what fits: one free page. */
+	CHECK_EQ(read(p[0], buf, 4096), 4096);
+	CHECK_EQ(write(p[1], buf, 8000), 4096);
 	CHECK_EQ(read(p[0], buf, sizeof buf), 65536);
 
 	/* Resizing. */
@@ -65,8 +74,11 @@ int main(void)
 	CHECK_EQ(fcntl(p[1], F_SETPIPE_SZ, 65536), 65536);
 	CHECK_EQ(read(p[0], buf, sizeof buf), 4096);
 	CHECK_EQ(write(p[1], buf, 3000), 3000);
+	CHECK_EQ(write(p[1], buf, 4096), 4096);
+	/* Two pages in use do not fit in one. */
 	CHECK_ERR(fcntl(p[1], F_SETPIPE_SZ, 0), EBUSY);
-	CHECK_EQ(read(p[0], buf, sizeof buf), 3000);
+	CHECK_EQ(fcntl(p[1], F_SETPIPE_SZ, 8192), 8192);
+	CHECK_EQ(read(p[0], buf, sizeof buf), 7096);
 	close(p[0]);
 	close(p[1]);
 

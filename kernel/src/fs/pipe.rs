@@ -11,6 +11,7 @@
 //! or from user memory (the `File` layer copies through a kernel buffer),
 //! while notifying, or while signalling.
 
+use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
@@ -24,8 +25,9 @@ use super::stream::*;
 use super::termios::FIONREAD;
 use crate::error::{Errno, Error, Result};
 
-/// Writes up to this size are atomic (pipe(7)).
-pub const PIPE_BUF: usize = 4096;
+/// The unit of pipe buffering; writes up to this size (PIPE_BUF) are
+/// atomic (pipe(7)).
+const PAGE_SIZE: usize = 4096;
 /// Capacity of a new pipe (pipe(7), "Pipe capacity").
 const DEFAULT_CAPACITY: usize = 65536;
 /// Largest F_SETPIPE_SZ (the default /proc/sys/fs/pipe-max-size).
@@ -48,67 +50,92 @@ struct PipeState {
     writer_opens: u64,
 }
 
-/// The byte ring; its memory is allocated on the first write.
+/// A page of pipe data (Linux's pipe_buffer): bytes `start..end` of
+/// `page` are unread.
+struct Slot {
+    page: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+/// The pipe's buffer as Linux keeps it: up to `max_slots` pages, each
+/// filled by one write or merged into by small ones. Occupancy is counted
+/// in pages, which is what the capacity, POLLOUT and atomic writes of
+/// PIPE_BUF bytes are defined by (pipe(7)).
 struct Ring {
-    data: Vec<u8>,
-    head: usize,
+    slots: VecDeque<Slot>,
+    max_slots: usize,
+    /// Unread bytes in all slots.
     len: usize,
-    capacity: usize,
+    /// One freed page kept for the next write.
+    spare: Option<Vec<u8>>,
 }
 
 impl Ring {
-    fn free(&self) -> usize {
-        self.capacity - self.len
+    fn is_full(&self) -> bool {
+        self.slots.len() >= self.max_slots
     }
 
-    /// Copies as much of `src` as fits; ENOMEM if the buffer cannot be
-    /// allocated.
+    fn new_page(&mut self) -> Result<Vec<u8>> {
+        match self.spare.take() {
+            Some(page) => Ok(page),
+            None => kernel_buffer(PAGE_SIZE),
+        }
+    }
+
+    /// Copies in what fits, as pipe_write does: first the part of `src`
+    /// beyond whole pages into the last page if it has room, then page by
+    /// page into free slots. So up to PIPE_BUF bytes go in whole or not at
+    /// all.
     fn push(&mut self, src: &[u8]) -> Result<usize> {
-        let n = src.len().min(self.free());
-        if n == 0 {
-            return Ok(0);
+        let mut done = 0;
+        let chars = src.len() % PAGE_SIZE;
+        if chars != 0
+            && let Some(last) = self.slots.back_mut()
+            && last.end + chars <= PAGE_SIZE
+        {
+            last.page[last.end..last.end + chars].copy_from_slice(&src[..chars]);
+            last.end += chars;
+            done = chars;
         }
-        if self.data.len() != self.capacity {
-            self.reallocate(self.capacity)?;
+        while done < src.len() && !self.is_full() {
+            let n = (src.len() - done).min(PAGE_SIZE);
+            let mut page = match self.new_page() {
+                Ok(page) => page,
+                Err(e) if done == 0 => return Err(e),
+                Err(_) => break,
+            };
+            page[..n].copy_from_slice(&src[done..done + n]);
+            self.slots.push_back(Slot {
+                page,
+                start: 0,
+                end: n,
+            });
+            done += n;
         }
-        let tail = (self.head + self.len) % self.capacity;
-        let first = n.min(self.capacity - tail);
-        self.data[tail..tail + first].copy_from_slice(&src[..first]);
-        self.data[..n - first].copy_from_slice(&src[first..n]);
-        self.len += n;
-        Ok(n)
+        self.len += done;
+        Ok(done)
     }
 
-    /// Moves up to `dst.len()` bytes out.
+    /// Moves up to `dst.len()` bytes out, freeing the pages emptied.
     fn pop(&mut self, dst: &mut [u8]) -> usize {
-        let n = dst.len().min(self.len);
-        if n == 0 {
-            return 0;
+        let mut done = 0;
+        while done < dst.len() {
+            let Some(slot) = self.slots.front_mut() else {
+                break;
+            };
+            let n = (slot.end - slot.start).min(dst.len() - done);
+            dst[done..done + n].copy_from_slice(&slot.page[slot.start..slot.start + n]);
+            slot.start += n;
+            done += n;
+            if slot.start == slot.end
+                && let Some(slot) = self.slots.pop_front()
+            {
+                self.spare = Some(slot.page);
+            }
         }
-        let first = n.min(self.capacity - self.head);
-        dst[..first].copy_from_slice(&self.data[self.head..self.head + first]);
-        dst[first..n].copy_from_slice(&self.data[..n - first]);
-        self.head = (self.head + n) % self.capacity;
-        self.len -= n;
-        if self.len == 0 {
-            self.head = 0;
-        }
-        n
-    }
-
-    /// New memory of `capacity` bytes holding the current contents.
-    fn reallocate(&mut self, capacity: usize) -> Result<()> {
-        let mut data = kernel_buffer(capacity)?;
-        let n = self.len;
-        if n > 0 {
-            let first = n.min(self.capacity - self.head);
-            data[..first].copy_from_slice(&self.data[self.head..self.head + first]);
-            data[first..n].copy_from_slice(&self.data[..n - first]);
-        }
-        self.data = data;
-        self.head = 0;
-        self.capacity = capacity;
-        Ok(())
+        self.len -= done;
+        done
     }
 }
 
@@ -117,10 +144,10 @@ impl Pipe {
         Arc::new(Pipe {
             state: SpinLock::new(PipeState {
                 ring: Ring {
-                    data: Vec::new(),
-                    head: 0,
+                    slots: VecDeque::new(),
+                    max_slots: DEFAULT_CAPACITY / PAGE_SIZE,
                     len: 0,
-                    capacity: DEFAULT_CAPACITY,
+                    spare: None,
                 },
                 readers: 0,
                 writers: 0,
@@ -202,25 +229,22 @@ impl PipeEnd {
     }
 
     /// F_GETPIPE_SZ, and F_SETPIPE_SZ with `set` (rounded up to a power of
-    /// two of pages: EBUSY below the bytes held, EPERM above the maximum).
+    /// two of pages: EBUSY if the pages in use would not fit, EPERM above
+    /// the maximum).
     pub fn capacity(&self, set: Option<u64>) -> Result<usize> {
         let Some(size) = set else {
-            return Ok(self.pipe.state.lock().ring.capacity);
+            return Ok(self.pipe.state.lock().ring.max_slots * PAGE_SIZE);
         };
         let size = usize::try_from(size).map_err(|_| Error::new(Errno::EINVAL))?;
         if size > MAX_CAPACITY {
             return Err(Error::new(Errno::EPERM));
         }
-        let size = size.max(PIPE_BUF).next_power_of_two();
+        let size = size.max(PAGE_SIZE).next_power_of_two();
         let mut st = self.pipe.state.lock();
-        if st.ring.len > size {
+        if st.ring.slots.len() > size / PAGE_SIZE {
             return Err(Error::new(Errno::EBUSY));
         }
-        if st.ring.data.is_empty() {
-            st.ring.capacity = size;
-        } else {
-            st.ring.reallocate(size)?;
-        }
+        st.ring.max_slots = size / PAGE_SIZE;
         drop(st);
         self.pipe.readiness.notify(POLLOUT);
         Ok(size)
@@ -259,12 +283,13 @@ impl FileOps for PipeEnd {
                 Err(Error::new(Errno::EAGAIN))
             };
         }
-        let was_full = st.ring.free() < PIPE_BUF;
+        let was_full = st.ring.is_full();
         let n = st.ring.pop(buf);
+        let now_full = st.ring.is_full();
         drop(st);
         // Only a full pipe has blocked writers (and only then does Linux
         // wake them and edge-triggered EPOLLOUT watchers).
-        if was_full {
+        if was_full && !now_full {
             self.pipe.readiness.notify(POLLOUT);
         }
         Ok(n)
@@ -277,13 +302,11 @@ impl FileOps for PipeEnd {
             caller.raise(SIGPIPE);
             return Err(Error::new(Errno::EPIPE));
         }
-        let free = st.ring.free();
-        // Up to PIPE_BUF bytes go in at once or not at all.
-        if free == 0 || (buf.len() <= PIPE_BUF && free < buf.len()) {
-            return Err(Error::new(Errno::EAGAIN));
-        }
         let n = st.ring.push(buf)?;
         drop(st);
+        if n == 0 {
+            return Err(Error::new(Errno::EAGAIN));
+        }
         self.pipe.readiness.notify(POLLIN);
         Ok(n)
     }
@@ -300,7 +323,7 @@ impl FileOps for PipeEnd {
             }
         }
         if self.ends.writes() {
-            if st.ring.free() >= PIPE_BUF {
+            if !st.ring.is_full() {
                 events |= POLLOUT | POLLWRNORM;
             }
             if st.readers == 0 {
