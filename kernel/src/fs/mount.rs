@@ -169,20 +169,20 @@ pub fn umount(root: &Arc<dyn Inode>) -> Result<()> {
 }
 
 /// The root visible at `node`: the root of the newest mount on it (after
-/// following stacked mounts), or `node` itself.
+/// following stacked mounts), or `node` itself. A directory bind-mounted
+/// on itself covers nothing, so that the walk always ends.
 pub fn covering(node: Arc<dyn Inode>) -> Arc<dyn Inode> {
     let mut node = node;
-    loop {
-        if MOUNT_COUNT.load(Ordering::Relaxed) == 0 {
-            return node;
-        }
+    // Each step takes a different mount, so there are at most as many
+    // steps as mounts.
+    for _ in 0..=MOUNT_COUNT.load(Ordering::Relaxed) {
         let node_id = id(&node);
         let next = {
             let mounts = MOUNTS.lock();
             mounts
                 .iter()
                 .rev()
-                .find(|m| m.mountpoint_id == node_id)
+                .find(|m| m.mountpoint_id == node_id && m.root_id != node_id)
                 .map(|m| m.root.clone())
         };
         match next {
@@ -190,6 +190,7 @@ pub fn covering(node: Arc<dyn Inode>) -> Arc<dyn Inode> {
             None => return node,
         }
     }
+    node
 }
 
 /// The mount point `root` is mounted on, if it is a mounted root.
@@ -202,7 +203,7 @@ pub fn mounted_on(root: &Arc<dyn Inode>) -> Option<Arc<dyn Inode>> {
     mounts
         .iter()
         .rev()
-        .find(|m| m.root_id == root_id)
+        .find(|m| m.root_id == root_id && m.mountpoint_id != root_id)
         .map(|m| m.mountpoint.clone())
 }
 

@@ -215,16 +215,22 @@ impl<'a> Walk<'a> {
 /// and out of a mounted file system's root through its mount point.
 fn parent_of(root: &Arc<dyn Inode>, dir: &Arc<dyn Inode>) -> Result<Arc<dyn Inode>> {
     let mut dir = dir.clone();
-    loop {
+    // Stacked mounts are climbed one per step; the bound only guards the
+    // walk against a cycle the mount table should never hold.
+    for _ in 0..MAX_MOUNT_CLIMB {
         if same_inode(&dir, root) {
             return Ok(dir);
         }
         match mount::mounted_on(&dir) {
             Some(mountpoint) => dir = mountpoint,
-            None => return Ok(mount::covering(dir.lookup("..")?)),
+            None => break,
         }
     }
+    Ok(mount::covering(dir.lookup("..")?))
 }
+
+/// Most mount points ".." climbs through in one step.
+const MAX_MOUNT_CLIMB: usize = 4096;
 
 /// The directory and name an inode was found under.
 pub type Origin = (Arc<dyn Inode>, String);
