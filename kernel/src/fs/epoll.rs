@@ -282,4 +282,9 @@ impl FileOps for Epoll {
     fn readiness(&self) -> Option<&Readiness> {
         Some(&self.readiness)
     }
+
+    /// lseek succeeds and does nothing (Linux's noop_llseek).
+    fn is_seekable(&self) -> bool {
+        true
+    }
 }

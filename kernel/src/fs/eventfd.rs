@@ -99,4 +99,9 @@ impl FileOps for EventFd {
     fn writes_whole_messages(&self) -> bool {
         true
     }
+
+    /// lseek succeeds and does nothing (Linux's noop_llseek).
+    fn is_seekable(&self) -> bool {
+        true
+    }
 }
