@@ -207,6 +207,14 @@ pub trait Inode: Any + Send + Sync {
         self.metadata().file_type
     }
 
+    /// (device, inode number): what identifies the inode. Path resolution
+    /// asks for it at every step (to find mounts), so file systems whose
+    /// `metadata` takes a lock answer it without one.
+    fn id(&self) -> (u64, u64) {
+        let m = self.metadata();
+        (m.dev, m.ino)
+    }
+
     /// Writes at `offset`, growing the file as needed; returns bytes written.
     fn write_at(&self, _offset: usize, _buf: &[u8]) -> Result<usize> {
         Err(self.not_regular())
@@ -350,6 +358,5 @@ pub fn same_inode(a: &Arc<dyn Inode>, b: &Arc<dyn Inode>) -> bool {
     if core::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b)) {
         return true;
     }
-    let (ma, mb) = (a.metadata(), b.metadata());
-    (ma.dev, ma.ino) == (mb.dev, mb.ino)
+    a.id() == b.id()
 }

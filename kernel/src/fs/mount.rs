@@ -117,8 +117,7 @@ fn mode_option(data: &str) -> Result<Option<u32>> {
 }
 
 fn id(node: &Arc<dyn Inode>) -> (u64, u64) {
-    let m = node.metadata();
-    (m.dev, m.ino)
+    node.id()
 }
 
 /// Attaches `root` on the directory `mountpoint`.

@@ -285,6 +285,10 @@ impl Inode for RamInode {
         self.file_type
     }
 
+    fn id(&self) -> (u64, u64) {
+        (self.fs.dev, self.ino)
+    }
+
     fn write_at(&self, offset: usize, buf: &[u8]) -> Result<usize> {
         self.with_file(true, |data| data.write(offset, buf))
     }
