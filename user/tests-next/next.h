@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/sysmacros.h>
 #include <sys/time.h>
 #include <sys/uio.h>
 #include <sys/utsname.h>
@@ -332,6 +333,29 @@ static inline int t_mount_tmpfs(const char *dir)
 static inline void t_umount(const char *dir)
 {
 	umount2(dir, MNT_DETACH);
+}
+
+/*
+ * A scratch directory that is on tmpfs: /tmp/<name>.<pid>, with a fresh
+ * tmpfs mounted on it when we are root.  Returns 1 if it mounted one
+ * (undo with t_umount), 0 if the directory is on tmpfs anyway, -1 if no
+ * tmpfs could be had (a note has been printed; the directory still exists).
+ */
+static inline int t_tmpfs_scratch(const char *name, char *dir, size_t n)
+{
+	struct statfs_min {
+		long f_type;
+		long rest[15];
+	} sf;
+
+	if (t_mktmp(name, dir, n) != 0)
+		return -1;
+	if (t_mount_tmpfs(dir))
+		return 1;
+	if (syscall(SYS_statfs, dir, &sf) == 0 && sf.f_type == 0x01021994)
+		return 0;
+	t_note("not root and %s is not on tmpfs", dir);
+	return -1;
 }
 
 /* Find "key" at a line start in text; return pointer after it or NULL. */
