@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <termios.h>
 #include <sys/resource.h>
 #include <sys/sysmacros.h>
 #include <sys/time.h>
@@ -386,6 +387,53 @@ static inline long long t_proc_kv(const char *path, const char *key)
 	if (!v)
 		return -1;
 	return strtoll(v, NULL, 10);
+}
+
+/* ---- pseudo-terminals ------------------------------------------------- */
+
+/*
+ * Open a pty pair (master, slave; slave without becoming our controlling
+ * terminal).  Returns 0, or -1 if the system has no ptys (Trellis does not
+ * have them yet; callers skip with a note).
+ */
+static inline int t_openpty(int *master, int *slave, char *name, size_t n)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY);
+	char *p;
+
+	if (m < 0)
+		return -1;
+	if (grantpt(m) != 0 || unlockpt(m) != 0 || !(p = ptsname(m))) {
+		close(m);
+		return -1;
+	}
+	snprintf(name, n, "%s", p);
+	*slave = open(name, O_RDWR | O_NOCTTY);
+	if (*slave < 0) {
+		close(m);
+		return -1;
+	}
+	*master = m;
+	return 0;
+}
+
+/* Read whatever arrives on fd within ms milliseconds (poll-driven). */
+static inline ssize_t t_read_avail(int fd, char *buf, size_t n, int ms)
+{
+	size_t have = 0;
+	struct pollfd pf;
+
+	pf.fd = fd;
+	pf.events = POLLIN;
+	while (have < n && poll(&pf, 1, ms) == 1 && (pf.revents & POLLIN)) {
+		ssize_t r = read(fd, buf + have, n - have);
+
+		if (r <= 0)
+			break;
+		have += (size_t)r;
+		ms = 20; /* after the first data, only wait for stragglers */
+	}
+	return (ssize_t)have;
 }
 
 #endif /* TRELLIS_NEXT_H */

@@ -1,0 +1,41 @@
+/* The console as our terminal, checked only when stdin is a terminal (the
+ * runner under xtask gives us the serial console; a host run usually does
+ * not): TCGETS/TCSETSW round trip, TIOCGWINSZ, the foreground process
+ * group, ttyname, /dev/tty.  Interactive behaviour (echo, ^C, job control)
+ * is checked by the expect-style driver in xtask, not here. */
+#include "next.h"
+
+int main(void)
+{
+	struct termios tio, again;
+	struct winsize ws;
+	pid_t fg;
+	int fd;
+
+	if (!isatty(0))
+		SKIP("stdin is not a terminal");
+
+	CHECK_EQ(ioctl(0, TCGETS, &tio), 0);
+	CHECK_EQ(ioctl(0, TCSETSW, &tio), 0);
+	CHECK_EQ(ioctl(0, TCGETS, &again), 0);
+	CHECK_EQ(again.c_lflag, tio.c_lflag);
+	CHECK_EQ(again.c_iflag, tio.c_iflag);
+	CHECK_EQ(again.c_oflag, tio.c_oflag);
+	CHECK(memcmp(again.c_cc, tio.c_cc, sizeof tio.c_cc) == 0);
+	CHECK_EQ(ioctl(0, TIOCGWINSZ, &ws), 0);
+	fg = tcgetpgrp(0);
+	if (fg > 0) {
+		/* Run from a shell or the runner: we may be in the
+		 * foreground group or not, but the group exists. */
+		CHECK_EQ(kill(-fg, 0), 0);
+	}
+	CHECK(ttyname(0) != NULL);
+	fd = open("/dev/tty", O_RDWR);
+	if (fd >= 0) {
+		CHECK(isatty(fd));
+		close(fd);
+	} else {
+		CHECK_EQ(errno, ENXIO);
+	}
+	DONE();
+}
