@@ -1,8 +1,8 @@
 /* epoll_create1/epoll_ctl/epoll_wait: registration rules and error cases
  * (EEXIST, ENOENT, EBADF, EINVAL for self-add and bad ops/flags, EPERM for
  * regular files and directories), data passed back, EPOLL_CLOEXEC. */
-#include <sys/epoll.h>
 #include "next.h"
+#include <sys/epoll.h>
 
 int main(void)
 {

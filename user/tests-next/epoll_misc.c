@@ -1,9 +1,9 @@
 /* epoll with eventfd, epoll_pwait's signal mask, and what closing a
  * watched fd does (the registration goes with the last reference to the
  * open file description, not with the fd number). */
+#include "next.h"
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
-#include "next.h"
 
 static volatile int hits;
 

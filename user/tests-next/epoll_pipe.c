@@ -1,8 +1,8 @@
 /* epoll over pipes: level-triggered reports until drained, edge-triggered
  * only on new data, EPOLLONESHOT until re-armed with MOD, EPOLLHUP and
  * EPOLLERR, maxevents limits, and a wait woken by another process. */
-#include <sys/epoll.h>
 #include "next.h"
+#include <sys/epoll.h>
 
 int main(void)
 {

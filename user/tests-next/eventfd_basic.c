@@ -2,8 +2,8 @@
  * zero and on overflow), EFD_CLOEXEC, EINVAL for short buffers, the value
  * 2^64-1 and bad flags; poll readiness; blocking read woken by a write
  * from another thread. */
-#include <sys/eventfd.h>
 #include "next.h"
+#include <sys/eventfd.h>
 
 static int shared_efd;
 

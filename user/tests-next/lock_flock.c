@@ -2,8 +2,8 @@
  * process), LOCK_NB -> EWOULDBLOCK, conversion, sharing through dup and
  * fork, release on the last close, blocking wait woken by another
  * process, independence from fcntl locks, errors. */
-#include <sys/file.h>
 #include "next.h"
+#include <sys/file.h>
 
 int main(void)
 {

@@ -1,8 +1,8 @@
 /* ppoll and pselect6: timespec timeouts (written back by the raw
  * syscall), the atomic signal mask (a blocked signal that is allowed
  * during the wait interrupts it, and the mask is restored), errors. */
-#include <sys/select.h>
 #include "next.h"
+#include <sys/select.h>
 
 static volatile int hits;
 

@@ -2,8 +2,8 @@
  * lines for MemTotal, MemFree, MemAvailable, Buffers, Cached, SwapTotal,
  * SwapFree, with sane relations and agreement with sysinfo(2); MemFree
  * drops when a lot of memory is touched and comes back when it is freed. */
-#include <sys/sysinfo.h>
 #include "next.h"
+#include <sys/sysinfo.h>
 
 int main(void)
 {

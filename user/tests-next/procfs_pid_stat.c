@@ -3,8 +3,8 @@
  * stime cutime cstime priority nice num_threads itrealvalue starttime
  * vsize rss ..." with at least 44 fields; comm with spaces and parens;
  * states R/S/T/Z; utime grows with CPU use. */
-#include <sys/prctl.h>
 #include "next.h"
+#include <sys/prctl.h>
 
 struct pstat {
 	int pid, ppid, pgrp, session, tty, tpgid;

@@ -1,8 +1,8 @@
 /* System-wide /proc files in their Linux formats: uptime, loadavg,
  * version, filesystems, mounts (and /proc/self/mounts), stat (cpu lines,
  * btime, processes, procs_running, ctxt). */
-#include <sys/sysinfo.h>
 #include "next.h"
+#include <sys/sysinfo.h>
 
 int main(void)
 {

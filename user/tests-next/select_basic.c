@@ -2,8 +2,8 @@
  * syscall, since musl's select() goes through pselect6 with a copy), EBADF
  * for a closed fd in a set, EINVAL for negative nfds or a bad timeout, fds
  * at or above nfds ignored. */
-#include <sys/select.h>
 #include "next.h"
+#include <sys/select.h>
 
 int main(void)
 {

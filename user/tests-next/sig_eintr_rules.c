@@ -3,8 +3,8 @@
  * poll, select and sigsuspend-like calls always fail with EINTR.  Signals
  * that are ignored (explicitly or by default) and stop/continue never
  * interrupt. */
-#include <sys/select.h>
 #include "next.h"
+#include <sys/select.h>
 
 static volatile int *hits; /* shared with the poker process */
 

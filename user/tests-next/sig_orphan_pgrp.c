@@ -1,8 +1,8 @@
 /* Orphaned process groups: SIGTSTP/SIGTTIN/SIGTTOU with the default action
  * are discarded there (SIGSTOP still stops); when a group with a stopped
  * member becomes orphaned, its members get SIGHUP then SIGCONT. */
-#include <sys/prctl.h>
 #include "next.h"
+#include <sys/prctl.h>
 
 int main(void)
 {

@@ -1,6 +1,6 @@
 /* Barriers, semaphores, rwlocks and pthread_once over futexes. */
-#include <semaphore.h>
 #include "next.h"
+#include <semaphore.h>
 
 #define T 6
 #define ROUNDS 200

@@ -1,8 +1,8 @@
 /* Mounting the other kernel file systems at scratch points: proc (with
  * self and our pid), sysfs (a directory tree), devtmpfs (with null), and
  * the magic numbers statfs reports for them. */
-#include <sys/statfs.h>
 #include "next.h"
+#include <sys/statfs.h>
 
 #define PROC_MAGIC 0x9fa0
 #define SYSFS_MAGIC 0x62656572

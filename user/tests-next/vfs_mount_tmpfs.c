@@ -2,8 +2,8 @@
  * contents until unmounted, shows up in /proc/mounts and statfs, EBUSY
  * while in use, MNT_DETACH, and the error cases (EINVAL, ENOENT, ENOTDIR,
  * ENODEV, EPERM as non-root). */
-#include <sys/statfs.h>
 #include "next.h"
+#include <sys/statfs.h>
 
 #define TMPFS_MAGIC_ 0x01021994
 

@@ -2,8 +2,8 @@
  * file offset is untouched and the pointer advanced) and without (the
  * offset advances), short counts at EOF, EBADF, EINVAL for an O_APPEND
  * destination or a non-readable source. */
-#include <sys/sendfile.h>
 #include "next.h"
+#include <sys/sendfile.h>
 
 int main(void)
 {

@@ -1,8 +1,8 @@
 /* Credentials: setresuid/getresuid and the gid versions, setuid as root
  * (all three ids) and as non-root (only to real or saved), setreuid,
  * supplementary groups, EPERM; a fork child inherits them. */
-#include <grp.h>
 #include "next.h"
+#include <grp.h>
 
 int main(void)
 {

@@ -1,8 +1,8 @@
 /* fsync/fdatasync/sync/syncfs succeed on files and directories (EBADF,
  * EINVAL for pipes); statfs/fstatfs report sane numbers and the right
  * magic for tmpfs and procfs, and errors. */
-#include <sys/statfs.h>
 #include "next.h"
+#include <sys/statfs.h>
 
 int main(void)
 {

@@ -1,7 +1,7 @@
 /* Orphans are re-parented.  With PR_SET_CHILD_SUBREAPER the test process
  * itself adopts its orphaned grandchildren and can reap them. */
-#include <sys/prctl.h>
 #include "next.h"
+#include <sys/prctl.h>
 
 int main(void)
 {

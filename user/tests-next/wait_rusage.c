@@ -66,9 +66,13 @@ int main(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	CHECK(tv_ns(&ru.ru_utime) + tv_ns(&ru.ru_stime) >= 80000000LL);
 
-	/* Our own peak RSS is known (in KiB). */
+	/* Our own peak RSS (KiB).  Linux derives it from approximate
+	 * per-CPU counters, so a small process may see 0 there; Trellis
+	 * must report it. */
 	CHECK_EQ(getrusage(RUSAGE_SELF, &ru), 0);
-	CHECK(ru.ru_maxrss > 0);
+	CHECK(ru.ru_maxrss >= 0);
+	if (t_is_trellis())
+		CHECK(ru.ru_maxrss > 0);
 
 	/* Errors. */
 	CHECK_ERR(getrusage(5, &ru), EINVAL);
