@@ -173,6 +173,11 @@ impl Vmar {
         let frame = UFrame::alloc_zeroed()?;
         if let Some(f) = &vma.file {
             let off_in_area = page - vma.start;
+            // A page wholly past the end of the file: SIGBUS (mmap(2)).
+            let file_pages_end = f.inode.size().div_ceil(PAGE_SIZE) * PAGE_SIZE;
+            if off_in_area < f.len && f.offset + off_in_area >= file_pages_end {
+                return Err(Error::with_message(Errno::EIO, "mapped page beyond the end of the file"));
+            }
             if off_in_area < f.len {
                 let n = (f.len - off_in_area).min(PAGE_SIZE);
                 let mut buf = [0u8; PAGE_SIZE];

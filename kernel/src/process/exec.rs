@@ -291,6 +291,8 @@ fn commit(process: &Arc<Process>, thread: &Thread, image: Image, path: &str, use
     }
     drop(closed);
     process.signals.reset_for_exec();
+    *thread.signals.altstack.lock() = (0, super::signal::SS_DISABLE, 0);
+    process.did_exec.store(true, core::sync::atomic::Ordering::Relaxed);
     let name = path.rsplit('/').next().unwrap_or(path);
     process.set_name(name);
     process.set_exe(absolute_path(process, path));
@@ -323,7 +325,8 @@ pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     let fs = FsContext::default();
     let (image, _) = load(&fs, &path, argv, &envp, &Default::default(), STACK_SIZE)?;
     let vm = Arc::new(image.vm);
-    let process = Process::new(alloc::sync::Weak::new(), vm, crate::fs::FileTable::new_with_console(), fs, None);
+    let files = super::SharedFiles::new(crate::fs::FileTable::new_with_console());
+    let process = Process::new(alloc::sync::Weak::new(), vm, files, Arc::new(frame::sync::Mutex::new(fs)), None);
     process.set_name(path.rsplit('/').next().unwrap_or(&path));
     process.set_exe(path.clone());
     let mut user = UserContext::new();

@@ -27,8 +27,7 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
         clear_child_tid(process, &t);
         t.wake();
     }
-    let files = core::mem::take(&mut *process.files().lock());
-    drop(files);
+    process.files.release();
     crate::fs::on_process_exit(process.pid(), process.sid());
     if let Ok(empty) = crate::mm::Vmar::new() {
         drop(process.replace_vm(Arc::new(empty)));
@@ -67,7 +66,9 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
         sig if status & 0x80 != 0 => (super::signal::CLD_DUMPED, sig),
         sig => (super::signal::CLD_KILLED, sig),
     };
-    super::signal::notify_parent(process, code, info_status);
+    // The parent hears of the exit through the clone's exit signal
+    // (SIGCHLD for fork; any signal, or none, for clone).
+    super::signal::notify_parent_with(process, process.exit_signal.load(Ordering::Relaxed), code, info_status);
 }
 
 /// CLONE_CHILD_CLEARTID / set_tid_address: zero the word and wake a futex
@@ -117,6 +118,10 @@ impl WaitTarget {
     }
 
     fn matches(&self, p: &Process) -> bool {
+        self.matches_id(p)
+    }
+
+    fn matches_id(&self, p: &Process) -> bool {
         match *self {
             WaitTarget::Any => true,
             WaitTarget::Pid(pid) => p.pid() == pid,
@@ -134,6 +139,10 @@ pub struct WaitOptions {
     pub continued: bool,
     /// Leave the child waitable (WNOWAIT).
     pub nowait: bool,
+    /// Which children count: `Some(true)` only clone children (whose exit
+    /// signal is not SIGCHLD, __WCLONE), `Some(false)` only ordinary ones,
+    /// `None` all (__WALL).
+    pub clone_children: Option<bool>,
 }
 
 /// Waits for a matching child to change state. Returns `(pid, wait status,
@@ -146,12 +155,16 @@ pub fn wait_child(
 ) -> Result<Option<(Pid, i32, (u64, u64))>> {
     let check = || -> Result<Option<(Pid, i32, (u64, u64))>> {
         let mut children = parent.children.lock();
-        if !children.iter().any(|c| target.matches(c)) {
+        let wanted = |c: &Process| {
+            target.matches(c)
+                && opts.clone_children.is_none_or(|clone| clone == (c.exit_signal.load(Ordering::Relaxed) != super::signal::SIGCHLD as u32))
+        };
+        if !children.iter().any(|c| wanted(c)) {
             return Err(Error::new(Errno::ECHILD));
         }
         for i in 0..children.len() {
             let c = &children[i];
-            if !target.matches(c) {
+            if !wanted(c) {
                 continue;
             }
             if let Some(status) = c.exit_status().filter(|_| opts.exited) {

@@ -9,10 +9,21 @@ use super::{Pid, Process, Thread};
 use crate::error::{Errno, Error, Result};
 
 pub const CLONE_VM: u64 = 0x100;
+pub const CLONE_FS: u64 = 0x200;
+pub const CLONE_FILES: u64 = 0x400;
 pub const CLONE_SIGHAND: u64 = 0x800;
 pub const CLONE_THREAD: u64 = 0x10000;
 pub const CLONE_SYSVSEM: u64 = 0x40000;
 pub const CLONE_DETACHED: u64 = 0x400000;
+pub const CLONE_NEWNS: u64 = 0x20000;
+pub const CLONE_NEWCGROUP: u64 = 0x0200_0000;
+pub const CLONE_NEWUTS: u64 = 0x0400_0000;
+pub const CLONE_NEWIPC: u64 = 0x0800_0000;
+pub const CLONE_NEWUSER: u64 = 0x1000_0000;
+pub const CLONE_NEWPID: u64 = 0x2000_0000;
+pub const CLONE_NEWNET: u64 = 0x4000_0000;
+const CLONE_NEW_ANY: u64 =
+    CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
 pub const CLONE_VFORK: u64 = 0x4000;
 pub const CLONE_SETTLS: u64 = 0x80000;
 pub const CLONE_PARENT_SETTID: u64 = 0x100000;
@@ -37,16 +48,26 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     if (f & CLONE_THREAD != 0 && f & CLONE_SIGHAND == 0) || (f & CLONE_SIGHAND != 0 && f & CLONE_VM == 0) {
         return Err(Error::new(Errno::EINVAL));
     }
+    // Namespaces are not implemented: EINVAL, as from a Linux kernel built
+    // without them (clone(2) also documents EINVAL for CLONE_FS with
+    // CLONE_NEWNS/NEWUSER and CLONE_THREAD with CLONE_NEWPID/NEWUSER).
+    if f & CLONE_NEW_ANY != 0 {
+        return Err(Error::with_message(Errno::EINVAL, "namespaces are not supported"));
+    }
     if f & CLONE_SETTLS != 0 && args.tls >= frame::mm::USER_SPACE_END as u64 {
         return Err(Error::new(Errno::EPERM));
     }
     if f & CLONE_THREAD != 0 {
         return clone_thread(parent, parent_thread, user, args);
     }
-    let supported = CLONE_VFORK | CLONE_VM | CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID
-        | CLONE_CHILD_SETTID | CLONE_SYSVSEM | CLONE_DETACHED;
+    let supported = CLONE_VFORK | CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_SETTLS
+        | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID | CLONE_SYSVSEM | CLONE_DETACHED;
     if f & !supported != 0 {
-        return Err(Error::with_message(Errno::ENOSYS, "CLONE_FS/CLONE_FILES/CLONE_SIGHAND without CLONE_THREAD"));
+        return Err(Error::with_message(Errno::EINVAL, "unknown clone flags"));
+    }
+    if f & CLONE_SIGHAND != 0 {
+        // Sharing dispositions between processes needs a shared table.
+        return Err(Error::with_message(Errno::ENOSYS, "CLONE_SIGHAND without CLONE_THREAD"));
     }
     let nproc = parent.rlimits.lock().0[super::rlimit::RLIMIT_NPROC].cur;
     if super::all_processes().len() as u64 >= nproc {
@@ -55,9 +76,18 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     // CLONE_VM (vfork, posix_spawn) shares the address space itself; a
     // plain fork gets a copy-on-write copy.
     let vm = if f & CLONE_VM != 0 { parent.vm() } else { Arc::new(parent.vm().fork()?) };
-    let files = parent.files().lock().clone();
-    let fs = parent.fs().lock().clone();
+    let files = if f & CLONE_FILES != 0 {
+        parent.files_shared().share()
+    } else {
+        super::SharedFiles::new(parent.files().lock().clone())
+    };
+    let fs = if f & CLONE_FS != 0 {
+        parent.fs_shared().clone()
+    } else {
+        Arc::new(frame::sync::Mutex::new(parent.fs().lock().clone()))
+    };
     let child = Process::new(Arc::downgrade(parent), vm, files, fs, Some((parent.pgid(), parent.sid())));
+    child.exit_signal.store((args.flags & CSIGNAL) as u32, Ordering::Relaxed);
     child.set_name(&parent.name());
     child.set_exe(parent.exe());
     child.nice.store(parent.nice(), Ordering::Relaxed);

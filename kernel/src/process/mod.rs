@@ -45,8 +45,10 @@ pub struct Process {
     parent: SpinLock<Weak<Process>, { level::PROCESS }>,
     children: SpinLock<Vec<Arc<Process>>, { level::PROCESS }>,
     vm: SpinLock<Arc<Vmar>, PROCESS_VM>,
-    files: Mutex<FileTable, { level::FILE_TABLE }>,
-    fs: Mutex<FsContext, { level::FS_CONTEXT }>,
+    /// The descriptor table, shared with CLONE_FILES relatives.
+    files: Arc<SharedFiles>,
+    /// Root, cwd and umask, shared with CLONE_FS relatives.
+    fs: Arc<Mutex<FsContext, { level::FS_CONTEXT }>>,
     pgid: AtomicU32,
     sid: AtomicU32,
     /// Wait status once the process has exited (a zombie), else -1.
@@ -72,10 +74,41 @@ pub struct Process {
     /// PR_SET_PDEATHSIG: signal sent when the parent exits.
     pub(crate) pdeathsig: AtomicU32,
     creds: SpinLock<creds::Credentials, { level::PROCESS }>,
+    /// Signal sent to the parent at exit (clone's low byte; SIGCHLD for fork).
+    pub(crate) exit_signal: AtomicU32,
+    /// Set once the process has called execve (setpgid's EACCES rule).
+    pub(crate) did_exec: core::sync::atomic::AtomicBool,
     /// Absolute path of the running program (/proc/pid/exe).
     exe: SpinLock<String, { level::PROCESS }>,
     /// Monotonic time at creation (/proc/pid/stat starttime).
     pub(crate) start_ns: u64,
+}
+
+/// A descriptor table and the number of processes using it: the table is
+/// emptied (its files closed) when the last of them exits.
+pub struct SharedFiles {
+    table: Mutex<FileTable, { level::FILE_TABLE }>,
+    users: AtomicU32,
+}
+
+impl SharedFiles {
+    pub fn new(table: FileTable) -> Arc<SharedFiles> {
+        Arc::new(SharedFiles { table: Mutex::new(table), users: AtomicU32::new(1) })
+    }
+
+    /// Another process starts using the table (CLONE_FILES).
+    pub(crate) fn share(self: &Arc<Self>) -> Arc<SharedFiles> {
+        self.users.fetch_add(1, Ordering::Relaxed);
+        self.clone()
+    }
+
+    /// A user exits; the last one closes every descriptor.
+    fn release(&self) {
+        if self.users.fetch_sub(1, Ordering::AcqRel) == 1 {
+            let old = core::mem::take(&mut *self.table.lock());
+            drop(old);
+        }
+    }
 }
 
 pub struct Thread {
@@ -125,8 +158,8 @@ impl Process {
     fn new(
         parent: Weak<Process>,
         vm: Arc<Vmar>,
-        files: FileTable,
-        fs: FsContext,
+        files: Arc<SharedFiles>,
+        fs: Arc<Mutex<FsContext, { level::FS_CONTEXT }>>,
         pgid_sid: Option<(Pid, Pid)>,
     ) -> Arc<Process> {
         let pid = alloc_pid();
@@ -136,8 +169,8 @@ impl Process {
             parent: SpinLock::new(parent),
             children: SpinLock::new(Vec::new()),
             vm: SpinLock::new(vm),
-            files: Mutex::new(files),
-            fs: Mutex::new(fs),
+            files,
+            fs,
             pgid: AtomicU32::new(pgid),
             sid: AtomicU32::new(sid),
             exit_status: AtomicI32::new(-1),
@@ -156,6 +189,8 @@ impl Process {
             subreaper: core::sync::atomic::AtomicBool::new(false),
             pdeathsig: AtomicU32::new(0),
             creds: SpinLock::new(creds::Credentials::default()),
+            exit_signal: AtomicU32::new(17),
+            did_exec: core::sync::atomic::AtomicBool::new(false),
             exe: SpinLock::new(String::new()),
             start_ns: frame::timer::monotonic_ns(),
         });
@@ -192,6 +227,15 @@ impl Process {
         self.sid.store(sid, Ordering::Relaxed);
     }
 
+    /// The shared root/cwd/umask cell (for CLONE_FS).
+    pub(crate) fn fs_shared(&self) -> &Arc<Mutex<FsContext, { level::FS_CONTEXT }>> {
+        &self.fs
+    }
+
+    pub(crate) fn files_shared(&self) -> &Arc<SharedFiles> {
+        &self.files
+    }
+
     /// The current address space.
     pub fn vm(&self) -> Arc<Vmar> {
         self.vm.lock().clone()
@@ -202,7 +246,7 @@ impl Process {
     }
 
     pub fn files(&self) -> &Mutex<FileTable, { level::FILE_TABLE }> {
-        &self.files
+        &self.files.table
     }
 
     pub fn fs(&self) -> &Mutex<FsContext, { level::FS_CONTEXT }> {

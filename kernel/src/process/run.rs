@@ -9,7 +9,7 @@ use frame::user::{CpuException, ReturnReason, UserContext};
 use super::signal::{self, SigInfo, SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP, SI_KERNEL};
 use super::signal_frame::handle_signals;
 use super::{Pid, Process, Thread};
-use crate::error::{Errno, Result};
+use crate::error::{Errno, Error, Result};
 use crate::syscall::{dispatch, Context};
 
 
@@ -97,11 +97,20 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 }
             }
             ReturnReason::Exception(e) => {
-                let handled = e.vector == CpuException::PAGE_FAULT
-                    && vm.handle_page_fault(e.fault_addr as usize, e.is_write(), e.is_instruction_fetch()).is_ok();
-                if !handled {
+                let fault = if e.vector == CpuException::PAGE_FAULT {
+                    vm.handle_page_fault(e.fault_addr as usize, e.is_write(), e.is_instruction_fetch()).err()
+                } else {
+                    Some(Error::new(Errno::EFAULT))
+                };
+                if let Some(err) = fault {
                     frame::log_debug!("pid {} ({}): {:?} at rip {:#x}", process.pid(), process.name(), e, user.rip());
-                    force_fault_signal(&process, &thread, exception_signal(&e));
+                    let info = if err.errno() == Errno::EIO {
+                        const BUS_ADRERR: i32 = 2;
+                        SigInfo::fault(SIGBUS, BUS_ADRERR, e.fault_addr)
+                    } else {
+                        exception_signal(&e)
+                    };
+                    force_fault_signal(&process, &thread, info);
                 }
             }
             ReturnReason::Interrupt => {}

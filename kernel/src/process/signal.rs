@@ -340,10 +340,17 @@ fn prepare(p: &Arc<Process>, sig: usize) {
 
 /// Tells the parent about a state change: SIGCHLD and its wait queue.
 pub fn notify_parent(p: &Arc<Process>, code: i32, status: i32) {
+    notify_parent_with(p, SIGCHLD as u32, code, status);
+}
+
+/// Like [`notify_parent`] with signal `sig` (0: wake the parent only).
+pub fn notify_parent_with(p: &Arc<Process>, sig: u32, code: i32, status: i32) {
     if let Some(parent) = p.parent() {
-        let mut info = SigInfo::from_sender(SIGCHLD, code, p.pid());
-        info.status = status;
-        send_to_process(&parent, info);
+        if sig != 0 {
+            let mut info = SigInfo::from_sender(sig as usize, code, p.pid());
+            info.status = status;
+            send_to_process(&parent, info);
+        }
         parent.child_wait.wake_all();
     }
 }

@@ -75,7 +75,7 @@ fn sys_getsid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 /// own pid.
 fn sys_setpgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let (pid, pgid) = (a[0] as i32, a[1] as i32);
-    if pgid < 0 {
+    if pgid < 0 || pid < 0 {
         return Err(Error::new(Errno::EINVAL));
     }
     let target = if pid == 0 || pid as Pid == ctx.process.pid() {
@@ -86,6 +86,10 @@ fn sys_setpgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     };
     if target.sid() != ctx.process.sid() {
         return Err(Error::new(Errno::EPERM));
+    }
+    // A child that has already called execve can no longer be moved.
+    if target.pid() != ctx.process.pid() && target.did_exec.load(Ordering::Relaxed) {
+        return Err(Error::new(Errno::EACCES));
     }
     if target.pid() == target.sid() {
         return Err(Error::new(Errno::EPERM)); // a session leader
@@ -201,8 +205,17 @@ const WALL: u64 = 0x4000_0000;
 const WCLONE: u64 = 0x8000_0000;
 const WNOTHREAD: u64 = 0x2000_0000;
 
+/// __WALL: every child; __WCLONE: only clone children; else ordinary ones.
+fn clone_filter(options: u64) -> Option<bool> {
+    if options & WALL != 0 {
+        None
+    } else {
+        Some(options & WCLONE != 0)
+    }
+}
+
 fn sys_wait4(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    let (pid, status_ptr, options, rusage) = (a[0] as i32, a[1], a[2], a[3]);
+    let (pid, status_ptr, options, rusage) = (a[0] as i32, a[1], u64::from(a[2] as u32), a[3]);
     if options & !(WNOHANG | WUNTRACED | WCONTINUED | WALL | WCLONE | WNOTHREAD) != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
@@ -216,6 +229,7 @@ fn sys_wait4(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         stopped: options & WUNTRACED != 0,
         continued: options & WCONTINUED != 0,
         nowait: false,
+        clone_children: clone_filter(options),
     };
     match process::wait_child(ctx.process, ctx.thread, target, opts)? {
         None => Ok(0),
@@ -349,7 +363,7 @@ const WSTOPPED: u64 = 2;
 const WNOWAIT: u64 = 0x0100_0000;
 
 fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    let (idtype, id, infop, options, rusage) = (a[0], a[1] as u32, a[2], a[3], a[4]);
+    let (idtype, id, infop, options, rusage) = (a[0], a[1] as u32, a[2], u64::from(a[3] as u32), a[4]);
     if options & !(WNOHANG | WSTOPPED | WEXITED | WCONTINUED | WNOWAIT | WALL | WCLONE | WNOTHREAD) != 0
         || options & (WEXITED | WSTOPPED | WCONTINUED) == 0
     {
@@ -367,6 +381,7 @@ fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         stopped: options & WSTOPPED != 0,
         continued: options & WCONTINUED != 0,
         nowait: options & WNOWAIT != 0,
+        clone_children: clone_filter(options),
     };
     let result = process::wait_child(ctx.process, ctx.thread, target, opts)?;
     use crate::process::signal::{SigInfo, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED, SIGCHLD};
