@@ -3,8 +3,9 @@
  * controlling terminal (skipped when stdin is not one, or TIOCSTI is not
  * allowed): canonical editing (erase, kill, word erase), ICRNL, ^D as end
  * of file, TCSETSF flushing input, FIONREAD, non-canonical VMIN/VTIME,
- * ^C raising SIGINT in the foreground process group, and a window size
- * change raising SIGWINCH. ECHO is off so nothing shows.
+ * ^C raising SIGINT in the foreground process group (ours, after
+ * tcsetpgrp), and a window size change raising SIGWINCH (to that group
+ * too). ECHO is off so nothing shows.
  */
 #include "t.h"
 #include <sys/ioctl.h>
@@ -40,6 +41,7 @@ int main(void)
 	struct winsize ws, ws2;
 	char buf[64];
 	int n;
+	pid_t orig_pgrp;
 
 	if (!isatty(0) || tcgetpgrp(0) != getpgrp()) {
 		t_printf("  note: stdin is not our foreground terminal; skipped\n");
@@ -109,7 +111,14 @@ int main(void)
 	CHECK_EQ(type("a\x7f"), 0);
 	CHECK_EQ(rd(buf, sizeof buf), 2);
 
-	/* ^C: SIGINT to the foreground group (us), input flushed. */
+	/*
+	 * ^C: SIGINT to the foreground group, input flushed. In a group of
+	 * our own, so that only we get it (our parent may be init).
+	 */
+	orig_pgrp = getpgrp();
+	signal(SIGTTOU, SIG_IGN);
+	CHECK_EQ(setpgid(0, 0), 0);
+	CHECK_EQ(tcsetpgrp(0, getpgrp()), 0);
 	signal(SIGINT, on_sig);
 	t.c_lflag |= ICANON;
 	CHECK_EQ(tcsetattr(0, TCSANOW, &t), 0);
@@ -133,6 +142,7 @@ int main(void)
 	for (n = 0; n < 1000 && sigs[SIGWINCH] < 2; n++)
 		t_sleep_ns(1000 * 1000);
 	CHECK_EQ(sigs[SIGWINCH], 2);
+	CHECK_EQ(tcsetpgrp(0, orig_pgrp), 0);
 
 	CHECK_EQ(tcsetattr(0, TCSAFLUSH, &saved), 0);
 	DONE();

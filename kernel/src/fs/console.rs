@@ -99,28 +99,26 @@ fn input_task() {
     }
 }
 
-/// Feeds `first` and whatever else has arrived to the line discipline;
-/// then echoes, signals and wakes readers.
+/// Feeds `first` and whatever else has arrived (a bounded batch, so echo
+/// is not held back for long) to the line discipline.
 fn receive(first: u8) {
+    let more = core::iter::from_fn(frame::console::try_read_byte);
+    deliver(core::iter::once(first).chain(more).take(256));
+}
+
+/// Runs `bytes` through the line discipline as typed input; then echoes,
+/// signals the foreground group and wakes readers.
+pub(super) fn deliver(bytes: impl Iterator<Item = u8>) {
     let sh = shared();
     let mut echo = Vec::new();
     let mut signals = Vec::new();
     {
         let mut st = sh.state.lock();
         st.ld.last_input_ns = frame::timer::monotonic_ns();
-        let mut next = Some(first);
-        // A bounded batch, so echo is not held back for long.
-        for _ in 0..256 {
-            let Some(b) = next else { break };
+        for b in bytes {
             if let Some(sig) = st.ld.receive(b, &mut echo) {
                 signals.push((st.owner.fg_pgrp, sig));
             }
-            next = frame::console::try_read_byte();
-        }
-        if let Some(b) = next
-            && let Some(sig) = st.ld.receive(b, &mut echo)
-        {
-            signals.push((st.owner.fg_pgrp, sig));
         }
     }
     frame::console::write_bytes(&echo);
@@ -298,10 +296,10 @@ impl FileOps for Console {
 
 impl Console {
     fn do_read(&self, buf: &mut [u8], nonblocking: bool, caller: &dyn Caller) -> Result<usize> {
+        tty_job::check_access(owner(), SIGTTIN)?;
         if buf.is_empty() {
             return Ok(0);
         }
-        tty_job::check_access(owner(), SIGTTIN)?;
         let sh = shared();
         let mut started = None;
         loop {

@@ -213,7 +213,12 @@ impl File {
         caller: &dyn Caller,
     ) -> Result<usize> {
         if len == 0 {
-            return Ok(0);
+            // The device still decides (eventfd: EINVAL; a terminal:
+            // job control), as Linux passes empty reads on.
+            return match ops.read(&mut [], caller) {
+                Err(e) if e.errno() == Errno::EAGAIN => Ok(0),
+                r => r,
+            };
         }
         let mut buf = kernel_buffer(len.min(IO_CHUNK))?;
         let n = match ops.read_blocking(&mut buf, self.is_nonblocking(), caller) {
@@ -351,7 +356,13 @@ impl File {
         caller: &dyn Caller,
     ) -> Result<usize> {
         if len == 0 {
-            return Ok(0);
+            return match (&self.ops, offset) {
+                (Some(ops), _) => match ops.write(&[], caller) {
+                    Err(e) if e.errno() == Errno::EAGAIN => Ok(0),
+                    r => r,
+                },
+                _ => Ok(0),
+            };
         }
         let mut buf = kernel_buffer(len.min(IO_CHUNK))?;
         let mut done = 0;

@@ -151,22 +151,6 @@ impl Ldisc {
         n
     }
 
-    /// Queues `bytes` as if typed, without signals or editing (TIOCSTI).
-    pub fn insert(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            if self.buffered() < MAX_INPUT {
-                if self.canonical() {
-                    self.line.push(b);
-                    if b == b'\n' {
-                        self.lines.push_back(core::mem::take(&mut self.line));
-                    }
-                } else {
-                    self.raw.push_back(b);
-                }
-            }
-        }
-    }
-
     fn echo(&self, c: u8, out: &mut Vec<u8>) {
         if !self.lflag(ECHO) {
             return;

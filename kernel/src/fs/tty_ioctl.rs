@@ -3,7 +3,7 @@
 
 use frame::pod::Pod;
 
-use super::console::{notify_input, with_state};
+use super::console::{deliver, notify_input, with_state};
 use super::stream::Caller;
 use super::termios::*;
 use super::tty_job::{self, Owner, SIGCONT, SIGHUP, SIGTTOU, SIGWINCH};
@@ -104,8 +104,7 @@ pub fn ioctl(cmd: u32, arg: u64, caller: &dyn Caller) -> Result<isize> {
             }
             let mut b = [0u8; 1];
             caller.read_bytes(arg, &mut b)?;
-            with_state(|st| st.ld.insert(&b));
-            notify_input();
+            deliver(b.into_iter());
         }
         TIOCGETD => write_i32(caller, arg, N_TTY)?,
         TIOCSETD => {
