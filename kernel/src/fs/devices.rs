@@ -110,8 +110,15 @@ pub fn char_device(rdev: u64) -> Result<Arc<dyn FileOps>> {
 }
 
 /// An open file on the console with open(2) `flags` (the console the
-/// kernel starts `init` with).
+/// kernel starts `init` with): /dev/console, as Linux opens it for init
+/// (so that ttyname(3) finds it), or a nameless one if /dev lacks it.
 pub fn open_console(flags: u32) -> Arc<File> {
+    let fs = super::FsContext::default();
+    if let Ok(file) = super::open(&fs, fs.root(), "/dev/console", flags, 0)
+        && file.node().metadata().rdev == CONSOLE
+    {
+        return file;
+    }
     let node = anon_inode(FileType::CharDevice, 0o600, CONSOLE);
     File::new(node, Some(Console::get()), flags)
 }
