@@ -52,6 +52,38 @@ pub struct Vma {
     pub file: Option<FileBacking>,
     /// Name for /proc/pid/maps ("[heap]", "[stack]").
     pub name: &'static str,
+    /// Shared anonymous memory (MAP_SHARED|MAP_ANONYMOUS): the pages live
+    /// in an object every sharer (fork children included) faults from.
+    pub shm: Option<ShmBacking>,
+}
+
+/// Pages of a shared anonymous mapping, by page index, allocated on first
+/// touch by whichever process touches them first.
+pub struct SharedPages {
+    pages: frame::sync::SpinLock<BTreeMap<usize, UFrame>, 34>,
+}
+
+impl SharedPages {
+    pub fn new() -> Arc<SharedPages> {
+        Arc::new(SharedPages { pages: frame::sync::SpinLock::new(BTreeMap::new()) })
+    }
+
+    fn get_or_alloc(&self, index: usize) -> Result<UFrame> {
+        let mut pages = self.pages.lock();
+        if let Some(f) = pages.get(&index) {
+            return Ok(f.clone());
+        }
+        let f = UFrame::alloc_zeroed()?;
+        pages.insert(index, f.clone());
+        Ok(f)
+    }
+}
+
+#[derive(Clone)]
+pub struct ShmBacking {
+    pub pages: Arc<SharedPages>,
+    /// Byte offset in `pages` of the area's first byte.
+    pub offset: usize,
 }
 
 impl Vma {
@@ -65,6 +97,9 @@ impl Vma {
         }
         if let Some(f) = self.file.as_mut() {
             f.len = f.len.min(addr - self.start);
+        }
+        if let Some(m) = upper.shm.as_mut() {
+            m.offset += addr - self.start;
         }
         self.end = addr;
         upper
@@ -168,6 +203,11 @@ impl Vmar {
                 let copy = UFrame::alloc_copy_of(&frame)?;
                 self.space.map(page, copy, page_flags(vma.perms, true))?;
             }
+            return Ok(());
+        }
+        if let Some(m) = &vma.shm {
+            let frame = m.pages.get_or_alloc((m.offset + (page - vma.start)) / PAGE_SIZE)?;
+            self.space.map(page, frame, page_flags(vma.perms, true))?;
             return Ok(());
         }
         let frame = UFrame::alloc_zeroed()?;
@@ -388,7 +428,15 @@ impl Vmar {
                     }
                 }
                 None => {
-                    st.areas.insert(old_end, Vma { start: old_end, end: new_end, perms: Perms::RW, shared: false, file: None, name: "[heap]" });
+                    st.areas.insert(old_end, Vma {
+                            start: old_end,
+                            end: new_end,
+                            perms: Perms::RW,
+                            shared: false,
+                            file: None,
+                            name: "[heap]",
+                            shm: None,
+                        });
                 }
             }
         } else if new_end < old_end {

@@ -138,7 +138,7 @@ fn load_elf(
         // A segment may share its first page with the previous one; give
         // that page to the earlier segment's area (it holds both contents
         // only if the file offsets line up, which linkers guarantee).
-        let vma = Vma { start, end, perms, shared: false, file: Some(file), name: "" };
+        let vma = Vma { start, end, perms, shared: false, file: Some(file), name: "", shm: None };
         if vm.add_area(vma.clone()).is_err() {
             let shifted = start + PAGE_SIZE;
             if shifted >= end {
@@ -156,7 +156,15 @@ fn load_elf(
         brk = brk.max(end);
     }
     vm.init_brk(brk);
-    vm.add_area(Vma { start: STACK_TOP - stack_size, end: STACK_TOP, perms: Perms::RW, shared: false, file: None, name: "[stack]" })?;
+    vm.add_area(Vma {
+        start: STACK_TOP - stack_size,
+        end: STACK_TOP,
+        perms: Perms::RW,
+        shared: false,
+        file: None,
+        name: "[stack]",
+        shm: None,
+    })?;
     let entry = base.checked_add(elf.entry as usize).ok_or(Error::new(Errno::ENOEXEC))?;
     let phdr = elf.phdr_vaddr().map_or(0, |p| base as u64 + p);
     let aux = [

@@ -4,7 +4,7 @@ use frame::mm::{PAGE_SIZE, USER_SPACE_END};
 
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
-use crate::mm::vmar::{FileBacking, Perms, Vma};
+use crate::mm::vmar::{FileBacking, Perms, SharedPages, ShmBacking, Vma};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (9, "mmap", sys_mmap),
@@ -84,7 +84,8 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     };
     // A read-only shared file mapping behaves exactly like a private one.
     let shared = shared && file.is_none();
-    let vma = Vma { start: 0, end: 0, perms, shared, file, name: "" };
+    let shm = (shared && file.is_none()).then(|| ShmBacking { pages: SharedPages::new(), offset: 0 });
+    let vma = Vma { start: 0, end: 0, perms, shared, file, name: "", shm };
     let start = ctx.process.vm().map_area(
         addr as usize,
         len as usize,
