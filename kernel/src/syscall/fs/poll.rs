@@ -163,7 +163,8 @@ pub fn sys_poll(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 pub fn sys_ppoll(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let mask = read_sigmask(ctx, args[3], args[4])?;
     let deadline = read_timeout(ctx, args[2], false)?;
-    with_sigmask(ctx, mask, || do_poll(ctx, args[0], args[1], deadline))
+    let r = with_sigmask(ctx, mask, || do_poll(ctx, args[0], args[1], deadline));
+    finish(ctx, args[2], deadline, false, r)
 }
 
 /// An `fd_set` of `nfds` bits at `addr` (None for NULL).
@@ -232,21 +233,36 @@ fn do_select(ctx: &Context, nfds: u64, sets: [u64; 3], deadline: Option<u64>) ->
     }
 }
 
+/// Writes the time left until `deadline` back to the timeout at `addr`
+/// (a timespec, or with `micro` a timeval), as Linux does for select,
+/// pselect6 and ppoll whether they succeed or are interrupted (select(2),
+/// NOTES). If that fails, an interrupted call is not restarted.
+fn finish<R>(
+    ctx: &Context,
+    addr: u64,
+    deadline: Option<u64>,
+    micro: bool,
+    r: Result<R>,
+) -> Result<R> {
+    let Some(deadline) = deadline.filter(|_| addr != 0) else {
+        return r;
+    };
+    let left = deadline.saturating_sub(frame::timer::monotonic_ns());
+    let frac = left % 1_000_000_000;
+    let tv = [
+        (left / 1_000_000_000) as i64,
+        if micro { frac / 1_000 } else { frac } as i64,
+    ];
+    match (ctx.write_val(addr, &tv), r) {
+        (Err(_), Err(e)) if e.errno() == Errno::ERESTARTNOHAND => Err(Error::new(Errno::EINTR)),
+        (_, r) => r,
+    }
+}
+
 pub fn sys_select(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let deadline = read_timeout(ctx, args[4], true)?;
-    let n = do_select(ctx, args[0], [args[1], args[2], args[3]], deadline)?;
-    if args[4] != 0 {
-        // Linux reports the time left (select(2), NOTES).
-        let left = deadline
-            .unwrap_or(0)
-            .saturating_sub(frame::timer::monotonic_ns());
-        let tv = [
-            (left / 1_000_000_000) as i64,
-            ((left % 1_000_000_000) / 1_000) as i64,
-        ];
-        ctx.write_val(args[4], &tv)?;
-    }
-    Ok(n)
+    let r = do_select(ctx, args[0], [args[1], args[2], args[3]], deadline);
+    finish(ctx, args[4], deadline, true, r)
 }
 
 pub fn sys_pselect6(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
@@ -259,5 +275,6 @@ pub fn sys_pselect6(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         read_sigmask(ctx, set, size)?
     };
     let sets = [args[1], args[2], args[3]];
-    with_sigmask(ctx, mask, || do_select(ctx, args[0], sets, deadline))
+    let r = with_sigmask(ctx, mask, || do_select(ctx, args[0], sets, deadline));
+    finish(ctx, args[4], deadline, false, r)
 }
