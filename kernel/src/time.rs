@@ -36,6 +36,10 @@ pub enum ClockId {
     RealtimeCoarse,
     MonotonicCoarse,
     Boottime,
+    /// clock_getcpuclockid(3): another process's CPU clock.
+    ProcessCpu(u32),
+    /// pthread_getcpuclockid(3): a thread's CPU clock.
+    ThreadCpu(u32),
 }
 
 impl ClockId {
@@ -49,6 +53,23 @@ impl ClockId {
             5 => ClockId::RealtimeCoarse,
             6 => ClockId::MonotonicCoarse,
             7 => ClockId::Boottime,
+            // Dynamic CPU clocks: ~pid << 3 | per-thread bit (4) | type;
+            // only the "sched" type (2) is a real CPU-time clock here.
+            id if id < 0 => {
+                let pid = !(id >> 3) as u32;
+                if id & 3 != 2 || pid == 0 {
+                    return Err(Error::new(Errno::EINVAL));
+                }
+                let exists = if id & 4 != 0 {
+                    crate::process::find_thread(pid).is_some()
+                } else {
+                    crate::process::find_process(pid).is_some()
+                };
+                if !exists {
+                    return Err(Error::new(Errno::EINVAL));
+                }
+                if id & 4 != 0 { ClockId::ThreadCpu(pid) } else { ClockId::ProcessCpu(pid) }
+            }
             _ => return Err(Error::new(Errno::EINVAL)),
         })
     }
@@ -66,6 +87,8 @@ pub fn now_ns(clock: ClockId, process: &Process) -> u64 {
         ClockId::Monotonic | ClockId::MonotonicRaw | ClockId::MonotonicCoarse | ClockId::Boottime => mono,
         ClockId::ProcessCputime => process.cpu_time_ns(),
         ClockId::ThreadCputime => frame::task::try_current().map_or(0, |t| t.cpu_time_ns()),
+        ClockId::ProcessCpu(pid) => crate::process::find_process(pid).map_or(0, |p| p.cpu_time_ns()),
+        ClockId::ThreadCpu(tid) => crate::process::find_thread(tid).map_or(0, |(_, t)| t.cpu_time_ns()),
     }
 }
 

@@ -108,6 +108,9 @@ impl Vma {
 
 pub const STACK_TOP: usize = 0x7fff_ffff_e000;
 pub const STACK_SIZE: usize = 8 * 1024 * 1024;
+/// Address space reserved for the main stack; RLIMIT_STACK decides how much
+/// of it may be used.
+pub const STACK_RESERVE: usize = 1 << 30;
 const MMAP_TOP: usize = 0x7f00_0000_0000;
 const MMAP_BOTTOM: usize = 0x1000_0000;
 /// How far brk may grow above its start.
@@ -128,6 +131,9 @@ struct State {
 pub struct Vmar {
     space: VmSpace,
     state: Mutex<State, { level::VMAR }>,
+    /// RLIMIT_STACK: how far below STACK_TOP the "[stack]" area may be
+    /// touched; checked at fault time, so setrlimit applies at once.
+    stack_limit: core::sync::atomic::AtomicUsize,
 }
 
 fn page_flags(perms: Perms, writable_now: bool) -> PageFlags {
@@ -154,6 +160,7 @@ impl Vmar {
                 args: (0, 0),
                 env: (0, 0),
             }),
+            stack_limit: core::sync::atomic::AtomicUsize::new(STACK_SIZE),
         })
     }
 
@@ -189,6 +196,9 @@ impl Vmar {
         let vma = find(&self.state.lock().areas, addr).cloned().ok_or(Error::new(Errno::EFAULT))?;
         if (write && !vma.perms.write) || (exec && !vma.perms.exec) || (!write && !exec && !vma.perms.read) {
             return Err(Error::new(Errno::EFAULT));
+        }
+        if vma.name == "[stack]" && vma.end - (addr & !(PAGE_SIZE - 1)) > self.stack_limit() {
+            return Err(Error::with_message(Errno::EFAULT, "stack beyond RLIMIT_STACK"));
         }
         let page = page_down(addr);
         if let Some((frame, flags)) = self.space.query(page) {
@@ -273,6 +283,7 @@ impl Vmar {
                 args: st.args,
                 env: st.env,
             }),
+            stack_limit: core::sync::atomic::AtomicUsize::new(self.stack_limit()),
         };
         for (va, frame, flags) in self.space.mappings() {
             let shared = find(&st.areas, va).is_some_and(|v| v.shared);
@@ -452,6 +463,14 @@ impl Vmar {
         }
         st.brk = new;
         new
+    }
+
+    pub fn stack_limit(&self) -> usize {
+        self.stack_limit.load(core::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub fn set_stack_limit(&self, bytes: usize) {
+        self.stack_limit.store(bytes.max(PAGE_SIZE), core::sync::atomic::Ordering::Relaxed);
     }
 
     /// Records where execve placed argv and envp strings.

@@ -12,7 +12,7 @@ use frame::user::UserContext;
 use super::{Process, Thread};
 use crate::error::{Errno, Error, Result};
 use crate::fs::{FsContext, Inode};
-use crate::mm::vmar::{FileBacking, Perms, Vma, STACK_SIZE, STACK_TOP};
+use crate::mm::vmar::{FileBacking, Perms, Vma, STACK_RESERVE, STACK_SIZE, STACK_TOP};
 use crate::mm::Vmar;
 
 /// Load address of a static-PIE executable (Linux's ELF_ET_DYN_BASE).
@@ -156,8 +156,9 @@ fn load_elf(
         brk = brk.max(end);
     }
     vm.init_brk(brk);
+    vm.set_stack_limit(stack_size);
     vm.add_area(Vma {
-        start: STACK_TOP - stack_size,
+        start: STACK_TOP - STACK_RESERVE,
         end: STACK_TOP,
         perms: Perms::RW,
         shared: false,
@@ -344,10 +345,10 @@ pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     Ok(())
 }
 
-/// The stack area size: RLIMIT_STACK, between 128 KiB and 1 GiB.
+/// The usable stack: RLIMIT_STACK, at most the reserved area.
 fn stack_size(process: &Process) -> usize {
     let cur = process.rlimits.lock().0[super::rlimit::RLIMIT_STACK].cur;
-    (cur.min(1 << 30) as usize).max(128 * 1024) & !(PAGE_SIZE - 1)
+    (cur.min(STACK_RESERVE as u64) as usize).max(128 * 1024) & !(PAGE_SIZE - 1)
 }
 
 /// `path` made absolute against the caller's working directory.

@@ -58,6 +58,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
         return Err(Error::new(Errno::EPERM));
     }
     if f & CLONE_THREAD != 0 {
+        check_nproc(parent)?;
         return clone_thread(parent, parent_thread, user, args);
     }
     let supported = CLONE_VFORK | CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_SETTLS
@@ -69,10 +70,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
         // Sharing dispositions between processes needs a shared table.
         return Err(Error::with_message(Errno::ENOSYS, "CLONE_SIGHAND without CLONE_THREAD"));
     }
-    let nproc = parent.rlimits.lock().0[super::rlimit::RLIMIT_NPROC].cur;
-    if super::all_processes().len() as u64 >= nproc {
-        return Err(Error::new(Errno::EAGAIN));
-    }
+    check_nproc(parent)?;
     // CLONE_VM (vfork, posix_spawn) shares the address space itself; a
     // plain fork gets a copy-on-write copy.
     let vm = if f & CLONE_VM != 0 { parent.vm() } else { Arc::new(parent.vm().fork()?) };
@@ -158,4 +156,23 @@ fn clone_thread(process: &Arc<Process>, parent_thread: &Thread, user: &UserConte
     let clear_tid = if f & CLONE_CHILD_CLEARTID != 0 { args.child_tid } else { 0 };
     super::spawn_user_thread_inner(process, tid, ctx, parent_thread.sigmask.load(Ordering::Relaxed), clear_tid)?;
     Ok(tid)
+}
+
+/// RLIMIT_NPROC: the threads of all processes of the caller's real user
+/// may not reach the limit (root is exempt, as with CAP_SYS_RESOURCE).
+fn check_nproc(parent: &Process) -> Result<()> {
+    let creds = parent.creds();
+    if creds.ruid == 0 || creds.is_privileged() {
+        return Ok(());
+    }
+    let limit = parent.rlimits.lock().0[super::rlimit::RLIMIT_NPROC].cur;
+    let used: usize = super::all_processes()
+        .iter()
+        .filter(|p| p.exit_status().is_none() && p.creds().ruid == creds.ruid)
+        .map(|p| p.threads().len().max(1))
+        .sum();
+    if used as u64 >= limit {
+        return Err(Error::new(Errno::EAGAIN));
+    }
+    Ok(())
 }

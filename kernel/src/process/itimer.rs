@@ -7,11 +7,18 @@ use core::sync::atomic::Ordering;
 
 use super::{Process, Thread};
 
-fn arm(process: &Process, thread: Option<&Thread>, deadline: u64) -> u64 {
+type TaskRef = Option<alloc::sync::Weak<frame::task::Task>>;
+
+/// The task the timer wakes: `thread`'s, else the process's first thread's.
+/// Must be called without the timer lock held (it takes the thread list).
+fn target_task(process: &Process, thread: Option<&Thread>) -> TaskRef {
+    thread
+        .and_then(|t| t.task.get().cloned())
+        .or_else(|| process.threads().first().and_then(|t| t.task.get().cloned()))
+}
+
+fn arm(process: &Process, task: TaskRef, deadline: u64) -> u64 {
     let flag = process.signals.alarm_fired.clone();
-    let task = thread.and_then(|t| t.task.get().cloned()).or_else(|| {
-        process.threads().first().and_then(|t| t.task.get().cloned())
-    });
     frame::timer::call_at(
         deadline,
         alloc::boxed::Box::new(move || {
@@ -26,6 +33,7 @@ fn arm(process: &Process, thread: Option<&Thread>, deadline: u64) -> u64 {
 /// Sets the real timer; returns the previous (remaining, interval) in ns.
 pub fn set_real(process: &Arc<Process>, thread: &Thread, value_ns: u64, interval_ns: u64) -> (u64, u64) {
     let now = frame::timer::monotonic_ns();
+    let task = target_task(process, Some(thread));
     let mut t = process.signals.real_timer.lock();
     let (old_id, old_deadline, old_interval) = *t;
     if old_id != 0 {
@@ -36,7 +44,7 @@ pub fn set_real(process: &Arc<Process>, thread: &Thread, value_ns: u64, interval
         (0, 0, 0)
     } else {
         let deadline = now.saturating_add(value_ns);
-        (arm(process, Some(thread), deadline), deadline, interval_ns)
+        (arm(process, task, deadline), deadline, interval_ns)
     };
     (remaining, old_interval)
 }
@@ -52,12 +60,13 @@ pub fn get_real(process: &Process) -> (u64, u64) {
 
 /// The timer fired: re-arm a periodic timer.
 pub fn on_alarm(process: &Process) {
+    let task = target_task(process, None);
     let mut t = process.signals.real_timer.lock();
     let (_, deadline, interval) = *t;
     *t = if interval == 0 {
         (0, 0, 0)
     } else {
         let next = deadline.saturating_add(interval).max(frame::timer::monotonic_ns());
-        (arm(process, None, next), next, interval)
+        (arm(process, task, next), next, interval)
     };
 }

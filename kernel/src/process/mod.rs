@@ -135,6 +135,11 @@ impl Thread {
         self.process.upgrade()
     }
 
+    /// CPU time of this thread's task.
+    pub fn cpu_time_ns(&self) -> u64 {
+        self.task.get().and_then(Weak::upgrade).map_or(0, |t| t.cpu_time_ns())
+    }
+
     /// Wakes the thread if it sleeps (to notice a signal).
     pub fn wake(&self) {
         if let Some(t) = self.task.get().and_then(Weak::upgrade) {

@@ -37,7 +37,9 @@ pub(crate) fn spawn_user_thread_inner(
 }
 
 /// The signal and si_code a CPU exception raises (signal(7), sigaction(2)).
-fn exception_signal(e: &CpuException) -> SigInfo {
+/// `rip` is the faulting instruction (si_addr of SIGILL/SIGFPE/SIGBUS);
+/// `fpu` the FXSAVE image, whose status words say which FP exception it was.
+fn exception_signal(e: &CpuException, rip: u64, fpu: &[u8; 512]) -> SigInfo {
     const SEGV_MAPERR: i32 = 1;
     const SEGV_ACCERR: i32 = 2;
     const FPE_INTDIV: i32 = 1;
@@ -45,16 +47,48 @@ fn exception_signal(e: &CpuException) -> SigInfo {
     const BUS_ADRALN: i32 = 1;
     const TRAP_BRKPT: i32 = 1;
     match e.vector {
-        CpuException::DIVIDE => SigInfo::fault(SIGFPE, FPE_INTDIV, 0),
-        CpuException::X87 | CpuException::SIMD => SigInfo::fault(SIGFPE, 0, 0),
-        CpuException::INVALID_OPCODE => SigInfo::fault(SIGILL, ILL_ILLOPN, 0),
-        CpuException::DEBUG | CpuException::BREAKPOINT => SigInfo::fault(SIGTRAP, TRAP_BRKPT, 0),
-        CpuException::ALIGNMENT => SigInfo::fault(SIGBUS, BUS_ADRALN, 0),
+        CpuException::DIVIDE => SigInfo::fault(SIGFPE, FPE_INTDIV, rip),
+        CpuException::X87 => {
+            // Raised and unmasked: FSW flags against the FCW masks.
+            let (fcw, fsw) = (u16::from_le_bytes([fpu[0], fpu[1]]), u16::from_le_bytes([fpu[2], fpu[3]]));
+            SigInfo::fault(SIGFPE, fp_code(u32::from(fsw & !fcw & 0x3f)), rip)
+        }
+        CpuException::SIMD => {
+            let mxcsr = u32::from_le_bytes([fpu[24], fpu[25], fpu[26], fpu[27]]);
+            SigInfo::fault(SIGFPE, fp_code(mxcsr & !(mxcsr >> 7) & 0x3f), rip)
+        }
+        CpuException::INVALID_OPCODE => SigInfo::fault(SIGILL, ILL_ILLOPN, rip),
+        // int3 reports the address after the instruction, like Linux.
+        CpuException::DEBUG | CpuException::BREAKPOINT => SigInfo::fault(SIGTRAP, TRAP_BRKPT, rip),
+        CpuException::ALIGNMENT => SigInfo::fault(SIGBUS, BUS_ADRALN, rip),
         CpuException::PAGE_FAULT => {
             let code = if e.is_protection() { SEGV_ACCERR } else { SEGV_MAPERR };
             SigInfo::fault(SIGSEGV, code, e.fault_addr)
         }
         _ => SigInfo::fault(SIGSEGV, SI_KERNEL, 0),
+    }
+}
+
+/// si_code of an x87/SSE exception from its flag bits (IE, DE, ZE, OE, UE,
+/// PE), in the order Linux tests them.
+fn fp_code(flags: u32) -> i32 {
+    const FPE_FLTDIV: i32 = 3;
+    const FPE_FLTOVF: i32 = 4;
+    const FPE_FLTUND: i32 = 5;
+    const FPE_FLTRES: i32 = 6;
+    const FPE_FLTINV: i32 = 7;
+    if flags & 0x01 != 0 {
+        FPE_FLTINV
+    } else if flags & 0x04 != 0 {
+        FPE_FLTDIV
+    } else if flags & 0x08 != 0 {
+        FPE_FLTOVF
+    } else if flags & 0x12 != 0 {
+        FPE_FLTUND
+    } else if flags & 0x20 != 0 {
+        FPE_FLTRES
+    } else {
+        0
     }
 }
 
@@ -108,7 +142,7 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                         const BUS_ADRERR: i32 = 2;
                         SigInfo::fault(SIGBUS, BUS_ADRERR, e.fault_addr)
                     } else {
-                        exception_signal(&e)
+                        exception_signal(&e, user.rip(), &user.fpu_bytes())
                     };
                     force_fault_signal(&process, &thread, info);
                 }

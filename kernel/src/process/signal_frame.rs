@@ -190,6 +190,9 @@ fn setup_frame(
     if act.flags & SA_RESETHAND != 0 {
         process.signals.set_action(sig, SigAction::default());
     }
+    // The handler starts with a clean FPU/SSE state (the interrupted one
+    // is in the frame and comes back with rt_sigreturn).
+    user.reset_fpu();
     let mut r = regs;
     r.rsp = sp;
     r.rip = act.handler;

@@ -8,6 +8,13 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (24, "sched_yield", sys_sched_yield),
     (140, "getpriority", sys_getpriority),
     (141, "setpriority", sys_setpriority),
+    (142, "sched_setparam", sys_sched_setparam),
+    (143, "sched_getparam", sys_sched_getparam),
+    (144, "sched_setscheduler", sys_sched_setscheduler),
+    (145, "sched_getscheduler", sys_sched_getscheduler),
+    (146, "sched_get_priority_max", sys_sched_get_priority_max),
+    (147, "sched_get_priority_min", sys_sched_get_priority_min),
+    (148, "sched_rr_get_interval", sys_sched_rr_get_interval),
     (203, "sched_setaffinity", sys_sched_setaffinity),
     (204, "sched_getaffinity", sys_sched_getaffinity),
     (309, "getcpu", sys_getcpu),
@@ -60,11 +67,102 @@ fn sys_getpriority(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     Ok((20 - best) as isize)
 }
 
+/// setpriority(2): EPERM for another user's process, EACCES for lowering
+/// the nice value without privilege (RLIMIT_NICE is not consulted).
 fn sys_setpriority(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let nice = (a[2] as i32).clamp(-20, 19);
-    for p in targets(ctx, a[0], a[1])? {
+    let me = ctx.process.creds();
+    let targets = targets(ctx, a[0], a[1])?;
+    for p in &targets {
+        let them = p.creds();
+        if !me.is_privileged() {
+            if me.euid != them.euid && me.euid != them.ruid {
+                return Err(Error::new(Errno::EPERM));
+            }
+            if nice < p.nice() {
+                return Err(Error::new(Errno::EACCES));
+            }
+        }
+    }
+    for p in targets {
         p.set_nice(nice, weight_of_nice(nice));
     }
+    Ok(0)
+}
+
+const SCHED_OTHER: u64 = 0;
+const SCHED_FIFO: u64 = 1;
+const SCHED_RR: u64 = 2;
+const SCHED_BATCH: u64 = 3;
+const SCHED_IDLE: u64 = 5;
+const SCHED_RESET_ON_FORK: u64 = 0x4000_0000;
+
+fn sched_target(pid: u64) -> Result<()> {
+    let pid = pid as i32;
+    if pid < 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if pid > 0 && process::find_thread(pid as Pid).is_none() {
+        return Err(Error::new(Errno::ESRCH));
+    }
+    Ok(())
+}
+
+/// Only SCHED_OTHER exists: the real-time classes are not implemented.
+fn sys_sched_getscheduler(_: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    sched_target(a[0])?;
+    Ok(SCHED_OTHER as isize)
+}
+
+fn sys_sched_setscheduler(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    sched_target(a[0])?;
+    let prio: i32 = ctx.read_val(a[2])?;
+    match a[1] & !SCHED_RESET_ON_FORK {
+        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE if prio == 0 => Ok(0),
+        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE => Err(Error::new(Errno::EINVAL)),
+        SCHED_FIFO | SCHED_RR if !(1..=99).contains(&prio) => Err(Error::new(Errno::EINVAL)),
+        SCHED_FIFO | SCHED_RR if !ctx.process.creds().is_privileged() => Err(Error::new(Errno::EPERM)),
+        SCHED_FIFO | SCHED_RR => Err(Error::with_message(Errno::EPERM, "real-time scheduling is not implemented")),
+        _ => Err(Error::new(Errno::EINVAL)),
+    }
+}
+
+fn sys_sched_getparam(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    sched_target(a[0])?;
+    ctx.write_val(a[1], &0i32)?;
+    Ok(0)
+}
+
+fn sys_sched_setparam(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    sched_target(a[0])?;
+    let prio: i32 = ctx.read_val(a[1])?;
+    if prio != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    Ok(0)
+}
+
+fn priority_range(policy: u64) -> Result<(i32, i32)> {
+    match policy {
+        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE => Ok((0, 0)),
+        SCHED_FIFO | SCHED_RR => Ok((1, 99)),
+        _ => Err(Error::new(Errno::EINVAL)),
+    }
+}
+
+fn sys_sched_get_priority_max(_: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    Ok(priority_range(a[0])?.1 as isize)
+}
+
+fn sys_sched_get_priority_min(_: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    Ok(priority_range(a[0])?.0 as isize)
+}
+
+/// The round-robin quantum (our default time slice).
+fn sys_sched_rr_get_interval(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    sched_target(a[0])?;
+    let ns = u64::from(policies::sched::slice_ticks(1024)) * 1_000_000_000 / u64::from(frame::timer::TICK_HZ);
+    ctx.write_val(a[1], &crate::time::Timespec::from_ns(ns))?;
     Ok(0)
 }
 

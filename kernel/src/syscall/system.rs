@@ -112,7 +112,16 @@ fn prlimit(ctx: &Context, pid: u64, resource: u64, new: u64, old: u64) -> Result
     };
     let current = target.rlimits.lock().0[resource];
     if let Some(l) = new_limit {
-        if resource == process::rlimit::RLIMIT_NOFILE && l.max > 1024 * 1024 {
+        // Raising the hard limit needs privilege; NOFILE is capped (fs.nr_open).
+        let privileged = ctx.process.creds().is_privileged();
+        if (l.max > current.max && !privileged)
+            || (resource == process::rlimit::RLIMIT_NOFILE && l.max > 1024 * 1024)
+        {
+            return Err(Error::new(Errno::EPERM));
+        }
+        // Changing another process's limits needs matching ids or privilege.
+        let (me, them) = (ctx.process.creds(), target.creds());
+        if !privileged && (me.ruid != them.ruid || me.ruid != them.euid || me.ruid != them.suid) {
             return Err(Error::new(Errno::EPERM));
         }
     }
@@ -121,6 +130,9 @@ fn prlimit(ctx: &Context, pid: u64, resource: u64, new: u64, old: u64) -> Result
     }
     if let Some(l) = new_limit {
         target.rlimits.lock().0[resource] = l;
+        if resource == process::rlimit::RLIMIT_STACK {
+            target.vm().set_stack_limit(l.cur.min(crate::mm::vmar::STACK_RESERVE as u64) as usize);
+        }
     }
     Ok(0)
 }

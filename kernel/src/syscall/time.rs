@@ -84,7 +84,7 @@ const TIMER_ABSTIME: u64 = 1;
 
 fn sys_clock_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let clock = ClockId::from_raw(a[0] as i32)?;
-    if matches!(clock, ClockId::ThreadCputime) {
+    if matches!(clock, ClockId::ThreadCputime | ClockId::ThreadCpu(_)) {
         return Err(Error::new(Errno::EINVAL));
     }
     if !matches!(clock, ClockId::Realtime | ClockId::Monotonic | ClockId::Boottime) {
