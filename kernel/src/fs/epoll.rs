@@ -17,7 +17,7 @@ use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use core::any::Any;
 
-use frame::sync::{SpinLock, level};
+use frame::sync::{Mutex, SpinLock, level};
 
 use super::anon::anon_inode;
 use super::file::{File, O_RDWR};
@@ -39,6 +39,11 @@ const MAX_NESTS: usize = 4;
 /// Entries per instance before ENOSPC (a bound on kernel memory, in the
 /// role of /proc/sys/fs/epoll/max_user_watches).
 const MAX_ENTRIES: usize = 65536;
+
+/// Held while an epoll instance is added to another (Linux's
+/// epnested_mutex). A sleeping lock, below the file-level locks, since
+/// the cycle check may drop the last reference to a file.
+static NESTING: Mutex<(), { level::VFS }> = Mutex::new(());
 
 /// (descriptor, file id): an entry's identity, as in Linux.
 type Key = (i32, usize);
@@ -99,14 +104,18 @@ impl Epoll {
     /// ELOOP (a cycle or too deep a nest of instances), ENOSPC.
     pub fn ctl(&self, op: CtlOp, fd: i32, file: &Arc<File>, events: u32, data: u64) -> Result<()> {
         let key = (fd, file.id());
-        if op == CtlOp::Add
-            && let Some(inner) = as_epoll(file)
-        {
-            // Adding `inner` must not make this instance reachable from itself.
-            if core::ptr::eq(inner, self) || inner.reaches(self, 1)? {
-                return Err(Error::new(Errno::ELOOP));
+        // Adding an instance: the cycle check and the insertion happen
+        // under one lock, so that two adds cannot close a cycle together.
+        let _nesting = match as_epoll(file) {
+            Some(inner) if op == CtlOp::Add => {
+                let guard = NESTING.lock();
+                if core::ptr::eq(inner, self) || inner.reaches(self, 1)? {
+                    return Err(Error::new(Errno::ELOOP));
+                }
+                Some(guard)
             }
-        }
+            _ => None,
+        };
         let mut interest = self.interest.lock();
         match op {
             CtlOp::Add => {
