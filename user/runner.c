@@ -1,7 +1,7 @@
 /*
  * runner - run every test program in a directory and report the results.
  *
- * usage: runner [DIR]        (DIR defaults to /tests)
+ * usage: runner [DIR [TIMEOUT]]   (DIR defaults to /tests)
  *
  * Regular files in DIR (except the runner itself) are run in name order,
  * one at a time: fork, execve(path, {path, NULL}, environ), wait4 (any
@@ -10,11 +10,18 @@
  *     TEST <name> PASS
  *     TEST <name> FAIL: exit status N
  *     TEST <name> FAIL: killed by signal N
+ *     TEST <name> FAIL: timed out after N s
  * followed by a summary line "runner: N passed, N failed".
  * The exit status is 0 iff every test passed.
  *
- * Deliberately avoids pipes, signal handlers, threads and timeouts: the
- * kernel this runs on may not support them yet.
+ * Without TIMEOUT the runner deliberately avoids pipes, signal handlers,
+ * threads and timeouts: the kernel this runs on may not support them yet.
+ * With TIMEOUT (seconds, > 0) a hung test must not stop the whole run:
+ * each test runs in its own process group (given the terminal's
+ * foreground if the runner had it), the runner polls wait4(WNOHANG) with
+ * short naps, and after TIMEOUT seconds kills the test's process group
+ * with SIGKILL.  That needs only setpgid, kill, wait4, nanosleep and
+ * clock_gettime (plus tcsetpgrp with SIGTTOU ignored on a terminal).
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -26,6 +33,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -41,10 +50,62 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void nap_ms(long ms)
+{
+	struct timespec ts;
+
+	ts.tv_sec = ms / 1000;
+	ts.tv_nsec = (ms % 1000) * 1000000L;
+	nanosleep(&ts, NULL);
+}
+
+/*
+ * Wait for pid with a time limit (seconds); reaps adopted orphans on the
+ * way.  Returns pid, -1 on error, or 0 if the test was killed after
+ * timing out (its process group got SIGKILL and it has been reaped).
+ */
+static pid_t wait_limited(pid_t pid, int *status, long timeout)
+{
+	long long deadline = now_ms() + timeout * 1000LL;
+	long nap = 1;
+	pid_t r;
+
+	for (;;) {
+		r = wait4(-1, status, WNOHANG, NULL);
+		if (r == pid)
+			return pid;
+		if (r > 0)
+			continue; /* an orphan */
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (now_ms() >= deadline)
+			break;
+		nap_ms(nap);
+		if (nap < 50)
+			nap *= 2;
+	}
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	do {
+		r = wait4(pid, status, 0, NULL);
+	} while (r < 0 && errno == EINTR);
+	return r == pid ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : "/tests";
 	const char *self_name = argc > 0 ? base_name(argv[0]) : "runner";
+	long timeout = 0;
+	int own_tty = 0;
 	struct stat self_st, st;
 	int have_self;
 	DIR *d;
@@ -53,8 +114,8 @@ int main(int argc, char **argv)
 	size_t count = 0, cap = 0, i;
 	int passed = 0, failed = 0;
 
-	if (argc > 2) {
-		fprintf(stderr, "usage: runner [DIR]\n");
+	if (argc > 3 || (argc == 3 && (timeout = atol(argv[2])) <= 0)) {
+		fprintf(stderr, "usage: runner [DIR [TIMEOUT_SECONDS]]\n");
 		return 2;
 	}
 	have_self = argc > 0 && stat(argv[0], &self_st) == 0;
@@ -65,6 +126,13 @@ int main(int argc, char **argv)
 	 */
 	if (getpgid(0) == 0)
 		setpgid(0, 0);
+
+	/* With a timeout, tests get their own process groups; if we own the
+	 * terminal's foreground, we hand it to each test in turn. */
+	if (timeout > 0 && isatty(0) && tcgetpgrp(0) == getpgrp()) {
+		signal(SIGTTOU, SIG_IGN);
+		own_tty = 1;
+	}
 
 	d = opendir(dir);
 	if (!d) {
@@ -125,6 +193,12 @@ int main(int argc, char **argv)
 			char msg[PATH_MAX + 64];
 			int n;
 
+			if (timeout > 0) {
+				setpgid(0, 0);
+				if (own_tty)
+					tcsetpgrp(0, getpid());
+				signal(SIGTTOU, SIG_DFL);
+			}
 			cargv[0] = path;
 			cargv[1] = NULL;
 			execve(path, cargv, environ);
@@ -139,11 +213,25 @@ int main(int argc, char **argv)
 		 * runner also adopts the orphans tests leave behind, and
 		 * reaping them keeps zombies from piling up.
 		 */
-		do {
-			r = wait4(-1, &status, 0, NULL);
-		} while ((r < 0 && errno == EINTR) || (r > 0 && r != pid));
+		if (timeout > 0) {
+			setpgid(pid, pid);
+			if (own_tty)
+				tcsetpgrp(0, pid);
+			r = wait_limited(pid, &status, timeout);
+			if (own_tty)
+				tcsetpgrp(0, getpgrp());
+		} else {
+			do {
+				r = wait4(-1, &status, 0, NULL);
+			} while ((r < 0 && errno == EINTR) ||
+				 (r > 0 && r != pid));
+		}
 
-		if (r != pid) {
+		if (r == 0) {
+			printf("TEST %s FAIL: timed out after %ld s\n", names[i],
+			       timeout);
+			failed++;
+		} else if (r != pid) {
 			printf("TEST %s FAIL: wait4 failed: %s\n", names[i],
 			       strerror(errno));
 			failed++;
