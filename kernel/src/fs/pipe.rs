@@ -67,8 +67,9 @@ struct Ring {
     max_slots: usize,
     /// Unread bytes in all slots.
     len: usize,
-    /// One freed page kept for the next write.
-    spare: Option<Vec<u8>>,
+    /// Pages freed by readers, kept for the next writes (at most
+    /// `max_slots` pages are ever held).
+    spare: Vec<Vec<u8>>,
 }
 
 impl Ring {
@@ -77,7 +78,7 @@ impl Ring {
     }
 
     fn new_page(&mut self) -> Result<Vec<u8>> {
-        match self.spare.take() {
+        match self.spare.pop() {
             Some(page) => Ok(page),
             None => kernel_buffer(PAGE_SIZE),
         }
@@ -131,7 +132,11 @@ impl Ring {
             if slot.start == slot.end
                 && let Some(slot) = self.slots.pop_front()
             {
-                self.spare = Some(slot.page);
+                if self.spare.len() + self.slots.len() < self.max_slots
+                    && self.spare.try_reserve(1).is_ok()
+                {
+                    self.spare.push(slot.page);
+                }
             }
         }
         self.len -= done;
@@ -147,7 +152,7 @@ impl Pipe {
                     slots: VecDeque::new(),
                     max_slots: DEFAULT_CAPACITY / PAGE_SIZE,
                     len: 0,
-                    spare: None,
+                    spare: Vec::new(),
                 },
                 readers: 0,
                 writers: 0,
@@ -245,6 +250,7 @@ impl PipeEnd {
             return Err(Error::new(Errno::EBUSY));
         }
         st.ring.max_slots = size / PAGE_SIZE;
+        st.ring.spare.clear();
         drop(st);
         self.pipe.readiness.notify(POLLOUT);
         Ok(size)
