@@ -41,6 +41,9 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
     }
     // Re-parent children to the nearest subreaper ancestor, else init.
     let children = core::mem::take(&mut *process.children.lock());
+    // Groups this exit may orphan: our own and our children's.
+    let mut groups: alloc::vec::Vec<u32> = children.iter().map(|c| c.pgid()).collect();
+    groups.push(process.pgid());
     if !children.is_empty() {
         let mut reaper = process.parent();
         while let Some(r) = reaper.clone() {
@@ -60,6 +63,11 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
             init.children.lock().extend(children);
             init.child_wait.wake_all();
         }
+    }
+    groups.sort_unstable();
+    groups.dedup();
+    for g in groups {
+        super::signal::hup_if_orphaned_and_stopped(g);
     }
     let (code, info_status) = match status & 0x7f {
         0 => (super::signal::CLD_EXITED, (status >> 8) & 0xff),

@@ -202,7 +202,8 @@ impl SignalState {
     pub fn set_action(&self, sig: usize, mut act: SigAction) {
         act.mask &= !UNBLOCKABLE;
         self.actions.lock()[sig - 1] = act;
-        // Setting a signal to be ignored discards it if pending (POSIX).
+        // Setting a signal to be ignored discards it if pending (POSIX);
+        // the thread-directed copies are dropped by `discard_pending`.
         if is_ignored(sig, &act) {
             self.shared.lock().take(sig);
         }
@@ -271,7 +272,7 @@ pub fn default_action(sig: usize) -> DefaultAction {
     }
 }
 
-fn is_ignored(sig: usize, act: &SigAction) -> bool {
+pub fn is_ignored(sig: usize, act: &SigAction) -> bool {
     act.handler == SIG_IGN || (act.handler == SIG_DFL && default_action(sig) == DefaultAction::Ignore)
 }
 
@@ -293,7 +294,12 @@ fn kick(p: &Process) {
 
 /// Generates a process-directed signal (kill(2), SIGCHLD, alarms, ...).
 pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
-    if generate(p, &info) {
+    let sig = info.signo as usize;
+    let blocked = sig != 0 && {
+        let threads = p.threads();
+        !threads.is_empty() && threads.iter().all(|t| t.sigmask.load(Ordering::Relaxed) & bit(sig) != 0)
+    };
+    if generate(p, &info, blocked) {
         p.signals.shared.lock().add(info);
         kick(p);
     }
@@ -302,19 +308,30 @@ pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
 /// The common part of generating a signal: stop/continue side effects, and
 /// whether the signal must be queued at all (an ignored one is discarded at
 /// generation, signal(7)).
-fn generate(p: &Arc<Process>, info: &SigInfo) -> bool {
+/// A blocked signal is never discarded: its disposition may change before
+/// it is unblocked (Linux's sig_ignored).
+fn generate(p: &Arc<Process>, info: &SigInfo, blocked: bool) -> bool {
     let sig = info.signo as usize;
     if sig == 0 || p.exit_status().is_some() {
         return false;
     }
     prepare(p, sig);
     let act = p.signals.action(sig);
-    !is_ignored(sig, &act) || sig == SIGKILL || sig == SIGSTOP
+    blocked || !is_ignored(sig, &act) || sig == SIGKILL || sig == SIGSTOP
+}
+
+/// Drops `sig` from every pending set of `p` (it became ignored).
+pub fn discard_pending(p: &Process, sig: usize) {
+    p.signals.shared.lock().take(sig);
+    for t in p.threads() {
+        t.signals.pending.lock().take(sig);
+    }
 }
 
 /// Generates a thread-directed signal (tkill, tgkill, faults).
 pub fn send_to_thread(p: &Arc<Process>, t: &Thread, info: SigInfo) {
-    if generate(p, &info) {
+    let blocked = info.signo > 0 && t.sigmask.load(Ordering::Relaxed) & bit(info.signo as usize) != 0;
+    if generate(p, &info, blocked) {
         t.signals.pending.lock().add(info);
         t.wake();
     }
@@ -420,4 +437,31 @@ pub fn wait_interruptible_deadline<R>(
         deadline,
     );
     r.transpose()
+}
+
+/// Whether process group `pgid` is orphaned: no live member has a parent in
+/// another group of the same session (POSIX; credentials(7)).
+pub fn is_orphaned_pgrp(pgid: u32) -> bool {
+    let members: alloc::vec::Vec<_> =
+        crate::process::all_processes().into_iter().filter(|p| p.pgid() == pgid && p.exit_status().is_none()).collect();
+    !members.iter().any(|p| {
+        p.parent().is_some_and(|q| q.exit_status().is_none() && q.pgid() != pgid && q.sid() == p.sid())
+    })
+}
+
+/// A group that just became orphaned and has a stopped member gets SIGHUP
+/// then SIGCONT (POSIX: _exit).
+pub fn hup_if_orphaned_and_stopped(pgid: u32) {
+    if !is_orphaned_pgrp(pgid) {
+        return;
+    }
+    let members: alloc::vec::Vec<_> =
+        crate::process::all_processes().into_iter().filter(|p| p.pgid() == pgid && p.exit_status().is_none()).collect();
+    if members.is_empty() || !members.iter().any(|p| p.signals.stopped.load(Ordering::Acquire)) {
+        return;
+    }
+    for p in &members {
+        send_to_process(p, SigInfo::new(SIGHUP, SI_KERNEL));
+        send_to_process(p, SigInfo::new(SIGCONT, SI_KERNEL));
+    }
 }

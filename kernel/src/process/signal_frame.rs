@@ -59,6 +59,7 @@ const UC_FLAGS: u64 = 0x6;
 /// -ERESTARTSYS / -ERESTARTNOHAND).
 pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut UserContext, restart: Option<u64>) {
     let mut restart = restart;
+    let mut delivered = false;
     if process.signals.alarm_fired.swap(false, Ordering::AcqRel) {
         super::itimer::on_alarm(process);
         send_to_process(process, SigInfo::new(SIGALRM, SI_KERNEL));
@@ -72,6 +73,10 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
                 DefaultAction::Terminate => return do_exit(process, signal_status_code(sig as i32, false)),
                 DefaultAction::Core => return do_exit(process, signal_status_code(sig as i32, true)),
                 DefaultAction::Stop => {
+                    // Job-control stops are discarded in an orphaned group.
+                    if sig != super::signal::SIGSTOP && super::signal::is_orphaned_pgrp(process.pgid()) {
+                        continue;
+                    }
                     stop(process, thread, sig);
                     if process.exit_status().is_some() {
                         return;
@@ -90,6 +95,11 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
             // The stack is unusable: Linux forces SIGSEGV.
             return do_exit(process, signal_status_code(super::signal::SIGSEGV as i32, true));
         }
+        delivered = true;
+        // Keep going: every signal still deliverable gets a frame on top,
+        // so the last one set up runs first (as on Linux).
+    }
+    if delivered {
         return;
     }
     // No handler ran: an interrupted syscall restarts transparently.

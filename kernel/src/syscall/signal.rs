@@ -45,6 +45,9 @@ fn sys_rt_sigaction(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     }
     if let Some(new) = new {
         ctx.process.signals.set_action(sig, new);
+        if crate::process::signal::is_ignored(sig, &new) {
+            crate::process::signal::discard_pending(ctx.process, sig);
+        }
     }
     Ok(0)
 }
