@@ -165,8 +165,9 @@ fn owner() -> Owner {
     shared().state.lock().owner
 }
 
-/// A read from the line discipline: Some(n) when done, None to wait
-/// (until `deadline`, None: forever).
+/// One attempt at a read from the line discipline: `(Some(n), _)` when
+/// done, `(None, deadline)` to wait for input until `deadline` (None:
+/// forever). `started` keeps the start of a VMIN = 0 read's timer.
 fn try_read(
     ld: &mut Ldisc,
     buf: &mut [u8],
