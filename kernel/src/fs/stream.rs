@@ -44,8 +44,6 @@ pub trait Caller {
         ready: &mut dyn FnMut() -> bool,
         deadline_ns: u64,
     ) -> Result<bool>;
-    /// Sends signal `signo` to every process in group `pgrp`.
-    fn signal_group(&self, pgrp: u32, signo: u32);
     /// Sends signal `signo` to the caller's own process (SIGPIPE).
     fn raise(&self, signo: u32);
 }

@@ -28,7 +28,7 @@ use frame::sync::WaitQueue;
 
 use crate::fs::{Caller, Cred, File, FsContext, HARD_MAX_FDS, Inode};
 use crate::process::rlimit::RLIMIT_NOFILE;
-use crate::process::signal::{self, SI_KERNEL, SigInfo};
+use crate::process::signal::{self, SigInfo};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (0, "read", io::sys_read),
@@ -262,14 +262,5 @@ impl Caller for CallerCtx<'_, '_> {
         let pid = self.0.process.pid();
         let info = SigInfo::from_sender(signo as usize, signal::SI_USER, pid);
         signal::send_to_process(self.0.process, info);
-    }
-
-    fn signal_group(&self, pgrp: u32, signo: u32) {
-        for p in crate::process::all_processes()
-            .into_iter()
-            .filter(|p| p.pgid() == pgrp)
-        {
-            signal::send_to_process(&p, SigInfo::new(signo as usize, SI_KERNEL));
-        }
     }
 }
