@@ -21,8 +21,7 @@ static FIFOS: SpinLock<BTreeMap<(u64, u64), Weak<Pipe>>, { level::INODE }> =
 /// O_WRONLY|O_NONBLOCK without a reader. Opens that must wait for the
 /// other end do so in [`FileOps::opened`].
 pub fn open_fifo(node: &Arc<dyn Inode>, flags: u32) -> Result<Arc<dyn FileOps>> {
-    let meta = node.metadata();
-    let key = (meta.dev, meta.ino);
+    let key = node.id();
     let mut fifos = FIFOS.lock();
     let pipe = match fifos.get(&key).and_then(Weak::upgrade) {
         Some(pipe) => pipe,

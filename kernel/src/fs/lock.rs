@@ -35,8 +35,7 @@ const MAX_CHAIN: usize = 10;
 pub type InodeKey = (u64, u64);
 
 pub fn key_of(node: &dyn Inode) -> InodeKey {
-    let m = node.metadata();
-    (m.dev, m.ino)
+    node.id()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

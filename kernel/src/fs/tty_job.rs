@@ -64,15 +64,6 @@ fn members(pgrp: u32) -> impl Iterator<Item = Arc<Process>> {
         .filter(move |p| p.pgid() == pgrp && p.exit_status().is_none())
 }
 
-/// POSIX: a group is orphaned when no member has a parent in another
-/// group of the same session.
-pub fn is_orphaned(pgrp: u32) -> bool {
-    !members(pgrp).any(|p| {
-        p.parent()
-            .is_some_and(|q| q.pgid() != pgrp && q.sid() == p.sid())
-    })
-}
-
 /// The session of process group `pgrp`, if the group exists.
 pub fn session_of(pgrp: u32) -> Option<u32> {
     members(pgrp).next().map(|p| p.sid())
@@ -112,7 +103,7 @@ pub fn check_access(owner: Owner, sig: u32) -> Result<()> {
             Ok(())
         };
     }
-    if is_orphaned(pgrp) {
+    if signal::is_orphaned_pgrp(pgrp) {
         return Err(Error::new(Errno::EIO));
     }
     signal_group(pgrp, sig);
