@@ -129,14 +129,13 @@ impl Ring {
             dst[done..done + n].copy_from_slice(&slot.page[slot.start..slot.start + n]);
             slot.start += n;
             done += n;
+            // An emptied page is freed, or kept for the next write.
             if slot.start == slot.end
                 && let Some(slot) = self.slots.pop_front()
+                && self.spare.len() + self.slots.len() < self.max_slots
+                && self.spare.try_reserve(1).is_ok()
             {
-                if self.spare.len() + self.slots.len() < self.max_slots
-                    && self.spare.try_reserve(1).is_ok()
-                {
-                    self.spare.push(slot.page);
-                }
+                self.spare.push(slot.page);
             }
         }
         self.len -= done;
