@@ -273,6 +273,42 @@ static inline int t_wait_thread_state(long tid, const char *states)
 	return 0;
 }
 
+/*
+ * Wait for pid, but give up after secs seconds (a hang guard for kernels
+ * that lack a feature, not a timing expectation): then SIGKILL it, reap
+ * it, and return -2.  Otherwise the raw wait status (or -1).
+ */
+static inline int t_wait_bounded(pid_t pid, int secs)
+{
+	long i;
+	int st;
+
+	for (i = 0; i < secs * 100L; i++) {
+		pid_t r = waitpid(pid, &st, WNOHANG);
+
+		if (r == pid)
+			return st;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		t_msleep(10);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -2;
+}
+
+/* Read and discard whatever is queued on fd, without blocking. */
+static inline void t_drain(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+	char buf[256];
+
+	fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	while (read(fd, buf, sizeof buf) > 0)
+		;
+	fcntl(fd, F_SETFL, fl);
+}
+
 /* fork() that runs fn in the child and _exit()s with its result. */
 static inline pid_t t_fork_fn(int (*fn)(void *), void *arg)
 {

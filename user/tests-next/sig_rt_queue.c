@@ -88,6 +88,8 @@ int main(void)
 	}
 	for (i = 0; i < 10; i++)
 		CHECK_EQ(queue(pid, RT_A, i), 0);
+	if (t_failures)
+		kill(pid, SIGKILL); /* it would wait for ever */
 	CHECK(t_wait_ok(pid));
 	DONE();
 }
