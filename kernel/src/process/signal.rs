@@ -111,20 +111,31 @@ impl SigInfo {
     }
 }
 
-/// A set of pending signals with one siginfo each (standard signals do not
-/// queue; real-time queueing is not implemented).
+/// A set of pending signals. Standard signals (1-31) do not queue: one
+/// siginfo each. Real-time signals (32-64) queue every instance, in order.
 pub struct Pending {
     mask: u64,
     info: [Option<SigInfo>; NSIG],
+    rt_queue: alloc::collections::VecDeque<SigInfo>,
 }
+
+/// Most queued real-time signals per pending set (RLIMIT_SIGPENDING-like).
+const RT_QUEUE_MAX: usize = 1024;
 
 impl Pending {
     pub const fn new() -> Self {
-        Pending { mask: 0, info: [None; NSIG] }
+        Pending { mask: 0, info: [None; NSIG], rt_queue: alloc::collections::VecDeque::new() }
     }
 
     pub fn add(&mut self, info: SigInfo) {
         let sig = info.signo as usize;
+        if sig >= 32 {
+            if self.rt_queue.len() < RT_QUEUE_MAX {
+                self.rt_queue.push_back(info);
+                self.mask |= bit(sig);
+            }
+            return;
+        }
         if self.mask & bit(sig) == 0 {
             self.mask |= bit(sig);
             self.info[sig - 1] = Some(info);
@@ -139,6 +150,14 @@ impl Pending {
         if self.mask & bit(sig) == 0 {
             return None;
         }
+        if sig >= 32 {
+            let pos = self.rt_queue.iter().position(|i| i.signo as usize == sig)?;
+            let info = self.rt_queue.remove(pos);
+            if !self.rt_queue.iter().any(|i| i.signo as usize == sig) {
+                self.mask &= !bit(sig);
+            }
+            return info;
+        }
         self.mask &= !bit(sig);
         self.info[sig - 1].take()
     }
@@ -146,7 +165,8 @@ impl Pending {
     pub fn remove_mask(&mut self, m: u64) {
         for sig in 1..=NSIG {
             if m & bit(sig) != 0 {
-                self.take(sig);
+                while self.take(sig).is_some() {}
+                self.mask &= !bit(sig);
             }
         }
     }
@@ -315,8 +335,12 @@ fn generate(p: &Arc<Process>, info: &SigInfo, blocked: bool) -> bool {
     if sig == 0 || p.exit_status().is_some() {
         return false;
     }
-    prepare(p, sig);
     let act = p.signals.action(sig);
+    // init only gets the signals it has handlers for (signal(7)).
+    if p.pid() == crate::process::INIT_PID && act.handler == SIG_DFL {
+        return false;
+    }
+    prepare(p, sig);
     blocked || !is_ignored(sig, &act) || sig == SIGKILL || sig == SIGSTOP
 }
 

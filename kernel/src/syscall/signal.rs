@@ -24,6 +24,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (127, "rt_sigpending", sys_rt_sigpending),
     (128, "rt_sigtimedwait", sys_rt_sigtimedwait),
     (130, "rt_sigsuspend", sys_rt_sigsuspend),
+    (129, "rt_sigqueueinfo", sys_rt_sigqueueinfo),
     (131, "sigaltstack", sys_sigaltstack),
     (200, "tkill", sys_tkill),
     (234, "tgkill", sys_tgkill),
@@ -220,9 +221,39 @@ fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if targets.is_empty() {
         return Err(Error::new(Errno::ESRCH));
     }
-    for t in &targets {
+    let allowed: alloc::vec::Vec<_> = targets.iter().filter(|t| may_signal(ctx, t, sig)).collect();
+    if allowed.is_empty() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    for t in allowed {
         send_to_process(t, info);
     }
+    Ok(0)
+}
+
+/// kill(2) permission: privilege, or the sender's real or effective uid
+/// equals the target's real or saved uid; SIGCONT within the session.
+fn may_signal(ctx: &Context, target: &process::Process, sig: usize) -> bool {
+    let (me, them) = (ctx.process.creds(), target.creds());
+    me.is_privileged()
+        || [me.ruid, me.euid].iter().any(|u| *u == them.ruid || *u == them.suid)
+        || (sig == crate::process::signal::SIGCONT && target.sid() == ctx.process.sid())
+}
+
+fn sys_rt_sigqueueinfo(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let sig = check_signo(a[1], true)?;
+    let mut info: SigInfo = ctx.read_val(a[2])?;
+    let target = process::find_process(a[0] as Pid).filter(|p| p.exit_status().is_none());
+    let target = target.ok_or(Error::new(Errno::ESRCH))?;
+    // Only the kernel may send si_code >= 0 (or SI_TKILL) to others.
+    if (info.code >= 0 || info.code == SI_TKILL) && target.pid() != ctx.process.pid() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    if !may_signal(ctx, &target, sig) {
+        return Err(Error::new(Errno::EPERM));
+    }
+    info.signo = sig as i32;
+    send_to_process(&target, info);
     Ok(0)
 }
 
@@ -234,6 +265,9 @@ fn thread_kill(ctx: &Context, tgid: Option<Pid>, tid: i32, sig: u64) -> Result<i
     let (proc_, thread) = process::find_thread(tid as Pid).ok_or(Error::new(Errno::ESRCH))?;
     if tgid.is_some_and(|g| g != proc_.pid()) || proc_.exit_status().is_some() {
         return Err(Error::new(Errno::ESRCH));
+    }
+    if !may_signal(ctx, &proc_, sig) {
+        return Err(Error::new(Errno::EPERM));
     }
     send_to_thread(&proc_, &thread, SigInfo::from_sender(sig, SI_TKILL, ctx.process.pid()));
     Ok(0)
