@@ -1,9 +1,10 @@
 /* The console as our terminal, checked only when stdin is a terminal (the
  * runner under xtask gives us the serial console; a host run usually does
  * not): TCGETS/TCSETSW round trip, TIOCGWINSZ, the foreground process
- * group, ttyname, /dev/tty.  Interactive behaviour (echo, ^C, job control)
+ * group, ttyname, epoll/poll readiness, /dev/tty.  Interactive behaviour (echo, ^C, job control)
  * is checked by the expect-style driver in xtask, not here. */
 #include "next.h"
+#include <sys/epoll.h>
 
 int main(void)
 {
@@ -15,6 +16,10 @@ int main(void)
 	if (!isatty(0))
 		SKIP("stdin is not a terminal");
 
+	/* The kernel's termios (TCGETS) is smaller than libc's struct: zero
+	 * both so that the bytes it does not write compare equal. */
+	memset(&tio, 0, sizeof tio);
+	memset(&again, 0, sizeof again);
 	CHECK_EQ(ioctl(0, TCGETS, &tio), 0);
 	CHECK_EQ(ioctl(0, TCSETSW, &tio), 0);
 	CHECK_EQ(ioctl(0, TCGETS, &again), 0);
@@ -30,6 +35,22 @@ int main(void)
 		CHECK_EQ(kill(-fg, 0), 0);
 	}
 	CHECK(ttyname(0) != NULL);
+	/* The terminal can be watched with epoll and poll: writable. */
+	{
+		struct epoll_event ev, out[1];
+		struct pollfd pf = { 0, POLLOUT, 0 };
+		int ep = epoll_create1(0);
+
+		ev.events = EPOLLOUT;
+		ev.data.u32 = 9;
+		CHECK_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, 0, &ev), 0);
+		CHECK_EQ(epoll_wait(ep, out, 1, 1000), 1);
+		CHECK_EQ(out[0].data.u32, 9);
+		CHECK(out[0].events & EPOLLOUT);
+		close(ep);
+		CHECK_EQ(poll(&pf, 1, 1000), 1);
+		CHECK(pf.revents & POLLOUT);
+	}
 	fd = open("/dev/tty", O_RDWR);
 	if (fd >= 0) {
 		CHECK(isatty(fd));

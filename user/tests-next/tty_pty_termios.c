@@ -3,6 +3,7 @@
  * kill, VEOF, ICRNL, raw mode with VMIN/VTIME, OPOST off, and
  * TCSETS/TCSETSW/TCSETSF (flushing pending input). */
 #include "next.h"
+#include <sys/epoll.h>
 
 int main(void)
 {
@@ -36,6 +37,35 @@ int main(void)
 	n = t_read_avail(m, buf, sizeof buf, 2000);
 	CHECK_EQ(n, 5);
 	CHECK(memcmp(buf, "abc\r\n", 5) == 0);
+
+	/* epoll and poll on the terminal: readable only once a whole line
+	 * is there in canonical mode; writable at once. */
+	{
+		struct epoll_event ev, out[2];
+		struct pollfd pf;
+		int ep = epoll_create1(0);
+
+		ev.events = EPOLLIN;
+		ev.data.u32 = 5;
+		CHECK_EQ(epoll_ctl(ep, EPOLL_CTL_ADD, s, &ev), 0);
+		CHECK_EQ(epoll_wait(ep, out, 2, 0), 0);
+		CHECK_EQ(write(m, "pa", 2), 2);
+		t_msleep(20);
+		CHECK_EQ(epoll_wait(ep, out, 2, 0), 0);
+		pf.fd = s;
+		pf.events = POLLIN | POLLOUT;
+		CHECK_EQ(poll(&pf, 1, 0), 1);
+		CHECK_EQ(pf.revents, POLLOUT);
+		CHECK_EQ(write(m, "rt\n", 3), 3);
+		CHECK_EQ(epoll_wait(ep, out, 2, 2000), 1);
+		CHECK_EQ(out[0].events, EPOLLIN);
+		CHECK_EQ(out[0].data.u32, 5);
+		n = t_read_avail(s, buf, sizeof buf, 2000);
+		CHECK_EQ(n, 5);
+		CHECK_EQ(epoll_wait(ep, out, 2, 0), 0);
+		t_read_avail(m, buf, sizeof buf, 100); /* drop the echo */
+		close(ep);
+	}
 
 	/* Erase and kill. */
 	CHECK_EQ(write(m, "ab\177c\n", 5), 5);
