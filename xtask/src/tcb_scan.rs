@@ -127,8 +127,8 @@ pub fn unsafe_uses(src: &str) -> Vec<usize> {
             }
             let word: String = c[start..i].iter().collect();
             let raw = start >= 2 && c[start - 2] == 'r' && c[start - 1] == '#';
-            // Any bare `unsafe` token is the keyword: `unsafe {`, `unsafe fn`,
-            // `unsafe impl`, `unsafe extern`, `unsafe trait`, `#[unsafe(..)]`.
+            // Any bare `unsafe` token is the keyword: blocks, functions,
+            // impls, extern blocks, traits and `#[unsafe(..)]` attributes.
             if word == "unsafe" && !raw {
                 lines.push(line);
             }
@@ -140,7 +140,7 @@ pub fn unsafe_uses(src: &str) -> Vec<usize> {
 }
 
 /// Lines of `SAFETY:` justifications: `// SAFETY:` comments and the
-/// `# Safety` sections of `unsafe fn` docs.
+/// `# Safety` sections of the docs of unsafe functions.
 pub fn safety_comments(src: &str) -> usize {
     src.lines()
         .map(str::trim_start)

@@ -371,6 +371,8 @@ mod global {
             }
         }
 
+        // SAFETY: (the trait's contract) `ptr` came from `alloc`; the slot
+        // is rebuilt from frame metadata and handed back to the policy.
         unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
             let slot = HeapSlot::from_allocated(ptr as usize);
             if let Some(policy) = POLICY.get() {
