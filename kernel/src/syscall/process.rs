@@ -371,6 +371,7 @@ fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     }
     let target = match idtype {
         P_ALL => WaitTarget::Any,
+        P_PID if id == 0 => return Err(Error::new(Errno::EINVAL)),
         P_PID => WaitTarget::Pid(id),
         P_PGID => WaitTarget::Pgid(if id == 0 { ctx.process.pgid() } else { id }),
         _ => return Err(Error::new(Errno::EINVAL)),

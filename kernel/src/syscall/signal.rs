@@ -212,12 +212,14 @@ fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let me = ctx.process.pid();
     let info = SigInfo::from_sender(sig, SI_USER, me);
     let targets: alloc::vec::Vec<_> = match pid {
-        p if p > 0 => process::find_process(p as Pid).filter(|p| p.exit_status().is_none()).into_iter().collect(),
+        // A zombie can still be signalled (the signal is simply lost).
+        p if p > 0 => process::find_process(p as Pid).into_iter().collect(),
         0 => process::all_processes().into_iter().filter(|p| p.pgid() == ctx.process.pgid()).collect(),
         -1 => process::all_processes().into_iter().filter(|p| p.pid() != process::INIT_PID && p.pid() != me).collect(),
         p => process::all_processes().into_iter().filter(|q| q.pgid() == p.unsigned_abs()).collect(),
     };
-    let targets: alloc::vec::Vec<_> = targets.into_iter().filter(|p| p.exit_status().is_none()).collect();
+    let targets: alloc::vec::Vec<_> =
+        targets.into_iter().filter(|p| pid > 0 || p.exit_status().is_none()).collect();
     if targets.is_empty() {
         return Err(Error::new(Errno::ESRCH));
     }
