@@ -77,6 +77,17 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
     // The parent hears of the exit through the clone's exit signal
     // (SIGCHLD for fork; any signal, or none, for clone).
     super::signal::notify_parent_with(process, process.exit_signal.load(Ordering::Relaxed), code, info_status);
+    // A parent ignoring SIGCHLD (SIG_IGN or SA_NOCLDWAIT) gets no zombies:
+    // the child is reaped at once (wait(2) NOTES).
+    const SA_NOCLDWAIT: u64 = 2;
+    if let Some(parent) = process.parent() {
+        let act = parent.signals.action(super::signal::SIGCHLD);
+        if act.handler == super::signal::SIG_IGN || act.flags & SA_NOCLDWAIT != 0 {
+            parent.children.lock().retain(|c| !Arc::ptr_eq(c, process));
+            remove_from_table(process.pid());
+            parent.child_wait.wake_all();
+        }
+    }
 }
 
 /// CLONE_CHILD_CLEARTID / set_tid_address: zero the word and wake a futex

@@ -386,8 +386,11 @@ pub fn notify_parent(p: &Arc<Process>, code: i32, status: i32) {
 
 /// Like [`notify_parent`] with signal `sig` (0: wake the parent only).
 pub fn notify_parent_with(p: &Arc<Process>, sig: u32, code: i32, status: i32) {
+    const SA_NOCLDSTOP: u64 = 1;
     if let Some(parent) = p.parent() {
-        if sig != 0 {
+        let stop_or_cont = code == CLD_STOPPED || code == CLD_CONTINUED;
+        let nocldstop = sig as usize == SIGCHLD && parent.signals.action(SIGCHLD).flags & SA_NOCLDSTOP != 0;
+        if sig != 0 && !(stop_or_cont && nocldstop) {
             let mut info = SigInfo::from_sender(sig as usize, code, p.pid());
             info.status = status;
             send_to_process(&parent, info);
