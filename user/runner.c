@@ -8,11 +8,12 @@
  * child, so orphans adopted by the runner as init are reaped too).
  * One line per test goes to stdout:
  *     TEST <name> PASS
+ *     TEST <name> SKIP: exit status 77 (the reason is in its output)
  *     TEST <name> FAIL: exit status N
  *     TEST <name> FAIL: killed by signal N
  *     TEST <name> FAIL: timed out after N s
- * followed by a summary line "runner: N passed, N failed".
- * The exit status is 0 iff every test passed.
+ * followed by a summary line "runner: N passed, N failed, N skipped".
+ * The exit status is 0 iff no test failed.
  *
  * Without TIMEOUT the runner deliberately avoids pipes, signal handlers,
  * threads and timeouts: the kernel this runs on may not support them yet.
@@ -112,7 +113,7 @@ int main(int argc, char **argv)
 	struct dirent *de;
 	char **names = NULL;
 	size_t count = 0, cap = 0, i;
-	int passed = 0, failed = 0;
+	int passed = 0, failed = 0, skipped = 0;
 
 	if (argc > 3 || (argc == 3 && (timeout = atol(argv[2])) <= 0)) {
 		fprintf(stderr, "usage: runner [DIR [TIMEOUT_SECONDS]]\n");
@@ -238,6 +239,10 @@ int main(int argc, char **argv)
 		} else if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
 			printf("TEST %s PASS\n", names[i]);
 			passed++;
+		} else if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+			printf("TEST %s SKIP: exit status 77 (the reason is in "
+			       "its output)\n", names[i]);
+			skipped++;
 		} else if (WIFEXITED(status)) {
 			printf("TEST %s FAIL: exit status %d\n", names[i],
 			       WEXITSTATUS(status));
@@ -254,7 +259,8 @@ int main(int argc, char **argv)
 		fflush(stdout);
 	}
 
-	printf("runner: %d passed, %d failed\n", passed, failed);
+	printf("runner: %d passed, %d failed, %d skipped\n", passed, failed,
+	       skipped);
 	fflush(stdout);
 	for (i = 0; i < count; i++)
 		free(names[i]);

@@ -132,6 +132,18 @@ static inline void t_fail_eq(const char *file, int line, const char *a,
 /* End of main(): exit status 1 if any check failed, else 0. */
 #define DONE() return t_failures ? 1 : 0
 
+/* Exit status of a test that could not run here (the runner's SKIP). */
+#define T_SKIP_STATUS 77
+
+/* End main as skipped (or failed, if a check already failed): the reason
+ * goes to the output as a note, the runner reports SKIP. */
+#define SKIP(...)                                                          \
+	do {                                                               \
+		t_printf("  note: skipped: " __VA_ARGS__);                 \
+		t_printf("\n");                                            \
+		return t_failures ? 1 : T_SKIP_STATUS;                     \
+	} while (0)
+
 /* End of a forked child: report its own checks through the exit status. */
 #define CHILD_DONE() _exit(t_failures ? 1 : 0)
 

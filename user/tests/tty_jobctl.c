@@ -93,8 +93,7 @@ int main(void)
 	pid_t pid;
 
 	if (!isatty(0) || tcgetpgrp(0) != getpgrp()) {
-		t_printf("  note: stdin is not our foreground terminal; skipped\n");
-		DONE();
+		SKIP("stdin is not our foreground terminal");
 	}
 	CHECK_EQ(ioctl(0, TIOCGPGRP, &pg), 0);
 	CHECK_EQ(pg, getpgrp());

@@ -44,8 +44,7 @@ int main(void)
 	pid_t orig_pgrp;
 
 	if (!isatty(0) || tcgetpgrp(0) != getpgrp()) {
-		t_printf("  note: stdin is not our foreground terminal; skipped\n");
-		DONE();
+		SKIP("stdin is not our foreground terminal");
 	}
 	CHECK_EQ(tcgetattr(0, &saved), 0);
 	t = saved;
@@ -54,9 +53,8 @@ int main(void)
 	t.c_iflag |= ICRNL;
 	CHECK_EQ(tcsetattr(0, TCSAFLUSH, &t), 0);
 	if (type("x") != 0) {
-		t_printf("  note: TIOCSTI not permitted; skipped\n");
 		tcsetattr(0, TCSAFLUSH, &saved);
-		DONE();
+		SKIP("TIOCSTI not permitted");
 	}
 	CHECK_EQ(tcsetattr(0, TCSAFLUSH, &t), 0);
 	CHECK_EQ(ioctl(0, FIONREAD, &n), 0);

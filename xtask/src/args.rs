@@ -28,9 +28,8 @@ options:
   --timeout SECS       kill QEMU after SECS seconds; 0 = never (run; default
                        300 with `--`, none interactively)
   --kernel ELF         boot this kernel image instead of building one (run, test)
-  --only LAYER,...     run only these test layers: host, miri, user, busybox, interactive,
-                       bench
-                       (test)
+  --only LAYER,...     run only these test layers: host, miri, linux, user, glibc,
+                       busybox, interactive, bench (test)
   --smoke              one iteration of each benchmark, Trellis only (bench)
   --no-wall            skip the wall-clock pass (bench)
   -- CMD ARGS...       the command to run as init (run, initramfs)
@@ -78,7 +77,16 @@ pub struct Invocation {
     pub opts: Options,
 }
 
-pub const LAYERS: &[&str] = &["host", "miri", "user", "busybox", "interactive", "bench"];
+pub const LAYERS: &[&str] = &[
+    "host",
+    "miri",
+    "linux",
+    "user",
+    "glibc",
+    "busybox",
+    "interactive",
+    "bench",
+];
 
 /// Parses the arguments after `cargo xtask`.
 pub fn parse(argv: &[String]) -> Result<Invocation, String> {

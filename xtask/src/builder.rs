@@ -66,8 +66,10 @@ pub fn kernel_for_boot(root: &Path, opts: &Options, quiet: bool) -> Res<PathBuf>
 /// Where `make -C user` put its results.
 #[derive(Debug, Clone)]
 pub struct UserBuild {
-    /// `$(BUILD)/tests`: the test binaries.
+    /// `$(BUILD)/tests`: the test binaries (static musl).
     pub tests: PathBuf,
+    /// `$(BUILD)/tests-glibc`: the glibc subset (static glibc).
+    pub glibc: PathBuf,
     /// `$(BUILD)/runner`: installed as `/sbin/test-runner`.
     pub runner: PathBuf,
 }
@@ -78,12 +80,13 @@ impl UserBuild {
         let build = target_dir(root).join("user");
         UserBuild {
             tests: build.join("tests"),
+            glibc: build.join("tests-glibc"),
             runner: build.join("runner"),
         }
     }
 }
 
-/// Runs `make -C user BUILD=<root>/target/user`. Returns `None` (after a
+/// Runs `make -C user BUILD=<root>/target/user all glibc`. Returns `None` (after a
 /// warning) when `user/Makefile` does not exist yet.
 pub fn build_user(root: &Path, quiet: bool) -> Res<Option<UserBuild>> {
     if !root.join("user/Makefile").is_file() {
@@ -95,7 +98,8 @@ pub fn build_user(root: &Path, quiet: bool) -> Res<Option<UserBuild>> {
     cmd.current_dir(root)
         .arg("-C")
         .arg("user")
-        .arg(format!("BUILD={}", build.display()));
+        .arg(format!("BUILD={}", build.display()))
+        .args(["all", "glibc"]);
     if quiet {
         run_quiet(&mut cmd)?;
     } else {

@@ -4,7 +4,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::args::Options;
+use crate::args::{AddSpec, Options};
 use crate::builder::{self, UserBuild};
 use crate::qemu::{self, BootResult, Console};
 use crate::util::{Context, Res, target_dir};
@@ -107,10 +107,21 @@ impl BootEnv {
         timeout: Duration,
         on_line: &mut dyn FnMut(&str),
     ) -> Res<BootResult> {
+        self.boot_with(argv, &[], timeout, on_line)
+    }
+
+    /// [`Self::boot_command`] with extra host files or directories copied in.
+    pub fn boot_with(
+        &self,
+        argv: &[String],
+        adds: &[AddSpec],
+        timeout: Duration,
+        on_line: &mut dyn FnMut(&str),
+    ) -> Res<BootResult> {
         let initrd = target_dir(&self.root).join("initramfs.cpio");
         let spec = initramfs::Spec {
             user: self.user.as_ref(),
-            adds: &[],
+            adds,
             argv: Some(argv),
         };
         initramfs::write(&spec, &initrd)?;
@@ -174,12 +185,17 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
     if want("miri") {
         miri::layer(root, &mut r);
     }
-    if want("user") || want("busybox") || want("interactive") || want("bench") {
+    if want("linux") {
+        test_user::run_on_host(root, &mut r);
+    }
+    if want("user") || want("glibc") || want("busybox") || want("interactive") || want("bench") {
         let env = prepare(root, opts, &mut r);
-        if want("user") {
-            match &env {
-                Some(env) => test_user::run(env, &mut r),
-                None => r.skip("user:boot", "the kernel did not build"),
+        for suite in test_user::SUITES {
+            if want(suite.layer) {
+                match &env {
+                    Some(env) => test_user::run(env, suite, &mut r),
+                    None => r.skip(&format!("{}:boot", suite.layer), "the kernel did not build"),
+                }
             }
         }
         if want("busybox") {

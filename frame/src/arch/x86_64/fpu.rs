@@ -23,11 +23,12 @@ impl Default for FpuState {
 }
 
 pub fn init() {
-    // SAFETY: CR0.EM=0 and MP=1 enable x87/SSE; CR4.OSFXSR/OSXMMEXCPT enable
-    // FXSAVE and SSE exceptions. The kernel is compiled soft-float, so no
-    // kernel code depends on these registers.
+    // SAFETY: CR0.EM=0 and MP=1 enable x87/SSE; CR0.NE reports x87 errors
+    // as #MF (not the legacy FERR#/IRQ 13 path); CR4.OSFXSR/OSXMMEXCPT
+    // enable FXSAVE and SSE exceptions. The kernel is compiled soft-float,
+    // so no kernel code depends on these registers.
     unsafe {
-        write_cr0((read_cr0() & !(1 << 2)) | (1 << 1));
+        write_cr0((read_cr0() & !(1 << 2)) | (1 << 1) | (1 << 5));
         write_cr4(read_cr4() | (1 << 9) | (1 << 10));
     }
 }

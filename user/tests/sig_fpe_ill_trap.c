@@ -1,6 +1,7 @@
 /* Arithmetic and instruction faults: integer divide by zero and
  * INT_MIN / -1 give SIGFPE/FPE_INTDIV at the faulting instruction; an
- * unmasked SSE divide-by-zero gives SIGFPE/FPE_FLTDIV; ud2 gives
+ * unmasked x87 or SSE divide-by-zero gives SIGFPE/FPE_FLTDIV (SSE only
+ * where the CPU raises #XM: not under QEMU TCG); ud2 gives
  * SIGILL/ILL_ILLOPN; int3 gives SIGTRAP with RIP after it; a privileged
  * instruction (hlt) gives SIGSEGV. */
 #include "next.h"
@@ -78,7 +79,27 @@ int main(void)
 	CHECK_EQ(code, FPE_INTDIV);
 	CHECK(addr == (void *)at);
 
-	/* SSE divide by zero with the exception unmasked. */
+	/* x87 divide by zero with the exception unmasked: #MF at the next
+	 * waiting instruction (fwait). */
+	signo = 0;
+	if (sigsetjmp(env, 1) == 0) {
+		unsigned short cw = 0x037f & ~0x04; /* unmask ZE */
+		static const double zero_m = 0.0;
+
+		__asm__ volatile("fninit\n\t"
+				 "fldcw %0\n\t"
+				 "fld1\n\t"
+				 "fdivl %1\n\t"
+				 "fwait\n\t"
+				 : : "m"(cw), "m"(zero_m) : "memory");
+	}
+	__asm__ volatile("fninit" ::: "memory");
+	CHECK_EQ(signo, SIGFPE);
+	CHECK_EQ(code, FPE_FLTDIV);
+
+	/* SSE divide by zero with the exception unmasked.  QEMU's TCG does
+	 * not raise #XM at all (Linux in the same QEMU gets no signal
+	 * either), so there the check can only be reported. */
 	signo = 0;
 	if (sigsetjmp(env, 1) == 0) {
 		unsigned m = 0x1f80 & ~0x200u; /* unmask ZE */
@@ -93,8 +114,12 @@ int main(void)
 
 		__asm__ volatile("ldmxcsr %0" : : "m"(def));
 	}
-	CHECK_EQ(signo, SIGFPE);
-	CHECK_EQ(code, FPE_FLTDIV);
+	if (t_on_qemu_tcg() && signo == 0) {
+		t_note("QEMU TCG raises no #XM: SSE SIGFPE not checked");
+	} else {
+		CHECK_EQ(signo, SIGFPE);
+		CHECK_EQ(code, FPE_FLTDIV);
+	}
 
 	/* ud2. */
 	signo = 0;
