@@ -28,6 +28,7 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
         t.wake();
     }
     process.files.release();
+    process.signals.timers.clear();
     crate::fs::on_process_exit(process.pid(), process.sid());
     if let Ok(empty) = crate::mm::Vmar::new() {
         drop(process.replace_vm(Arc::new(empty)));

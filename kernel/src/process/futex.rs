@@ -103,7 +103,7 @@ pub fn wake_address(vm: &Arc<Vmar>, uaddr: usize) {
     }
 }
 
-fn wait(process: &Process, thread: &Arc<Thread>, key: Key, uaddr: usize, val: u32, bitset: u32, deadline: u64) -> Result<isize> {
+fn wait(process: &Arc<Process>, thread: &Arc<Thread>, key: Key, uaddr: usize, val: u32, bitset: u32, deadline: u64) -> Result<isize> {
     let vm = process.vm();
     if read_u32(&vm, uaddr)? != val {
         return Err(Error::new(Errno::EAGAIN));
@@ -152,7 +152,7 @@ fn requeue(from: Key, to: Key, n: usize) -> usize {
 pub type TimeoutFn<'a> = &'a dyn Fn(bool /*absolute*/, bool /*realtime*/) -> Result<u64>;
 
 /// futex(uaddr, op, val, timeout/val2, uaddr2, val3).
-pub fn futex(process: &Process, thread: &Arc<Thread>, args: &[u64; 6], timeout: TimeoutFn) -> Result<isize> {
+pub fn futex(process: &Arc<Process>, thread: &Arc<Thread>, args: &[u64; 6], timeout: TimeoutFn) -> Result<isize> {
     let (uaddr, op, val, uaddr2, val3) = (args[0] as usize, args[1], args[2] as u32, args[4] as usize, args[5] as u32);
     let private = op & FUTEX_PRIVATE_FLAG != 0;
     let realtime = op & FUTEX_CLOCK_REALTIME != 0;

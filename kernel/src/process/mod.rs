@@ -11,6 +11,7 @@ mod exit;
 mod fork;
 pub mod futex;
 mod itimer;
+pub mod posix_timer;
 pub mod rlimit;
 mod run;
 pub mod signal;

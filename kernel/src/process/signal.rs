@@ -146,6 +146,20 @@ impl Pending {
         self.mask
     }
 
+    /// Applies `f` to the queued signal of POSIX timer `id`, if one is
+    /// still pending; returns whether there was one.
+    pub fn update_timer(&mut self, id: i32, f: impl FnOnce(&mut SigInfo)) -> bool {
+        let is_it = |i: &SigInfo| i.code == super::posix_timer::SI_TIMER && i.pid == id;
+        let found = self.info.iter_mut().flatten().chain(self.rt_queue.iter_mut()).find(|i| is_it(i));
+        match found {
+            Some(info) => {
+                f(info);
+                true
+            }
+            None => false,
+        }
+    }
+
     pub fn take(&mut self, sig: usize) -> Option<SigInfo> {
         if self.mask & bit(sig) == 0 {
             return None;
@@ -186,6 +200,8 @@ pub struct SignalState {
     pub(crate) alarm_fired: Arc<AtomicBool>,
     /// (timer id, deadline ns, interval ns) of the armed real timer.
     pub(crate) real_timer: SpinLock<(u64, u64, u64), { level::PROCESS }>,
+    /// POSIX timers (timer_create).
+    pub(crate) timers: super::posix_timer::Timers,
     /// Job control: the process is stopped; threads park on `stop_wq`.
     pub(crate) stopped: AtomicBool,
     pub(crate) stop_wq: WaitQueue,
@@ -207,6 +223,7 @@ impl SignalState {
             shared: SpinLock::new(Pending::new()),
             alarm_fired: Arc::new(AtomicBool::new(false)),
             real_timer: SpinLock::new((0, 0, 0)),
+            timers: super::posix_timer::Timers::new(),
             stopped: AtomicBool::new(false),
             stop_wq: WaitQueue::new(),
             stop_event: AtomicU64::new(0),
@@ -238,8 +255,10 @@ impl SignalState {
         s
     }
 
-    /// execve: handlers go back to the default; ignored signals stay ignored.
+    /// execve: handlers go back to the default; ignored signals stay
+    /// ignored; POSIX timers are deleted.
     pub fn reset_for_exec(&self) {
+        self.timers.clear();
         for a in self.actions.lock().iter_mut() {
             if a.handler != SIG_IGN {
                 *a = SigAction::default();
@@ -336,8 +355,9 @@ fn generate(p: &Arc<Process>, info: &SigInfo, blocked: bool) -> bool {
         return false;
     }
     let act = p.signals.action(sig);
-    // init only gets the signals it has handlers for (signal(7)).
-    if p.pid() == crate::process::INIT_PID && act.handler == SIG_DFL {
+    // init only gets the signals it has handlers for (signal(7)); like
+    // any blocked signal, one init blocks is queued all the same.
+    if p.pid() == crate::process::INIT_PID && act.handler == SIG_DFL && !blocked {
         return false;
     }
     prepare(p, sig);
@@ -406,10 +426,14 @@ pub fn deliverable(p: &Process, t: &Thread) -> u64 {
     pending & !(t.sigmask.load(Ordering::Relaxed) & !UNBLOCKABLE)
 }
 
-pub fn has_deliverable(p: &Process, t: &Thread) -> bool {
-    if p.signals.alarm_fired.load(Ordering::Acquire) || t.exiting.load(Ordering::Acquire) {
+/// Whether `t` has a signal to act on (or is exiting). Expired timers are
+/// turned into signals first, so a timer whose signal is blocked does not
+/// interrupt a sleep.
+pub fn has_deliverable(p: &Arc<Process>, t: &Thread) -> bool {
+    if t.exiting.load(Ordering::Acquire) {
         return true;
     }
+    super::signal_frame::run_timers(p);
     deliverable(p, t) != 0
 }
 
@@ -423,16 +447,23 @@ pub fn dequeue(p: &Process, t: &Thread) -> Option<SigInfo> {
     // fault signals are thread-directed and checked first below).
     let own = t.signals.pending.lock().mask() & ready;
     let pick = |m: u64| if m & bit(SIGKILL) != 0 { SIGKILL } else { m.trailing_zeros() as usize + 1 };
-    if own != 0 {
-        return t.signals.pending.lock().take(pick(own));
+    let info = if own != 0 {
+        t.signals.pending.lock().take(pick(own))
+    } else {
+        p.signals.shared.lock().take(pick(ready))
+    };
+    if let Some(i) = &info
+        && i.code == super::posix_timer::SI_TIMER
+    {
+        super::posix_timer::delivered(p, i);
     }
-    p.signals.shared.lock().take(pick(ready))
+    info
 }
 
 /// Sleeps on `wq` until `cond` holds; a deliverable signal interrupts the
 /// wait with `ERESTARTSYS` (turned into EINTR or a restart on delivery).
 pub fn wait_interruptible<R>(
-    p: &Process,
+    p: &Arc<Process>,
     t: &Thread,
     wq: &WaitQueue,
     mut cond: impl FnMut() -> Option<R>,
@@ -448,7 +479,7 @@ pub fn wait_interruptible<R>(
 /// Like [`wait_interruptible`] with a monotonic deadline: `Ok(None)` on
 /// timeout.
 pub fn wait_interruptible_deadline<R>(
-    p: &Process,
+    p: &Arc<Process>,
     t: &Thread,
     wq: &WaitQueue,
     mut cond: impl FnMut() -> Option<R>,

@@ -54,16 +54,23 @@ const FPU_SIZE: u64 = 512;
 /// uc_flags: UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS.
 const UC_FLAGS: u64 = 0x6;
 
+/// Turns expired timers (ITIMER_REAL, POSIX timers), which the timer
+/// interrupt only marked, into signals.
+pub fn run_timers(process: &Arc<Process>) {
+    if process.signals.alarm_fired.swap(false, Ordering::AcqRel) {
+        super::itimer::on_alarm(process);
+        send_to_process(process, SigInfo::new(SIGALRM, SI_KERNEL));
+    }
+    super::posix_timer::run_expired(process);
+}
+
 /// Handles pending signals before `user` resumes. `restart` carries the
 /// syscall number if the last syscall was interrupted (rax holds
 /// -ERESTARTSYS / -ERESTARTNOHAND).
 pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut UserContext, restart: Option<u64>) {
     let mut restart = restart;
     let mut delivered = false;
-    if process.signals.alarm_fired.swap(false, Ordering::AcqRel) {
-        super::itimer::on_alarm(process);
-        send_to_process(process, SigInfo::new(SIGALRM, SI_KERNEL));
-    }
+    run_timers(process);
     while let Some(info) = dequeue(process, thread) {
         let sig = info.signo as usize;
         let act = process.signals.action(sig);

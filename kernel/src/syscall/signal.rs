@@ -135,17 +135,19 @@ fn sys_rt_sigtimedwait(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     } else {
         u64::MAX
     };
-    // Temporarily unblock the awaited signals so they can be dequeued.
+    // The awaited signals stay blocked while we wait (so that, as Linux's
+    // real_blocked, they are queued even where an unblocked one would be
+    // discarded); `take` dequeues them with everything else blocked.
     let old = ctx.thread.sigmask.load(Ordering::Relaxed);
-    ctx.thread.sigmask.store(old & !set, Ordering::Relaxed);
     let take = || {
+        // An expired timer's signal may be the one awaited.
+        crate::process::signal_frame::run_timers(ctx.process);
         let shared = ctx.process.signals.shared.lock().mask();
-    let pending = shared | ctx.thread.signals.pending.lock().mask();
+        let pending = shared | ctx.thread.signals.pending.lock().mask();
         if pending & set != 0 {
-            // Dequeue with everything but `set` blocked.
             ctx.thread.sigmask.store(!set & !UNBLOCKABLE, Ordering::Relaxed);
             let info = dequeue(ctx.process, ctx.thread);
-            ctx.thread.sigmask.store(old & !set, Ordering::Relaxed);
+            ctx.thread.sigmask.store(old, Ordering::Relaxed);
             info
         } else {
             None
@@ -153,7 +155,6 @@ fn sys_rt_sigtimedwait(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     };
     let wq = frame::sync::WaitQueue::new();
     let r = wait_interruptible_deadline(ctx.process, ctx.thread, &wq, take, deadline);
-    ctx.thread.sigmask.store(old, Ordering::Relaxed);
     match r {
         Ok(Some(info)) => {
             if info_ptr != 0 {

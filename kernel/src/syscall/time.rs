@@ -2,7 +2,8 @@
 
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
-use crate::process::signal::wait_interruptible_deadline;
+use crate::process::posix_timer::{self, Notify};
+use crate::process::signal::{SIGALRM, wait_interruptible_deadline};
 use crate::time::{self, ClockId, Timespec};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
@@ -12,6 +13,11 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (228, "clock_gettime", sys_clock_gettime),
     (229, "clock_getres", sys_clock_getres),
     (230, "clock_nanosleep", sys_clock_nanosleep),
+    (222, "timer_create", sys_timer_create),
+    (223, "timer_settime", sys_timer_settime),
+    (224, "timer_gettime", sys_timer_gettime),
+    (225, "timer_getoverrun", sys_timer_getoverrun),
+    (226, "timer_delete", sys_timer_delete),
 ];
 
 frame::pod_struct! {
@@ -104,4 +110,91 @@ fn sys_clock_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     };
     let rem = if a[1] & TIMER_ABSTIME != 0 { 0 } else { a[3] };
     sleep_until(ctx, deadline, rem)
+}
+
+frame::pod_struct! {
+    /// struct sigevent, as far as the kernel reads it.
+    pub struct SigEvent {
+        pub value: u64,
+        pub signo: i32,
+        pub notify: i32,
+        pub tid: i32,
+        pub pad: [i32; 11],
+    }
+}
+
+frame::pod_struct! {
+    pub struct ItimerSpec {
+        pub interval: Timespec,
+        pub value: Timespec,
+    }
+}
+
+fn timer_id(raw: u64) -> Result<i32> {
+    i32::try_from(raw as i64).map_err(|_| Error::new(Errno::EINVAL))
+}
+
+fn sys_timer_create(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    const SIGEV_THREAD: i32 = 2;
+    let notify = if a[1] == 0 {
+        // No sigevent: SIGALRM with the timer id as the value (fixed below).
+        None
+    } else {
+        let ev: SigEvent = ctx.read_val(a[1])?;
+        // The kernel treats SIGEV_THREAD (done by libc) as SIGEV_SIGNAL.
+        let kind = if ev.notify == SIGEV_THREAD { posix_timer::SIGEV_SIGNAL } else { ev.notify };
+        let signo = usize::try_from(ev.signo).unwrap_or(usize::MAX);
+        Some(Notify { kind, signo, value: ev.value, tid: ev.tid as u32 })
+    };
+    let n = notify.unwrap_or(Notify { kind: posix_timer::SIGEV_SIGNAL, signo: SIGALRM, value: 0, tid: 0 });
+    let id = posix_timer::create(ctx.process, a[0] as i32, n)?;
+    if notify.is_none() {
+        posix_timer::set_value(ctx.process, id, id as u64);
+    }
+    if let Err(e) = ctx.write_val(a[2], &id) {
+        let _ = posix_timer::delete(ctx.process, id);
+        return Err(e);
+    }
+    Ok(0)
+}
+
+fn itimerspec(remaining: u64, interval: u64) -> ItimerSpec {
+    ItimerSpec { interval: Timespec::from_ns(interval), value: Timespec::from_ns(remaining) }
+}
+
+fn sys_timer_settime(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let id = timer_id(a[0])?;
+    // Linux ignores flags other than TIMER_ABSTIME here.
+    if a[2] == 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let new: ItimerSpec = ctx.read_val(a[2])?;
+    let value = new.value.to_ns().ok_or(Error::new(Errno::EINVAL))?;
+    let interval = new.interval.to_ns().ok_or(Error::new(Errno::EINVAL))?;
+    // Check the old-value pointer first: a fault must not leave the
+    // timer changed.
+    if a[3] != 0 {
+        let (r, i) = posix_timer::gettime(ctx.process, id)?;
+        ctx.write_val(a[3], &itimerspec(r, i))?;
+    }
+    let (r, i) = posix_timer::settime(ctx.process, id, value, interval, a[1] & TIMER_ABSTIME != 0)?;
+    if a[3] != 0 {
+        ctx.write_val(a[3], &itimerspec(r, i))?;
+    }
+    Ok(0)
+}
+
+fn sys_timer_gettime(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (r, i) = posix_timer::gettime(ctx.process, timer_id(a[0])?)?;
+    ctx.write_val(a[1], &itimerspec(r, i))?;
+    Ok(0)
+}
+
+fn sys_timer_getoverrun(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    Ok(posix_timer::getoverrun(ctx.process, timer_id(a[0])?)? as isize)
+}
+
+fn sys_timer_delete(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    posix_timer::delete(ctx.process, timer_id(a[0])?)?;
+    Ok(0)
 }
