@@ -229,12 +229,17 @@ pub fn mounts() -> Vec<MountInfo> {
         .collect()
 }
 
-/// statfs(2) of the file system holding `node`: the type of the mount of
+/// statfs(2) of the file system holding `node`.
+pub fn statfs(node: &Arc<dyn Inode>) -> StatFs {
+    StatFs::for_fs(&fstype_of(node), node.metadata().dev)
+}
+
+/// The type of the file system holding `node`: the type of the mount of
 /// its device, else the root file system or, for inodes in no directory,
 /// the pseudo file system Linux keeps them on.
-pub fn statfs(node: &Arc<dyn Inode>) -> StatFs {
+pub fn fstype_of(node: &Arc<dyn Inode>) -> String {
     let meta = node.metadata();
-    let fstype = match describe(meta.dev) {
+    match describe(meta.dev) {
         Some((_, fstype)) => fstype,
         None if meta.dev == ANON_DEV => String::from(match meta.file_type {
             FileType::Fifo => "pipefs",
@@ -243,8 +248,7 @@ pub fn statfs(node: &Arc<dyn Inode>) -> StatFs {
             _ => "anon_inodefs",
         }),
         None => String::from("rootfs"),
-    };
-    StatFs::for_fs(&fstype, meta.dev)
+    }
 }
 
 /// Registers the kernel's own file system types and mounts them where a

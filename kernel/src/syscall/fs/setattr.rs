@@ -7,7 +7,7 @@ use alloc::sync::Arc;
 
 use super::attr::fd_inode;
 use super::{
-    AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_NOFOLLOW, caller_cred, fd_arg, get_file, resolve_at,
+    AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_NOFOLLOW, caller_cred, fd_arg, get_io_file, resolve_at,
 };
 use crate::error::{Errno, Error, Result};
 use crate::fs::{FileType, Inode, MAY_WRITE, Timespec};
@@ -252,10 +252,7 @@ pub fn sys_truncate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 
 pub fn sys_ftruncate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let len = length_arg(args[1])?;
-    let file = get_file(ctx, fd_arg(args[0]))?;
-    if file.is_path_only() {
-        return Err(Error::new(Errno::EBADF));
-    }
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
     let regular = file.ops().is_none() && file.node().file_type() == FileType::Regular;
     if !file.can_write() || !regular {
         return Err(Error::new(Errno::EINVAL));
