@@ -35,6 +35,21 @@ struct Mount {
     root_id: (u64, u64),
     source: String,
     fstype: String,
+    /// Marked by umount2(MNT_EXPIRE); the next such call unmounts it.
+    expiry_marked: bool,
+}
+
+/// How umount2(2) detaches a file system.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Umount {
+    /// EBUSY while it is in use or has mounts inside it.
+    Normal,
+    /// MNT_DETACH: detached at once, with the mounts inside it; open
+    /// files and directories in it go on working.
+    Detach,
+    /// MNT_EXPIRE: EBUSY while in use; otherwise the first call marks it
+    /// (EAGAIN) and the next one unmounts it.
+    Expire,
 }
 
 /// What /proc/mounts shows about one mount.
@@ -137,30 +152,61 @@ pub fn mount(
         root,
         source: String::from(source),
         fstype: String::from(fstype),
+        expiry_marked: false,
     };
     MOUNTS.lock().push(m);
     MOUNT_COUNT.fetch_add(1, Ordering::Relaxed);
     Ok(())
 }
 
-/// Detaches the file system whose root is `root`: EINVAL if it is not one.
-pub fn umount(root: &Arc<dyn Inode>) -> Result<()> {
+/// Detaches the file system whose root is `root`: EINVAL if it is not
+/// one. Without MNT_DETACH it is EBUSY while another mount is on it or on
+/// a directory inside it, or while `in_use(dev)` says that a process
+/// holds something on its device (an open file, a working or root
+/// directory, a file mapping: what keeps a Linux mount busy). `in_use`
+/// runs without the table's lock, so it may take process locks.
+///
+/// Inodes carry no mount, only a device, so a file system attached more
+/// than once (bind mounts) or a bind mount of a directory of another one
+/// cannot tell whose its open files are: those are never busy for open
+/// files, and detaching one takes only that one mount.
+pub fn umount(root: &Arc<dyn Inode>, how: Umount, in_use: &dyn Fn(u64) -> bool) -> Result<()> {
     let root_id = id(root);
+    let dev = root_id.0;
+    let sole = {
+        let mounts = MOUNTS.lock();
+        let Some(i) = mounts.iter().rposition(|m| m.root_id == root_id) else {
+            return Err(Error::with_message(Errno::EINVAL, "not a mount point"));
+        };
+        // A mount on top of it, or on a directory inside it, keeps it busy.
+        if how != Umount::Detach && mounts.iter().skip(i + 1).any(|m| m.mountpoint_id.0 == dev) {
+            return Err(Error::new(Errno::EBUSY));
+        }
+        dev != super::ROOT_DEV && mounts.iter().filter(|m| m.root_id.0 == dev).count() == 1
+    };
+    if how != Umount::Detach && sole && in_use(dev) {
+        return Err(Error::new(Errno::EBUSY));
+    }
     let removed = {
         let mut mounts = MOUNTS.lock();
         let Some(i) = mounts.iter().rposition(|m| m.root_id == root_id) else {
             return Err(Error::with_message(Errno::EINVAL, "not a mount point"));
         };
-        // A mount on top of it, or on a directory inside it, keeps it busy.
-        if mounts
-            .iter()
-            .skip(i + 1)
-            .any(|m| m.mountpoint_id.0 == root_id.0)
-        {
-            return Err(Error::new(Errno::EBUSY));
+        if how == Umount::Expire && !core::mem::replace(&mut mounts[i].expiry_marked, true) {
+            return Err(Error::new(Errno::EAGAIN));
         }
-        MOUNT_COUNT.fetch_sub(1, Ordering::Relaxed);
-        mounts.remove(i)
+        let mut removed = alloc::vec![mounts.remove(i)];
+        if how == Umount::Detach && sole {
+            // The mounts inside it go too, and those inside them.
+            let mut devs = alloc::vec![dev];
+            while let Some(j) = mounts.iter().position(|m| devs.contains(&m.mountpoint_id.0)) {
+                let m = mounts.remove(j);
+                devs.push(m.root_id.0);
+                removed.push(m);
+            }
+        }
+        MOUNT_COUNT.fetch_sub(removed.len(), Ordering::Relaxed);
+        removed
     };
     // Dropped outside the lock: the last reference may free a whole tree.
     drop(removed);

@@ -2,9 +2,13 @@
 //! modules register, and bind mounts. Remounting and propagation changes
 //! are accepted and have no effect.
 
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+
 use super::{AT_FDCWD, caller_cred, resolve_at};
 use crate::error::{Errno, Error, Result};
-use crate::fs::mount;
+use crate::fs::{File, Inode, mount};
+use crate::process;
 use crate::syscall::{Context, SyscallArgs};
 
 const MS_REMOUNT: u64 = 32;
@@ -70,6 +74,41 @@ pub fn sys_umount2(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::EPERM));
     }
     let root = resolve_at(ctx, AT_FDCWD, args[0], flags & UMOUNT_NOFOLLOW == 0, false)?;
-    mount::umount(&root)?;
+    let how = if flags & MNT_EXPIRE != 0 {
+        if flags & (MNT_FORCE | MNT_DETACH) != 0 {
+            return Err(Error::new(Errno::EINVAL));
+        }
+        mount::Umount::Expire
+    } else if flags & MNT_DETACH != 0 {
+        mount::Umount::Detach
+    } else {
+        mount::Umount::Normal
+    };
+    mount::umount(&root, how, &in_use)?;
     Ok(0)
+}
+
+/// Whether a live process holds anything on device `dev`: an open file
+/// (O_PATH descriptors too), its working or root directory, or a file
+/// mapping. Each process's locks are taken one at a time, in level order,
+/// and released before the inodes are asked for their device.
+fn in_use(dev: u64) -> bool {
+    let on_dev = |node: &Arc<dyn Inode>| node.metadata().dev == dev;
+    process::all_processes()
+        .iter()
+        .filter(|p| p.exit_status().is_none())
+        .any(|p| {
+            let files: Vec<Arc<File>> = p.files().lock().iter().map(|(_, f)| f.clone()).collect();
+            let (root, cwd) = {
+                let fs = p.fs().lock();
+                (fs.root().clone(), fs.cwd().clone())
+            };
+            files.iter().any(|f| on_dev(f.node()))
+                || on_dev(&root)
+                || on_dev(&cwd)
+                || p.vm()
+                    .areas()
+                    .iter()
+                    .any(|a| a.file.as_ref().is_some_and(|b| on_dev(&b.inode)))
+        })
 }
