@@ -23,6 +23,18 @@ use super::ramfs::RamFs;
 use super::stat::StatFs;
 use crate::error::{Errno, Error, Result};
 
+/// Per-mount flags, as statfs(2) reports them in `f_flags` (ST_*; mount(2)
+/// spells all but relatime with the same values, MS_*).
+pub const ST_RDONLY: u32 = 1;
+pub const ST_NOSUID: u32 = 2;
+pub const ST_NODEV: u32 = 4;
+pub const ST_NOEXEC: u32 = 8;
+pub const ST_SYNCHRONOUS: u32 = 16;
+pub const ST_MANDLOCK: u32 = 64;
+pub const ST_NOATIME: u32 = 1024;
+pub const ST_NODIRATIME: u32 = 2048;
+pub const ST_RELATIME: u32 = 4096;
+
 /// Makes the root of a new instance from mount(2)'s `source` and `data`.
 pub type MakeFs = fn(source: &str, data: &str) -> Result<Arc<dyn Inode>>;
 
@@ -35,6 +47,10 @@ struct Mount {
     root_id: (u64, u64),
     source: String,
     fstype: String,
+    /// ST_* flags: reported by statfs and /proc/mounts; read-only, noexec
+    /// and nodev are enforced ([`check_writable`], [`allows_exec`],
+    /// [`allows_devices`]).
+    flags: u32,
     /// Marked by umount2(MNT_EXPIRE); the next such call unmounts it.
     expiry_marked: bool,
 }
@@ -58,6 +74,7 @@ pub struct MountInfo {
     pub root: Arc<dyn Inode>,
     pub source: String,
     pub fstype: String,
+    pub flags: u32,
 }
 
 static MOUNTS: SpinLock<Vec<Mount>, { level::VFS }> = SpinLock::new(Vec::new());
@@ -95,6 +112,40 @@ pub fn describe(dev: u64) -> Option<(String, String)> {
         .iter()
         .find(|m| m.root_id.0 == dev)
         .map(|m| (m.source.clone(), m.fstype.clone()))
+}
+
+/// The ST_* flags of the mounted file system whose device is `dev` (its
+/// first mount), if it is mounted.
+pub fn mount_flags(dev: u64) -> Option<u32> {
+    if MOUNT_COUNT.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let mounts = MOUNTS.lock();
+    mounts.iter().find(|m| m.root_id.0 == dev).map(|m| m.flags)
+}
+
+fn has_flag(node: &Arc<dyn Inode>, flag: u32) -> bool {
+    mount_flags(node.metadata().dev).is_some_and(|f| f & flag != 0)
+}
+
+/// EROFS if `node` is on a file system mounted read-only (names in it
+/// cannot change, nor its files' contents or attributes).
+pub fn check_writable(node: &Arc<dyn Inode>) -> Result<()> {
+    if has_flag(node, ST_RDONLY) {
+        return Err(Error::new(Errno::EROFS));
+    }
+    Ok(())
+}
+
+/// Whether programs on `node`'s file system may run (not MS_NOEXEC).
+pub fn allows_exec(node: &Arc<dyn Inode>) -> bool {
+    !has_flag(node, ST_NOEXEC)
+}
+
+/// Whether device nodes on `node`'s file system may be opened (not
+/// MS_NODEV).
+pub fn allows_devices(node: &Arc<dyn Inode>) -> bool {
+    !has_flag(node, ST_NODEV)
 }
 
 /// The root of a new instance of `fstype`: ENODEV for an unknown type.
@@ -135,12 +186,13 @@ fn id(node: &Arc<dyn Inode>) -> (u64, u64) {
     node.id()
 }
 
-/// Attaches `root` on the directory `mountpoint`.
+/// Attaches `root` on the directory `mountpoint`, with ST_* `flags`.
 pub fn mount(
     mountpoint: &Arc<dyn Inode>,
     root: Arc<dyn Inode>,
     source: &str,
     fstype: &str,
+    flags: u32,
 ) -> Result<()> {
     if !mountpoint.is_dir() || !root.is_dir() {
         return Err(Error::new(Errno::ENOTDIR));
@@ -152,6 +204,7 @@ pub fn mount(
         root,
         source: String::from(source),
         fstype: String::from(fstype),
+        flags,
         expiry_marked: false,
     };
     MOUNTS.lock().push(m);
@@ -271,13 +324,15 @@ pub fn mounts() -> Vec<MountInfo> {
             root: m.root.clone(),
             source: m.source.clone(),
             fstype: m.fstype.clone(),
+            flags: m.flags,
         })
         .collect()
 }
 
 /// statfs(2) of the file system holding `node`.
 pub fn statfs(node: &Arc<dyn Inode>) -> StatFs {
-    StatFs::for_fs(&fstype_of(node), node.metadata().dev)
+    let dev = node.metadata().dev;
+    StatFs::for_fs(&fstype_of(node), dev, mount_flags(dev))
 }
 
 /// The type of the file system holding `node`: the type of the mount of
@@ -306,18 +361,21 @@ pub fn mount_kernel_filesystems() -> Result<()> {
     super::procfs::register();
     super::sysfs::register();
     let fs = super::FsContext::default();
+    // The flags a Linux system's init mounts them with.
+    let hardened = ST_NOSUID | ST_NODEV | ST_NOEXEC | ST_RELATIME;
     let mounts = [
-        ("dev", "devtmpfs", "devtmpfs"),
-        ("proc", "proc", "proc"),
-        ("sys", "sysfs", "sysfs"),
+        ("dev", "devtmpfs", "devtmpfs", ST_NOSUID | ST_RELATIME),
+        ("proc", "proc", "proc", hardened),
+        ("sys", "sysfs", "sysfs", hardened),
     ];
-    for (dir, fstype, source) in mounts {
+    for (dir, fstype, source, flags) in mounts {
         let mountpoint = super::ensure_dir(fs.root(), dir, 0o755)?;
         mount(
             &mountpoint,
             make_filesystem(fstype, source, "")?,
             source,
             fstype,
+            flags,
         )?;
     }
     let shm = super::lookup(&fs, fs.root(), "/dev/shm", true)?;
@@ -326,5 +384,6 @@ pub fn mount_kernel_filesystems() -> Result<()> {
         make_filesystem("tmpfs", "tmpfs", "")?,
         "tmpfs",
         "tmpfs",
+        ST_RELATIME,
     )
 }
