@@ -205,11 +205,14 @@ pub fn on_process_exit(pid: u32, sid: u32) {
 
 /// Resolves `path` for execve with `fs`'s credentials: ENOENT, ENOTDIR,
 /// ELOOP, ENAMETOOLONG, and EACCES for anything but a regular file the
-/// caller may execute.
+/// caller may execute on a file system not mounted noexec.
 pub fn open_exec(fs: &FsContext, path: &str) -> Result<Arc<dyn Inode>> {
     let node = path::lookup(fs, fs.cwd(), path, true)?;
     let meta = node.metadata();
-    if meta.file_type != FileType::Regular || !fs.cred().may(&meta, MAY_EXEC) {
+    if meta.file_type != FileType::Regular
+        || !fs.cred().may(&meta, MAY_EXEC)
+        || !mount::allows_exec(&node)
+    {
         return Err(Error::new(Errno::EACCES));
     }
     Ok(node)

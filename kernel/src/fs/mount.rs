@@ -23,6 +23,18 @@ use super::ramfs::RamFs;
 use super::stat::StatFs;
 use crate::error::{Errno, Error, Result};
 
+/// Per-mount flags, as statfs(2) reports them in `f_flags` (ST_*; mount(2)
+/// spells all but relatime with the same values, MS_*).
+pub const ST_RDONLY: u32 = 1;
+pub const ST_NOSUID: u32 = 2;
+pub const ST_NODEV: u32 = 4;
+pub const ST_NOEXEC: u32 = 8;
+pub const ST_SYNCHRONOUS: u32 = 16;
+pub const ST_MANDLOCK: u32 = 64;
+pub const ST_NOATIME: u32 = 1024;
+pub const ST_NODIRATIME: u32 = 2048;
+pub const ST_RELATIME: u32 = 4096;
+
 /// Makes the root of a new instance from mount(2)'s `source` and `data`.
 pub type MakeFs = fn(source: &str, data: &str) -> Result<Arc<dyn Inode>>;
 
@@ -35,6 +47,25 @@ struct Mount {
     root_id: (u64, u64),
     source: String,
     fstype: String,
+    /// ST_* flags: reported by statfs and /proc/mounts; read-only, noexec
+    /// and nodev are enforced ([`check_writable`], [`allows_exec`],
+    /// [`allows_devices`]).
+    flags: u32,
+    /// Marked by umount2(MNT_EXPIRE); the next such call unmounts it.
+    expiry_marked: bool,
+}
+
+/// How umount2(2) detaches a file system.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Umount {
+    /// EBUSY while it is in use or has mounts inside it.
+    Normal,
+    /// MNT_DETACH: detached at once, with the mounts inside it; open
+    /// files and directories in it go on working.
+    Detach,
+    /// MNT_EXPIRE: EBUSY while in use; otherwise the first call marks it
+    /// (EAGAIN) and the next one unmounts it.
+    Expire,
 }
 
 /// What /proc/mounts shows about one mount.
@@ -43,6 +74,7 @@ pub struct MountInfo {
     pub root: Arc<dyn Inode>,
     pub source: String,
     pub fstype: String,
+    pub flags: u32,
 }
 
 static MOUNTS: SpinLock<Vec<Mount>, { level::VFS }> = SpinLock::new(Vec::new());
@@ -80,6 +112,40 @@ pub fn describe(dev: u64) -> Option<(String, String)> {
         .iter()
         .find(|m| m.root_id.0 == dev)
         .map(|m| (m.source.clone(), m.fstype.clone()))
+}
+
+/// The ST_* flags of the mounted file system whose device is `dev` (its
+/// first mount), if it is mounted.
+pub fn mount_flags(dev: u64) -> Option<u32> {
+    if MOUNT_COUNT.load(Ordering::Relaxed) == 0 {
+        return None;
+    }
+    let mounts = MOUNTS.lock();
+    mounts.iter().find(|m| m.root_id.0 == dev).map(|m| m.flags)
+}
+
+fn has_flag(node: &Arc<dyn Inode>, flag: u32) -> bool {
+    mount_flags(node.metadata().dev).is_some_and(|f| f & flag != 0)
+}
+
+/// EROFS if `node` is on a file system mounted read-only (names in it
+/// cannot change, nor its files' contents or attributes).
+pub fn check_writable(node: &Arc<dyn Inode>) -> Result<()> {
+    if has_flag(node, ST_RDONLY) {
+        return Err(Error::new(Errno::EROFS));
+    }
+    Ok(())
+}
+
+/// Whether programs on `node`'s file system may run (not MS_NOEXEC).
+pub fn allows_exec(node: &Arc<dyn Inode>) -> bool {
+    !has_flag(node, ST_NOEXEC)
+}
+
+/// Whether device nodes on `node`'s file system may be opened (not
+/// MS_NODEV).
+pub fn allows_devices(node: &Arc<dyn Inode>) -> bool {
+    !has_flag(node, ST_NODEV)
 }
 
 /// The root of a new instance of `fstype`: ENODEV for an unknown type.
@@ -120,12 +186,13 @@ fn id(node: &Arc<dyn Inode>) -> (u64, u64) {
     node.id()
 }
 
-/// Attaches `root` on the directory `mountpoint`.
+/// Attaches `root` on the directory `mountpoint`, with ST_* `flags`.
 pub fn mount(
     mountpoint: &Arc<dyn Inode>,
     root: Arc<dyn Inode>,
     source: &str,
     fstype: &str,
+    flags: u32,
 ) -> Result<()> {
     if !mountpoint.is_dir() || !root.is_dir() {
         return Err(Error::new(Errno::ENOTDIR));
@@ -137,30 +204,62 @@ pub fn mount(
         root,
         source: String::from(source),
         fstype: String::from(fstype),
+        flags,
+        expiry_marked: false,
     };
     MOUNTS.lock().push(m);
     MOUNT_COUNT.fetch_add(1, Ordering::Relaxed);
     Ok(())
 }
 
-/// Detaches the file system whose root is `root`: EINVAL if it is not one.
-pub fn umount(root: &Arc<dyn Inode>) -> Result<()> {
+/// Detaches the file system whose root is `root`: EINVAL if it is not
+/// one. Without MNT_DETACH it is EBUSY while another mount is on it or on
+/// a directory inside it, or while `in_use(dev)` says that a process
+/// holds something on its device (an open file, a working or root
+/// directory, a file mapping: what keeps a Linux mount busy). `in_use`
+/// runs without the table's lock, so it may take process locks.
+///
+/// Inodes carry no mount, only a device, so a file system attached more
+/// than once (bind mounts) or a bind mount of a directory of another one
+/// cannot tell whose its open files are: those are never busy for open
+/// files, and detaching one takes only that one mount.
+pub fn umount(root: &Arc<dyn Inode>, how: Umount, in_use: &dyn Fn(u64) -> bool) -> Result<()> {
     let root_id = id(root);
+    let dev = root_id.0;
+    let sole = {
+        let mounts = MOUNTS.lock();
+        let Some(i) = mounts.iter().rposition(|m| m.root_id == root_id) else {
+            return Err(Error::with_message(Errno::EINVAL, "not a mount point"));
+        };
+        // A mount on top of it, or on a directory inside it, keeps it busy.
+        if how != Umount::Detach && mounts.iter().skip(i + 1).any(|m| m.mountpoint_id.0 == dev) {
+            return Err(Error::new(Errno::EBUSY));
+        }
+        dev != super::ROOT_DEV && mounts.iter().filter(|m| m.root_id.0 == dev).count() == 1
+    };
+    if how != Umount::Detach && sole && in_use(dev) {
+        return Err(Error::new(Errno::EBUSY));
+    }
     let removed = {
         let mut mounts = MOUNTS.lock();
         let Some(i) = mounts.iter().rposition(|m| m.root_id == root_id) else {
             return Err(Error::with_message(Errno::EINVAL, "not a mount point"));
         };
-        // A mount on top of it, or on a directory inside it, keeps it busy.
-        if mounts
-            .iter()
-            .skip(i + 1)
-            .any(|m| m.mountpoint_id.0 == root_id.0)
-        {
-            return Err(Error::new(Errno::EBUSY));
+        if how == Umount::Expire && !core::mem::replace(&mut mounts[i].expiry_marked, true) {
+            return Err(Error::new(Errno::EAGAIN));
         }
-        MOUNT_COUNT.fetch_sub(1, Ordering::Relaxed);
-        mounts.remove(i)
+        let mut removed = alloc::vec![mounts.remove(i)];
+        if how == Umount::Detach && sole {
+            // The mounts inside it go too, and those inside them.
+            let mut devs = alloc::vec![dev];
+            while let Some(j) = mounts.iter().position(|m| devs.contains(&m.mountpoint_id.0)) {
+                let m = mounts.remove(j);
+                devs.push(m.root_id.0);
+                removed.push(m);
+            }
+        }
+        MOUNT_COUNT.fetch_sub(removed.len(), Ordering::Relaxed);
+        removed
     };
     // Dropped outside the lock: the last reference may free a whole tree.
     drop(removed);
@@ -225,16 +324,23 @@ pub fn mounts() -> Vec<MountInfo> {
             root: m.root.clone(),
             source: m.source.clone(),
             fstype: m.fstype.clone(),
+            flags: m.flags,
         })
         .collect()
 }
 
-/// statfs(2) of the file system holding `node`: the type of the mount of
+/// statfs(2) of the file system holding `node`.
+pub fn statfs(node: &Arc<dyn Inode>) -> StatFs {
+    let dev = node.metadata().dev;
+    StatFs::for_fs(&fstype_of(node), dev, mount_flags(dev))
+}
+
+/// The type of the file system holding `node`: the type of the mount of
 /// its device, else the root file system or, for inodes in no directory,
 /// the pseudo file system Linux keeps them on.
-pub fn statfs(node: &Arc<dyn Inode>) -> StatFs {
+pub fn fstype_of(node: &Arc<dyn Inode>) -> String {
     let meta = node.metadata();
-    let fstype = match describe(meta.dev) {
+    match describe(meta.dev) {
         Some((_, fstype)) => fstype,
         None if meta.dev == ANON_DEV => String::from(match meta.file_type {
             FileType::Fifo => "pipefs",
@@ -243,8 +349,7 @@ pub fn statfs(node: &Arc<dyn Inode>) -> StatFs {
             _ => "anon_inodefs",
         }),
         None => String::from("rootfs"),
-    };
-    StatFs::for_fs(&fstype, meta.dev)
+    }
 }
 
 /// Registers the kernel's own file system types and mounts them where a
@@ -256,18 +361,21 @@ pub fn mount_kernel_filesystems() -> Result<()> {
     super::procfs::register();
     super::sysfs::register();
     let fs = super::FsContext::default();
+    // The flags a Linux system's init mounts them with.
+    let hardened = ST_NOSUID | ST_NODEV | ST_NOEXEC | ST_RELATIME;
     let mounts = [
-        ("dev", "devtmpfs", "devtmpfs"),
-        ("proc", "proc", "proc"),
-        ("sys", "sysfs", "sysfs"),
+        ("dev", "devtmpfs", "devtmpfs", ST_NOSUID | ST_RELATIME),
+        ("proc", "proc", "proc", hardened),
+        ("sys", "sysfs", "sysfs", hardened),
     ];
-    for (dir, fstype, source) in mounts {
+    for (dir, fstype, source, flags) in mounts {
         let mountpoint = super::ensure_dir(fs.root(), dir, 0o755)?;
         mount(
             &mountpoint,
             make_filesystem(fstype, source, "")?,
             source,
             fstype,
+            flags,
         )?;
     }
     let shm = super::lookup(&fs, fs.root(), "/dev/shm", true)?;
@@ -276,5 +384,6 @@ pub fn mount_kernel_filesystems() -> Result<()> {
         make_filesystem("tmpfs", "tmpfs", "")?,
         "tmpfs",
         "tmpfs",
+        ST_RELATIME,
     )
 }

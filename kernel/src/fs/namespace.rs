@@ -28,11 +28,13 @@ fn new_name(parent: &Parent, is_dir: bool) -> Result<&str> {
     }
 }
 
-/// May the caller add `name` to `parent.dir`? EEXIST first, as on Linux.
+/// May the caller add `name` to `parent.dir`? EEXIST first, then EROFS,
+/// then the permission check, as on Linux.
 fn check_create(fs: &FsContext, parent: &Parent, name: &str) -> Result<()> {
     if parent.dir.lookup(name).is_ok() {
         return Err(Error::new(Errno::EEXIST));
     }
+    mount::check_writable(&parent.dir)?;
     fs.cred().check(&*parent.dir, MAY_WRITE | MAY_EXEC)
 }
 
@@ -129,6 +131,7 @@ pub fn unlink(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<()> 
     let Last::Name(name) = &parent.last else {
         return Err(Error::new(Errno::EISDIR));
     };
+    mount::check_writable(&parent.dir)?;
     let node = parent.dir.lookup(name)?;
     if node.is_dir() {
         return Err(Error::new(Errno::EISDIR));
@@ -148,6 +151,7 @@ pub fn rmdir(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<()> {
         Last::Dot => Err(Error::new(Errno::EINVAL)),
         Last::DotDot => Err(Error::new(Errno::ENOTEMPTY)),
         Last::Name(name) => {
+            mount::check_writable(&parent.dir)?;
             let node = parent.dir.lookup(name)?;
             if same_inode(&node, fs.root()) || mount::is_mountpoint(&node) {
                 return Err(Error::new(Errno::EBUSY));
@@ -182,6 +186,7 @@ pub fn rename(
             Errno::EBUSY
         }));
     };
+    mount::check_writable(&old.dir)?;
     let src = old.dir.lookup(old_name)?;
     if flags.exchange {
         return exchange(fs, &old, old_name, &src, &new, new_name, flags);
@@ -256,6 +261,7 @@ pub fn open_tmpfile(
     if !dir.is_dir() {
         return Err(Error::new(Errno::ENOTDIR));
     }
+    mount::check_writable(&dir)?;
     fs.cred().check(&*dir, MAY_WRITE | MAY_EXEC)?;
     let node = NewNode {
         kind: NodeKind::Regular,

@@ -82,6 +82,17 @@ fn open_node(fs: &FsContext, node: Arc<dyn Inode>, created: bool, flags: u32) ->
         ));
     }
     let writes = matches!(flags & O_ACCMODE, O_WRONLY | O_RDWR);
+    // Linux's may_open: a device on a nodev mount, then a regular file
+    // to be changed on a read-only one, before the permission check.
+    match file_type {
+        FileType::CharDevice | FileType::BlockDevice if !super::mount::allows_devices(&node) => {
+            return Err(Error::new(Errno::EACCES));
+        }
+        FileType::Regular if writes || flags & O_TRUNC != 0 => {
+            super::mount::check_writable(&node)?;
+        }
+        _ => {}
+    }
     if !created {
         let reads = matches!(flags & O_ACCMODE, O_RDONLY | O_RDWR);
         let want = if reads { MAY_READ } else { 0 }
@@ -177,6 +188,7 @@ fn open_or_create(
                 if parent.trailing_slash {
                     return Err(Error::new(Errno::EISDIR));
                 }
+                super::mount::check_writable(&parent.dir)?;
                 fs.cred().check(&*parent.dir, MAY_WRITE | MAY_EXEC)?;
                 let perm = mode & 0o7777 & !fs.umask();
                 let cred = fs.cred();

@@ -181,8 +181,9 @@ impl StatFs {
     /// `dev`. The in-memory file systems share one page budget (half of
     /// memory, like tmpfs's default size), which they report as their
     /// size; devtmpfs is a tmpfs to statfs, as on Linux; plain ramfs and
-    /// the synthetic file systems report no blocks.
-    pub fn for_fs(fstype: &str, dev: u64) -> StatFs {
+    /// the synthetic file systems report no blocks. `mount_flags` (ST_*)
+    /// are a mounted file system's; the others get their type's usual ones.
+    pub fn for_fs(fstype: &str, dev: u64, mount_flags: Option<u32>) -> StatFs {
         let (used, limit) = super::ramfs::page_usage();
         let limit = limit.min(frame::boot::total_ram() / 4096) as u64;
         let free = limit.saturating_sub(used as u64);
@@ -196,6 +197,10 @@ impl StatFs {
             "ramfs" => (RAMFS_MAGIC, false, 0),
             "devtmpfs" => (TMPFS_MAGIC, true, ST_NOSUID),
             _ => (TMPFS_MAGIC, true, 0),
+        };
+        let flags = match mount_flags {
+            Some(f) => i64::from(f),
+            None => ST_RELATIME | flags,
         };
         let (blocks, bfree) = if sized { (limit, free) } else { (0, 0) };
         // Linux's fsid of a device-less file system is its device number
@@ -214,7 +219,7 @@ impl StatFs {
             f_fsid: [enc as u32 as i32, (enc >> 32) as u32 as i32],
             f_namelen: 255,
             f_frsize: 4096,
-            f_flags: ST_VALID | ST_RELATIME | flags,
+            f_flags: ST_VALID | flags,
             f_spare: [0; 4],
         }
     }

@@ -110,7 +110,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (291, "epoll_create1", epoll::sys_epoll_create1),
     (292, "dup3", fd::sys_dup3),
     (293, "pipe2", pipe::sys_pipe2),
-    (306, "syncfs", fd::sys_fsync),
+    (306, "syncfs", fd::sys_syncfs),
     (316, "renameat2", path::sys_renameat2),
     (326, "copy_file_range", range::sys_copy_file_range),
     (332, "statx", attr::sys_statx),
@@ -139,8 +139,22 @@ fn count_arg(arg: u64) -> usize {
     usize::try_from(arg).unwrap_or(usize::MAX).min(MAX_RW_COUNT)
 }
 
+/// The file open on `fd`, O_PATH descriptors included (Linux's
+/// `fdget_raw`): for calls that only name the file (fstat, fchdir,
+/// fstatfs, a dirfd, AT_EMPTY_PATH, dup, fcntl's descriptor commands).
 fn get_file(ctx: &Context, fd: i32) -> Result<Arc<File>> {
     ctx.process.files().lock().get(fd)
+}
+
+/// The file open on `fd` for a call that uses the open file itself
+/// (Linux's `fdget`): EBADF for an O_PATH descriptor as for a closed one
+/// (open(2): read, write, ioctl, lseek, fsync, mmap, epoll_ctl, ...).
+fn get_io_file(ctx: &Context, fd: i32) -> Result<Arc<File>> {
+    let file = get_file(ctx, fd)?;
+    if file.is_path_only() {
+        return Err(Error::new(Errno::EBADF));
+    }
+    Ok(file)
 }
 
 /// The caller's root, cwd and umask (a snapshot: the lock is released),

@@ -41,15 +41,31 @@ fn escape(path: &str) -> String {
     out
 }
 
-/// Mount options as /proc/mounts shows them for a type.
-pub(super) fn mount_options(fstype: &str) -> &'static str {
-    match fstype {
-        "proc" | "sysfs" => "rw,nosuid,nodev,noexec,relatime",
-        "devtmpfs" => "rw,nosuid,relatime,mode=755",
-        "devpts" => "rw,nosuid,noexec,relatime,mode=600",
-        "rootfs" => "rw",
-        _ => "rw,relatime",
+/// Mount options as /proc/mounts shows them: the mount's flags (in
+/// Linux's order), then what the type adds.
+pub(super) fn mount_options(fstype: &str, flags: u32) -> String {
+    let mut s = String::from(if flags & mount::ST_RDONLY != 0 { "ro" } else { "rw" });
+    let names = [
+        (mount::ST_SYNCHRONOUS, ",sync"),
+        (mount::ST_MANDLOCK, ",mand"),
+        (mount::ST_NOSUID, ",nosuid"),
+        (mount::ST_NODEV, ",nodev"),
+        (mount::ST_NOEXEC, ",noexec"),
+        (mount::ST_NOATIME, ",noatime"),
+        (mount::ST_NODIRATIME, ",nodiratime"),
+        (mount::ST_RELATIME, ",relatime"),
+    ];
+    for (flag, name) in names {
+        if flags & flag != 0 {
+            s.push_str(name);
+        }
     }
+    s.push_str(match fstype {
+        "devtmpfs" => ",mode=755",
+        "devpts" => ",mode=600",
+        _ => "",
+    });
+    s
 }
 
 fn process_fs(t: Target) -> Result<FsContext> {
@@ -72,7 +88,7 @@ pub(super) fn mounts(t: Target) -> Result<String> {
             escape(&m.source),
             escape(&path),
             m.fstype,
-            mount_options(&m.fstype)
+            mount_options(&m.fstype, m.flags)
         );
     }
     Ok(s)
@@ -105,7 +121,7 @@ pub(super) fn mountinfo(t: Target) -> Result<String> {
             dev_major(dev),
             dev_minor(dev),
             escape(&path),
-            mount_options(&m.fstype),
+            mount_options(&m.fstype, m.flags),
             m.fstype,
             escape(&m.source)
         );

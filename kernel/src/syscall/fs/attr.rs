@@ -8,7 +8,7 @@ use super::{
     get_file, resolve_at, resolve_at_as,
 };
 use crate::error::{Errno, Error, Result};
-use crate::fs::{Cred, File, Inode, STATX_RESERVED, Stat, Statx, mount};
+use crate::fs::{Cred, File, FileType, Inode, MAY_EXEC, MAY_WRITE, STATX_RESERVED, Stat, Statx, mount};
 use crate::syscall::{Context, SyscallArgs};
 
 /// An fd's inode for calls that change or read attributes (EBADF for bad
@@ -106,8 +106,22 @@ fn faccessat(ctx: &Context, dirfd: i32, path: u64, mode: u32, flags: u32) -> Res
     }
     let follow = flags & AT_SYMLINK_NOFOLLOW == 0;
     let node = resolve_at_as(ctx, &fs, dirfd, path, follow, flags & AT_EMPTY_PATH != 0)?;
+    let meta = node.metadata();
+    // As Linux's do_faccessat: X_OK on a regular file of a noexec mount
+    // is EACCES, W_OK on a file (not a device, FIFO or socket) of a
+    // read-only one EROFS, before the permission bits are looked at.
+    if mode & MAY_EXEC != 0 && meta.file_type == FileType::Regular && !mount::allows_exec(&node) {
+        return Err(Error::new(Errno::EACCES));
+    }
+    let special = matches!(
+        meta.file_type,
+        FileType::CharDevice | FileType::BlockDevice | FileType::Fifo | FileType::Socket
+    );
+    if mode & MAY_WRITE != 0 && !special {
+        mount::check_writable(&node)?;
+    }
     // R_OK, W_OK and X_OK are MAY_READ, MAY_WRITE and MAY_EXEC.
-    if !fs.cred().may(&node.metadata(), mode) {
+    if !fs.cred().may(&meta, mode) {
         return Err(Error::new(Errno::EACCES));
     }
     Ok(0)

@@ -4,7 +4,7 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::{AT_FDCWD, caller_cred, fd_arg, fs_context, get_file, resolve_at};
+use super::{AT_FDCWD, caller_cred, fd_arg, fs_context, get_file, get_io_file, resolve_at};
 use crate::error::{Errno, Error, Result};
 use crate::fs::{self, FileType, IO_CHUNK, Inode, MAY_EXEC};
 use crate::syscall::{Context, SyscallArgs};
@@ -14,10 +14,7 @@ const DIRENT64_HEADER: usize = 8 + 8 + 2 + 1;
 
 pub fn sys_getdents64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (dirp, count) = (args[1], (args[2] as u32 as usize).min(IO_CHUNK));
-    let file = get_file(ctx, fd_arg(args[0]))?;
-    if file.is_path_only() {
-        return Err(Error::new(Errno::EBADF));
-    }
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
     if file.ops().is_some() || file.node().file_type() != FileType::Directory {
         return Err(Error::new(Errno::ENOTDIR));
     }

@@ -5,7 +5,7 @@ use alloc::vec::Vec;
 
 use super::pipe::install_all;
 use super::poll::{read_sigmask, read_timeout, with_sigmask};
-use super::{CallerCtx, fd_arg, get_file};
+use super::{CallerCtx, fd_arg, get_io_file};
 use crate::error::{Errno, Error, Result};
 use crate::fs::O_CLOEXEC;
 use crate::fs::epoll::{
@@ -54,8 +54,8 @@ pub fn sys_epoll_ctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         let data = u64::from_ne_bytes([d[0], d[1], d[2], d[3], d[4], d[5], d[6], d[7]]);
         (events, data)
     };
-    let ep_file = get_file(ctx, epfd)?;
-    let target = get_file(ctx, fd)?;
+    let ep_file = get_io_file(ctx, epfd)?;
+    let target = get_io_file(ctx, fd)?;
     if target.ops().is_none() {
         // Regular files and directories cannot be polled.
         return Err(Error::new(Errno::EPERM));
@@ -86,7 +86,7 @@ fn wait(ctx: &Context, args: &SyscallArgs, deadline: Option<u64>) -> Result<isiz
         .ok()
         .filter(|m| (1..=MAX_EVENTS).contains(m))
         .ok_or(Error::new(Errno::EINVAL))?;
-    let ep_file = get_file(ctx, epfd)?;
+    let ep_file = get_io_file(ctx, epfd)?;
     let ep = as_epoll(&ep_file).ok_or(Error::new(Errno::EINVAL))?;
     let ready = ep.wait(max, deadline, &CallerCtx(ctx))?;
     let mut bytes = Vec::new();

@@ -2,9 +2,9 @@
 //! and the calls that only need a valid descriptor (fsync).
 
 use super::lock::{F_GETLK, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLK, F_SETLKW};
-use super::{CallerCtx, fd_arg, fd_limit, get_file};
+use super::{CallerCtx, fd_arg, fd_limit, get_file, get_io_file};
 use crate::error::{Errno, Error, Result};
-use crate::fs::{FileType, O_CLOEXEC, O_NONBLOCK};
+use crate::fs::{FileType, O_CLOEXEC, O_NONBLOCK, mount};
 use crate::syscall::{Context, SyscallArgs};
 
 const F_DUPFD: u32 = 0;
@@ -74,7 +74,12 @@ pub fn sys_dup3(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 
 pub fn sys_fcntl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (fd, cmd, arg) = (fd_arg(args[0]), args[1] as u32, args[2]);
-    let file = get_file(ctx, fd)?;
+    // On an O_PATH descriptor only the commands about the descriptor
+    // itself work (open(2)); the rest are EBADF.
+    let file = match cmd {
+        F_DUPFD | F_DUPFD_CLOEXEC | F_GETFD | F_SETFD | F_GETFL => get_file(ctx, fd)?,
+        _ => get_io_file(ctx, fd)?,
+    };
     match cmd {
         F_DUPFD | F_DUPFD_CLOEXEC => {
             let limit = fd_limit(ctx);
@@ -115,7 +120,7 @@ pub fn sys_fcntl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 
 pub fn sys_ioctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (fd, cmd, arg) = (fd_arg(args[0]), args[1] as u32, args[2]);
-    let file = get_file(ctx, fd)?;
+    let file = get_io_file(ctx, fd)?;
     match cmd {
         FIONBIO => {
             let mut on = [0u8; 4];
@@ -142,9 +147,30 @@ pub fn sys_ioctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     }
 }
 
-/// fsync, fdatasync, syncfs: everything is in memory, nothing to flush.
+/// fsync(2), fdatasync(2): everything is in memory, nothing to flush. As
+/// on Linux, only files whose file system implements it may be synced:
+/// EINVAL for pipes, sockets, devices, eventfd and epoll descriptors,
+/// everything in /proc, and sysfs directories (sysfs files and tmpfs,
+/// ramfs and devtmpfs files and directories succeed).
 pub fn sys_fsync(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    get_file(ctx, fd_arg(args[0]))?;
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
+    if file.ops().is_some() {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let supported = match mount::fstype_of(file.node()).as_str() {
+        "proc" => false,
+        "sysfs" => !file.node().is_dir(),
+        _ => true,
+    };
+    if !supported {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    Ok(0)
+}
+
+/// syncfs(2): any open file (not O_PATH) names its file system.
+pub fn sys_syncfs(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    get_io_file(ctx, fd_arg(args[0]))?;
     Ok(0)
 }
 

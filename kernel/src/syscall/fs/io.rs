@@ -2,9 +2,9 @@
 
 use alloc::vec::Vec;
 
-use super::{CallerCtx, count_arg, fd_arg, get_file};
+use super::{CallerCtx, count_arg, fd_arg, get_io_file};
 use crate::error::{Errno, Error, Result};
-use crate::fs::{IO_CHUNK, kernel_buffer};
+use crate::fs::{FileType, IO_CHUNK, O_APPEND, kernel_buffer};
 use crate::syscall::{Context, SyscallArgs};
 
 /// Most iovecs in one call (UIO_MAXIOV).
@@ -12,7 +12,7 @@ const IOV_MAX: u64 = 1024;
 
 pub fn sys_read(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count) = (args[1], count_arg(args[2]));
-    let file = get_file(ctx, fd_arg(args[0]))?;
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
     let n = file.read(
         count,
         &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data),
@@ -23,7 +23,7 @@ pub fn sys_read(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 
 pub fn sys_write(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count) = (args[1], count_arg(args[2]));
-    let file = get_file(ctx, fd_arg(args[0]))?;
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
     let n = file.write(
         count,
         &mut |done, chunk| ctx.read_into(buf.wrapping_add(done as u64), chunk),
@@ -39,7 +39,7 @@ fn offset_arg(arg: u64) -> Result<usize> {
 
 pub fn sys_pread64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count, offset) = (args[1], count_arg(args[2]), offset_arg(args[3])?);
-    let file = get_file(ctx, fd_arg(args[0]))?;
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
     let n = file.read_at(offset, count, &mut |done, data| {
         ctx.write_bytes(buf.wrapping_add(done as u64), data)
     })?;
@@ -48,7 +48,7 @@ pub fn sys_pread64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 
 pub fn sys_pwrite64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count, offset) = (args[1], count_arg(args[2]), offset_arg(args[3])?);
-    let file = get_file(ctx, fd_arg(args[0]))?;
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
     let source =
         &mut |done: usize, chunk: &mut [u8]| ctx.read_into(buf.wrapping_add(done as u64), chunk);
     let n = file.write_at(offset, count, source, &CallerCtx(ctx))?;
@@ -134,7 +134,7 @@ impl IoVecs {
 }
 
 pub fn sys_readv(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    let file = get_file(ctx, fd_arg(args[0]))?;
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
     if !file.can_read() {
         return Err(Error::new(Errno::EBADF));
     }
@@ -148,7 +148,7 @@ pub fn sys_readv(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 pub fn sys_writev(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    let file = get_file(ctx, fd_arg(args[0]))?;
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
     if !file.can_write() {
         return Err(Error::new(Errno::EBADF));
     }
@@ -162,13 +162,18 @@ pub fn sys_writev(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 pub fn sys_lseek(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    let file = get_file(ctx, fd_arg(args[0]))?;
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
     let pos = file.seek(args[1] as i64, args[2] as u32)?;
     Ok(pos as isize)
 }
 
 /// sendfile(2): copies through a kernel buffer, from `in_fd`'s position
-/// (or `*offset`, which is then updated) to `out_fd`.
+/// (or `*offset`, which is then updated and the position left alone) to
+/// `out_fd`. Checked in the order of Linux's do_sendfile: EFAULT for the
+/// offset pointer, EBADF for a descriptor not open for reading / writing,
+/// ESPIPE for an offset on an unseekable input, EINVAL for a negative
+/// offset, an input that cannot be spliced from (a pipe or directory) or
+/// an O_APPEND output other than a pipe.
 pub fn sys_sendfile(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (out_fd, in_fd, offset_addr, count) = (
         fd_arg(args[0]),
@@ -176,17 +181,33 @@ pub fn sys_sendfile(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         args[2],
         count_arg(args[3]),
     );
-    let input = get_file(ctx, in_fd)?;
-    let output = get_file(ctx, out_fd)?;
-    if !input.can_read() || !output.can_write() {
-        return Err(Error::new(Errno::EBADF));
-    }
-    let mut offset = if offset_addr != 0 {
-        let off: i64 = ctx.read_val(offset_addr)?;
-        Some(usize::try_from(off).map_err(|_| Error::new(Errno::EINVAL))?)
+    let given: Option<i64> = if offset_addr != 0 {
+        Some(ctx.read_val(offset_addr)?)
     } else {
         None
     };
+    let input = get_io_file(ctx, in_fd)?;
+    if !input.can_read() {
+        return Err(Error::new(Errno::EBADF));
+    }
+    if given.is_some() && input.ops().is_some() {
+        return Err(Error::new(Errno::ESPIPE));
+    }
+    let mut offset = match given {
+        Some(off) => Some(usize::try_from(off).map_err(|_| Error::new(Errno::EINVAL))?),
+        None => None,
+    };
+    let output = get_io_file(ctx, out_fd)?;
+    if !output.can_write() {
+        return Err(Error::new(Errno::EBADF));
+    }
+    let out_is_pipe = output.node().file_type() == FileType::Fifo;
+    if !out_is_pipe && output.flags() & O_APPEND != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if matches!(input.node().file_type(), FileType::Fifo | FileType::Directory) {
+        return Err(Error::new(Errno::EINVAL));
+    }
     let mut chunk = kernel_buffer(count.min(IO_CHUNK))?;
     let mut total = 0;
     while total < count {

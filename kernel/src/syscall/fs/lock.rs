@@ -1,7 +1,7 @@
 //! Advisory locks: fcntl(2) F_GETLK/F_SETLK/F_SETLKW and their F_OFD_*
 //! forms, and flock(2).
 
-use super::{CallerCtx, fd_arg, get_file};
+use super::{CallerCtx, fd_arg, get_io_file};
 use crate::error::{Errno, Error, Result};
 use crate::fs::lock::{self, FlockOp, Kind, Owner, RecordLock};
 use crate::fs::{File, SEEK_CUR, SEEK_END, SEEK_SET};
@@ -144,10 +144,7 @@ pub fn sys_flock(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     const LOCK_NB: u32 = 4;
     const LOCK_UN: u32 = 8;
     let (fd, operation) = (fd_arg(args[0]), args[1] as u32);
-    let file = get_file(ctx, fd)?;
-    if file.is_path_only() {
-        return Err(Error::new(Errno::EBADF));
-    }
+    let file = get_io_file(ctx, fd)?;
     let op = match operation & !LOCK_NB {
         LOCK_SH => FlockOp::Shared,
         LOCK_EX => FlockOp::Exclusive,

@@ -1,13 +1,27 @@
 //! mount(2) and umount2(2): tmpfs/ramfs instances, file system types other
-//! modules register, and bind mounts. Remounting and propagation changes
+//! modules register, and bind mounts, with the per-mount flags (read-only,
+//! nosuid, nodev, noexec, atime modes). Remounting and propagation changes
 //! are accepted and have no effect.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
 
 use super::{AT_FDCWD, caller_cred, resolve_at};
 use crate::error::{Errno, Error, Result};
-use crate::fs::mount;
+use crate::fs::{File, Inode, mount};
+use crate::process;
 use crate::syscall::{Context, SyscallArgs};
 
+const MS_RDONLY: u64 = 1;
+const MS_NOSUID: u64 = 2;
+const MS_NODEV: u64 = 4;
+const MS_NOEXEC: u64 = 8;
+const MS_SYNCHRONOUS: u64 = 16;
 const MS_REMOUNT: u64 = 32;
+const MS_MANDLOCK: u64 = 64;
+const MS_NOATIME: u64 = 1024;
+const MS_NODIRATIME: u64 = 2048;
+const MS_STRICTATIME: u64 = 1 << 24;
 const MS_BIND: u64 = 4096;
 const MS_MOVE: u64 = 8192;
 const MS_PROPAGATION: u64 = (1 << 17) | (1 << 18) | (1 << 19) | (1 << 20);
@@ -24,6 +38,24 @@ fn string_arg(ctx: &Context, addr: u64, max: usize, bad: Errno) -> Result<alloc:
     }
     let bytes = ctx.read_cstring(addr, max)?;
     alloc::string::String::from_utf8(bytes).map_err(|_| Error::new(bad))
+}
+
+/// The ST_* flags of a new mount from mount(2)'s MS_* ones: the same
+/// values, and relatime unless noatime or strictatime is asked for.
+fn mount_flags(ms: u64) -> u32 {
+    let same = MS_RDONLY
+        | MS_NOSUID
+        | MS_NODEV
+        | MS_NOEXEC
+        | MS_SYNCHRONOUS
+        | MS_MANDLOCK
+        | MS_NOATIME
+        | MS_NODIRATIME;
+    let mut flags = (ms & same) as u32;
+    if ms & (MS_NOATIME | MS_STRICTATIME) == 0 {
+        flags |= mount::ST_RELATIME;
+    }
+    flags
 }
 
 pub fn sys_mount(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
@@ -48,16 +80,20 @@ pub fn sys_mount(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         let source = resolve_at(ctx, AT_FDCWD, args[0], true, false)?;
         // /proc/mounts shows a bind mount with the source and type of the
         // file system it comes from.
-        let (from, fstype) = mount::describe(source.metadata().dev)
-            .unwrap_or_else(|| ("rootfs".into(), "rootfs".into()));
-        mount::mount(&target, source, &from, &fstype)?;
+        // It keeps the flags of the mount it comes from (changing them
+        // takes a remount, as on Linux).
+        let dev = source.metadata().dev;
+        let (from, fstype) =
+            mount::describe(dev).unwrap_or_else(|| ("rootfs".into(), "rootfs".into()));
+        let flags = mount::mount_flags(dev).unwrap_or(mount::ST_RELATIME);
+        mount::mount(&target, source, &from, &fstype, flags)?;
         return Ok(0);
     }
     let source = string_arg(ctx, args[0], 4096, Errno::EINVAL)?;
     let fstype = string_arg(ctx, args[2], 256, Errno::ENODEV)?;
     let data = string_arg(ctx, args[4], 4096, Errno::EINVAL)?;
     let root = mount::make_filesystem(&fstype, &source, &data)?;
-    mount::mount(&target, root, &source, &fstype)?;
+    mount::mount(&target, root, &source, &fstype, mount_flags(flags))?;
     Ok(0)
 }
 
@@ -70,6 +106,41 @@ pub fn sys_umount2(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::EPERM));
     }
     let root = resolve_at(ctx, AT_FDCWD, args[0], flags & UMOUNT_NOFOLLOW == 0, false)?;
-    mount::umount(&root)?;
+    let how = if flags & MNT_EXPIRE != 0 {
+        if flags & (MNT_FORCE | MNT_DETACH) != 0 {
+            return Err(Error::new(Errno::EINVAL));
+        }
+        mount::Umount::Expire
+    } else if flags & MNT_DETACH != 0 {
+        mount::Umount::Detach
+    } else {
+        mount::Umount::Normal
+    };
+    mount::umount(&root, how, &in_use)?;
     Ok(0)
+}
+
+/// Whether a live process holds anything on device `dev`: an open file
+/// (O_PATH descriptors too), its working or root directory, or a file
+/// mapping. Each process's locks are taken one at a time, in level order,
+/// and released before the inodes are asked for their device.
+fn in_use(dev: u64) -> bool {
+    let on_dev = |node: &Arc<dyn Inode>| node.metadata().dev == dev;
+    process::all_processes()
+        .iter()
+        .filter(|p| p.exit_status().is_none())
+        .any(|p| {
+            let files: Vec<Arc<File>> = p.files().lock().iter().map(|(_, f)| f.clone()).collect();
+            let (root, cwd) = {
+                let fs = p.fs().lock();
+                (fs.root().clone(), fs.cwd().clone())
+            };
+            files.iter().any(|f| on_dev(f.node()))
+                || on_dev(&root)
+                || on_dev(&cwd)
+                || p.vm()
+                    .areas()
+                    .iter()
+                    .any(|a| a.file.as_ref().is_some_and(|b| on_dev(&b.inode)))
+        })
 }

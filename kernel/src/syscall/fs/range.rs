@@ -3,7 +3,7 @@
 
 use alloc::sync::Arc;
 
-use super::{count_arg, fd_arg, get_file};
+use super::{count_arg, fd_arg, get_io_file};
 use crate::error::{Errno, Error, Result};
 use crate::fs::{Allocate, File, FileType, IO_CHUNK, O_APPEND, kernel_buffer};
 use crate::syscall::{Context, SyscallArgs};
@@ -36,7 +36,7 @@ fn regular(file: &File, other: Errno) -> Result<()> {
 /// FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, as tmpfs does.
 pub fn sys_fallocate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (mode, offset, len) = (args[1] as u32, args[2] as i64, args[3] as i64);
-    let file = get_file(ctx, fd_arg(args[0]))?;
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
     if offset < 0 || len <= 0 {
         return Err(Error::new(Errno::EINVAL));
     }
@@ -89,8 +89,8 @@ fn offset_arg(ctx: &Context, addr: u64) -> Result<Option<usize>> {
 /// position) to `*off_out` (or the output's), updating whichever was used.
 pub fn sys_copy_file_range(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (off_in_addr, off_out_addr, count, flags) = (args[1], args[3], count_arg(args[4]), args[5]);
-    let input = get_file(ctx, fd_arg(args[0]))?;
-    let output = get_file(ctx, fd_arg(args[2]))?;
+    let input = get_io_file(ctx, fd_arg(args[0]))?;
+    let output = get_io_file(ctx, fd_arg(args[2]))?;
     let off_in = offset_arg(ctx, off_in_addr)?;
     let off_out = offset_arg(ctx, off_out_addr)?;
     if flags != 0 {
@@ -98,9 +98,6 @@ pub fn sys_copy_file_range(ctx: &mut Context, args: &SyscallArgs) -> Result<isiz
     }
     // generic_file_rw_checks, then generic_copy_file_checks.
     for file in [&input, &output] {
-        if file.is_path_only() {
-            return Err(Error::new(Errno::EBADF));
-        }
         regular(file, Errno::EINVAL)?;
     }
     if !input.can_read() || !output.can_write() || output.flags() & O_APPEND != 0 {

@@ -7,15 +7,16 @@ use alloc::sync::Arc;
 
 use super::attr::fd_inode;
 use super::{
-    AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_NOFOLLOW, caller_cred, fd_arg, get_file, resolve_at,
+    AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_NOFOLLOW, caller_cred, fd_arg, get_io_file, resolve_at,
 };
 use crate::error::{Errno, Error, Result};
-use crate::fs::{FileType, Inode, MAY_WRITE, Timespec};
+use crate::fs::{FileType, Inode, MAY_WRITE, Timespec, mount};
 use crate::syscall::{Context, SyscallArgs};
 
 /// chmod(2) on `node`: only its owner (or root) may; a caller outside the
 /// file's group loses the set-group-ID bit.
 fn chmod(ctx: &Context, node: &Arc<dyn Inode>, mode: u64) -> Result<isize> {
+    mount::check_writable(node)?;
     let cred = caller_cred(ctx);
     let meta = node.metadata();
     if !cred.owns(&meta) {
@@ -53,6 +54,7 @@ pub fn sys_fchmodat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 fn chown(ctx: &Context, node: &Arc<dyn Inode>, uid: u64, gid: u64) -> Result<isize> {
     let id = |v: u64| Some(v as u32).filter(|v| *v != u32::MAX);
     let (uid, gid) = (id(uid), id(gid));
+    mount::check_writable(node)?;
     let cred = caller_cred(ctx);
     let meta = node.metadata();
     if !cred.is_root() {
@@ -159,6 +161,7 @@ fn set_times(
     if atime.0.is_none() && mtime.0.is_none() {
         return Ok(0);
     }
+    mount::check_writable(node)?;
     let cred = caller_cred(ctx);
     let meta = node.metadata();
     if !cred.owns(&meta) {
@@ -242,6 +245,7 @@ pub fn sys_truncate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     match node.file_type() {
         FileType::Directory => Err(Error::new(Errno::EISDIR)),
         FileType::Regular => {
+            mount::check_writable(&node)?;
             caller_cred(ctx).check(&*node, MAY_WRITE)?;
             node.resize(len)?;
             Ok(0)
@@ -252,10 +256,7 @@ pub fn sys_truncate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 
 pub fn sys_ftruncate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let len = length_arg(args[1])?;
-    let file = get_file(ctx, fd_arg(args[0]))?;
-    if file.is_path_only() {
-        return Err(Error::new(Errno::EBADF));
-    }
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
     let regular = file.ops().is_none() && file.node().file_type() == FileType::Regular;
     if !file.can_write() || !regular {
         return Err(Error::new(Errno::EINVAL));
