@@ -106,11 +106,14 @@ const TIMER_ABSTIME: u64 = 1;
 
 fn sys_clock_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let clock = ClockId::from_raw(a[0] as i32)?;
-    if let ClockId::Cpu(c) = clock {
+    match clock {
         // The caller's own thread clock can never advance while it sleeps.
-        if c.per_thread && (c.pid == 0 || c.pid == ctx.thread.tid()) {
+        ClockId::Cpu(c) if c.per_thread && (c.pid == 0 || c.pid == ctx.thread.tid()) => {
             return Err(Error::new(Errno::EINVAL));
         }
+        ClockId::Cpu(_) | ClockId::Realtime | ClockId::Monotonic | ClockId::Boottime => {}
+        // The raw and coarse clocks cannot be slept on (no timers).
+        _ => return Err(Error::new(Errno::EOPNOTSUPP)),
     }
     if a[1] & !TIMER_ABSTIME != 0 {
         return Err(Error::new(Errno::EINVAL));
