@@ -1,7 +1,9 @@
 //! Clock ids and the user-visible time structures.
 
+use alloc::sync::Arc;
+
 use crate::error::{Errno, Error, Result};
-use crate::process::Process;
+use crate::process::{CpuKind, Pid, Process, Thread};
 
 frame::pod_struct! {
     #[derive(Debug)]
@@ -30,45 +32,83 @@ impl Timespec {
 pub enum ClockId {
     Realtime,
     Monotonic,
-    ProcessCputime,
-    ThreadCputime,
     MonotonicRaw,
     RealtimeCoarse,
     MonotonicCoarse,
     Boottime,
-    /// clock_getcpuclockid(3): another process's CPU clock.
-    ProcessCpu(u32),
-    /// pthread_getcpuclockid(3): a thread's CPU clock.
-    ThreadCpu(u32),
+    /// A CPU-time clock: CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID,
+    /// or one made by clock_getcpuclockid(3)/pthread_getcpuclockid(3).
+    Cpu(CpuClock),
+}
+
+/// A CPU-time clock as Linux encodes it in a negative clock id:
+/// `~pid << 3 | per-thread bit (4) | kind (0 PROF, 1 VIRT, 2 SCHED)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuClock {
+    /// The process or thread id; 0 for the caller's.
+    pub pid: Pid,
+    pub per_thread: bool,
+    pub kind: CpuKind,
+}
+
+/// Whose CPU time a CPU-time clock reads.
+pub enum CpuTarget {
+    Process(Arc<Process>),
+    Thread(Arc<Thread>),
+}
+
+impl CpuClock {
+    /// The process or thread the clock reads, as Linux finds it: id 0 is
+    /// the caller (its thread or its process); a thread clock only names a
+    /// thread of the caller's own process; a process clock names a process
+    /// (zombies included) or, for reading the time only, the caller's own
+    /// thread id. EINVAL otherwise.
+    pub fn target(&self, process: &Arc<Process>, thread: &Arc<Thread>, gettime: bool) -> Result<CpuTarget> {
+        let einval = || Error::new(Errno::EINVAL);
+        if self.per_thread {
+            if self.pid == 0 || self.pid == thread.tid() {
+                return Ok(CpuTarget::Thread(thread.clone()));
+            }
+            let t = process.threads().into_iter().find(|t| t.tid() == self.pid).ok_or_else(einval)?;
+            return Ok(CpuTarget::Thread(t));
+        }
+        if self.pid == 0 || self.pid == process.pid() || (gettime && self.pid == thread.tid()) {
+            return Ok(CpuTarget::Process(process.clone()));
+        }
+        crate::process::find_process(self.pid).map(CpuTarget::Process).ok_or_else(einval)
+    }
+
+    /// The clock's value in nanoseconds.
+    pub fn read_ns(&self, process: &Arc<Process>, thread: &Arc<Thread>) -> Result<u64> {
+        Ok(match self.target(process, thread, true)? {
+            CpuTarget::Process(p) => p.cpu_clock_ns(self.kind),
+            CpuTarget::Thread(t) => t.cpu_clock_ns(self.kind),
+        })
+    }
 }
 
 impl ClockId {
+    /// The clock a clock id names, or EINVAL. Which process or thread a
+    /// CPU-time clock reads is checked when it is used ([`CpuClock::target`]).
     pub fn from_raw(id: i32) -> Result<ClockId> {
+        let cpu = |per_thread, kind| ClockId::Cpu(CpuClock { pid: 0, per_thread, kind });
         Ok(match id {
             0 => ClockId::Realtime,
             1 => ClockId::Monotonic,
-            2 => ClockId::ProcessCputime,
-            3 => ClockId::ThreadCputime,
+            2 => cpu(false, CpuKind::Sched),
+            3 => cpu(true, CpuKind::Sched),
             4 => ClockId::MonotonicRaw,
             5 => ClockId::RealtimeCoarse,
             6 => ClockId::MonotonicCoarse,
             7 => ClockId::Boottime,
-            // Dynamic CPU clocks: ~pid << 3 | per-thread bit (4) | type;
-            // only the "sched" type (2) is a real CPU-time clock here.
             id if id < 0 => {
-                let pid = !(id >> 3) as u32;
-                if id & 3 != 2 || pid == 0 {
-                    return Err(Error::new(Errno::EINVAL));
-                }
-                let exists = if id & 4 != 0 {
-                    crate::process::find_thread(pid).is_some()
-                } else {
-                    crate::process::find_process(pid).is_some()
+                let kind = match id & 3 {
+                    0 => CpuKind::Prof,
+                    1 => CpuKind::Virt,
+                    2 => CpuKind::Sched,
+                    _ => return Err(Error::new(Errno::EINVAL)),
                 };
-                if !exists {
-                    return Err(Error::new(Errno::EINVAL));
-                }
-                if id & 4 != 0 { ClockId::ThreadCpu(pid) } else { ClockId::ProcessCpu(pid) }
+                ClockId::Cpu(CpuClock { pid: !(id >> 3) as Pid, per_thread: id & 4 != 0, kind })
             }
             _ => return Err(Error::new(Errno::EINVAL)),
         })
@@ -79,21 +119,21 @@ impl ClockId {
     }
 }
 
-/// The current value of `clock` in nanoseconds.
-pub fn now_ns(clock: ClockId, process: &Process) -> u64 {
+/// The current value of a clock that is not a CPU-time clock, in
+/// nanoseconds (CPU-time clocks read 0 here: see [`CpuClock::read_ns`]).
+pub fn now_ns(clock: ClockId) -> u64 {
     let mono = frame::timer::monotonic_ns();
     match clock {
         ClockId::Realtime | ClockId::RealtimeCoarse => frame::timer::realtime_at_boot_ns() + mono,
         ClockId::Monotonic | ClockId::MonotonicRaw | ClockId::MonotonicCoarse | ClockId::Boottime => mono,
-        ClockId::ProcessCputime => process.cpu_time_ns(),
-        ClockId::ThreadCputime => frame::task::try_current().map_or(0, |t| t.cpu_time_ns()),
-        ClockId::ProcessCpu(pid) => crate::process::find_process(pid).map_or(0, |p| p.cpu_time_ns()),
-        ClockId::ThreadCpu(tid) => crate::process::find_thread(tid).map_or(0, |(_, t)| t.cpu_time_ns()),
+        ClockId::Cpu(_) => 0,
     }
 }
 
 frame::pod_struct! {
-    /// `struct rusage` (144 bytes): two timevals and 14 longs.
+    /// `struct rusage` (144 bytes): two timevals and 14 longs (maxrss,
+    /// ixrss, idrss, isrss, minflt, majflt, nswap, inblock, oublock,
+    /// msgsnd, msgrcv, nsignals, nvcsw, nivcsw).
     pub struct Rusage {
         pub utime_sec: i64,
         pub utime_usec: i64,
@@ -105,12 +145,18 @@ frame::pod_struct! {
 const _: () = assert!(core::mem::size_of::<Rusage>() == 144);
 
 impl Rusage {
-    pub fn from_cpu_ns(user_ns: u64, sys_ns: u64) -> Rusage {
+    pub fn from_usage(u: &crate::process::Usage) -> Rusage {
         let mut r = <Rusage as frame::Pod>::new_zeroed();
-        r.utime_sec = (user_ns / 1_000_000_000) as i64;
-        r.utime_usec = ((user_ns % 1_000_000_000) / 1000) as i64;
-        r.stime_sec = (sys_ns / 1_000_000_000) as i64;
-        r.stime_usec = ((sys_ns % 1_000_000_000) / 1000) as i64;
+        r.utime_sec = (u.utime_ns / 1_000_000_000) as i64;
+        r.utime_usec = ((u.utime_ns % 1_000_000_000) / 1000) as i64;
+        r.stime_sec = (u.stime_ns / 1_000_000_000) as i64;
+        r.stime_usec = ((u.stime_ns % 1_000_000_000) / 1000) as i64;
+        let field = |v: u64| i64::try_from(v).unwrap_or(i64::MAX);
+        r.rest[0] = field(u.maxrss_kb);
+        r.rest[4] = field(u.minflt);
+        r.rest[5] = field(u.majflt);
+        r.rest[12] = field(u.nvcsw);
+        r.rest[13] = field(u.nivcsw);
         r
     }
 }

@@ -52,6 +52,10 @@ pub struct Task {
     /// CPU time consumed in earlier runs, and when the current run began.
     cpu_ns: AtomicU64,
     run_start_ns: AtomicU64,
+    /// Context switches away from this task: voluntary (it slept or
+    /// exited) and involuntary (preempted or yielded while runnable).
+    voluntary_switches: AtomicU64,
+    involuntary_switches: AtomicU64,
     /// A wake-up arrived while the task was still deciding to sleep.
     woken: AtomicBool,
     entry: UnsafeCell<Option<Box<dyn FnOnce() + Send>>>,
@@ -86,6 +90,16 @@ impl Task {
         } else {
             base
         }
+    }
+
+    /// Context switches away from this task so far: (voluntary,
+    /// involuntary), as getrusage(2) counts them. Waiting for an interrupt
+    /// because nothing else is runnable counts as a voluntary switch.
+    pub fn context_switches(&self) -> (u64, u64) {
+        (
+            self.voluntary_switches.load(Ordering::Relaxed),
+            self.involuntary_switches.load(Ordering::Relaxed),
+        )
     }
 
     /// Scheduling weight (1024 = default); policies may give heavier tasks
@@ -164,6 +178,8 @@ impl TaskOptions {
             weight: core::sync::atomic::AtomicU32::new(1024),
             cpu_ns: AtomicU64::new(0),
             run_start_ns: AtomicU64::new(0),
+            voluntary_switches: AtomicU64::new(0),
+            involuntary_switches: AtomicU64::new(0),
             woken: AtomicBool::new(false),
             entry: UnsafeCell::new(Some(self.entry)),
             data: self.data.unwrap_or_else(|| Box::new(())),
@@ -233,6 +249,7 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
     if put_back {
         scheduler().enqueue(cur.clone());
     }
+    let mut idled = false;
     let next = loop {
         match scheduler().pick_next() {
             Some(next) if Arc::ptr_eq(&next, &cur) => {
@@ -251,6 +268,10 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
             None => {
                 // Nothing to run: wait for an interrupt to wake someone. The
                 // idle time is not the current task's CPU time.
+                if !idled {
+                    idled = true;
+                    cur.voluntary_switches.fetch_add(1, Ordering::Relaxed);
+                }
                 let idle_from = crate::timer::monotonic_ns();
                 let ran = idle_from.saturating_sub(cur.run_start_ns.load(Ordering::Relaxed));
                 cur.cpu_ns.fetch_add(ran, Ordering::Relaxed);
@@ -261,6 +282,14 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
         }
     };
     NEED_RESCHED.store(false, Ordering::Relaxed);
+    if !idled {
+        let switches = if put_back {
+            &cur.involuntary_switches
+        } else {
+            &cur.voluntary_switches
+        };
+        switches.fetch_add(1, Ordering::Relaxed);
+    }
     let now = crate::timer::monotonic_ns();
     cur.cpu_ns.fetch_add(now.saturating_sub(cur.run_start_ns.load(Ordering::Relaxed)), Ordering::Relaxed);
     next.run_start_ns.store(now, Ordering::Relaxed);

@@ -34,6 +34,10 @@ impl FileOps for Null {
     fn is_seekable(&self) -> bool {
         true
     }
+
+    fn allows_positional_io(&self) -> bool {
+        true
+    }
 }
 
 /// Reads zeros, writes vanish.
@@ -50,6 +54,18 @@ impl FileOps for Zero {
     }
 
     fn is_seekable(&self) -> bool {
+        true
+    }
+
+    fn allows_positional_io(&self) -> bool {
+        true
+    }
+
+    fn fills_whole_reads(&self) -> bool {
+        true
+    }
+
+    fn maps_as_anonymous(&self) -> bool {
         true
     }
 }
@@ -70,6 +86,14 @@ impl FileOps for Full {
     fn is_seekable(&self) -> bool {
         true
     }
+
+    fn allows_positional_io(&self) -> bool {
+        true
+    }
+
+    fn fills_whole_reads(&self) -> bool {
+        true
+    }
 }
 
 /// Reads random bytes (the kernel's generator; it never blocks, as on
@@ -87,6 +111,14 @@ impl FileOps for Random {
     }
 
     fn is_seekable(&self) -> bool {
+        true
+    }
+
+    fn allows_positional_io(&self) -> bool {
+        true
+    }
+
+    fn fills_whole_reads(&self) -> bool {
         true
     }
 }

@@ -192,15 +192,22 @@ impl File {
     }
 
     /// pread(2): like `read` at `offset`, without moving the position.
+    /// Streams fail with ESPIPE unless they allow positional I/O (the
+    /// memory devices), which ignore the offset.
     pub fn read_at(
         &self,
         offset: usize,
         len: usize,
         sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        caller: &dyn Caller,
     ) -> Result<usize> {
         self.check_readable()?;
-        if self.ops.is_some() {
-            return Err(Error::new(Errno::ESPIPE));
+        if let Some(ops) = &self.ops {
+            if !ops.allows_positional_io() {
+                return Err(Error::new(Errno::ESPIPE));
+            }
+            check_range(offset, len)?;
+            return self.read_stream(ops, len, sink, caller);
         }
         self.read_inode(check_range(offset, len)?, len, sink)
     }
@@ -227,7 +234,24 @@ impl File {
         };
         let n = n.min(buf.len());
         sink(0, &buf[..n])?;
-        Ok(n)
+        if !ops.fills_whole_reads() {
+            return Ok(n);
+        }
+        // A device that never runs dry fills the whole count, chunk by
+        // chunk, stopping early only for a signal or a failing sink.
+        let mut done = n;
+        while done < len && n == buf.len() && !caller.signal_pending() {
+            let want = (len - done).min(buf.len());
+            let got = match ops.read(&mut buf[..want], caller) {
+                Ok(got) => got.min(want),
+                Err(_) => break,
+            };
+            if got == 0 || sink(done, &buf[..got]).is_err() {
+                break;
+            }
+            done += got;
+        }
+        Ok(done)
     }
 
     /// Runs the non-blocking `op` until it stops failing with EAGAIN,
@@ -335,8 +359,12 @@ impl File {
         caller: &dyn Caller,
     ) -> Result<usize> {
         self.check_writable()?;
-        if self.ops.is_some() {
-            return Err(Error::new(Errno::ESPIPE));
+        if let Some(ops) = &self.ops {
+            if !ops.allows_positional_io() {
+                return Err(Error::new(Errno::ESPIPE));
+            }
+            check_range(offset, len)?;
+            return self.write_common(None, len, source, caller);
         }
         check_range(offset, len)?;
         let at = if self.flags() & O_APPEND != 0 {

@@ -14,6 +14,14 @@ use super::file::{File, O_RDWR};
 use super::inode::Inode;
 use crate::error::{Errno, Error, Result};
 
+/// What a file mapping maps (`FileTable::mmap_source`); `writable`: the
+/// file is open for writing, which a shared mapping needs to be shared.
+pub enum MmapSource {
+    File { inode: Arc<dyn Inode>, writable: bool },
+    /// /dev/zero: anonymous memory.
+    Anonymous { writable: bool },
+}
+
 /// Descriptors above this are refused whatever the rlimit says, so a table
 /// never grows beyond a bounded size.
 pub const HARD_MAX_FDS: usize = 65536;
@@ -177,20 +185,24 @@ impl FileTable {
         closed
     }
 
-    /// The inode behind `fd` for a private file mapping: EBADF if `fd` is not
-    /// open (or is an O_PATH descriptor), EACCES if it is not open for
-    /// reading, ENODEV if the file cannot be mapped.
-    pub fn mmap_source(&self, fd: i32) -> Result<Arc<dyn Inode>> {
+    /// What mmap(2) of `fd` maps, checked as Linux's do_mmap does: EBADF
+    /// if `fd` is not open (or is an O_PATH descriptor); EACCES for a
+    /// shared writable mapping of a file not open for writing, or any
+    /// mapping of a file not open for reading; ENODEV if the file cannot
+    /// be mapped.
+    pub fn mmap_source(&self, fd: i32, shared_write: bool) -> Result<MmapSource> {
         let file = self.get(fd)?;
         if file.is_path_only() {
             return Err(Error::new(Errno::EBADF));
         }
-        if file.ops().is_some() || !file.node().can_mmap() {
-            return Err(Error::new(Errno::ENODEV));
-        }
-        if !file.can_read() {
+        if (shared_write && !file.can_write()) || !file.can_read() {
             return Err(Error::new(Errno::EACCES));
         }
-        Ok(file.node().clone())
+        let writable = file.can_write();
+        match file.ops() {
+            Some(ops) if ops.maps_as_anonymous() => Ok(MmapSource::Anonymous { writable }),
+            None if file.node().can_mmap() => Ok(MmapSource::File { inode: file.node().clone(), writable }),
+            _ => Err(Error::new(Errno::ENODEV)),
+        }
     }
 }

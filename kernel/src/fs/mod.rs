@@ -46,7 +46,7 @@ use frame::sync::Once;
 
 pub use self::anon::anon_inode;
 pub use self::file::*;
-pub use self::file_table::{FileTable, HARD_MAX_FDS};
+pub use self::file_table::{FileTable, HARD_MAX_FDS, MmapSource};
 pub use self::inode::{
     Allocate, FileType, Inode, NewNode, NodeKind, RenameFlags, Timespec, makedev,
 };

@@ -46,6 +46,11 @@ pub trait Caller {
     ) -> Result<bool>;
     /// Sends signal `signo` to the caller's own process (SIGPIPE).
     fn raise(&self, signo: u32);
+    /// Whether a signal waits to be handled: a long transfer that never
+    /// blocks stops early (returning what it did) so the signal is seen.
+    fn signal_pending(&self) -> bool {
+        false
+    }
 }
 
 /// Operations of a stream file (device, pipe, socket): no file position.
@@ -105,6 +110,25 @@ pub trait FileOps: Any + Send + Sync {
 
     /// Whether lseek succeeds (returning 0) instead of failing with ESPIPE.
     fn is_seekable(&self) -> bool {
+        false
+    }
+
+    /// Whether pread/pwrite work (the offset is ignored) instead of
+    /// failing with ESPIPE: Linux's memory devices allow them.
+    fn allows_positional_io(&self) -> bool {
+        false
+    }
+
+    /// Whether reads never run dry: one read(2) returns the whole count
+    /// (/dev/zero, /dev/urandom), made of as many `read` calls as needed.
+    fn fills_whole_reads(&self) -> bool {
+        false
+    }
+
+    /// Whether mmap(2) gives anonymous memory (/dev/zero): zero-filled
+    /// copy-on-write memory for MAP_PRIVATE, memory shared with fork
+    /// children for MAP_SHARED. Other streams cannot be mapped (ENODEV).
+    fn maps_as_anonymous(&self) -> bool {
         false
     }
 }

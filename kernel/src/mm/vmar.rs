@@ -8,6 +8,7 @@
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use frame::mm::vm_space::UserFault;
 use frame::mm::{PageFlags, UFrame, VmSpace, PAGE_SIZE, USER_SPACE_END};
@@ -133,7 +134,11 @@ pub struct Vmar {
     state: Mutex<State, { level::VMAR }>,
     /// RLIMIT_STACK: how far below STACK_TOP the "[stack]" area may be
     /// touched; checked at fault time, so setrlimit applies at once.
-    stack_limit: core::sync::atomic::AtomicUsize,
+    stack_limit: AtomicUsize,
+    /// Resident pages (mapped, or parked under PROT_NONE) and their peak
+    /// (VmRSS, VmHWM, ru_maxrss).
+    rss_pages: AtomicUsize,
+    hiwater_pages: AtomicUsize,
 }
 
 fn page_flags(perms: Perms, writable_now: bool) -> PageFlags {
@@ -160,8 +165,41 @@ impl Vmar {
                 args: (0, 0),
                 env: (0, 0),
             }),
-            stack_limit: core::sync::atomic::AtomicUsize::new(STACK_SIZE),
+            stack_limit: AtomicUsize::new(STACK_SIZE),
+            rss_pages: AtomicUsize::new(0),
+            hiwater_pages: AtomicUsize::new(0),
         })
+    }
+
+    /// Resident pages now.
+    pub fn rss_pages(&self) -> usize {
+        self.rss_pages.load(Ordering::Relaxed)
+    }
+
+    /// The most pages ever resident at once.
+    pub fn hiwater_pages(&self) -> usize {
+        self.hiwater_pages.load(Ordering::Relaxed)
+    }
+
+    /// Maps a page where none was (a fault): one more resident page.
+    fn map_new(&self, va: usize, frame: UFrame, flags: PageFlags) -> Result<()> {
+        if self.space.map(va, frame, flags)?.is_none() {
+            let rss = self.rss_pages.fetch_add(1, Ordering::Relaxed) + 1;
+            self.hiwater_pages.fetch_max(rss, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+
+    /// One resident page fewer (unmapped, or a parked page dropped).
+    fn page_gone(&self) {
+        let _ = self.rss_pages.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| Some(n.saturating_sub(1)));
+    }
+
+    /// Unmaps the page at `va`, if mapped.
+    fn unmap_page(&self, va: usize) {
+        if self.space.unmap(va).is_some() {
+            self.page_gone();
+        }
     }
 
     pub fn space(&self) -> &VmSpace {
@@ -189,8 +227,16 @@ impl Vmar {
     }
 
     /// Resolves a fault at `addr`. `Err(EFAULT)` means a real access error
-    /// (SIGSEGV for the program).
+    /// (SIGSEGV for the program). A resolved fault counts as a minor fault
+    /// of the calling thread (getrusage(2) ru_minflt), as Linux counts the
+    /// faults of user accesses and of the kernel's copies alike.
     pub fn handle_page_fault(&self, addr: usize, write: bool, exec: bool) -> Result<()> {
+        self.resolve_fault(addr, write, exec)?;
+        crate::process::count_minor_fault();
+        Ok(())
+    }
+
+    fn resolve_fault(&self, addr: usize, write: bool, exec: bool) -> Result<()> {
         // Copy the area out: reading file contents below takes inode locks,
         // which rank below this address space's lock.
         let vma = find(&self.state.lock().areas, addr).cloned().ok_or(Error::new(Errno::EFAULT))?;
@@ -217,7 +263,7 @@ impl Vmar {
         }
         if let Some(m) = &vma.shm {
             let frame = m.pages.get_or_alloc((m.offset + (page - vma.start)) / PAGE_SIZE)?;
-            self.space.map(page, frame, page_flags(vma.perms, true))?;
+            self.map_new(page, frame, page_flags(vma.perms, true))?;
             return Ok(());
         }
         let frame = UFrame::alloc_zeroed()?;
@@ -235,7 +281,7 @@ impl Vmar {
                 frame.write_bytes(0, &buf[..got])?;
             }
         }
-        self.space.map(page, frame, page_flags(vma.perms, true))?;
+        self.map_new(page, frame, page_flags(vma.perms, true))?;
         Ok(())
     }
 
@@ -283,7 +329,11 @@ impl Vmar {
                 args: st.args,
                 env: st.env,
             }),
-            stack_limit: core::sync::atomic::AtomicUsize::new(self.stack_limit()),
+            stack_limit: AtomicUsize::new(self.stack_limit()),
+            // The child starts with the parent's pages, and that is its peak
+            // so far (as Linux's dup_mm).
+            rss_pages: AtomicUsize::new(self.rss_pages()),
+            hiwater_pages: AtomicUsize::new(self.rss_pages()),
         };
         for (va, frame, flags) in self.space.mappings() {
             let shared = find(&st.areas, va).is_some_and(|v| v.shared);
@@ -310,10 +360,7 @@ impl Vmar {
         for k in keys {
             if let Some(v) = st.areas.remove(&k) {
                 self.unmap_pages(v.start, v.end);
-                let parked: Vec<usize> = st.parked.range(v.start..v.end).map(|(k, _)| *k).collect();
-                for p in parked {
-                    st.parked.remove(&p);
-                }
+                self.drop_parked(st, v.start, v.end);
             }
         }
     }
@@ -321,8 +368,17 @@ impl Vmar {
     fn unmap_pages(&self, start: usize, end: usize) {
         let mut va = start;
         while va < end {
-            self.space.unmap(va);
+            self.unmap_page(va);
             va += PAGE_SIZE;
+        }
+    }
+
+    /// Drops the parked (PROT_NONE) pages in `[start, end)`.
+    fn drop_parked(&self, st: &mut State, start: usize, end: usize) {
+        let parked: Vec<usize> = st.parked.range(start..end).map(|(k, _)| *k).collect();
+        for p in parked {
+            st.parked.remove(&p);
+            self.page_gone();
         }
     }
 
@@ -410,8 +466,10 @@ impl Vmar {
         let mut va = start;
         while va < end {
             if !find(&st.areas, va).is_some_and(|v| v.shared) {
-                self.space.unmap(va);
-                st.parked.remove(&va);
+                self.unmap_page(va);
+                if st.parked.remove(&va).is_some() {
+                    self.page_gone();
+                }
             }
             va += PAGE_SIZE;
         }
@@ -452,6 +510,7 @@ impl Vmar {
             }
         } else if new_end < old_end {
             self.unmap_pages(new_end, old_end);
+            self.drop_parked(&mut st, new_end, old_end);
             let heap = st.areas.values().find(|v| v.name == "[heap]").map(|v| (v.start, v.end));
             if let Some((s, _)) = heap {
                 if new_end <= s {
@@ -466,11 +525,11 @@ impl Vmar {
     }
 
     pub fn stack_limit(&self) -> usize {
-        self.stack_limit.load(core::sync::atomic::Ordering::Relaxed)
+        self.stack_limit.load(Ordering::Relaxed)
     }
 
     pub fn set_stack_limit(&self, bytes: usize) {
-        self.stack_limit.store(bytes.max(PAGE_SIZE), core::sync::atomic::Ordering::Relaxed);
+        self.stack_limit.store(bytes.max(PAGE_SIZE), Ordering::Relaxed);
     }
 
     /// Records where execve placed argv and envp strings.

@@ -3,7 +3,7 @@
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
-use super::{find_process, remove_from_table, Pid, Process, INIT_PID};
+use super::{find_process, remove_from_table, Pid, Process, Usage, INIT_PID};
 use crate::error::{Errno, Error, Result};
 
 /// Encodes a normal exit for wait(2): status in bits 8..16.
@@ -115,7 +115,7 @@ pub fn exit_thread(process: &Arc<Process>, thread: &Arc<super::Thread>, status: 
 
 /// Called when a thread's task leaves its user loop.
 pub(crate) fn thread_exited(process: &Arc<Process>, thread: &Arc<super::Thread>) {
-    process.threads.lock().retain(|t| !Arc::ptr_eq(t, thread));
+    process.retire_thread(thread);
 }
 
 /// Which children wait4 is interested in.
@@ -165,54 +165,67 @@ pub struct WaitOptions {
     pub clone_children: Option<bool>,
 }
 
+/// The first matching child with something to report: `(child, wait
+/// status, reaped)`. An exited child is taken off the children list
+/// (reaped) unless `opts.nowait`.
+fn find_event(parent: &Process, target: WaitTarget, opts: WaitOptions) -> Result<Option<(Arc<Process>, i32, bool)>> {
+    let mut children = parent.children.lock();
+    let wanted = |c: &Process| {
+        target.matches(c)
+            && opts.clone_children.is_none_or(|clone| clone == (c.exit_signal.load(Ordering::Relaxed) != super::signal::SIGCHLD as u32))
+    };
+    if !children.iter().any(|c| wanted(c)) {
+        return Err(Error::new(Errno::ECHILD));
+    }
+    for i in 0..children.len() {
+        let c = &children[i];
+        if !wanted(c) {
+            continue;
+        }
+        if let Some(status) = c.exit_status().filter(|_| opts.exited) {
+            if opts.nowait {
+                return Ok(Some((c.clone(), status, false)));
+            }
+            return Ok(Some((children.remove(i), status, true)));
+        }
+        if opts.stopped {
+            let sig = if opts.nowait { c.signals.stop_event.load(Ordering::Acquire) } else { c.signals.stop_event.swap(0, Ordering::AcqRel) };
+            if sig != 0 {
+                return Ok(Some((c.clone(), 0x7f | ((sig as i32) << 8), false)));
+            }
+        }
+        if opts.continued {
+            let cont = if opts.nowait { c.signals.cont_event.load(Ordering::Acquire) } else { c.signals.cont_event.swap(false, Ordering::AcqRel) };
+            if cont {
+                return Ok(Some((c.clone(), 0xffff, false)));
+            }
+        }
+    }
+    Ok(None)
+}
+
 /// Waits for a matching child to change state. Returns `(pid, wait status,
-/// (user, system) CPU ns of the child)`, or `None` with `nohang` if nothing is ready.
+/// the child's resource usage)` (its reaped descendants' included, as
+/// wait4(2) reports it), or `None` with `nohang` if nothing is ready.
 pub fn wait_child(
     parent: &Arc<Process>,
     thread: &super::Thread,
     target: WaitTarget,
     opts: WaitOptions,
-) -> Result<Option<(Pid, i32, (u64, u64))>> {
-    let check = || -> Result<Option<(Pid, i32, (u64, u64))>> {
-        let mut children = parent.children.lock();
-        let wanted = |c: &Process| {
-            target.matches(c)
-                && opts.clone_children.is_none_or(|clone| clone == (c.exit_signal.load(Ordering::Relaxed) != super::signal::SIGCHLD as u32))
+) -> Result<Option<(Pid, i32, Usage)>> {
+    let check = || -> Result<Option<(Pid, i32, Usage)>> {
+        let Some((child, status, reaped)) = find_event(parent, target, opts)? else {
+            return Ok(None);
         };
-        if !children.iter().any(|c| wanted(c)) {
-            return Err(Error::new(Errno::ECHILD));
+        // Outside the children lock: the child's usage takes its own
+        // process-level locks.
+        let usage = child.total_usage();
+        if reaped {
+            parent.add_child_usage(&usage);
+            // The table lock ranks above (outside) process locks.
+            remove_from_table(child.pid());
         }
-        for i in 0..children.len() {
-            let c = &children[i];
-            if !wanted(c) {
-                continue;
-            }
-            if let Some(status) = c.exit_status().filter(|_| opts.exited) {
-                let (pid, cpu) = (c.pid(), c.cpu_times());
-                if !opts.nowait {
-                    children.remove(i);
-                    drop(children);
-                    parent.cutime_ns.fetch_add(cpu.0, Ordering::Relaxed);
-                    parent.cstime_ns.fetch_add(cpu.1, Ordering::Relaxed);
-                    // The table lock ranks above (outside) process locks.
-                    remove_from_table(pid);
-                }
-                return Ok(Some((pid, status, cpu)));
-            }
-            if opts.stopped {
-                let sig = if opts.nowait { c.signals.stop_event.load(Ordering::Acquire) } else { c.signals.stop_event.swap(0, Ordering::AcqRel) };
-                if sig != 0 {
-                    return Ok(Some((c.pid(), 0x7f | ((sig as i32) << 8), c.cpu_times())));
-                }
-            }
-            if opts.continued {
-                let cont = if opts.nowait { c.signals.cont_event.load(Ordering::Acquire) } else { c.signals.cont_event.swap(false, Ordering::AcqRel) };
-                if cont {
-                    return Ok(Some((c.pid(), 0xffff, c.cpu_times())));
-                }
-            }
-        }
-        Ok(None)
+        Ok(Some((child.pid(), status, usage)))
     };
     if opts.nohang {
         return check();

@@ -16,6 +16,7 @@ pub mod rlimit;
 mod run;
 pub mod signal;
 pub mod signal_frame;
+mod usage;
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -33,6 +34,7 @@ pub use self::exit::{do_exit, exit_thread, exit_status_code as exit_status_for, 
 pub use self::fork::{clone_process, CloneArgs, CLONE_VFORK, CLONE_VM};
 pub use self::itimer::{get_real as get_real_timer, set_real as set_real_timer};
 pub use self::run::spawn_user_thread;
+pub use self::usage::{count_minor_fault, CpuKind, Usage};
 pub(crate) use self::run::spawn_user_thread_inner;
 
 pub type Pid = u32;
@@ -62,13 +64,11 @@ pub struct Process {
     pub signals: signal::SignalState,
     pub rlimits: SpinLock<rlimit::Limits, { level::PROCESS }>,
     name: SpinLock<String, { level::PROCESS }>,
-    threads: SpinLock<Vec<Arc<Thread>>, { level::PROCESS }>,
-    /// CPU time in nanoseconds (user, system), summed over threads.
-    pub(crate) utime_ns: AtomicU64,
-    pub(crate) stime_ns: AtomicU64,
-    /// CPU time of reaped children (user, system).
-    pub(crate) cutime_ns: AtomicU64,
-    pub(crate) cstime_ns: AtomicU64,
+    threads: SpinLock<ThreadList, { level::PROCESS }>,
+    /// Usage of reaped children, their reaped descendants included.
+    children_usage: SpinLock<Usage, { level::PROCESS }>,
+    /// Peak RSS (KiB) of address spaces the process no longer uses.
+    maxrss_kb: AtomicU64,
     pub(crate) nice: AtomicI32,
     /// PR_SET_CHILD_SUBREAPER: orphaned descendants are re-parented here.
     pub(crate) subreaper: core::sync::atomic::AtomicBool,
@@ -83,6 +83,13 @@ pub struct Process {
     exe: SpinLock<String, { level::PROCESS }>,
     /// Monotonic time at creation (/proc/pid/stat starttime).
     pub(crate) start_ns: u64,
+}
+
+/// A process's threads, and the usage its exited threads left behind.
+#[derive(Default)]
+struct ThreadList {
+    live: Vec<Arc<Thread>>,
+    exited: Usage,
 }
 
 /// A descriptor table and the number of processes using it: the table is
@@ -125,6 +132,8 @@ pub struct Thread {
     pub signals: signal::ThreadSignals,
     /// The frame task running this thread.
     pub(crate) task: frame::sync::Once<Weak<frame::task::Task>>,
+    /// User time and page faults.
+    counters: usage::ThreadCounters,
 }
 
 impl Thread {
@@ -134,11 +143,6 @@ impl Thread {
 
     pub fn process(&self) -> Option<Arc<Process>> {
         self.process.upgrade()
-    }
-
-    /// CPU time of this thread's task.
-    pub fn cpu_time_ns(&self) -> u64 {
-        self.task.get().and_then(Weak::upgrade).map_or(0, |t| t.cpu_time_ns())
     }
 
     /// Wakes the thread if it sleeps (to notice a signal).
@@ -186,11 +190,9 @@ impl Process {
             signals: signal::SignalState::new(),
             rlimits: SpinLock::new(rlimit::Limits::default()),
             name: SpinLock::new(String::new()),
-            threads: SpinLock::new(Vec::new()),
-            utime_ns: AtomicU64::new(0),
-            stime_ns: AtomicU64::new(0),
-            cutime_ns: AtomicU64::new(0),
-            cstime_ns: AtomicU64::new(0),
+            threads: SpinLock::new(ThreadList::default()),
+            children_usage: SpinLock::new(Usage::default()),
+            maxrss_kb: AtomicU64::new(0),
             nice: AtomicI32::new(0),
             subreaper: core::sync::atomic::AtomicBool::new(false),
             pdeathsig: AtomicU32::new(0),
@@ -247,8 +249,12 @@ impl Process {
         self.vm.lock().clone()
     }
 
+    /// Installs a new address space (execve, exit); the old one's peak
+    /// RSS stays in the process's ru_maxrss.
     pub(crate) fn replace_vm(&self, vm: Arc<Vmar>) -> Arc<Vmar> {
-        core::mem::replace(&mut *self.vm.lock(), vm)
+        let old = core::mem::replace(&mut *self.vm.lock(), vm);
+        self.note_vm_peak(old.hiwater_pages());
+        old
     }
 
     pub fn files(&self) -> &Mutex<FileTable, { level::FILE_TABLE }> {
@@ -272,7 +278,7 @@ impl Process {
     }
 
     pub fn threads(&self) -> Vec<Arc<Thread>> {
-        self.threads.lock().clone()
+        self.threads.lock().live.clone()
     }
 
     /// The wait status if the process is a zombie.
@@ -291,8 +297,9 @@ impl Process {
             exiting: core::sync::atomic::AtomicBool::new(false),
             signals: signal::ThreadSignals::default(),
             task: frame::sync::Once::new(),
+            counters: usage::ThreadCounters::default(),
         });
-        self.threads.lock().push(t.clone());
+        self.threads.lock().live.push(t.clone());
         t
     }
 }
@@ -377,15 +384,5 @@ impl Process {
                 task.set_weight(weight);
             }
         }
-    }
-
-    /// (user, system) CPU time consumed so far.
-    pub fn cpu_times(&self) -> (u64, u64) {
-        (self.utime_ns.load(Ordering::Relaxed), self.stime_ns.load(Ordering::Relaxed))
-    }
-
-    /// User plus system CPU time consumed so far.
-    pub fn cpu_time_ns(&self) -> u64 {
-        self.utime_ns.load(Ordering::Relaxed) + self.stime_ns.load(Ordering::Relaxed)
     }
 }

@@ -190,7 +190,7 @@ pub fn settime(p: &Process, id: i32, value: u64, interval: u64, abstime: bool) -
     let deadline = if value == 0 {
         None
     } else if abstime {
-        let now = time::now_ns(clock, p);
+        let now = time::now_ns(clock);
         Some(now_mono.saturating_add(value.saturating_sub(now)))
     } else {
         Some(now_mono.saturating_add(value))

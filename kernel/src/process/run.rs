@@ -29,7 +29,13 @@ pub(crate) fn spawn_user_thread_inner(
     thread.sigmask.store(sigmask, Ordering::Relaxed);
     thread.clear_child_tid.store(clear_child_tid, Ordering::Relaxed);
     let (p, t) = (process.clone(), thread.clone());
-    let task = TaskOptions::new(move || user_loop(p, t, user)).data(thread.clone()).build()?;
+    let task = match TaskOptions::new(move || user_loop(p, t, user)).data(thread.clone()).build() {
+        Ok(task) => task,
+        Err(e) => {
+            process.retire_thread(&thread);
+            return Err(e.into());
+        }
+    };
     task.set_weight(crate::syscall::weight_of_nice(process.nice()));
     thread.task.call_once(|| Arc::downgrade(&task));
     frame::task::spawn_built(task);
@@ -106,7 +112,6 @@ fn force_fault_signal(process: &Arc<Process>, thread: &Thread, info: SigInfo) {
 }
 
 fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) {
-    let task = frame::task::current();
     let mut restart = None;
     loop {
         handle_signals(&process, &thread, &mut user, restart.take());
@@ -114,11 +119,12 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
             break;
         }
         let vm = process.vm();
-        let cpu0 = task.cpu_time_ns();
+        // User time: the time in user mode, which only a trap ends (the task
+        // is never switched away while there). The rest of the task's CPU
+        // time is system time (usage.rs).
         let t0 = frame::timer::monotonic_ns();
         let reason = user.execute(vm.space());
-        let user_ns = frame::timer::monotonic_ns().saturating_sub(t0);
-        process.utime_ns.fetch_add(user_ns, Ordering::Relaxed);
+        thread.add_user_time(frame::timer::monotonic_ns().saturating_sub(t0));
         match reason {
             ReturnReason::Syscall => {
                 drop(vm);
@@ -149,9 +155,6 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
             }
             ReturnReason::Interrupt => {}
         }
-        // System time: CPU time of this task (sleeping excluded) minus user time.
-        let sys_ns = task.cpu_time_ns().saturating_sub(cpu0).saturating_sub(user_ns);
-        process.stime_ns.fetch_add(sys_ns, Ordering::Relaxed);
         if thread.exiting.load(Ordering::Acquire) {
             break;
         }

@@ -277,4 +277,8 @@ impl Caller for CallerCtx<'_, '_> {
         let info = SigInfo::from_sender(signo as usize, signal::SI_USER, pid);
         signal::send_to_process(self.0.process, info);
     }
+
+    fn signal_pending(&self) -> bool {
+        signal::has_deliverable(self.0.process, self.0.thread)
+    }
 }

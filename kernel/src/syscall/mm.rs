@@ -4,6 +4,7 @@ use frame::mm::{PAGE_SIZE, USER_SPACE_END};
 
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
+use crate::fs::MmapSource;
 use crate::mm::vmar::{FileBacking, Perms, SharedPages, ShmBacking, Vma};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
@@ -61,31 +62,38 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if len > USER_SPACE_END as u64 {
         return Err(Error::new(Errno::ENOMEM));
     }
-    let shared = map_type != MAP_PRIVATE;
+    let mut shared = map_type != MAP_PRIVATE;
     let perms = Perms::from_prot(prot);
+    let mut name = "";
     let file = if flags & MAP_ANONYMOUS != 0 {
         None
     } else {
-        let (inode, writable) = {
-            let files = ctx.process.files().lock();
-            let inode = files.mmap_source(fd)?;
-            (inode, files.get(fd)?.can_write())
-        };
-        if shared && perms.write && !writable {
-            return Err(Error::new(Errno::EACCES));
+        let source = ctx.process.files().lock().mmap_source(fd, shared && perms.write)?;
+        match source {
+            MmapSource::File { inode, .. } => {
+                if shared && perms.write {
+                    // Writing back through a shared file mapping needs a page
+                    // cache, which comes with the storage issue.
+                    return Err(Error::with_message(Errno::ENODEV, "shared writable file mappings are not supported yet"));
+                }
+                // A read-only shared file mapping behaves exactly like a
+                // private one.
+                shared = false;
+                let offset = usize::try_from(offset).map_err(|_| Error::new(Errno::EINVAL))?;
+                Some(FileBacking { inode, offset, len: len as usize })
+            }
+            MmapSource::Anonymous { writable } => {
+                // /dev/zero: anonymous memory. As on Linux, a shared mapping
+                // of a descriptor not open for writing can never be written
+                // by anyone, so it is private.
+                shared = shared && writable;
+                name = if shared { "/dev/zero (deleted)" } else { "/dev/zero" };
+                None
+            }
         }
-        if shared && perms.write {
-            // Writing back through a shared file mapping needs a page
-            // cache, which comes with the storage issue.
-            return Err(Error::with_message(Errno::ENODEV, "shared writable file mappings are not supported yet"));
-        }
-        let offset = usize::try_from(offset).map_err(|_| Error::new(Errno::EINVAL))?;
-        Some(FileBacking { inode, offset, len: len as usize })
     };
-    // A read-only shared file mapping behaves exactly like a private one.
-    let shared = shared && file.is_none();
-    let shm = (shared && file.is_none()).then(|| ShmBacking { pages: SharedPages::new(), offset: 0 });
-    let vma = Vma { start: 0, end: 0, perms, shared, file, name: "", shm };
+    let shm = shared.then(|| ShmBacking { pages: SharedPages::new(), offset: 0 });
+    let vma = Vma { start: 0, end: 0, perms, shared, file, name, shm };
     let start = ctx.process.vm().map_area(
         addr as usize,
         len as usize,

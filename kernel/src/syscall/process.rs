@@ -233,13 +233,13 @@ fn sys_wait4(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     };
     match process::wait_child(ctx.process, ctx.thread, target, opts)? {
         None => Ok(0),
-        Some((child, status, cpu_ns)) => {
+        Some((child, status, usage)) => {
             // Linux reaps the child even if the status pointer is bad.
             if status_ptr != 0 {
                 ctx.write_val(status_ptr, &status)?;
             }
             if rusage != 0 {
-                ctx.write_val(rusage, &Rusage::from_cpu_ns(cpu_ns.0, cpu_ns.1))?;
+                ctx.write_val(rusage, &Rusage::from_usage(&usage))?;
             }
             Ok(child as isize)
         }
@@ -272,18 +272,21 @@ const RUSAGE_SELF: i64 = 0;
 const RUSAGE_CHILDREN: i64 = -1;
 const RUSAGE_THREAD: i64 = 1;
 
+/// getrusage(2). RUSAGE_THREAD reports the calling thread's times,
+/// faults and switches with the process's peak RSS, as Linux does.
 fn sys_getrusage(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let p = ctx.process;
-    let r = match a[0] as i64 {
-        RUSAGE_SELF | RUSAGE_THREAD => {
-            Rusage::from_cpu_ns(p.utime_ns.load(Ordering::Relaxed), p.stime_ns.load(Ordering::Relaxed))
+    let usage = match a[0] as i32 as i64 {
+        RUSAGE_SELF => p.self_usage(),
+        RUSAGE_THREAD => {
+            let mut u = ctx.thread.usage();
+            u.maxrss_kb = p.self_usage().maxrss_kb;
+            u
         }
-        RUSAGE_CHILDREN => {
-            Rusage::from_cpu_ns(p.cutime_ns.load(Ordering::Relaxed), p.cstime_ns.load(Ordering::Relaxed))
-        }
+        RUSAGE_CHILDREN => p.children_usage(),
         _ => return Err(Error::new(Errno::EINVAL)),
     };
-    ctx.write_val(a[1], &r)?;
+    ctx.write_val(a[1], &Rusage::from_usage(&usage))?;
     Ok(0)
 }
 
@@ -292,12 +295,8 @@ fn sys_times(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let ticks = |ns: u64| (ns / 10_000_000) as i64;
     let p = ctx.process;
     if a[0] != 0 {
-        let t = [
-            ticks(p.utime_ns.load(Ordering::Relaxed)),
-            ticks(p.stime_ns.load(Ordering::Relaxed)),
-            ticks(p.cutime_ns.load(Ordering::Relaxed)),
-            ticks(p.cstime_ns.load(Ordering::Relaxed)),
-        ];
+        let (own, children) = (p.self_usage(), p.children_usage());
+        let t = [ticks(own.utime_ns), ticks(own.stime_ns), ticks(children.utime_ns), ticks(children.stime_ns)];
         ctx.write_val(a[0], &t)?;
     }
     Ok(ticks(frame::timer::monotonic_ns()) as isize)
@@ -388,7 +387,7 @@ fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     use crate::process::signal::{SigInfo, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED, SIGCHLD};
     let info = match result {
         None => <SigInfo as frame::Pod>::new_zeroed(),
-        Some((pid, status, cpu)) => {
+        Some((pid, status, usage)) => {
             let (code, st) = if status == 0xffff {
                 (CLD_CONTINUED, 18)
             } else if status & 0xff == 0x7f {
@@ -401,7 +400,7 @@ fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
                 (CLD_KILLED, status & 0x7f)
             };
             if rusage != 0 {
-                ctx.write_val(rusage, &Rusage::from_cpu_ns(cpu.0, cpu.1))?;
+                ctx.write_val(rusage, &Rusage::from_usage(&usage))?;
             }
             let mut i = SigInfo::from_sender(SIGCHLD, code, pid);
             i.status = st;

@@ -2,9 +2,10 @@
 
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
+use crate::process::CpuKind;
 use crate::process::posix_timer::{self, Notify};
 use crate::process::signal::{SIGALRM, wait_interruptible_deadline};
-use crate::time::{self, ClockId, Timespec};
+use crate::time::{self, ClockId, CpuClock, CpuTarget, Timespec};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (35, "nanosleep", sys_nanosleep),
@@ -27,17 +28,38 @@ frame::pod_struct! {
     }
 }
 
+/// The current value of `clock` for the caller; EINVAL for a CPU-time
+/// clock whose process or thread cannot be read.
+fn read_clock(ctx: &Context, clock: ClockId) -> Result<u64> {
+    match clock {
+        ClockId::Cpu(c) => c.read_ns(ctx.process, ctx.thread),
+        other => Ok(time::now_ns(other)),
+    }
+}
+
 fn sys_clock_gettime(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let clock = ClockId::from_raw(a[0] as i32)?;
-    let ts = Timespec::from_ns(time::now_ns(clock, ctx.process));
+    let ts = Timespec::from_ns(read_clock(ctx, clock)?);
     ctx.write_val(a[1], &ts)?;
     Ok(0)
 }
 
+/// One timer tick.
+const TICK_NS: u64 = 1_000_000_000 / frame::timer::TICK_HZ as u64;
+
 fn sys_clock_getres(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let clock = ClockId::from_raw(a[0] as i32)?;
+    // Linux: CPU-time clocks are checked here too (clock_getcpuclockid(3)
+    // relies on it); the "sched" ones count nanoseconds, the others ticks.
+    let res = match clock {
+        ClockId::Cpu(c) => {
+            c.target(ctx.process, ctx.thread, false)?;
+            if c.kind == CpuKind::Sched { 1 } else { TICK_NS }
+        }
+        c if c.is_coarse() => TICK_NS,
+        _ => 1,
+    };
     if a[1] != 0 {
-        let res = if clock.is_coarse() { 10_000_000 } else { 1 };
         ctx.write_val(a[1], &Timespec::from_ns(res))?;
     }
     Ok(0)
@@ -45,7 +67,7 @@ fn sys_clock_getres(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 
 fn sys_gettimeofday(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if a[0] != 0 {
-        let ns = time::now_ns(ClockId::Realtime, ctx.process);
+        let ns = time::now_ns(ClockId::Realtime);
         let tv = Timeval { sec: (ns / 1_000_000_000) as i64, usec: ((ns % 1_000_000_000) / 1000) as i64 };
         ctx.write_val(a[0], &tv)?;
     }
@@ -56,7 +78,7 @@ fn sys_gettimeofday(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 }
 
 fn sys_time(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    let secs = (time::now_ns(ClockId::Realtime, ctx.process) / 1_000_000_000) as i64;
+    let secs = (time::now_ns(ClockId::Realtime) / 1_000_000_000) as i64;
     if a[0] != 0 {
         ctx.write_val(a[0], &secs)?;
     }
@@ -90,25 +112,35 @@ const TIMER_ABSTIME: u64 = 1;
 
 fn sys_clock_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let clock = ClockId::from_raw(a[0] as i32)?;
-    if matches!(clock, ClockId::ThreadCputime | ClockId::ThreadCpu(_)) {
-        return Err(Error::new(Errno::EINVAL));
-    }
-    if !matches!(clock, ClockId::Realtime | ClockId::Monotonic | ClockId::Boottime) {
-        return Err(Error::new(Errno::EOPNOTSUPP));
+    match clock {
+        // The caller's own thread clock can never advance while it sleeps.
+        ClockId::Cpu(c) if c.per_thread && (c.pid == 0 || c.pid == ctx.thread.tid()) => {
+            return Err(Error::new(Errno::EINVAL));
+        }
+        ClockId::Cpu(_) | ClockId::Realtime | ClockId::Monotonic | ClockId::Boottime => {}
+        // The raw and coarse clocks cannot be slept on (no timers).
+        _ => return Err(Error::new(Errno::EOPNOTSUPP)),
     }
     if a[1] & !TIMER_ABSTIME != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
     let req: Timespec = ctx.read_val(a[2])?;
     let ns = req.to_ns().ok_or(Error::new(Errno::EINVAL))?;
+    let abs = a[1] & TIMER_ABSTIME != 0;
+    let rem = if abs { 0 } else { a[3] };
+    if let ClockId::Cpu(c) = clock {
+        c.target(ctx.process, ctx.thread, false)?;
+        let start = c.read_ns(ctx.process, ctx.thread)?;
+        let target = if abs { ns } else { start.saturating_add(ns) };
+        return sleep_until_cpu(ctx, c, target, rem);
+    }
     let now_mono = frame::timer::monotonic_ns();
-    let deadline = if a[1] & TIMER_ABSTIME != 0 {
-        let now = time::now_ns(clock, ctx.process);
+    let deadline = if abs {
+        let now = time::now_ns(clock);
         now_mono.saturating_add(ns.saturating_sub(now))
     } else {
         now_mono.saturating_add(ns)
     };
-    let rem = if a[1] & TIMER_ABSTIME != 0 { 0 } else { a[3] };
     sleep_until(ctx, deadline, rem)
 }
 
@@ -197,4 +229,30 @@ fn sys_timer_getoverrun(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 fn sys_timer_delete(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     posix_timer::delete(ctx.process, timer_id(a[0])?)?;
     Ok(0)
+}
+/// Sleeps until CPU-time clock `clock` reaches `target`, looking again
+/// every tick at most; ends early (as Linux's disarmed timer) if what the
+/// clock reads is gone (exited). A signal cuts the sleep short with EINTR
+/// and the CPU time left.
+fn sleep_until_cpu(ctx: &Context, clock: CpuClock, target: u64, rem_ptr: u64) -> Result<isize> {
+    loop {
+        let gone = match clock.target(ctx.process, ctx.thread, false) {
+            Ok(CpuTarget::Process(p)) => p.exit_status().is_some(),
+            Ok(CpuTarget::Thread(_)) => false,
+            Err(_) => true,
+        };
+        let now = clock.read_ns(ctx.process, ctx.thread).unwrap_or(target);
+        if gone || now >= target {
+            return Ok(0);
+        }
+        let deadline = frame::timer::monotonic_ns().saturating_add((target - now).min(TICK_NS));
+        let wq = frame::sync::WaitQueue::new();
+        if wait_interruptible_deadline(ctx.process, ctx.thread, &wq, || None::<()>, deadline).is_err() {
+            if rem_ptr != 0 {
+                let now = clock.read_ns(ctx.process, ctx.thread).unwrap_or(target);
+                ctx.write_val(rem_ptr, &Timespec::from_ns(target.saturating_sub(now)))?;
+            }
+            return Err(Error::new(Errno::EINTR));
+        }
+    }
 }

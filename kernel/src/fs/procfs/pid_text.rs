@@ -80,6 +80,7 @@ fn state_name(c: char) -> &'static str {
 struct VmStats {
     size: usize,
     rss_pages: usize,
+    hiwater_pages: usize,
     data: usize,
     stack: usize,
     exe: usize,
@@ -114,7 +115,8 @@ fn vm_stats(p: &Process) -> VmStats {
             s.end_code = a.end;
         }
     }
-    s.rss_pages = vm.space().mappings().len();
+    s.rss_pages = vm.rss_pages();
+    s.hiwater_pages = vm.hiwater_pages();
     s.brk = vm.brk_range();
     (s.args, s.env) = vm.arg_env();
     s.start_stack = s.args.0;
@@ -145,18 +147,13 @@ pub(super) fn stat(t: Target) -> Result<String> {
     let thread = thread_of(&p, t);
     let vm = vm_stats(&p);
     let state = state_char(&p, thread.as_ref(), t);
-    let (utime, stime) = match (t.tid, thread.as_ref()) {
-        // A thread's own time is its task's; the split is the process's.
-        (Some(_), Some(th)) => {
-            let task_ns = th
-                .task
-                .get()
-                .and_then(Weak::upgrade)
-                .map_or(0, |k| k.cpu_time_ns());
-            (task_ns, 0)
-        }
-        _ => p.cpu_times(),
+    // A thread's own usage under task/, the whole process's otherwise;
+    // the children's part is the process's either way (as Linux).
+    let usage = match (t.tid, thread.as_ref()) {
+        (Some(_), Some(th)) => th.usage(),
+        _ => p.self_usage(),
     };
+    let children = p.children_usage();
     let (pending, blocked, ignored, caught) = signal_sets(&p, thread.as_ref());
     let nice = i64::from(p.nice());
     let exit_code = p.exit_status().unwrap_or(0);
@@ -171,7 +168,7 @@ pub(super) fn stat(t: Target) -> Result<String> {
     let mut s = String::new();
     let _ = write!(
         s,
-        "{} ({}) {} {} {} {} {} {} 4194560 0 0 0 0 {} {} {} {} {} {} {} 0 {} {} {} {} ",
+        "{} ({}) {} {} {} {} {} {} 4194560 {} {} {} {} {} {} {} {} {} {} {} 0 {} {} {} {} ",
         t.tid.unwrap_or(t.pid),
         comm_of(&p),
         state,
@@ -180,10 +177,14 @@ pub(super) fn stat(t: Target) -> Result<String> {
         p.sid(),
         tty_nr,
         tpgid,
-        ticks(utime),
-        ticks(stime),
-        ticks(p.cutime_ns.load(core::sync::atomic::Ordering::Relaxed)),
-        ticks(p.cstime_ns.load(core::sync::atomic::Ordering::Relaxed)),
+        usage.minflt,
+        children.minflt,
+        usage.majflt,
+        children.majflt,
+        ticks(usage.utime_ns),
+        ticks(usage.stime_ns),
+        ticks(children.utime_ns),
+        ticks(children.stime_ns),
         20 + nice,
         nice,
         p.threads().len().max(1),
@@ -270,7 +271,7 @@ pub(super) fn status(t: Target) -> Result<String> {
             ("VmSize", kb(vm.size)),
             ("VmLck", 0),
             ("VmPin", 0),
-            ("VmHWM", rss),
+            ("VmHWM", kb(vm.hiwater_pages * PAGE)),
             ("VmRSS", rss),
             ("RssAnon", rss),
             ("RssFile", 0),

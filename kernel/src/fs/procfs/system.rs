@@ -117,13 +117,10 @@ pub(super) fn meminfo() -> Result<Vec<u8>> {
 /// Nanoseconds of CPU time used by every process, living or reaped into
 /// a living parent: (user, system).
 fn busy_ns() -> (u64, u64) {
-    let relaxed = core::sync::atomic::Ordering::Relaxed;
     process::all_processes().iter().fold((0, 0), |(u, s), p| {
         let (pu, ps) = p.cpu_times();
-        (
-            u + pu + p.cutime_ns.load(relaxed),
-            s + ps + p.cstime_ns.load(relaxed),
-        )
+        let c = p.children_usage();
+        (u + pu + c.utime_ns, s + ps + c.stime_ns)
     })
 }
 

@@ -40,9 +40,12 @@ fn offset_arg(arg: u64) -> Result<usize> {
 pub fn sys_pread64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count, offset) = (args[1], count_arg(args[2]), offset_arg(args[3])?);
     let file = get_io_file(ctx, fd_arg(args[0]))?;
-    let n = file.read_at(offset, count, &mut |done, data| {
-        ctx.write_bytes(buf.wrapping_add(done as u64), data)
-    })?;
+    let n = file.read_at(
+        offset,
+        count,
+        &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data),
+        &CallerCtx(ctx),
+    )?;
     Ok(n as isize)
 }
 
@@ -219,7 +222,7 @@ pub fn sys_sendfile(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
             Ok(())
         };
         let read = match offset {
-            Some(off) => input.read_at(off, want, &mut take),
+            Some(off) => input.read_at(off, want, &mut take, &CallerCtx(ctx)),
             None => input.read(want, &mut take, &CallerCtx(ctx)),
         };
         let n = match read {
