@@ -15,6 +15,7 @@ mod devfs;
 mod devices;
 pub mod epoll;
 pub mod eventfd;
+pub mod timerfd;
 mod fifo;
 mod file;
 mod file_table;

@@ -19,6 +19,7 @@ mod pipe;
 mod poll;
 mod range;
 mod setattr;
+mod timerfd;
 
 use alloc::sync::Arc;
 
@@ -107,6 +108,9 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (284, "eventfd", eventfd::sys_eventfd),
     (285, "fallocate", range::sys_fallocate),
     (290, "eventfd2", eventfd::sys_eventfd2),
+    (283, "timerfd_create", timerfd::sys_timerfd_create),
+    (286, "timerfd_settime", timerfd::sys_timerfd_settime),
+    (287, "timerfd_gettime", timerfd::sys_timerfd_gettime),
     (291, "epoll_create1", epoll::sys_epoll_create1),
     (292, "dup3", fd::sys_dup3),
     (293, "pipe2", pipe::sys_pipe2),

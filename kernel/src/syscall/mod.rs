@@ -9,7 +9,7 @@ mod sched;
 pub use self::sched::weight_of_nice;
 mod signal;
 mod system;
-mod time;
+pub(crate) mod time;
 
 use alloc::string::String;
 use alloc::sync::Arc;

@@ -190,7 +190,7 @@ fn sys_timer_create(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     Ok(0)
 }
 
-fn itimerspec(remaining: u64, interval: u64) -> ItimerSpec {
+pub(crate) fn itimerspec(remaining: u64, interval: u64) -> ItimerSpec {
     ItimerSpec { interval: Timespec::from_ns(interval), value: Timespec::from_ns(remaining) }
 }
 

@@ -170,6 +170,8 @@ fn anon_kind(file: &File) -> &'static str {
         "eventfd"
     } else if crate::fs::epoll::as_epoll(file).is_some() {
         "eventpoll"
+    } else if crate::fs::timerfd::as_timerfd(file).is_some() {
+        "timerfd"
     } else {
         "unknown"
     }
