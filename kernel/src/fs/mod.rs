@@ -15,6 +15,7 @@ mod devfs;
 mod devices;
 pub mod epoll;
 pub mod eventfd;
+pub mod signalfd;
 pub mod timerfd;
 mod fifo;
 mod file;

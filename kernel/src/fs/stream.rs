@@ -51,6 +51,14 @@ pub trait Caller {
     fn signal_pending(&self) -> bool {
         false
     }
+    /// The caller's pending signals (its own and its process's).
+    fn pending_signals(&self) -> u64 {
+        0
+    }
+    /// Dequeues the caller's next pending signal in `mask` (signalfd).
+    fn take_signal(&self, _mask: u64) -> Option<crate::process::signal::SigInfo> {
+        None
+    }
 }
 
 /// Operations of a stream file (device, pipe, socket): no file position.

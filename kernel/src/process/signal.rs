@@ -341,6 +341,7 @@ pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
     if generate(p, &info, blocked) {
         p.signals.shared.lock().add(info);
         kick(p);
+        crate::fs::signalfd::signal_queued();
     }
 }
 
@@ -378,6 +379,7 @@ pub fn send_to_thread(p: &Arc<Process>, t: &Thread, info: SigInfo) {
     if generate(p, &info, blocked) {
         t.signals.pending.lock().add(info);
         t.wake();
+        crate::fs::signalfd::signal_queued();
     }
 }
 
@@ -435,6 +437,28 @@ pub fn has_deliverable(p: &Arc<Process>, t: &Thread) -> bool {
     }
     super::signal_frame::run_timers(p);
     deliverable(p, t) != 0
+}
+
+/// Pending signals of `t` and its process, blocked or not (after turning
+/// expired timers into signals).
+pub fn pending_mask(p: &Arc<Process>, t: &Thread) -> u64 {
+    super::signal_frame::run_timers(p);
+    // One lock at a time: both are process-level.
+    let shared = p.signals.shared.lock().mask();
+    shared | t.signals.pending.lock().mask()
+}
+
+/// Dequeues the next pending signal of `t` in `set` whether or not it is
+/// blocked (sigtimedwait, signalfd).
+pub fn dequeue_in(p: &Arc<Process>, t: &Thread, set: u64) -> Option<SigInfo> {
+    let set = set & !UNBLOCKABLE;
+    if pending_mask(p, t) & set == 0 {
+        return None;
+    }
+    let old = t.sigmask.swap(!set, Ordering::Relaxed);
+    let info = dequeue(p, t);
+    t.sigmask.store(old, Ordering::Relaxed);
+    info
 }
 
 /// Removes the lowest-numbered deliverable signal.

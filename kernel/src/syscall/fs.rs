@@ -19,6 +19,7 @@ mod pipe;
 mod poll;
 mod range;
 mod setattr;
+mod signalfd;
 mod timerfd;
 
 use alloc::sync::Arc;
@@ -108,6 +109,8 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (284, "eventfd", eventfd::sys_eventfd),
     (285, "fallocate", range::sys_fallocate),
     (290, "eventfd2", eventfd::sys_eventfd2),
+    (282, "signalfd", signalfd::sys_signalfd),
+    (289, "signalfd4", signalfd::sys_signalfd4),
     (283, "timerfd_create", timerfd::sys_timerfd_create),
     (286, "timerfd_settime", timerfd::sys_timerfd_settime),
     (287, "timerfd_gettime", timerfd::sys_timerfd_gettime),
@@ -284,5 +287,13 @@ impl Caller for CallerCtx<'_, '_> {
 
     fn signal_pending(&self) -> bool {
         signal::has_deliverable(self.0.process, self.0.thread)
+    }
+
+    fn pending_signals(&self) -> u64 {
+        signal::pending_mask(self.0.process, self.0.thread)
+    }
+
+    fn take_signal(&self, mask: u64) -> Option<SigInfo> {
+        signal::dequeue_in(self.0.process, self.0.thread, mask)
     }
 }

@@ -6,7 +6,7 @@ use core::sync::atomic::Ordering;
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
 use crate::process::signal::{
-    check_signo, dequeue, send_to_process, send_to_thread, wait_interruptible_deadline, SigAction, SigInfo, NSIG,
+    check_signo, send_to_process, send_to_thread, wait_interruptible_deadline, SigAction, SigInfo, NSIG,
     SIGKILL, SIGSTOP, SI_TKILL, SI_USER, SS_DISABLE, SS_ONSTACK, UNBLOCKABLE,
 };
 use crate::process::{self, signal_frame, Pid};
@@ -137,22 +137,8 @@ fn sys_rt_sigtimedwait(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     };
     // The awaited signals stay blocked while we wait (so that, as Linux's
     // real_blocked, they are queued even where an unblocked one would be
-    // discarded); `take` dequeues them with everything else blocked.
-    let old = ctx.thread.sigmask.load(Ordering::Relaxed);
-    let take = || {
-        // An expired timer's signal may be the one awaited.
-        crate::process::signal_frame::run_timers(ctx.process);
-        let shared = ctx.process.signals.shared.lock().mask();
-        let pending = shared | ctx.thread.signals.pending.lock().mask();
-        if pending & set != 0 {
-            ctx.thread.sigmask.store(!set & !UNBLOCKABLE, Ordering::Relaxed);
-            let info = dequeue(ctx.process, ctx.thread);
-            ctx.thread.sigmask.store(old, Ordering::Relaxed);
-            info
-        } else {
-            None
-        }
-    };
+    // discarded); `take` dequeues them whether blocked or not.
+    let take = || crate::process::signal::dequeue_in(ctx.process, ctx.thread, set);
     let wq = frame::sync::WaitQueue::new();
     let r = wait_interruptible_deadline(ctx.process, ctx.thread, &wq, take, deadline);
     match r {

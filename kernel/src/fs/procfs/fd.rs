@@ -172,6 +172,8 @@ fn anon_kind(file: &File) -> &'static str {
         "eventpoll"
     } else if crate::fs::timerfd::as_timerfd(file).is_some() {
         "timerfd"
+    } else if crate::fs::signalfd::as_signalfd(file).is_some() {
+        "signalfd"
     } else {
         "unknown"
     }
