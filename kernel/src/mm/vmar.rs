@@ -109,9 +109,12 @@ impl Vma {
 
 pub const STACK_TOP: usize = 0x7fff_ffff_e000;
 pub const STACK_SIZE: usize = 8 * 1024 * 1024;
-/// Address space reserved for the main stack; RLIMIT_STACK decides how much
-/// of it may be used.
+/// Address space kept free for the main stack; RLIMIT_STACK decides how
+/// much of it the stack may grow into.
 pub const STACK_RESERVE: usize = 1 << 30;
+/// The "[stack]" area execve creates (Linux starts with 128 KiB too); it
+/// grows down on faults.
+pub const STACK_INITIAL: usize = 128 * 1024;
 const MMAP_TOP: usize = 0x7f00_0000_0000;
 const MMAP_BOTTOM: usize = 0x1000_0000;
 /// How far brk may grow above its start.
@@ -236,10 +239,32 @@ impl Vmar {
         Ok(())
     }
 
+    /// The area holding `addr`; an address just below the "[stack]" area
+    /// (within RLIMIT_STACK of its top, with nothing mapped in between)
+    /// grows the stack down to it, as Linux's VM_GROWSDOWN stack does.
+    fn find_or_grow_stack(&self, addr: usize) -> Option<Vma> {
+        let mut st = self.state.lock();
+        if let Some(v) = find(&st.areas, addr) {
+            return Some(v.clone());
+        }
+        let (&start, above) = st.areas.range(addr..).next()?;
+        let new_start = page_down(addr);
+        if above.name != "[stack]" || above.end - new_start > self.stack_limit() {
+            return None;
+        }
+        if overlaps(&st.areas, new_start, start) {
+            return None;
+        }
+        let mut stack = st.areas.remove(&start)?;
+        stack.start = new_start;
+        st.areas.insert(new_start, stack.clone());
+        Some(stack)
+    }
+
     fn resolve_fault(&self, addr: usize, write: bool, exec: bool) -> Result<()> {
         // Copy the area out: reading file contents below takes inode locks,
         // which rank below this address space's lock.
-        let vma = find(&self.state.lock().areas, addr).cloned().ok_or(Error::new(Errno::EFAULT))?;
+        let vma = self.find_or_grow_stack(addr).ok_or(Error::new(Errno::EFAULT))?;
         if (write && !vma.perms.write) || (exec && !vma.perms.exec) || (!write && !exec && !vma.perms.read) {
             return Err(Error::new(Errno::EFAULT));
         }

@@ -12,7 +12,7 @@ use frame::user::UserContext;
 use super::{Process, Thread};
 use crate::error::{Errno, Error, Result};
 use crate::fs::{FsContext, Inode};
-use crate::mm::vmar::{FileBacking, Perms, Vma, STACK_RESERVE, STACK_SIZE, STACK_TOP};
+use crate::mm::vmar::{FileBacking, Perms, Vma, STACK_INITIAL, STACK_RESERVE, STACK_SIZE, STACK_TOP};
 use crate::mm::Vmar;
 
 /// Load address of a static-PIE executable (Linux's ELF_ET_DYN_BASE).
@@ -158,7 +158,7 @@ fn load_elf(
     vm.init_brk(brk);
     vm.set_stack_limit(stack_size);
     vm.add_area(Vma {
-        start: STACK_TOP - STACK_RESERVE,
+        start: STACK_TOP - STACK_INITIAL,
         end: STACK_TOP,
         perms: Perms::RW,
         shared: false,
