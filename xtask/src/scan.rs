@@ -88,7 +88,9 @@ pub fn after_firmware(lines: &[String]) -> Vec<String> {
     match cleaned.iter().rposition(|l| l.contains(FIRMWARE_DONE)) {
         Some(i) => {
             let at = cleaned[i].find(FIRMWARE_DONE).unwrap_or(0) + FIRMWARE_DONE.len();
-            let rest = &cleaned[i][at..];
+            // SeaBIOS sometimes prints one more dot before the kernel's
+            // first line.
+            let rest = cleaned[i][at..].trim_start_matches('.');
             let first = (!rest.is_empty()).then(|| rest.to_string());
             first
                 .into_iter()

@@ -106,6 +106,69 @@ const CASES: &[Case] = &[
         status: 0,
         expect: Expect::Exact("/tmp\nn1\nn2\nn3\nyes\ne\none\ngone\n"),
     },
+    // The /proc consumers the issue names: ps, top, free, mount, df, pidof.
+    Case {
+        name: "ps",
+        argv: &["sh", "-c", "sleep 30 & ps; kill $!"],
+        status: 0,
+        expect: Expect::Words(&["PID", "USER", "COMMAND", "root", "sleep"]),
+    },
+    Case {
+        name: "top",
+        argv: &["top", "-b", "-n", "1"],
+        status: 0,
+        expect: Expect::Words(&["Mem:", "CPU:", "Load", "average:", "PID", "PPID", "-b", "-n"]),
+    },
+    Case {
+        name: "free",
+        argv: &["free"],
+        status: 0,
+        expect: Expect::Words(&["total", "used", "free", "Mem:", "Swap:"]),
+    },
+    Case {
+        name: "mount",
+        argv: &["sh", "-c", "mkdir /mnt && mount -t tmpfs t /mnt && mount"],
+        status: 0,
+        expect: Expect::Words(&["proc", "on", "/proc", "type", "t", "/mnt", "tmpfs"]),
+    },
+    Case {
+        name: "df",
+        argv: &["sh", "-c", "mkdir /mnt && mount -t tmpfs t /mnt && df /mnt /dev/shm"],
+        status: 0,
+        expect: Expect::Words(&["Filesystem", "1K-blocks", "Use%", "t", "/mnt", "tmpfs", "/dev/shm"]),
+    },
+    Case {
+        name: "pidof",
+        argv: &["sh", "-c", "sleep 30 & p=$!; test \"$(pidof sleep)\" = $p && echo same; kill $p"],
+        status: 0,
+        expect: Expect::Exact("same\n"),
+    },
+    Case {
+        name: "kill-wait",
+        argv: &["sh", "-c", "sleep 30 & kill -TERM $!; wait $!; echo $?"],
+        status: 0,
+        // "Terminated" (the shell's job report) goes to stderr, which
+        // shares the console.
+        expect: Expect::Words(&["Terminated", "143"]),
+    },
+    Case {
+        name: "pipeline",
+        argv: &["sh", "-c", "seq 1 100 | grep 7 | sort -rn | head -3 | tr '\\n' ' '"],
+        status: 0,
+        expect: Expect::Exact("97 87 79 "),
+    },
+    Case {
+        name: "dd-md5sum",
+        argv: &["sh", "-c", "dd if=/dev/zero bs=1024 count=64 2>/dev/null | md5sum"],
+        status: 0,
+        expect: Expect::Words(&["fcd6bcb56c1689fcef28b57c22475bad", "-"]),
+    },
+    Case {
+        name: "tar",
+        argv: &["sh", "-c", "cd /tmp && mkdir -p a/b && echo x > a/b/f && tar cf t.tar a && rm -r a && tar xf t.tar && cat a/b/f"],
+        status: 0,
+        expect: Expect::Exact("x\n"),
+    },
 ];
 
 /// Compares a finished boot with what the case expects.
