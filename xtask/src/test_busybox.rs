@@ -133,9 +133,9 @@ const CASES: &[Case] = &[
     },
     Case {
         name: "df",
-        argv: &["sh", "-c", "mkdir /mnt && mount -t tmpfs t /mnt && df /mnt /dev/shm"],
+        argv: &["sh", "-c", "mkdir /mnt && mount -t tmpfs -o size=1m t /mnt && df /mnt /dev/shm"],
         status: 0,
-        expect: Expect::Words(&["Filesystem", "1K-blocks", "Use%", "t", "/mnt", "tmpfs", "/dev/shm"]),
+        expect: Expect::Words(&["Filesystem", "1K-blocks", "Use%", "t", "1024", "/mnt", "tmpfs", "/dev/shm"]),
     },
     Case {
         name: "pidof",

@@ -150,12 +150,21 @@ pub fn allows_devices(node: &Arc<dyn Inode>) -> bool {
 
 /// The root of a new instance of `fstype`: ENODEV for an unknown type.
 pub fn make_filesystem(fstype: &str, source: &str, data: &str) -> Result<Arc<dyn Inode>> {
-    if fstype == "tmpfs" || fstype == "ramfs" {
-        let root: Arc<dyn Inode> = RamFs::new_root(anon_dev());
+    if fstype == "tmpfs" {
+        let opts = TmpfsOptions::parse(data)?;
+        let root: Arc<dyn Inode> = RamFs::new_root_with(anon_dev(), opts.limits);
         // tmpfs(5): the root is world-writable and sticky unless "mode="
-        // says otherwise; ramfs's is 0755.
-        let default = if fstype == "tmpfs" { 0o1777 } else { 0o755 };
-        root.set_perm(mode_option(data)?.unwrap_or(default))?;
+        // says otherwise.
+        root.set_perm(opts.mode.unwrap_or(0o1777))?;
+        if opts.uid.is_some() || opts.gid.is_some() {
+            root.set_owner(opts.uid, opts.gid)?;
+        }
+        return Ok(root);
+    }
+    if fstype == "ramfs" {
+        // ramfs takes "mode=" and ignores other options.
+        let root: Arc<dyn Inode> = RamFs::new_root(anon_dev());
+        root.set_perm(mode_option(data)?.unwrap_or(0o755))?;
         return Ok(root);
     }
     let make = TYPES
@@ -168,6 +177,70 @@ pub fn make_filesystem(fstype: &str, source: &str, data: &str) -> Result<Arc<dyn
         "unknown file system type",
     ))?;
     make(source, data)
+}
+
+/// tmpfs(5) mount options.
+struct TmpfsOptions {
+    limits: super::ramfs::Limits,
+    mode: Option<u32>,
+    uid: Option<u32>,
+    gid: Option<u32>,
+}
+
+/// A number with an optional k/m/g/t/p/e suffix (memparse).
+fn memparse(v: &str) -> Option<u64> {
+    let (digits, shift) = match v.as_bytes().last()? {
+        b'k' | b'K' => (&v[..v.len() - 1], 10),
+        b'm' | b'M' => (&v[..v.len() - 1], 20),
+        b'g' | b'G' => (&v[..v.len() - 1], 30),
+        b't' | b'T' => (&v[..v.len() - 1], 40),
+        b'p' | b'P' => (&v[..v.len() - 1], 50),
+        b'e' | b'E' => (&v[..v.len() - 1], 60),
+        _ => (v, 0),
+    };
+    digits.parse::<u64>().ok()?.checked_mul(1u64.checked_shl(shift)?)
+}
+
+impl TmpfsOptions {
+    /// Parses comma-separated tmpfs options: size (bytes with a suffix, or
+    /// a percentage of RAM), nr_blocks, nr_inodes (0: unlimited), mode,
+    /// uid, gid; huge=, inode32/inode64 and noswap are accepted and change
+    /// nothing here. Anything else is EINVAL, as on Linux. The defaults
+    /// are Linux's: half the RAM, and as many inodes as that has pages.
+    fn parse(data: &str) -> Result<TmpfsOptions> {
+        let bad = |why: &'static str| Error::with_message(Errno::EINVAL, why);
+        let ram_pages = frame::boot::total_ram() / 4096;
+        let mut o = TmpfsOptions {
+            limits: super::ramfs::Limits { pages: ram_pages / 2, inodes: ram_pages / 2 },
+            mode: None,
+            uid: None,
+            gid: None,
+        };
+        let unlimited = |n: u64| if n == 0 { usize::MAX } else { usize::try_from(n).unwrap_or(usize::MAX) };
+        for opt in data.split(',').filter(|o| !o.is_empty()) {
+            let (key, value) = opt.split_once('=').unwrap_or((opt, ""));
+            match key {
+                "size" => {
+                    let pages = if let Some(pct) = value.strip_suffix('%') {
+                        let pct: u64 = pct.parse().map_err(|_| bad("bad size="))?;
+                        (ram_pages as u64).saturating_mul(pct).div_ceil(100)
+                    } else {
+                        memparse(value).ok_or(bad("bad size="))?.div_ceil(4096)
+                    };
+                    o.limits.pages = unlimited(pages);
+                }
+                "nr_blocks" => o.limits.pages = unlimited(memparse(value).ok_or(bad("bad nr_blocks="))?),
+                "nr_inodes" => o.limits.inodes = unlimited(memparse(value).ok_or(bad("bad nr_inodes="))?),
+                "mode" => o.mode = mode_option(opt)?,
+                "uid" => o.uid = Some(value.parse().map_err(|_| bad("bad uid="))?),
+                "gid" => o.gid = Some(value.parse().map_err(|_| bad("bad gid="))?),
+                "huge" if matches!(value, "never" | "always" | "within_size" | "advise" | "deny" | "force") => {}
+                "inode32" | "inode64" | "noswap" if value.is_empty() => {}
+                _ => return Err(bad("unknown tmpfs option")),
+            }
+        }
+        Ok(o)
+    }
 }
 
 /// The "mode=" option (octal) of comma-separated mount data: EINVAL if
@@ -332,7 +405,7 @@ pub fn mounts() -> Vec<MountInfo> {
 /// statfs(2) of the file system holding `node`.
 pub fn statfs(node: &Arc<dyn Inode>) -> StatFs {
     let dev = node.metadata().dev;
-    StatFs::for_fs(&fstype_of(node), dev, mount_flags(dev))
+    StatFs::for_fs(&fstype_of(node), dev, mount_flags(dev), super::ramfs::RamFs::usage(node))
 }
 
 /// The type of the file system holding `node`: the type of the mount of

@@ -183,10 +183,28 @@ impl StatFs {
     /// size; devtmpfs is a tmpfs to statfs, as on Linux; plain ramfs and
     /// the synthetic file systems report no blocks. `mount_flags` (ST_*)
     /// are a mounted file system's; the others get their type's usual ones.
-    pub fn for_fs(fstype: &str, dev: u64, mount_flags: Option<u32>) -> StatFs {
-        let (used, limit) = super::ramfs::page_usage();
-        let limit = limit.min(frame::boot::total_ram() / 4096) as u64;
-        let free = limit.saturating_sub(used as u64);
+    /// `usage` is the instance's own (pages used, page limit, inodes,
+    /// inode limit) where it has limits (tmpfs `size=`, `nr_inodes=`).
+    pub fn for_fs(
+        fstype: &str,
+        dev: u64,
+        mount_flags: Option<u32>,
+        usage: Option<super::ramfs::Usage>,
+    ) -> StatFs {
+        let (global_used, global_limit) = super::ramfs::page_usage();
+        let global_limit = global_limit.min(frame::boot::total_ram() / 4096);
+        // An instance without a limit (size=0, nr_inodes=0) reports zeros,
+        // as Linux's tmpfs does.
+        let limited = |used: usize, max: usize| {
+            if max == usize::MAX { (0, 0) } else { (max as u64, max.saturating_sub(used) as u64) }
+        };
+        let ((limit, free), (files, ffree)) = match &usage {
+            Some(u) => (limited(u.pages, u.max_pages), limited(u.inodes, u.max_inodes)),
+            None => {
+                let free = global_limit.saturating_sub(global_used) as u64;
+                ((global_limit as u64, free), (global_limit as u64, free))
+            }
+        };
         let (f_type, sized, flags) = match fstype {
             "proc" => (PROC_SUPER_MAGIC, false, ST_NOSUID | ST_NODEV | ST_NOEXEC),
             "sysfs" => (SYSFS_MAGIC, false, ST_NOSUID | ST_NODEV | ST_NOEXEC),
@@ -203,6 +221,7 @@ impl StatFs {
             None => ST_RELATIME | flags,
         };
         let (blocks, bfree) = if sized { (limit, free) } else { (0, 0) };
+        let (files, ffree) = if sized { (files, ffree) } else { (0, 0) };
         // Linux's fsid of a device-less file system is its device number
         // (huge_encode_dev) split into two words.
         let enc = (u64::from(dev_minor(dev)) & 0xff)
@@ -214,8 +233,8 @@ impl StatFs {
             f_blocks: blocks,
             f_bfree: bfree,
             f_bavail: bfree,
-            f_files: blocks,
-            f_ffree: bfree,
+            f_files: files,
+            f_ffree: ffree,
             f_fsid: [enc as u32 as i32, (enc >> 32) as u32 as i32],
             f_namelen: 255,
             f_frsize: 4096,

@@ -17,12 +17,12 @@ mod rename;
 use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use core::any::Any;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use frame::sync::{Mutex, SpinLock, level};
 
 use self::dir::DirData;
-use self::pages::FileData;
+use self::pages::{Budget, FileData};
 pub use self::pages::{page_usage, set_page_limit};
 use super::inode::{
     Allocate, DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec,
@@ -37,17 +37,53 @@ pub struct RamFs {
     next_ino: AtomicU64,
     /// Serialises changes to the directory tree (see the module doc).
     tree: Mutex<(), { level::VFS }>,
+    /// Pages this instance may hold (tmpfs `size=`).
+    budget: Arc<Budget>,
+    /// Live inodes, and the most there may be (tmpfs `nr_inodes=`).
+    inodes: AtomicUsize,
+    max_inodes: usize,
+}
+
+/// Limits of one instance (tmpfs(5) `size=` and `nr_inodes=`);
+/// `usize::MAX` for none.
+#[derive(Clone, Copy)]
+pub struct Limits {
+    pub pages: usize,
+    pub inodes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { pages: usize::MAX, inodes: usize::MAX }
+    }
+}
+
+/// What statfs(2) reports of an instance with limits.
+pub struct Usage {
+    pub pages: usize,
+    pub max_pages: usize,
+    pub inodes: usize,
+    pub max_inodes: usize,
 }
 
 impl RamFs {
     /// A new file system with an empty root directory (mode 0755, owned by
     /// root); returns the root.
     pub fn new_root(dev: u64) -> Arc<RamInode> {
+        Self::new_root_with(dev, Limits::default())
+    }
+
+    /// Like [`Self::new_root`], within `limits`.
+    pub fn new_root_with(dev: u64, limits: Limits) -> Arc<RamInode> {
         let fs = Arc::new(RamFs {
             dev,
             next_ino: AtomicU64::new(1),
             tree: Mutex::new(()),
+            budget: Budget::new(limits.pages),
+            inodes: AtomicUsize::new(0),
+            max_inodes: limits.inodes,
         });
+        fs.inodes.fetch_add(1, Ordering::Relaxed);
         let node = NewNode {
             kind: NodeKind::Directory,
             perm: 0o755,
@@ -59,6 +95,27 @@ impl RamFs {
 
     fn alloc_ino(&self) -> u64 {
         self.next_ino.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Counts a new inode; ENOSPC past `nr_inodes`.
+    fn reserve_inode(&self) -> Result<()> {
+        if self.inodes.fetch_add(1, Ordering::Relaxed) >= self.max_inodes {
+            self.inodes.fetch_sub(1, Ordering::Relaxed);
+            return Err(Error::with_message(Errno::ENOSPC, "tmpfs nr_inodes reached"));
+        }
+        Ok(())
+    }
+
+    /// Usage of the instance holding `node`, if it is a ramfs inode.
+    pub fn usage(node: &Arc<dyn Inode>) -> Option<Usage> {
+        let fs = &RamInode::downcast(node)?.fs;
+        let (pages, max_pages) = fs.budget.usage();
+        Some(Usage {
+            pages,
+            max_pages,
+            inodes: fs.inodes.load(Ordering::Relaxed),
+            max_inodes: fs.max_inodes,
+        })
     }
 }
 
@@ -133,7 +190,7 @@ impl RamInode {
         let now = Timespec::now();
         Arc::new_cyclic(|this| {
             let (file_type, body, nlink) = match node.kind {
-                NodeKind::Regular => (FileType::Regular, Body::File(FileData::default()), 1),
+                NodeKind::Regular => (FileType::Regular, Body::File(FileData::new(fs.budget.clone())), 1),
                 NodeKind::Directory => {
                     let parent = parent.unwrap_or_else(|| this.clone());
                     (FileType::Directory, Body::Dir(DirData::new(parent)), 2)
@@ -216,6 +273,12 @@ impl RamInode {
             st.touch(Timespec::now());
         }
         Ok(r)
+    }
+}
+
+impl Drop for RamInode {
+    fn drop(&mut self) {
+        self.fs.inodes.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -389,6 +452,7 @@ impl Inode for RamInode {
         if dir.get(name).is_some() {
             return Err(Error::new(Errno::EEXIST));
         }
+        self.fs.reserve_inode()?;
         let child = RamInode::new(&self.fs, node, Some(this));
         dir.insert(name, child.clone());
         if is_dir {
@@ -434,6 +498,7 @@ impl Inode for RamInode {
 
     fn create_tmpfile(&self, node: NewNode, linkable: bool) -> Result<Arc<dyn Inode>> {
         self.state.lock().dir()?;
+        self.fs.reserve_inode()?;
         let child = RamInode::new(
             &self.fs,
             node,

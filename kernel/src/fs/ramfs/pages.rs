@@ -2,6 +2,7 @@
 //! frames. Holes (never-written pages) read as zeros and cost nothing, so a
 //! write at a large offset does not allocate the bytes before it.
 
+use alloc::sync::Arc;
 use alloc::collections::BTreeMap;
 use alloc::collections::btree_map::Entry;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -34,36 +35,66 @@ pub fn page_usage() -> (usize, usize) {
     )
 }
 
-fn charge_page() -> Result<UFrame> {
-    let limit = PAGE_LIMIT.load(Ordering::Relaxed);
-    if PAGES_USED.fetch_add(1, Ordering::Relaxed) >= limit {
-        PAGES_USED.fetch_sub(1, Ordering::Relaxed);
-        return Err(Error::with_message(
-            Errno::ENOSPC,
-            "ramfs page budget exhausted",
-        ));
+/// The pages one file system instance may hold (tmpfs's `size=`), on top
+/// of the global budget.
+pub struct Budget {
+    used: AtomicUsize,
+    limit: usize,
+}
+
+impl Budget {
+    /// A budget of `limit` pages (`usize::MAX`: only the global one).
+    pub fn new(limit: usize) -> Arc<Budget> {
+        Arc::new(Budget { used: AtomicUsize::new(0), limit })
+    }
+
+    /// (pages used, limit).
+    pub fn usage(&self) -> (usize, usize) {
+        (self.used.load(Ordering::Relaxed), self.limit)
+    }
+}
+
+/// Takes one page from `counter` unless that would pass `limit`.
+fn take(counter: &AtomicUsize, limit: usize) -> Result<()> {
+    if counter.fetch_add(1, Ordering::Relaxed) >= limit {
+        counter.fetch_sub(1, Ordering::Relaxed);
+        return Err(Error::with_message(Errno::ENOSPC, "ramfs page budget exhausted"));
+    }
+    Ok(())
+}
+
+fn charge_page(budget: &Budget) -> Result<UFrame> {
+    take(&budget.used, budget.limit)?;
+    if let Err(e) = take(&PAGES_USED, PAGE_LIMIT.load(Ordering::Relaxed)) {
+        budget.used.fetch_sub(1, Ordering::Relaxed);
+        return Err(e);
     }
     UFrame::alloc_zeroed().map_err(|_| {
-        PAGES_USED.fetch_sub(1, Ordering::Relaxed);
+        uncharge(budget, 1);
         Error::new(Errno::ENOSPC)
     })
 }
 
-fn uncharge(pages: usize) {
+fn uncharge(budget: &Budget, pages: usize) {
     PAGES_USED.fetch_sub(pages, Ordering::Relaxed);
+    budget.used.fetch_sub(pages, Ordering::Relaxed);
 }
 
 fn io_error(_: frame::Error) -> Error {
     Error::with_message(Errno::EIO, "ramfs page access out of bounds")
 }
 
-#[derive(Default)]
 pub struct FileData {
     pages: BTreeMap<usize, UFrame>,
     size: usize,
+    budget: Arc<Budget>,
 }
 
 impl FileData {
+    pub fn new(budget: Arc<Budget>) -> FileData {
+        FileData { pages: BTreeMap::new(), size: 0, budget }
+    }
+
     pub fn size(&self) -> usize {
         self.size
     }
@@ -111,7 +142,7 @@ impl FileData {
             let index = pos / PAGE;
             let page = match self.pages.entry(index) {
                 Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => e.insert(charge_page()?),
+                Entry::Vacant(e) => e.insert(charge_page(&self.budget)?),
             };
             page.write_bytes(in_page, &data[done..done + n])
                 .map_err(io_error)?;
@@ -130,7 +161,7 @@ impl FileData {
             // one so that growing the file again reads zeros there.
             let first_dropped = size.div_ceil(PAGE);
             let dropped = self.pages.split_off(&first_dropped);
-            uncharge(dropped.len());
+            uncharge(&self.budget, dropped.len());
             let in_page = size % PAGE;
             if in_page != 0
                 && let Some(page) = self.pages.get(&(size / PAGE))
@@ -152,15 +183,16 @@ impl FileData {
         let mut added = alloc::vec::Vec::new();
         for index in first..=last {
             if let Entry::Vacant(e) = self.pages.entry(index) {
-                match charge_page() {
+                match charge_page(&self.budget) {
                     Ok(page) => {
                         e.insert(page);
                         added.push(index);
                     }
                     Err(err) => {
-                        for index in added {
-                            self.pages.remove(&index);
+                        for index in &added {
+                            self.pages.remove(index);
                         }
+                        uncharge(&self.budget, added.len());
                         return Err(err);
                     }
                 }
@@ -180,7 +212,7 @@ impl FileData {
         for index in &freed {
             self.pages.remove(index);
         }
-        uncharge(freed.len());
+        uncharge(&self.budget, freed.len());
         // Partial pages at either end keep their other bytes.
         let zero = |index: usize, from: usize, len: usize| match self.pages.get(&index) {
             Some(page) => page.fill_zero(from, len).map_err(io_error),
@@ -227,6 +259,6 @@ impl FileData {
 
 impl Drop for FileData {
     fn drop(&mut self) {
-        uncharge(self.pages.len());
+        uncharge(&self.budget, self.pages.len());
     }
 }
