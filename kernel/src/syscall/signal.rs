@@ -198,20 +198,21 @@ fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let sig = check_signo(a[1], true)?;
     let me = ctx.process.pid();
     let info = SigInfo::from_sender(sig, SI_USER, me);
+    // Zombies still count (and are signalled in vain) until reaped, as on
+    // Linux, where they stay in the task list and their group.
     let targets: alloc::vec::Vec<_> = match pid {
-        // A zombie can still be signalled (the signal is simply lost).
         p if p > 0 => process::find_process(p as Pid).into_iter().collect(),
         0 => process::all_processes().into_iter().filter(|p| p.pgid() == ctx.process.pgid()).collect(),
         -1 => process::all_processes().into_iter().filter(|p| p.pid() != process::INIT_PID && p.pid() != me).collect(),
         p => process::all_processes().into_iter().filter(|q| q.pgid() == p.unsigned_abs()).collect(),
     };
-    let targets: alloc::vec::Vec<_> =
-        targets.into_iter().filter(|p| pid > 0 || p.exit_status().is_none()).collect();
     if targets.is_empty() {
         return Err(Error::new(Errno::ESRCH));
     }
     let allowed: alloc::vec::Vec<_> = targets.iter().filter(|t| may_signal(ctx, t, sig)).collect();
-    if allowed.is_empty() {
+    // kill(-1) ignores the processes it may not signal (kill_something_info);
+    // a single target or a group with none allowed is EPERM.
+    if allowed.is_empty() && pid != -1 {
         return Err(Error::new(Errno::EPERM));
     }
     for t in allowed {
