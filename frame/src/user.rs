@@ -244,11 +244,6 @@ impl UserContext {
         self.fpu = FpuState(area);
     }
 
-    /// The CPU exception frame fields Linux reports in a signal context.
-    pub fn trap_info(&self) -> (u64, u64) {
-        (self.frame.vector, self.frame.error_code)
-    }
-
     /// Runs the context in user mode in `vm` until it traps back.
     pub fn execute(&mut self, vm: &VmSpace) -> ReturnReason {
         self.frame.cs = u64::from(USER_CS);

@@ -36,16 +36,20 @@ pub(crate) fn spawn_user_thread_inner(
     Ok(thread)
 }
 
-/// The signal and si_code a CPU exception raises (signal(7), sigaction(2)).
-/// `rip` is the faulting instruction (si_addr of SIGILL/SIGFPE/SIGBUS);
-/// `fpu` the FXSAVE image, whose status words say which FP exception it was.
-fn exception_signal(e: &CpuException, rip: u64, fpu: &[u8; 512]) -> SigInfo {
+/// The signal and si_code a CPU exception raises (signal(7), sigaction(2)),
+/// as Linux's trap handlers choose them. `rip` is the faulting instruction
+/// (si_addr of SIGILL/SIGFPE); `fpu` the FXSAVE image, whose status words
+/// say which FP exception it was. For a page fault, `pf_errno` is why it
+/// could not be resolved (see [`crate::mm::Vmar::handle_page_fault`]).
+fn exception_signal(e: &CpuException, pf_errno: Errno, rip: u64, fpu: &[u8; 512]) -> SigInfo {
     const SEGV_MAPERR: i32 = 1;
     const SEGV_ACCERR: i32 = 2;
     const FPE_INTDIV: i32 = 1;
     const ILL_ILLOPN: i32 = 2;
     const BUS_ADRALN: i32 = 1;
-    const TRAP_BRKPT: i32 = 1;
+    const BUS_ADRERR: i32 = 2;
+    const TRAP_TRACE: i32 = 2;
+    const SEGMENT_NOT_PRESENT: u8 = 11;
     match e.vector {
         CpuException::DIVIDE => SigInfo::fault(SIGFPE, FPE_INTDIV, rip),
         CpuException::X87 => {
@@ -58,15 +62,40 @@ fn exception_signal(e: &CpuException, rip: u64, fpu: &[u8; 512]) -> SigInfo {
             SigInfo::fault(SIGFPE, fp_code(mxcsr & !(mxcsr >> 7) & 0x3f), rip)
         }
         CpuException::INVALID_OPCODE => SigInfo::fault(SIGILL, ILL_ILLOPN, rip),
-        // int3 reports the address after the instruction, like Linux.
-        CpuException::DEBUG | CpuException::BREAKPOINT => SigInfo::fault(SIGTRAP, TRAP_BRKPT, rip),
-        CpuException::ALIGNMENT => SigInfo::fault(SIGBUS, BUS_ADRALN, rip),
-        CpuException::PAGE_FAULT => {
-            let code = if e.is_protection() { SEGV_ACCERR } else { SEGV_MAPERR };
-            SigInfo::fault(SIGSEGV, code, e.fault_addr)
-        }
+        // Single-step (TF set by popf): the address of the next instruction.
+        CpuException::DEBUG => SigInfo::fault(SIGTRAP, TRAP_TRACE, rip),
+        // int3 is a plain kernel-sent SIGTRAP on Linux: SI_KERNEL, no address.
+        CpuException::BREAKPOINT => SigInfo::fault(SIGTRAP, SI_KERNEL, 0),
+        CpuException::ALIGNMENT => SigInfo::fault(SIGBUS, BUS_ADRALN, 0),
+        CpuException::STACK_FAULT | SEGMENT_NOT_PRESENT => SigInfo::fault(SIGBUS, SI_KERNEL, 0),
+        CpuException::PAGE_FAULT => match pf_errno {
+            Errno::EIO => SigInfo::fault(SIGBUS, BUS_ADRERR, e.fault_addr),
+            // The area exists but forbids this access (PROT_NONE, read-only, NX).
+            Errno::EACCES => SigInfo::fault(SIGSEGV, SEGV_ACCERR, e.fault_addr),
+            _ => SigInfo::fault(SIGSEGV, SEGV_MAPERR, e.fault_addr),
+        },
+        // #GP and the rest.
         _ => SigInfo::fault(SIGSEGV, SI_KERNEL, 0),
     }
+}
+
+/// Remembers the exception behind a fault signal for the signal frame's
+/// trapno/err/cr2. A page fault's error code gets the user bit and, for
+/// an address above user space, the protection bit (as Linux reports it).
+fn record_fault(thread: &Thread, e: &CpuException) {
+    let f = &thread.signals.fault;
+    let mut err = e.error_code;
+    if e.vector == CpuException::PAGE_FAULT {
+        const PF_PROT: u64 = 1;
+        const PF_USER: u64 = 4;
+        err |= PF_USER;
+        if e.fault_addr >= frame::mm::USER_SPACE_END as u64 {
+            err |= PF_PROT;
+        }
+        f.cr2.store(e.fault_addr, Ordering::Relaxed);
+    }
+    f.trapno.store(u64::from(e.vector), Ordering::Relaxed);
+    f.err.store(err, Ordering::Relaxed);
 }
 
 /// si_code of an x87/SSE exception from its flag bits (IE, DE, ZE, OE, UE,
@@ -138,12 +167,8 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 };
                 if let Some(err) = fault {
                     frame::log_debug!("pid {} ({}): {:?} at rip {:#x}", process.pid(), process.name(), e, user.rip());
-                    let info = if err.errno() == Errno::EIO {
-                        const BUS_ADRERR: i32 = 2;
-                        SigInfo::fault(SIGBUS, BUS_ADRERR, e.fault_addr)
-                    } else {
-                        exception_signal(&e, user.rip(), &user.fpu_bytes())
-                    };
+                    let info = exception_signal(&e, err.errno(), user.rip(), &user.fpu_bytes());
+                    record_fault(&thread, &e);
                     force_fault_signal(&process, &thread, info);
                 }
             }

@@ -255,6 +255,19 @@ pub struct ThreadSignals {
     pub(crate) altstack: SpinLock<(u64, i32, u64), { level::PROCESS }>,
     /// Mask to restore after rt_sigsuspend's handler runs.
     pub(crate) saved_mask: SpinLock<Option<u64>, { level::PROCESS }>,
+    /// The CPU exception behind this thread's last fault signal.
+    pub(crate) fault: FaultRecord,
+}
+
+/// Vector, error code and (for page faults) CR2 of the exception that last
+/// raised a fault signal in a thread. Signal frames report them as
+/// sigcontext trapno/err/cr2; like Linux (thread.trap_nr, error_code,
+/// cr2), the values stay for later signals until the next fault.
+#[derive(Default)]
+pub struct FaultRecord {
+    pub trapno: AtomicU64,
+    pub err: AtomicU64,
+    pub cr2: AtomicU64,
 }
 
 impl Default for ThreadSignals {
@@ -263,6 +276,7 @@ impl Default for ThreadSignals {
             pending: SpinLock::new(Pending::new()),
             altstack: SpinLock::new((0, SS_DISABLE, 0)),
             saved_mask: SpinLock::new(None),
+            fault: FaultRecord::default(),
         }
     }
 }

@@ -166,7 +166,9 @@ fn setup_frame(
     let info_addr = uc_addr + core::mem::size_of::<UContext>() as u64;
 
     let old_mask = thread.signals.saved_mask.lock().take().unwrap_or(thread.sigmask.load(Ordering::Relaxed));
-    let (trapno, err) = user.trap_info();
+    let fault = &thread.signals.fault;
+    let (trapno, err, cr2) =
+        (fault.trapno.load(Ordering::Relaxed), fault.err.load(Ordering::Relaxed), fault.cr2.load(Ordering::Relaxed));
     let uc = UContext {
         flags: UC_FLAGS,
         link: 0,
@@ -181,7 +183,7 @@ fn setup_frame(
             rdx: regs.rdx, rax: regs.rax, rcx: regs.rcx, rsp: regs.rsp,
             rip: regs.rip, eflags: regs.rflags,
             cs_gs_fs_ss: 0x33 | (0x2b << 48),
-            err, trapno: trapno.min(255), oldmask: old_mask, cr2: 0,
+            err, trapno, oldmask: old_mask, cr2,
             fpstate,
             reserved: [0; 8],
         },
