@@ -15,7 +15,7 @@ use crate::syscall::{dispatch, Context};
 
 /// Starts the first thread of `process` with registers `user`.
 pub fn spawn_user_thread(process: &Arc<Process>, tid: Pid, user: UserContext) -> Result<Arc<Thread>> {
-    spawn_user_thread_inner(process, tid, user, 0, 0)
+    spawn_user_thread_inner(process, tid, user, 0, 0, None)
 }
 
 pub(crate) fn spawn_user_thread_inner(
@@ -24,8 +24,12 @@ pub(crate) fn spawn_user_thread_inner(
     user: UserContext,
     sigmask: u64,
     clear_child_tid: u64,
+    altstack: Option<(u64, i32, u64)>,
 ) -> Result<Arc<Thread>> {
     let thread = process.add_thread(tid);
+    if let Some(a) = altstack {
+        *thread.signals.altstack.lock() = a;
+    }
     thread.sigmask.store(sigmask, Ordering::Relaxed);
     thread.clear_child_tid.store(clear_child_tid, Ordering::Relaxed);
     let (p, t) = (process.clone(), thread.clone());
@@ -121,19 +125,6 @@ fn fp_code(flags: u32) -> i32 {
     }
 }
 
-/// A fault signal cannot be blocked or ignored: Linux forces the default
-/// action in that case (force_sig_info).
-fn force_fault_signal(process: &Arc<Process>, thread: &Thread, info: SigInfo) {
-    let sig = info.signo as usize;
-    let act = process.signals.action(sig);
-    let blocked = thread.sigmask.load(Ordering::Relaxed) & signal::bit(sig) != 0;
-    if blocked || act.handler == signal::SIG_IGN {
-        process.signals.set_action(sig, signal::SigAction::default());
-        thread.sigmask.fetch_and(!signal::bit(sig), Ordering::Relaxed);
-    }
-    signal::send_to_thread(process, thread, info);
-}
-
 fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) {
     let task = frame::task::current();
     let mut restart = None;
@@ -155,7 +146,10 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 let mut ctx = Context { process: &process, thread: &thread, user: &mut user };
                 dispatch(&mut ctx);
                 let rax = user.rax() as i64;
-                if rax == -(Errno::ERESTARTSYS as i64) || rax == -(Errno::ERESTARTNOHAND as i64) {
+                // rt_sigreturn's result is the restored rax, never a restart
+                // request (Linux clears orig_ax there).
+                const RT_SIGRETURN: u64 = 15;
+                if nr != RT_SIGRETURN && (rax == -(Errno::ERESTARTSYS as i64) || rax == -(Errno::ERESTARTNOHAND as i64)) {
                     restart = Some(nr);
                 }
             }
@@ -169,7 +163,7 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                     frame::log_debug!("pid {} ({}): {:?} at rip {:#x}", process.pid(), process.name(), e, user.rip());
                     let info = exception_signal(&e, err.errno(), user.rip(), &user.fpu_bytes());
                     record_fault(&thread, &e);
-                    force_fault_signal(&process, &thread, info);
+                    signal::force_fault_signal(&process, &thread, info);
                 }
             }
             ReturnReason::Interrupt => {}

@@ -251,7 +251,7 @@ impl SignalState {
 /// Per-thread signal state.
 pub struct ThreadSignals {
     pub(crate) pending: SpinLock<Pending, { level::PROCESS }>,
-    /// sigaltstack: (sp, flags, size).
+    /// sigaltstack: (sp, flags as set, size); a size of 0 means disabled.
     pub(crate) altstack: SpinLock<(u64, i32, u64), { level::PROCESS }>,
     /// Mask to restore after rt_sigsuspend's handler runs.
     pub(crate) saved_mask: SpinLock<Option<u64>, { level::PROCESS }>,
@@ -283,6 +283,54 @@ impl Default for ThreadSignals {
 
 pub const SS_ONSTACK: i32 = 1;
 pub const SS_DISABLE: i32 = 2;
+/// The alternate stack is disabled while a handler runs (restored by
+/// rt_sigreturn from the frame's copy).
+pub const SS_AUTODISARM: i32 = 1 << 31;
+pub const MINSIGSTKSZ: u64 = 2048;
+
+impl ThreadSignals {
+    /// Whether `sp` lies on the alternate stack. With SS_AUTODISARM the
+    /// answer is always no (the stack is disarmed while in use), as on Linux.
+    pub fn on_altstack(&self, sp: u64) -> bool {
+        let (ss_sp, flags, size) = *self.altstack.lock();
+        flags & SS_AUTODISARM == 0 && sp > ss_sp && sp - ss_sp <= size
+    }
+
+    /// The ss_flags sigaltstack(2) reports for a thread whose stack pointer
+    /// is `sp`.
+    pub fn altstack_flags(&self, sp: u64) -> i32 {
+        let (_, flags, size) = *self.altstack.lock();
+        let mode = if size == 0 {
+            SS_DISABLE
+        } else if self.on_altstack(sp) {
+            SS_ONSTACK
+        } else {
+            0
+        };
+        mode | (flags & SS_AUTODISARM)
+    }
+
+    /// Installs a new alternate stack (sigaltstack(2), and rt_sigreturn
+    /// restoring the frame's copy); `sp` is the thread's stack pointer.
+    pub fn set_altstack(&self, sp: u64, ss_sp: u64, ss_flags: i32, ss_size: u64) -> Result<()> {
+        if self.on_altstack(sp) {
+            return Err(Error::new(Errno::EPERM));
+        }
+        let mode = ss_flags & !SS_AUTODISARM;
+        if mode != 0 && mode != SS_DISABLE && mode != SS_ONSTACK {
+            return Err(Error::new(Errno::EINVAL));
+        }
+        let new = if mode == SS_DISABLE {
+            (0, ss_flags, 0)
+        } else if ss_size < MINSIGSTKSZ {
+            return Err(Error::new(Errno::ENOMEM));
+        } else {
+            (ss_sp, ss_flags, ss_size)
+        };
+        *self.altstack.lock() = new;
+        Ok(())
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DefaultAction {
@@ -373,6 +421,19 @@ pub fn send_to_thread(p: &Arc<Process>, t: &Thread, info: SigInfo) {
         t.signals.pending.lock().add(info);
         t.wake();
     }
+}
+
+/// A fault signal cannot be blocked or ignored: Linux forces the default
+/// action in that case (force_sig_info).
+pub fn force_fault_signal(process: &Arc<Process>, thread: &Thread, info: SigInfo) {
+    let sig = info.signo as usize;
+    let act = process.signals.action(sig);
+    let blocked = thread.sigmask.load(Ordering::Relaxed) & bit(sig) != 0;
+    if blocked || act.handler == SIG_IGN {
+        process.signals.set_action(sig, SigAction::default());
+        thread.sigmask.fetch_and(!bit(sig), Ordering::Relaxed);
+    }
+    send_to_thread(process, thread, info);
 }
 
 /// Stop and continue signals cancel each other at generation (signal(7)).
