@@ -115,6 +115,8 @@ pub fn exit_thread(process: &Arc<Process>, thread: &Arc<super::Thread>, status: 
 /// Called when a thread's task leaves its user loop.
 pub(crate) fn thread_exited(process: &Arc<Process>, thread: &Arc<super::Thread>) {
     process.threads.lock().retain(|t| !Arc::ptr_eq(t, thread));
+    // A stop may have been waiting for this thread only.
+    super::signal_frame::complete_stop(process);
 }
 
 /// Which children wait4 is interested in.

@@ -192,6 +192,8 @@ pub struct SignalState {
     /// Unreported state changes for the parent's wait (WUNTRACED/WCONTINUED).
     pub(crate) stop_event: AtomicU64,
     pub(crate) cont_event: AtomicBool,
+    /// The signal of a stop not yet reported (some thread is not parked).
+    pub(crate) stop_sig: AtomicU64,
 }
 
 impl Default for SignalState {
@@ -211,6 +213,7 @@ impl SignalState {
             stop_wq: WaitQueue::new(),
             stop_event: AtomicU64::new(0),
             cont_event: AtomicBool::new(false),
+            stop_sig: AtomicU64::new(0),
         }
     }
 
@@ -257,6 +260,8 @@ pub struct ThreadSignals {
     pub(crate) saved_mask: SpinLock<Option<u64>, { level::PROCESS }>,
     /// The CPU exception behind this thread's last fault signal.
     pub(crate) fault: FaultRecord,
+    /// Parked in a job-control stop.
+    pub(crate) parked: AtomicBool,
 }
 
 /// Vector, error code and (for page faults) CR2 of the exception that last
@@ -277,6 +282,7 @@ impl Default for ThreadSignals {
             altstack: SpinLock::new((0, SS_DISABLE, 0)),
             saved_mask: SpinLock::new(None),
             fault: FaultRecord::default(),
+            parked: AtomicBool::new(false),
         }
     }
 }
@@ -436,21 +442,34 @@ pub fn force_fault_signal(process: &Arc<Process>, thread: &Thread, info: SigInfo
     send_to_thread(process, thread, info);
 }
 
-/// Stop and continue signals cancel each other at generation (signal(7)).
+/// Stop and continue signals cancel each other at generation (signal(7)):
+/// SIGCONT discards pending stop signals and resumes a stopped process, a
+/// stop signal discards a pending SIGCONT (process- and thread-directed).
 fn prepare(p: &Arc<Process>, sig: usize) {
     let stops = bit(SIGSTOP) | bit(SIGTSTP) | bit(SIGTTIN) | bit(SIGTTOU);
-    if sig == SIGCONT || sig == SIGKILL {
-        p.signals.shared.lock().remove_mask(stops);
+    let discard = |m: u64| {
+        p.signals.shared.lock().remove_mask(m);
         for t in p.threads() {
-            t.signals.pending.lock().remove_mask(stops);
+            t.signals.pending.lock().remove_mask(m);
         }
+    };
+    if sig == SIGCONT {
+        discard(stops);
+        p.signals.stop_sig.store(0, Ordering::Release);
         if p.signals.stopped.swap(false, Ordering::AcqRel) {
+            // An unreported stop is no longer reportable once continued.
+            p.signals.stop_event.store(0, Ordering::Release);
             p.signals.cont_event.store(true, Ordering::Release);
             p.signals.stop_wq.wake_all();
             notify_parent(p, CLD_CONTINUED, SIGCONT as i32);
         }
+    } else if sig == SIGKILL {
+        // Parked threads wake up to die (the stop is not reported as a
+        // continue).
+        discard(stops);
+        p.signals.stop_wq.wake_all();
     } else if stops & bit(sig) != 0 {
-        p.signals.shared.lock().take(SIGCONT);
+        discard(bit(SIGCONT));
     }
 }
 
@@ -481,8 +500,13 @@ pub fn deliverable(p: &Process, t: &Thread) -> u64 {
     pending & !(t.sigmask.load(Ordering::Relaxed) & !UNBLOCKABLE)
 }
 
+/// Whether `t` has to leave an interruptible sleep: a deliverable signal,
+/// its exit, or a job-control stop it must join.
 pub fn has_deliverable(p: &Process, t: &Thread) -> bool {
-    if p.signals.alarm_fired.load(Ordering::Acquire) || t.exiting.load(Ordering::Acquire) {
+    if p.signals.alarm_fired.load(Ordering::Acquire)
+        || t.exiting.load(Ordering::Acquire)
+        || p.signals.stopped.load(Ordering::Acquire)
+    {
         return true;
     }
     deliverable(p, t) != 0

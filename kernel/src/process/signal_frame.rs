@@ -72,6 +72,10 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
         super::itimer::on_alarm(process);
         send_to_process(process, SigInfo::new(SIGALRM, SI_KERNEL));
     }
+    // Another thread stopped the process: join the stop.
+    if process.signals.stopped.load(Ordering::Acquire) {
+        park(process, thread);
+    }
     while let Some(info) = dequeue(process, thread) {
         let sig = info.signo as usize;
         let act = process.signals.action(sig);
@@ -86,7 +90,7 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
                         continue;
                     }
                     stop(process, thread, sig);
-                    if process.exit_status().is_some() {
+                    if process.exit_status().is_some() || thread.exiting.load(Ordering::Acquire) {
                         return;
                     }
                     continue;
@@ -97,7 +101,7 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
             continue;
         }
         if let Some(nr) = restart.take() {
-            fix_interrupted_syscall(user, nr, act.flags & SA_RESTART != 0);
+            fix_interrupted_syscall(user, nr, Some(act.flags & SA_RESTART != 0));
         }
         if setup_frame(process, thread, user, &info, &act).is_err() {
             // The stack is unusable: Linux forces SIGSEGV (force_sigsegv),
@@ -118,20 +122,22 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
     }
     // No handler ran: an interrupted syscall restarts transparently.
     if let Some(nr) = restart {
-        fix_interrupted_syscall(user, nr, true);
+        fix_interrupted_syscall(user, nr, None);
     }
     if let Some(m) = thread.signals.saved_mask.lock().take() {
         thread.sigmask.store(m, Ordering::Relaxed);
     }
 }
 
-/// ERESTARTSYS restarts under SA_RESTART; ERESTARTNOHAND (sigsuspend,
-/// pause) only when no handler runs.
-fn fix_interrupted_syscall(user: &mut UserContext, nr: u64, restartable: bool) {
+/// What an interrupted syscall returns. `handler` is `Some(SA_RESTART set)`
+/// when a handler runs: then ERESTARTSYS restarts only under SA_RESTART and
+/// ERESTARTNOHAND (pause, sigsuspend, poll, select) fails with EINTR.
+/// Without a handler (a stop and continue, say) both restart transparently.
+fn fix_interrupted_syscall(user: &mut UserContext, nr: u64, handler: Option<bool>) {
     let rax = user.rax() as i64;
     let restart = match rax {
-        r if r == -(Errno::ERESTARTSYS as i64) => restartable,
-        r if r == -(Errno::ERESTARTNOHAND as i64) => false,
+        r if r == -(Errno::ERESTARTSYS as i64) => handler.unwrap_or(true),
+        r if r == -(Errno::ERESTARTNOHAND as i64) => handler.is_none(),
         _ => return,
     };
     if restart {
@@ -142,15 +148,57 @@ fn fix_interrupted_syscall(user: &mut UserContext, nr: u64, restartable: bool) {
     }
 }
 
+/// A job-control stop of the whole process (signal(7)): the thread that
+/// takes the stop signal starts it and wakes the others, every thread parks
+/// on its way back to user mode, and the parent hears of the stop once all
+/// of them are parked.
 fn stop(process: &Arc<Process>, thread: &Arc<Thread>, sig: usize) {
     let s = &process.signals;
-    s.stopped.store(true, Ordering::Release);
-    s.stop_event.store(sig as u64, Ordering::Release);
-    notify_parent(process, CLD_STOPPED, sig as i32);
+    if !s.stopped.swap(true, Ordering::AcqRel) {
+        // A continue not yet collected by wait is superseded.
+        s.cont_event.store(false, Ordering::Release);
+        s.stop_sig.store(sig as u64, Ordering::Release);
+        for t in process.threads() {
+            if !core::ptr::eq(&*t, &**thread) {
+                t.wake();
+            }
+        }
+    }
+    park(process, thread);
+}
+
+/// Keeps `thread` off the CPU while its process is stopped (until SIGCONT,
+/// SIGKILL or the thread's exit).
+fn park(process: &Arc<Process>, thread: &Thread) {
+    let s = &process.signals;
+    thread.signals.parked.store(true, Ordering::Release);
+    complete_stop(process);
     s.stop_wq.wait_until(|| {
         let killed = super::signal::deliverable(process, thread) & bit(SIGKILL) != 0;
-        (!s.stopped.load(Ordering::Acquire) || killed).then_some(())
+        (!s.stopped.load(Ordering::Acquire) || killed || thread.exiting.load(Ordering::Acquire)).then_some(())
     });
+    thread.signals.parked.store(false, Ordering::Release);
+}
+
+/// Reports a stop in progress to the parent once every live thread of
+/// `process` is parked (also called when a thread leaves).
+pub(crate) fn complete_stop(process: &Arc<Process>) {
+    let s = &process.signals;
+    if !s.stopped.load(Ordering::Acquire) || s.stop_sig.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let all_parked = process
+        .threads()
+        .iter()
+        .all(|t| t.signals.parked.load(Ordering::Acquire) || t.exiting.load(Ordering::Acquire));
+    if !all_parked {
+        return;
+    }
+    let sig = s.stop_sig.swap(0, Ordering::AcqRel);
+    if sig != 0 && s.stopped.load(Ordering::Acquire) {
+        s.stop_event.store(sig, Ordering::Release);
+        notify_parent(process, CLD_STOPPED, sig as i32);
+    }
 }
 
 fn setup_frame(
