@@ -2,8 +2,8 @@
 //!
 //! A [`Process`] owns an address space, a file table, a file-system context,
 //! signal dispositions and resource limits; a [`Thread`] is the unit the
-//! scheduler runs (one frame `Task` each). Until threads arrive every
-//! process has exactly one thread whose tid equals the pid.
+//! scheduler runs (one frame `Task` each). The first thread's tid equals
+//! the pid; after an execve only the exec'ing thread remains, with tid = pid.
 
 pub mod creds;
 mod exec;
@@ -62,6 +62,10 @@ pub struct Process {
     pub rlimits: SpinLock<rlimit::Limits, { level::PROCESS }>,
     name: SpinLock<String, { level::PROCESS }>,
     threads: SpinLock<Vec<Arc<Thread>>, { level::PROCESS }>,
+    /// Woken when a thread joins or leaves (execve waits here for the others).
+    pub(crate) threads_changed: WaitQueue,
+    /// A thread is in execve's takeover of the process (one at a time).
+    pub(crate) exec_takeover: core::sync::atomic::AtomicBool,
     /// CPU time in nanoseconds (user, system), summed over threads.
     pub(crate) utime_ns: AtomicU64,
     pub(crate) stime_ns: AtomicU64,
@@ -112,7 +116,8 @@ impl SharedFiles {
 }
 
 pub struct Thread {
-    tid: Pid,
+    /// Changes once, when a non-leader thread execs and takes the pid.
+    tid: AtomicU32,
     process: Weak<Process>,
     /// Blocked signals.
     pub sigmask: AtomicU64,
@@ -128,11 +133,16 @@ pub struct Thread {
 
 impl Thread {
     pub fn tid(&self) -> Pid {
-        self.tid
+        self.tid.load(Ordering::Relaxed)
     }
 
     pub fn process(&self) -> Option<Arc<Process>> {
         self.process.upgrade()
+    }
+
+    /// execve from a non-leader thread: it takes over the pid as its tid.
+    pub(crate) fn set_tid(&self, tid: Pid) {
+        self.tid.store(tid, Ordering::Relaxed);
     }
 
     /// CPU time of this thread's task.
@@ -186,6 +196,8 @@ impl Process {
             rlimits: SpinLock::new(rlimit::Limits::default()),
             name: SpinLock::new(String::new()),
             threads: SpinLock::new(Vec::new()),
+            threads_changed: WaitQueue::new(),
+            exec_takeover: core::sync::atomic::AtomicBool::new(false),
             utime_ns: AtomicU64::new(0),
             stime_ns: AtomicU64::new(0),
             cutime_ns: AtomicU64::new(0),
@@ -282,7 +294,7 @@ impl Process {
 
     fn add_thread(self: &Arc<Self>, tid: Pid) -> Arc<Thread> {
         let t = Arc::new(Thread {
-            tid,
+            tid: AtomicU32::new(tid),
             process: Arc::downgrade(self),
             sigmask: AtomicU64::new(0),
             clear_child_tid: AtomicU64::new(0),
@@ -292,6 +304,7 @@ impl Process {
             task: frame::sync::Once::new(),
         });
         self.threads.lock().push(t.clone());
+        self.threads_changed.wake_all();
         t
     }
 }
@@ -301,8 +314,7 @@ pub fn find_process(pid: Pid) -> Option<Arc<Process>> {
     PROCESSES.lock().get(&pid).and_then(Weak::upgrade)
 }
 
-/// Finds a thread by tid (every thread's tid is its process's pid until
-/// multi-threaded processes exist).
+/// Finds a thread by tid.
 pub fn find_thread(tid: Pid) -> Option<(Arc<Process>, Arc<Thread>)> {
     for p in all_processes() {
         if let Some(t) = p.threads().into_iter().find(|t| t.tid() == tid) {
