@@ -2,7 +2,8 @@
  * stop signal discards a pending SIGCONT and SIGCONT discards pending stop
  * signals; a stopped process keeps signals pending until continued
  * (except SIGKILL). A stop and continue without handlers does not
- * interrupt pause(); a stop halts every thread; a stop not yet collected
+ * interrupt pause() or nanosleep() (which sleeps its full time); a stop
+ * halts every thread; a stop not yet collected
  * by wait is no longer reported once continued, and a continue not yet
  * collected is no longer reported once stopped again. */
 #include "next.h"
@@ -159,6 +160,31 @@ int main(void)
 	CHECK_EQ(c, 'P');
 	CHECK(t_wait_ok(pid));
 	close(p[0]);
+
+	/* nanosleep goes on to its full time across a stop and continue. */
+	pid = fork();
+	if (pid == 0) {
+		struct timespec req = { 0, 300 * 1000000L }, rem = { 9, 9 };
+		struct timespec t0, t1;
+		long ms;
+		int r;
+
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		r = nanosleep(&req, &rem);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1000 +
+		     (t1.tv_nsec - t0.tv_nsec) / 1000000;
+		if (r != 0)
+			_exit(1);
+		if (ms < 290)
+			_exit(2);
+		_exit(0);
+	}
+	t_wait_proc_state(pid, "S");
+	kill(pid, SIGSTOP);
+	CHECK_EQ(wait4(pid, &st, WUNTRACED, NULL), pid);
+	kill(pid, SIGCONT);
+	CHECK(t_wait_ok(pid));
 
 	/* Every thread stops: a spinning second thread makes no progress
 	 * while the process is stopped, and runs again once continued. */

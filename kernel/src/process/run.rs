@@ -149,7 +149,8 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 // rt_sigreturn's result is the restored rax, never a restart
                 // request (Linux clears orig_ax there).
                 const RT_SIGRETURN: u64 = 15;
-                if nr != RT_SIGRETURN && (rax == -(Errno::ERESTARTSYS as i64) || rax == -(Errno::ERESTARTNOHAND as i64)) {
+                let restartable = [Errno::ERESTARTSYS, Errno::ERESTARTNOHAND, Errno::ERESTART_RESTARTBLOCK];
+                if nr != RT_SIGRETURN && restartable.iter().any(|&e| rax == -(e as i64)) {
                     restart = Some(nr);
                 }
             }

@@ -262,6 +262,17 @@ pub struct ThreadSignals {
     pub(crate) fault: FaultRecord,
     /// Parked in a job-control stop.
     pub(crate) parked: AtomicBool,
+    /// How restart_syscall continues a call that returned
+    /// ERESTART_RESTARTBLOCK.
+    pub(crate) restart: SpinLock<Option<RestartBlock>, { level::PROCESS }>,
+}
+
+/// The state of an interrupted call that restart_syscall resumes.
+#[derive(Clone, Copy, Debug)]
+pub enum RestartBlock {
+    /// A relative nanosleep/clock_nanosleep: sleep until the same monotonic
+    /// deadline; `rem` is where to store the remaining time.
+    Sleep { deadline: u64, rem: u64 },
 }
 
 /// Vector, error code and (for page faults) CR2 of the exception that last
@@ -283,6 +294,7 @@ impl Default for ThreadSignals {
             saved_mask: SpinLock::new(None),
             fault: FaultRecord::default(),
             parked: AtomicBool::new(false),
+            restart: SpinLock::new(None),
         }
     }
 }

@@ -131,18 +131,22 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
 
 /// What an interrupted syscall returns. `handler` is `Some(SA_RESTART set)`
 /// when a handler runs: then ERESTARTSYS restarts only under SA_RESTART and
-/// ERESTARTNOHAND (pause, sigsuspend, poll, select) fails with EINTR.
-/// Without a handler (a stop and continue, say) both restart transparently.
+/// ERESTARTNOHAND (pause, sigsuspend, poll, select) and
+/// ERESTART_RESTARTBLOCK (relative sleeps) fail with EINTR. Without a
+/// handler (a stop and continue, say) all restart transparently, the last
+/// through restart_syscall.
 fn fix_interrupted_syscall(user: &mut UserContext, nr: u64, handler: Option<bool>) {
     let rax = user.rax() as i64;
-    let restart = match rax {
-        r if r == -(Errno::ERESTARTSYS as i64) => handler.unwrap_or(true),
-        r if r == -(Errno::ERESTARTNOHAND as i64) => handler.is_none(),
+    const RESTART_SYSCALL: u64 = 219;
+    let (restart, nr) = match rax {
+        r if r == -(Errno::ERESTARTSYS as i64) => (handler.unwrap_or(true), nr),
+        r if r == -(Errno::ERESTARTNOHAND as i64) => (handler.is_none(), nr),
+        r if r == -(Errno::ERESTART_RESTARTBLOCK as i64) => (handler.is_none(), RESTART_SYSCALL),
         _ => return,
     };
     if restart {
         user.set_rax(nr);
-        user.set_rip(user.rip() - 2); // back onto the `syscall` instruction
+        user.set_rip(user.rip().wrapping_sub(2)); // back onto the `syscall` instruction
     } else {
         user.set_rax(-(Errno::EINTR as i64) as u64);
     }

@@ -2,7 +2,7 @@
 
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
-use crate::process::signal::wait_interruptible_deadline;
+use crate::process::signal::{wait_interruptible_deadline, RestartBlock};
 use crate::time::{self, ClockId, Timespec};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
@@ -12,6 +12,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (228, "clock_gettime", sys_clock_gettime),
     (229, "clock_getres", sys_clock_getres),
     (230, "clock_nanosleep", sys_clock_nanosleep),
+    (219, "restart_syscall", sys_restart_syscall),
 ];
 
 frame::pod_struct! {
@@ -57,27 +58,42 @@ fn sys_time(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     Ok(secs as isize)
 }
 
-/// Sleeps until `deadline` (monotonic ns). A signal cuts the sleep short:
-/// nanosleep-family calls are never restarted after a handler (signal(7)),
-/// so the caller gets EINTR and the remaining time.
-fn sleep_until(ctx: &Context, deadline: u64, rem_ptr: u64) -> Result<isize> {
+/// Sleeps until `deadline` (monotonic ns). A signal cuts the sleep short;
+/// the remaining time goes to `rem_ptr` (if not 0). A handler then sees
+/// EINTR (nanosleep-family calls are never restarted after a handler,
+/// signal(7)); without one (a stop and continue) a relative sleep goes on
+/// to the same deadline through restart_syscall, and an absolute one
+/// (`relative` false) is simply restarted.
+fn sleep_until(ctx: &Context, deadline: u64, rem_ptr: u64, relative: bool) -> Result<isize> {
     let wq = frame::sync::WaitQueue::new();
     match wait_interruptible_deadline(ctx.process, ctx.thread, &wq, || None::<()>, deadline) {
         Ok(_) => Ok(0),
+        Err(_) if !relative => Err(Error::new(Errno::ERESTARTNOHAND)),
         Err(_) => {
             if rem_ptr != 0 {
                 let left = deadline.saturating_sub(frame::timer::monotonic_ns());
                 ctx.write_val(rem_ptr, &Timespec::from_ns(left))?;
             }
-            Err(Error::new(Errno::EINTR))
+            *ctx.thread.signals.restart.lock() = Some(RestartBlock::Sleep { deadline, rem: rem_ptr });
+            Err(Error::new(Errno::ERESTART_RESTARTBLOCK))
         }
+    }
+}
+
+/// restart_syscall(2): continues the interrupted call recorded in the
+/// thread's restart block (EINTR if there is none).
+fn sys_restart_syscall(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
+    let block = ctx.thread.signals.restart.lock().take();
+    match block {
+        Some(RestartBlock::Sleep { deadline, rem }) => sleep_until(ctx, deadline, rem, true),
+        None => Err(Error::new(Errno::EINTR)),
     }
 }
 
 fn sys_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let req: Timespec = ctx.read_val(a[0])?;
     let ns = req.to_ns().ok_or(Error::new(Errno::EINVAL))?;
-    sleep_until(ctx, frame::timer::monotonic_ns().saturating_add(ns), a[1])
+    sleep_until(ctx, frame::timer::monotonic_ns().saturating_add(ns), a[1], true)
 }
 
 const TIMER_ABSTIME: u64 = 1;
@@ -102,6 +118,6 @@ fn sys_clock_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     } else {
         now_mono.saturating_add(ns)
     };
-    let rem = if a[1] & TIMER_ABSTIME != 0 { 0 } else { a[3] };
-    sleep_until(ctx, deadline, rem)
+    let relative = a[1] & TIMER_ABSTIME == 0;
+    sleep_until(ctx, deadline, if relative { a[3] } else { 0 }, relative)
 }
