@@ -226,10 +226,11 @@ impl UserContext {
         self.fpu.0
     }
 
-    /// Loads an FXSAVE image supplied by user code (rt_sigreturn). Reserved
-    /// MXCSR bits would make FXRSTOR fault in kernel mode, so they are
-    /// cleared (invariant 2: user input cannot crash kernel control flow).
-    pub fn set_fpu_bytes(&mut self, bytes: &[u8; 512]) {
+    /// Loads an FXSAVE image supplied by user code (rt_sigreturn). An MXCSR
+    /// with reserved bits set would make FXRSTOR fault in kernel mode, so
+    /// such an image is refused (`InvalidArgs`) and the state is unchanged
+    /// (invariant 2: user input cannot crash kernel control flow).
+    pub fn set_fpu_bytes(&mut self, bytes: &[u8; 512]) -> Result<(), crate::Error> {
         let mut area = *bytes;
         let mask = u32::from_le_bytes([
             self.fpu.0[28],
@@ -238,15 +239,13 @@ impl UserContext {
             self.fpu.0[31],
         ]);
         let mask = if mask == 0 { 0xffbf } else { mask };
-        let mxcsr = u32::from_le_bytes([area[24], area[25], area[26], area[27]]) & mask;
-        area[24..28].copy_from_slice(&mxcsr.to_le_bytes());
+        let mxcsr = u32::from_le_bytes([area[24], area[25], area[26], area[27]]);
+        if mxcsr & !mask != 0 {
+            return Err(crate::Error::InvalidArgs);
+        }
         area[28..32].copy_from_slice(&mask.to_le_bytes());
         self.fpu = FpuState(area);
-    }
-
-    /// The CPU exception frame fields Linux reports in a signal context.
-    pub fn trap_info(&self) -> (u64, u64) {
-        (self.frame.vector, self.frame.error_code)
+        Ok(())
     }
 
     /// Runs the context in user mode in `vm` until it traps back.

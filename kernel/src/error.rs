@@ -54,6 +54,11 @@ pub enum Errno {
     ERESTARTSYS = 512,
     /// Kernel-internal: EINTR if a handler runs, else restart.
     ERESTARTNOHAND = 514,
+    /// Kernel-internal: EINTR if a handler runs, else continue through
+    /// restart_syscall with the thread's restart block (the rest of a
+    /// relative sleep).
+    #[allow(non_camel_case_types)]
+    ERESTART_RESTARTBLOCK = 516,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -1,7 +1,15 @@
 /* sigaltstack and SA_ONSTACK: handlers run on the alternate stack only when
  * asked, SS_ONSTACK is reported inside, it cannot be changed while in use,
- * a stack overflow can be caught there, and the error cases. */
+ * a stack overflow can be caught there, and the error cases. The frame's
+ * uc_stack holds the alternate stack and rt_sigreturn installs what it
+ * holds then; SS_AUTODISARM disarms the stack while a handler runs; a
+ * fork child keeps the alternate stack. */
 #include "next.h"
+#include <ucontext.h>
+
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31)
+#endif
 
 #define ALT_SIZE 65536
 
@@ -35,6 +43,36 @@ static void on_segv(int s)
 
 	(void)s;
 	_exit(in_alt((uintptr_t)&here) ? 42 : 43);
+}
+
+static char *alt2;
+static volatile int uc_mode;
+static volatile void *uc_sp;
+static volatile size_t uc_size;
+static volatile int inner_flags, inner_on_alt;
+
+/* Records the frame's uc_stack and what sigaltstack says inside, then
+ * edits uc_stack as uc_mode asks. */
+static void on_uc(int s, siginfo_t *si, void *vctx)
+{
+	ucontext_t *uc = vctx;
+	volatile char here;
+	stack_t cur;
+
+	(void)s;
+	(void)si;
+	uc_sp = uc->uc_stack.ss_sp;
+	uc_size = uc->uc_stack.ss_size;
+	sigaltstack(NULL, &cur);
+	inner_flags = cur.ss_flags;
+	inner_on_alt = in_alt((uintptr_t)&here);
+	if (uc_mode == 1) {
+		uc->uc_stack.ss_sp = alt2;
+		uc->uc_stack.ss_size = ALT_SIZE;
+		uc->uc_stack.ss_flags = 0;
+	} else if (uc_mode == 2) {
+		uc->uc_stack.ss_flags = SS_DISABLE;
+	}
 }
 
 static volatile int stop_depth = -1; /* never reached */
@@ -106,6 +144,63 @@ int main(void)
 	CHECK(old.ss_flags & SS_DISABLE);
 	t_raise(SIGUSR1);
 	CHECK(!in_alt(handler_sp));
+
+	/* The frame's uc_stack is the alternate stack, and sigreturn installs
+	 * what the handler leaves there. */
+	alt2 = mmap(NULL, ALT_SIZE, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(alt2 != MAP_FAILED);
+	ss.ss_sp = alt;
+	ss.ss_size = ALT_SIZE;
+	ss.ss_flags = 0;
+	CHECK_EQ(sigaltstack(&ss, NULL), 0);
+	CHECK_EQ(t_siginfo_action(SIGUSR2, on_uc, 0), 0);
+	uc_mode = 0;
+	t_raise(SIGUSR2);
+	CHECK(uc_sp == alt);
+	CHECK_EQ(uc_size, ALT_SIZE);
+	uc_mode = 1;
+	t_raise(SIGUSR2);
+	CHECK_EQ(sigaltstack(NULL, &old), 0);
+	CHECK(old.ss_sp == alt2);
+	CHECK_EQ(old.ss_flags, 0);
+	uc_mode = 2;
+	t_raise(SIGUSR2);
+	CHECK_EQ(sigaltstack(NULL, &old), 0);
+	CHECK(old.ss_flags & SS_DISABLE);
+
+	/* SS_AUTODISARM: disarmed inside the handler (which still runs on
+	 * the alternate stack), armed again after it. */
+	ss.ss_flags = SS_AUTODISARM;
+	CHECK_EQ(sigaltstack(&ss, NULL), 0);
+	CHECK_EQ(sigaltstack(NULL, &old), 0);
+	CHECK(old.ss_sp == alt);
+	CHECK_EQ((unsigned)old.ss_flags, SS_AUTODISARM);
+	CHECK_EQ(t_siginfo_action(SIGUSR2, on_uc, SA_ONSTACK), 0);
+	uc_mode = 0;
+	t_raise(SIGUSR2);
+	CHECK(inner_on_alt);
+	CHECK(inner_flags & SS_DISABLE);
+	CHECK(uc_sp == alt);
+	CHECK_EQ(sigaltstack(NULL, &old), 0);
+	CHECK(old.ss_sp == alt);
+	CHECK_EQ((unsigned)old.ss_flags, SS_AUTODISARM);
+
+	/* A fork child keeps the alternate stack. */
+	ss.ss_flags = 0;
+	CHECK_EQ(sigaltstack(&ss, NULL), 0);
+	pid = fork();
+	if (pid == 0) {
+		stack_t c;
+
+		if (sigaltstack(NULL, &c) != 0 || c.ss_sp != alt ||
+		    c.ss_size != ALT_SIZE || c.ss_flags != 0)
+			_exit(1);
+		_exit(0);
+	}
+	CHECK(t_wait_ok(pid));
+	ss.ss_flags = SS_DISABLE;
+	CHECK_EQ(sigaltstack(&ss, NULL), 0);
 
 	/* Stack overflow caught on the alternate stack. */
 	pid = fork();

@@ -1,7 +1,8 @@
-/* SIGSEGV from faults: si_code SEGV_MAPERR for unmapped addresses,
- * SEGV_ACCERR for protection violations (write to read-only, execute of
- * a non-executable page), exact si_addr; a blocked or ignored SIGSEGV
- * from a fault still kills. */
+/* SIGSEGV from faults: si_code SEGV_MAPERR for unmapped addresses (also
+ * kernel ones, and executing an unmapped page), SEGV_ACCERR for protection
+ * violations (write to read-only, PROT_NONE, execute of a non-executable
+ * page), exact si_addr; a non-canonical address is a #GP (SI_KERNEL, no
+ * address); a blocked or ignored SIGSEGV from a fault still kills. */
 #include "next.h"
 
 static sigjmp_buf env;
@@ -70,6 +71,22 @@ int main(void)
 	CHECK_EQ(code, SEGV_ACCERR);
 	CHECK(addr == ro + 5);
 
+	/* PROT_NONE write: also a protection violation. */
+	CHECK_EQ(probe_write(ro + 6), 1);
+	CHECK_EQ(code, SEGV_ACCERR);
+	CHECK(addr == ro + 6);
+
+	/* A kernel address: no mapping the program can use. */
+	CHECK_EQ(probe_read((volatile char *)0xffffffff81000000UL), 1);
+	CHECK_EQ(code, SEGV_MAPERR);
+	CHECK(addr == (void *)0xffffffff81000000UL);
+
+	/* A non-canonical address is a general-protection fault. */
+	CHECK_EQ(probe_read((volatile char *)0x8000000000000000UL), 1);
+	CHECK_EQ(signo, SIGSEGV);
+	CHECK_EQ(code, SI_KERNEL);
+	CHECK(addr == NULL);
+
 	/* Executing a non-executable page. */
 	rw = mmap(NULL, 4096, PROT_READ | PROT_WRITE,
 		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -81,6 +98,20 @@ int main(void)
 	CHECK_EQ(signo, SIGSEGV);
 	CHECK_EQ(code, SEGV_ACCERR);
 	CHECK(addr == rw);
+	/* Executing an unmapped page. */
+	{
+		char *gone = mmap(NULL, 4096, PROT_READ | PROT_EXEC,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		CHECK(gone != MAP_FAILED);
+		CHECK_EQ(munmap(gone, 4096), 0);
+		signo = 0;
+		if (sigsetjmp(env, 1) == 0)
+			((void (*)(void))gone)();
+		CHECK_EQ(signo, SIGSEGV);
+		CHECK_EQ(code, SEGV_MAPERR);
+		CHECK(addr == gone);
+	}
 	/* Once executable, it runs. */
 	CHECK_EQ(mprotect(rw, 4096, PROT_READ | PROT_EXEC), 0);
 	signo = 0;

@@ -229,10 +229,12 @@ impl Vmar {
         st.brk = start;
     }
 
-    /// Resolves a fault at `addr`. `Err(EFAULT)` means a real access error
-    /// (SIGSEGV for the program). A resolved fault counts as a minor fault
-    /// of the calling thread (getrusage(2) ru_minflt), as Linux counts the
-    /// faults of user accesses and of the kernel's copies alike.
+    /// Resolves a fault at `addr`. A real access error is `Err(EFAULT)` when
+    /// no area covers `addr` (SEGV_MAPERR) and `Err(EACCES)` when the area's
+    /// protection forbids the access (SEGV_ACCERR); `Err(EIO)` is SIGBUS.
+    /// A resolved fault counts as a minor fault of the calling thread
+    /// (getrusage(2) ru_minflt), as Linux counts the faults of user accesses
+    /// and of the kernel's copies alike.
     pub fn handle_page_fault(&self, addr: usize, write: bool, exec: bool) -> Result<()> {
         self.resolve_fault(addr, write, exec)?;
         crate::process::count_minor_fault();
@@ -266,7 +268,7 @@ impl Vmar {
         // which rank below this address space's lock.
         let vma = self.find_or_grow_stack(addr).ok_or(Error::new(Errno::EFAULT))?;
         if (write && !vma.perms.write) || (exec && !vma.perms.exec) || (!write && !exec && !vma.perms.read) {
-            return Err(Error::new(Errno::EFAULT));
+            return Err(Error::new(Errno::EACCES));
         }
         if vma.name == "[stack]" && vma.end - (addr & !(PAGE_SIZE - 1)) > self.stack_limit() {
             return Err(Error::with_message(Errno::EFAULT, "stack beyond RLIMIT_STACK"));
@@ -320,7 +322,10 @@ impl Vmar {
                     if fault.addr >= USER_SPACE_END {
                         return Err(Error::new(Errno::EFAULT));
                     }
-                    self.handle_page_fault(fault.addr, fault.write, false)?;
+                    self.handle_page_fault(fault.addr, fault.write, false).map_err(|e| match e.errno() {
+                        Errno::EACCES => Error::new(Errno::EFAULT),
+                        _ => e,
+                    })?;
                 }
             }
         }

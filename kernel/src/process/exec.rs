@@ -6,6 +6,8 @@ use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
 
+use core::sync::atomic::Ordering;
+
 use frame::mm::PAGE_SIZE;
 use frame::user::UserContext;
 
@@ -301,11 +303,11 @@ fn commit(process: &Arc<Process>, thread: &Thread, image: Image, path: &str, use
     drop(closed);
     process.signals.reset_for_exec();
     *thread.signals.altstack.lock() = (0, super::signal::SS_DISABLE, 0);
-    process.did_exec.store(true, core::sync::atomic::Ordering::Relaxed);
+    process.did_exec.store(true, Ordering::Relaxed);
     let name = path.rsplit('/').next().unwrap_or(path);
     process.set_name(name);
     process.set_exe(absolute_path(process, path));
-    thread.clear_child_tid.store(0, core::sync::atomic::Ordering::Relaxed);
+    thread.clear_child_tid.store(0, Ordering::Relaxed);
     super::fork::release_vfork_parent(process);
 }
 
@@ -324,7 +326,48 @@ pub fn execve(
     let cred = crate::fs::Cred { uid: creds.fsuid, gid: creds.fsgid, groups: creds.groups.clone() };
     let fs = process.fs().lock().clone().with_cred(cred);
     let (image, _) = load(&fs, path, argv, &envp, &creds, stack_size(process))?;
+    de_thread(process, thread)?;
     commit(process, thread, image, path, user);
+    process.exec_takeover.store(false, Ordering::Release);
+    Ok(())
+}
+
+/// Makes `thread` the only thread of `process` (Linux's de_thread): every
+/// other thread is killed and waited for, and the caller takes over the
+/// thread-group id as its tid. Fails only if the process is dying, or
+/// another thread is exec'ing first (which kills the caller).
+fn de_thread(process: &Arc<Process>, thread: &Thread) -> Result<()> {
+    let dying = || process.exit_status().is_some() || thread.exiting.load(Ordering::Acquire);
+    if process.exec_takeover.swap(true, Ordering::AcqRel) {
+        // The other exec'er marks us exiting; wait for that or its end.
+        process.threads_changed.wait_until(|| (dying() || !process.exec_takeover.load(Ordering::Acquire)).then_some(()));
+        return Err(Error::new(Errno::EAGAIN));
+    }
+    let is_me = |t: &Arc<Thread>| core::ptr::eq(&**t, thread);
+    loop {
+        for t in process.threads().iter().filter(|t| !is_me(t) && !t.exiting.load(Ordering::Acquire)) {
+            t.exiting.store(true, Ordering::Release);
+            super::exit::clear_child_tid(process, t);
+            t.wake();
+        }
+        // Done once alone; back to the loop if a thread was created meanwhile.
+        let done = process.threads_changed.wait_until(|| {
+            let threads = process.threads();
+            if dying() || threads.iter().all(is_me) {
+                return Some(true);
+            }
+            threads.iter().any(|t| !is_me(t) && !t.exiting.load(Ordering::Acquire)).then_some(false)
+        });
+        if done {
+            break;
+        }
+    }
+    if dying() {
+        process.exec_takeover.store(false, Ordering::Release);
+        process.threads_changed.wake_all();
+        return Err(Error::new(Errno::EAGAIN));
+    }
+    thread.set_tid(process.pid());
     Ok(())
 }
 

@@ -93,7 +93,7 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
 
 /// CLONE_CHILD_CLEARTID / set_tid_address: zero the word and wake a futex
 /// waiter on it (pthread_join).
-fn clear_child_tid(process: &Process, t: &super::Thread) {
+pub(super) fn clear_child_tid(process: &Process, t: &super::Thread) {
     let addr = t.clear_child_tid.swap(0, Ordering::AcqRel);
     if addr != 0 {
         let vm = process.vm();
@@ -116,6 +116,9 @@ pub fn exit_thread(process: &Arc<Process>, thread: &Arc<super::Thread>, status: 
 /// Called when a thread's task leaves its user loop.
 pub(crate) fn thread_exited(process: &Arc<Process>, thread: &Arc<super::Thread>) {
     process.retire_thread(thread);
+    process.threads_changed.wake_all();
+    // A stop may have been waiting for this thread only.
+    super::signal_frame::complete_stop(process);
 }
 
 /// Which children wait4 is interested in.

@@ -113,7 +113,11 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
         child.vm().write_bytes(args.child_tid as usize, &bytes)?;
     }
     let clear_tid = if f & CLONE_CHILD_CLEARTID != 0 { args.child_tid } else { 0 };
-    super::spawn_user_thread_inner(&child, pid, child_ctx, parent_thread.sigmask.load(Ordering::Relaxed), clear_tid)?;
+    // fork and vfork children keep the alternate signal stack (it is in
+    // their copy, or share, of the address space); sigaltstack(2).
+    let altstack = (f & CLONE_VM == 0 || f & CLONE_VFORK != 0).then(|| *parent_thread.signals.altstack.lock());
+    let sigmask = parent_thread.sigmask.load(Ordering::Relaxed);
+    super::spawn_user_thread_inner(&child, pid, child_ctx, sigmask, clear_tid, altstack)?;
     if f & CLONE_VFORK != 0 {
         child.vfork_done.wait_until(|| child.vfork_released.load(Ordering::Acquire).then_some(()));
     }
@@ -154,7 +158,7 @@ fn clone_thread(process: &Arc<Process>, parent_thread: &Thread, user: &UserConte
         vm.write_bytes(args.child_tid as usize, &bytes)?;
     }
     let clear_tid = if f & CLONE_CHILD_CLEARTID != 0 { args.child_tid } else { 0 };
-    super::spawn_user_thread_inner(process, tid, ctx, parent_thread.sigmask.load(Ordering::Relaxed), clear_tid)?;
+    super::spawn_user_thread_inner(process, tid, ctx, parent_thread.sigmask.load(Ordering::Relaxed), clear_tid, None)?;
     Ok(tid)
 }
 

@@ -2,8 +2,8 @@
 //!
 //! A [`Process`] owns an address space, a file table, a file-system context,
 //! signal dispositions and resource limits; a [`Thread`] is the unit the
-//! scheduler runs (one frame `Task` each). Until threads arrive every
-//! process has exactly one thread whose tid equals the pid.
+//! scheduler runs (one frame `Task` each). The first thread's tid equals
+//! the pid; after an execve only the exec'ing thread remains, with tid = pid.
 
 pub mod creds;
 mod exec;
@@ -69,6 +69,10 @@ pub struct Process {
     children_usage: SpinLock<Usage, { level::PROCESS }>,
     /// Peak RSS (KiB) of address spaces the process no longer uses.
     maxrss_kb: AtomicU64,
+    /// Woken when a thread joins or leaves (execve waits here for the others).
+    pub(crate) threads_changed: WaitQueue,
+    /// A thread is in execve's takeover of the process (one at a time).
+    pub(crate) exec_takeover: core::sync::atomic::AtomicBool,
     pub(crate) nice: AtomicI32,
     /// PR_SET_CHILD_SUBREAPER: orphaned descendants are re-parented here.
     pub(crate) subreaper: core::sync::atomic::AtomicBool,
@@ -120,7 +124,8 @@ impl SharedFiles {
 }
 
 pub struct Thread {
-    tid: Pid,
+    /// Changes once, when a non-leader thread execs and takes the pid.
+    tid: AtomicU32,
     process: Weak<Process>,
     /// Blocked signals.
     pub sigmask: AtomicU64,
@@ -138,11 +143,16 @@ pub struct Thread {
 
 impl Thread {
     pub fn tid(&self) -> Pid {
-        self.tid
+        self.tid.load(Ordering::Relaxed)
     }
 
     pub fn process(&self) -> Option<Arc<Process>> {
         self.process.upgrade()
+    }
+
+    /// execve from a non-leader thread: it takes over the pid as its tid.
+    pub(crate) fn set_tid(&self, tid: Pid) {
+        self.tid.store(tid, Ordering::Relaxed);
     }
 
     /// Wakes the thread if it sleeps (to notice a signal).
@@ -193,6 +203,8 @@ impl Process {
             threads: SpinLock::new(ThreadList::default()),
             children_usage: SpinLock::new(Usage::default()),
             maxrss_kb: AtomicU64::new(0),
+            threads_changed: WaitQueue::new(),
+            exec_takeover: core::sync::atomic::AtomicBool::new(false),
             nice: AtomicI32::new(0),
             subreaper: core::sync::atomic::AtomicBool::new(false),
             pdeathsig: AtomicU32::new(0),
@@ -289,7 +301,7 @@ impl Process {
 
     fn add_thread(self: &Arc<Self>, tid: Pid) -> Arc<Thread> {
         let t = Arc::new(Thread {
-            tid,
+            tid: AtomicU32::new(tid),
             process: Arc::downgrade(self),
             sigmask: AtomicU64::new(0),
             clear_child_tid: AtomicU64::new(0),
@@ -300,6 +312,7 @@ impl Process {
             counters: usage::ThreadCounters::default(),
         });
         self.threads.lock().live.push(t.clone());
+        self.threads_changed.wake_all();
         t
     }
 }
@@ -309,8 +322,7 @@ pub fn find_process(pid: Pid) -> Option<Arc<Process>> {
     PROCESSES.lock().get(&pid).and_then(Weak::upgrade)
 }
 
-/// Finds a thread by tid (every thread's tid is its process's pid until
-/// multi-threaded processes exist).
+/// Finds a thread by tid.
 pub fn find_thread(tid: Pid) -> Option<(Arc<Process>, Arc<Thread>)> {
     for p in all_processes() {
         if let Some(t) = p.threads().into_iter().find(|t| t.tid() == tid) {

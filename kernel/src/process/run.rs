@@ -15,7 +15,7 @@ use crate::syscall::{dispatch, Context};
 
 /// Starts the first thread of `process` with registers `user`.
 pub fn spawn_user_thread(process: &Arc<Process>, tid: Pid, user: UserContext) -> Result<Arc<Thread>> {
-    spawn_user_thread_inner(process, tid, user, 0, 0)
+    spawn_user_thread_inner(process, tid, user, 0, 0, None)
 }
 
 pub(crate) fn spawn_user_thread_inner(
@@ -24,8 +24,12 @@ pub(crate) fn spawn_user_thread_inner(
     user: UserContext,
     sigmask: u64,
     clear_child_tid: u64,
+    altstack: Option<(u64, i32, u64)>,
 ) -> Result<Arc<Thread>> {
     let thread = process.add_thread(tid);
+    if let Some(a) = altstack {
+        *thread.signals.altstack.lock() = a;
+    }
     thread.sigmask.store(sigmask, Ordering::Relaxed);
     thread.clear_child_tid.store(clear_child_tid, Ordering::Relaxed);
     let (p, t) = (process.clone(), thread.clone());
@@ -42,16 +46,20 @@ pub(crate) fn spawn_user_thread_inner(
     Ok(thread)
 }
 
-/// The signal and si_code a CPU exception raises (signal(7), sigaction(2)).
-/// `rip` is the faulting instruction (si_addr of SIGILL/SIGFPE/SIGBUS);
-/// `fpu` the FXSAVE image, whose status words say which FP exception it was.
-fn exception_signal(e: &CpuException, rip: u64, fpu: &[u8; 512]) -> SigInfo {
+/// The signal and si_code a CPU exception raises (signal(7), sigaction(2)),
+/// as Linux's trap handlers choose them. `rip` is the faulting instruction
+/// (si_addr of SIGILL/SIGFPE); `fpu` the FXSAVE image, whose status words
+/// say which FP exception it was. For a page fault, `pf_errno` is why it
+/// could not be resolved (see [`crate::mm::Vmar::handle_page_fault`]).
+fn exception_signal(e: &CpuException, pf_errno: Errno, rip: u64, fpu: &[u8; 512]) -> SigInfo {
     const SEGV_MAPERR: i32 = 1;
     const SEGV_ACCERR: i32 = 2;
     const FPE_INTDIV: i32 = 1;
     const ILL_ILLOPN: i32 = 2;
     const BUS_ADRALN: i32 = 1;
-    const TRAP_BRKPT: i32 = 1;
+    const BUS_ADRERR: i32 = 2;
+    const TRAP_TRACE: i32 = 2;
+    const SEGMENT_NOT_PRESENT: u8 = 11;
     match e.vector {
         CpuException::DIVIDE => SigInfo::fault(SIGFPE, FPE_INTDIV, rip),
         CpuException::X87 => {
@@ -64,15 +72,40 @@ fn exception_signal(e: &CpuException, rip: u64, fpu: &[u8; 512]) -> SigInfo {
             SigInfo::fault(SIGFPE, fp_code(mxcsr & !(mxcsr >> 7) & 0x3f), rip)
         }
         CpuException::INVALID_OPCODE => SigInfo::fault(SIGILL, ILL_ILLOPN, rip),
-        // int3 reports the address after the instruction, like Linux.
-        CpuException::DEBUG | CpuException::BREAKPOINT => SigInfo::fault(SIGTRAP, TRAP_BRKPT, rip),
-        CpuException::ALIGNMENT => SigInfo::fault(SIGBUS, BUS_ADRALN, rip),
-        CpuException::PAGE_FAULT => {
-            let code = if e.is_protection() { SEGV_ACCERR } else { SEGV_MAPERR };
-            SigInfo::fault(SIGSEGV, code, e.fault_addr)
-        }
+        // Single-step (TF set by popf): the address of the next instruction.
+        CpuException::DEBUG => SigInfo::fault(SIGTRAP, TRAP_TRACE, rip),
+        // int3 is a plain kernel-sent SIGTRAP on Linux: SI_KERNEL, no address.
+        CpuException::BREAKPOINT => SigInfo::fault(SIGTRAP, SI_KERNEL, 0),
+        CpuException::ALIGNMENT => SigInfo::fault(SIGBUS, BUS_ADRALN, 0),
+        CpuException::STACK_FAULT | SEGMENT_NOT_PRESENT => SigInfo::fault(SIGBUS, SI_KERNEL, 0),
+        CpuException::PAGE_FAULT => match pf_errno {
+            Errno::EIO => SigInfo::fault(SIGBUS, BUS_ADRERR, e.fault_addr),
+            // The area exists but forbids this access (PROT_NONE, read-only, NX).
+            Errno::EACCES => SigInfo::fault(SIGSEGV, SEGV_ACCERR, e.fault_addr),
+            _ => SigInfo::fault(SIGSEGV, SEGV_MAPERR, e.fault_addr),
+        },
+        // #GP and the rest.
         _ => SigInfo::fault(SIGSEGV, SI_KERNEL, 0),
     }
+}
+
+/// Remembers the exception behind a fault signal for the signal frame's
+/// trapno/err/cr2. A page fault's error code gets the user bit and, for
+/// an address above user space, the protection bit (as Linux reports it).
+fn record_fault(thread: &Thread, e: &CpuException) {
+    let f = &thread.signals.fault;
+    let mut err = e.error_code;
+    if e.vector == CpuException::PAGE_FAULT {
+        const PF_PROT: u64 = 1;
+        const PF_USER: u64 = 4;
+        err |= PF_USER;
+        if e.fault_addr >= frame::mm::USER_SPACE_END as u64 {
+            err |= PF_PROT;
+        }
+        f.cr2.store(e.fault_addr, Ordering::Relaxed);
+    }
+    f.trapno.store(u64::from(e.vector), Ordering::Relaxed);
+    f.err.store(err, Ordering::Relaxed);
 }
 
 /// si_code of an x87/SSE exception from its flag bits (IE, DE, ZE, OE, UE,
@@ -98,19 +131,6 @@ fn fp_code(flags: u32) -> i32 {
     }
 }
 
-/// A fault signal cannot be blocked or ignored: Linux forces the default
-/// action in that case (force_sig_info).
-fn force_fault_signal(process: &Arc<Process>, thread: &Thread, info: SigInfo) {
-    let sig = info.signo as usize;
-    let act = process.signals.action(sig);
-    let blocked = thread.sigmask.load(Ordering::Relaxed) & signal::bit(sig) != 0;
-    if blocked || act.handler == signal::SIG_IGN {
-        process.signals.set_action(sig, signal::SigAction::default());
-        thread.sigmask.fetch_and(!signal::bit(sig), Ordering::Relaxed);
-    }
-    signal::send_to_thread(process, thread, info);
-}
-
 fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) {
     let mut restart = None;
     loop {
@@ -132,7 +152,11 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 let mut ctx = Context { process: &process, thread: &thread, user: &mut user };
                 dispatch(&mut ctx);
                 let rax = user.rax() as i64;
-                if rax == -(Errno::ERESTARTSYS as i64) || rax == -(Errno::ERESTARTNOHAND as i64) {
+                // rt_sigreturn's result is the restored rax, never a restart
+                // request (Linux clears orig_ax there).
+                const RT_SIGRETURN: u64 = 15;
+                let restartable = [Errno::ERESTARTSYS, Errno::ERESTARTNOHAND, Errno::ERESTART_RESTARTBLOCK];
+                if nr != RT_SIGRETURN && restartable.iter().any(|&e| rax == -(e as i64)) {
                     restart = Some(nr);
                 }
             }
@@ -144,13 +168,9 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 };
                 if let Some(err) = fault {
                     frame::log_debug!("pid {} ({}): {:?} at rip {:#x}", process.pid(), process.name(), e, user.rip());
-                    let info = if err.errno() == Errno::EIO {
-                        const BUS_ADRERR: i32 = 2;
-                        SigInfo::fault(SIGBUS, BUS_ADRERR, e.fault_addr)
-                    } else {
-                        exception_signal(&e, user.rip(), &user.fpu_bytes())
-                    };
-                    force_fault_signal(&process, &thread, info);
+                    let info = exception_signal(&e, err.errno(), user.rip(), &user.fpu_bytes());
+                    record_fault(&thread, &e);
+                    signal::force_fault_signal(&process, &thread, info);
                 }
             }
             ReturnReason::Interrupt => {}

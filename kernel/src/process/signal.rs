@@ -208,6 +208,8 @@ pub struct SignalState {
     /// Unreported state changes for the parent's wait (WUNTRACED/WCONTINUED).
     pub(crate) stop_event: AtomicU64,
     pub(crate) cont_event: AtomicBool,
+    /// The signal of a stop not yet reported (some thread is not parked).
+    pub(crate) stop_sig: AtomicU64,
 }
 
 impl Default for SignalState {
@@ -228,6 +230,7 @@ impl SignalState {
             stop_wq: WaitQueue::new(),
             stop_event: AtomicU64::new(0),
             cont_event: AtomicBool::new(false),
+            stop_sig: AtomicU64::new(0),
         }
     }
 
@@ -270,10 +273,36 @@ impl SignalState {
 /// Per-thread signal state.
 pub struct ThreadSignals {
     pub(crate) pending: SpinLock<Pending, { level::PROCESS }>,
-    /// sigaltstack: (sp, flags, size).
+    /// sigaltstack: (sp, flags as set, size); a size of 0 means disabled.
     pub(crate) altstack: SpinLock<(u64, i32, u64), { level::PROCESS }>,
     /// Mask to restore after rt_sigsuspend's handler runs.
     pub(crate) saved_mask: SpinLock<Option<u64>, { level::PROCESS }>,
+    /// The CPU exception behind this thread's last fault signal.
+    pub(crate) fault: FaultRecord,
+    /// Parked in a job-control stop.
+    pub(crate) parked: AtomicBool,
+    /// How restart_syscall continues a call that returned
+    /// ERESTART_RESTARTBLOCK.
+    pub(crate) restart: SpinLock<Option<RestartBlock>, { level::PROCESS }>,
+}
+
+/// The state of an interrupted call that restart_syscall resumes.
+#[derive(Clone, Copy, Debug)]
+pub enum RestartBlock {
+    /// A relative nanosleep/clock_nanosleep: sleep until the same monotonic
+    /// deadline; `rem` is where to store the remaining time.
+    Sleep { deadline: u64, rem: u64 },
+}
+
+/// Vector, error code and (for page faults) CR2 of the exception that last
+/// raised a fault signal in a thread. Signal frames report them as
+/// sigcontext trapno/err/cr2; like Linux (thread.trap_nr, error_code,
+/// cr2), the values stay for later signals until the next fault.
+#[derive(Default)]
+pub struct FaultRecord {
+    pub trapno: AtomicU64,
+    pub err: AtomicU64,
+    pub cr2: AtomicU64,
 }
 
 impl Default for ThreadSignals {
@@ -282,12 +311,63 @@ impl Default for ThreadSignals {
             pending: SpinLock::new(Pending::new()),
             altstack: SpinLock::new((0, SS_DISABLE, 0)),
             saved_mask: SpinLock::new(None),
+            fault: FaultRecord::default(),
+            parked: AtomicBool::new(false),
+            restart: SpinLock::new(None),
         }
     }
 }
 
 pub const SS_ONSTACK: i32 = 1;
 pub const SS_DISABLE: i32 = 2;
+/// The alternate stack is disabled while a handler runs (restored by
+/// rt_sigreturn from the frame's copy).
+pub const SS_AUTODISARM: i32 = 1 << 31;
+pub const MINSIGSTKSZ: u64 = 2048;
+
+impl ThreadSignals {
+    /// Whether `sp` lies on the alternate stack. With SS_AUTODISARM the
+    /// answer is always no (the stack is disarmed while in use), as on Linux.
+    pub fn on_altstack(&self, sp: u64) -> bool {
+        let (ss_sp, flags, size) = *self.altstack.lock();
+        flags & SS_AUTODISARM == 0 && sp > ss_sp && sp - ss_sp <= size
+    }
+
+    /// The ss_flags sigaltstack(2) reports for a thread whose stack pointer
+    /// is `sp`.
+    pub fn altstack_flags(&self, sp: u64) -> i32 {
+        let (_, flags, size) = *self.altstack.lock();
+        let mode = if size == 0 {
+            SS_DISABLE
+        } else if self.on_altstack(sp) {
+            SS_ONSTACK
+        } else {
+            0
+        };
+        mode | (flags & SS_AUTODISARM)
+    }
+
+    /// Installs a new alternate stack (sigaltstack(2), and rt_sigreturn
+    /// restoring the frame's copy); `sp` is the thread's stack pointer.
+    pub fn set_altstack(&self, sp: u64, ss_sp: u64, ss_flags: i32, ss_size: u64) -> Result<()> {
+        if self.on_altstack(sp) {
+            return Err(Error::new(Errno::EPERM));
+        }
+        let mode = ss_flags & !SS_AUTODISARM;
+        if mode != 0 && mode != SS_DISABLE && mode != SS_ONSTACK {
+            return Err(Error::new(Errno::EINVAL));
+        }
+        let new = if mode == SS_DISABLE {
+            (0, ss_flags, 0)
+        } else if ss_size < MINSIGSTKSZ {
+            return Err(Error::new(Errno::ENOMEM));
+        } else {
+            (ss_sp, ss_flags, ss_size)
+        };
+        *self.altstack.lock() = new;
+        Ok(())
+    }
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum DefaultAction {
@@ -383,21 +463,47 @@ pub fn send_to_thread(p: &Arc<Process>, t: &Thread, info: SigInfo) {
     }
 }
 
-/// Stop and continue signals cancel each other at generation (signal(7)).
+/// A fault signal cannot be blocked or ignored: Linux forces the default
+/// action in that case (force_sig_info).
+pub fn force_fault_signal(process: &Arc<Process>, thread: &Thread, info: SigInfo) {
+    let sig = info.signo as usize;
+    let act = process.signals.action(sig);
+    let blocked = thread.sigmask.load(Ordering::Relaxed) & bit(sig) != 0;
+    if blocked || act.handler == SIG_IGN {
+        process.signals.set_action(sig, SigAction::default());
+        thread.sigmask.fetch_and(!bit(sig), Ordering::Relaxed);
+    }
+    send_to_thread(process, thread, info);
+}
+
+/// Stop and continue signals cancel each other at generation (signal(7)):
+/// SIGCONT discards pending stop signals and resumes a stopped process, a
+/// stop signal discards a pending SIGCONT (process- and thread-directed).
 fn prepare(p: &Arc<Process>, sig: usize) {
     let stops = bit(SIGSTOP) | bit(SIGTSTP) | bit(SIGTTIN) | bit(SIGTTOU);
-    if sig == SIGCONT || sig == SIGKILL {
-        p.signals.shared.lock().remove_mask(stops);
+    let discard = |m: u64| {
+        p.signals.shared.lock().remove_mask(m);
         for t in p.threads() {
-            t.signals.pending.lock().remove_mask(stops);
+            t.signals.pending.lock().remove_mask(m);
         }
+    };
+    if sig == SIGCONT {
+        discard(stops);
+        p.signals.stop_sig.store(0, Ordering::Release);
         if p.signals.stopped.swap(false, Ordering::AcqRel) {
+            // An unreported stop is no longer reportable once continued.
+            p.signals.stop_event.store(0, Ordering::Release);
             p.signals.cont_event.store(true, Ordering::Release);
             p.signals.stop_wq.wake_all();
             notify_parent(p, CLD_CONTINUED, SIGCONT as i32);
         }
+    } else if sig == SIGKILL {
+        // Parked threads wake up to die (the stop is not reported as a
+        // continue).
+        discard(stops);
+        p.signals.stop_wq.wake_all();
     } else if stops & bit(sig) != 0 {
-        p.signals.shared.lock().take(SIGCONT);
+        discard(bit(SIGCONT));
     }
 }
 
@@ -428,11 +534,12 @@ pub fn deliverable(p: &Process, t: &Thread) -> u64 {
     pending & !(t.sigmask.load(Ordering::Relaxed) & !UNBLOCKABLE)
 }
 
-/// Whether `t` has a signal to act on (or is exiting). Expired timers are
-/// turned into signals first, so a timer whose signal is blocked does not
+/// Whether `t` has to leave an interruptible sleep: a deliverable signal,
+/// its exit, or a job-control stop it must join. Expired timers are turned
+/// into signals first, so a timer whose signal is blocked does not
 /// interrupt a sleep.
 pub fn has_deliverable(p: &Arc<Process>, t: &Thread) -> bool {
-    if t.exiting.load(Ordering::Acquire) {
+    if t.exiting.load(Ordering::Acquire) || p.signals.stopped.load(Ordering::Acquire) {
         return true;
     }
     super::signal_frame::run_timers(p);

@@ -9,9 +9,9 @@ use frame::user::{GeneralRegs, UserContext};
 
 use super::exit::{do_exit, signal_status_code};
 use super::signal::{
-    default_action, dequeue, notify_parent, send_to_process, DefaultAction, SigAction, SigInfo, CLD_STOPPED,
-    SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SA_RESTART, SIGALRM, SIGKILL, SIG_DFL, SIG_IGN, SI_KERNEL, SS_DISABLE,
-    SS_ONSTACK, UNBLOCKABLE, bit,
+    default_action, dequeue, force_fault_signal, notify_parent, send_to_process, DefaultAction, SigAction, SigInfo, CLD_STOPPED,
+    SA_NODEFER, SA_ONSTACK, SA_RESETHAND, SA_RESTART, SIGALRM, SIGKILL, SIG_DFL, SIG_IGN, SIGSEGV, SI_KERNEL,
+    SS_AUTODISARM, SS_DISABLE, UNBLOCKABLE, bit,
 };
 use super::{Process, Thread};
 use crate::error::{Errno, Error, Result};
@@ -53,6 +53,14 @@ const RED_ZONE: u64 = 128;
 const FPU_SIZE: u64 = 512;
 /// uc_flags: UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS.
 const UC_FLAGS: u64 = 0x6;
+const UC_STRICT_RESTORE_SS: u64 = 0x4;
+/// User code and stack selectors (the only ones a 64-bit program can use).
+const USER_CS: u64 = 0x33;
+const USER_SS: u64 = 0x2b;
+/// RFLAGS bits that are always set in user mode (IF and the fixed bit 1);
+/// the saved context shows them as Linux's does.
+const RFLAGS_IF: u64 = 1 << 9;
+const RFLAGS_FIXED: u64 = 1 << 1;
 
 /// Turns expired timers (ITIMER_REAL, POSIX timers), which the timer
 /// interrupt only marked, into signals.
@@ -71,6 +79,10 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
     let mut restart = restart;
     let mut delivered = false;
     run_timers(process);
+    // Another thread stopped the process: join the stop.
+    if process.signals.stopped.load(Ordering::Acquire) {
+        park(process, thread);
+    }
     while let Some(info) = dequeue(process, thread) {
         let sig = info.signo as usize;
         let act = process.signals.action(sig);
@@ -85,7 +97,7 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
                         continue;
                     }
                     stop(process, thread, sig);
-                    if process.exit_status().is_some() {
+                    if process.exit_status().is_some() || thread.exiting.load(Ordering::Acquire) {
                         return;
                     }
                     continue;
@@ -96,11 +108,17 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
             continue;
         }
         if let Some(nr) = restart.take() {
-            fix_interrupted_syscall(user, nr, act.flags & SA_RESTART != 0);
+            fix_interrupted_syscall(user, nr, Some(act.flags & SA_RESTART != 0));
         }
         if setup_frame(process, thread, user, &info, &act).is_err() {
-            // The stack is unusable: Linux forces SIGSEGV.
-            return do_exit(process, signal_status_code(super::signal::SIGSEGV as i32, true));
+            // The stack is unusable: Linux forces SIGSEGV (force_sigsegv),
+            // whose handler may still run on an alternate stack; if it was
+            // SIGSEGV's own frame that failed, the process dies.
+            if sig == SIGSEGV {
+                return do_exit(process, signal_status_code(SIGSEGV as i32, true));
+            }
+            force_fault_signal(process, thread, SigInfo::fault(SIGSEGV, SI_KERNEL, 0));
+            continue;
         }
         delivered = true;
         // Keep going: every signal still deliverable gets a frame on top,
@@ -111,39 +129,87 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
     }
     // No handler ran: an interrupted syscall restarts transparently.
     if let Some(nr) = restart {
-        fix_interrupted_syscall(user, nr, true);
+        fix_interrupted_syscall(user, nr, None);
     }
     if let Some(m) = thread.signals.saved_mask.lock().take() {
         thread.sigmask.store(m, Ordering::Relaxed);
     }
 }
 
-/// ERESTARTSYS restarts under SA_RESTART; ERESTARTNOHAND (sigsuspend,
-/// pause) only when no handler runs.
-fn fix_interrupted_syscall(user: &mut UserContext, nr: u64, restartable: bool) {
+/// What an interrupted syscall returns. `handler` is `Some(SA_RESTART set)`
+/// when a handler runs: then ERESTARTSYS restarts only under SA_RESTART and
+/// ERESTARTNOHAND (pause, sigsuspend, poll, select) and
+/// ERESTART_RESTARTBLOCK (relative sleeps) fail with EINTR. Without a
+/// handler (a stop and continue, say) all restart transparently, the last
+/// through restart_syscall.
+fn fix_interrupted_syscall(user: &mut UserContext, nr: u64, handler: Option<bool>) {
     let rax = user.rax() as i64;
-    let restart = match rax {
-        r if r == -(Errno::ERESTARTSYS as i64) => restartable,
-        r if r == -(Errno::ERESTARTNOHAND as i64) => false,
+    const RESTART_SYSCALL: u64 = 219;
+    let (restart, nr) = match rax {
+        r if r == -(Errno::ERESTARTSYS as i64) => (handler.unwrap_or(true), nr),
+        r if r == -(Errno::ERESTARTNOHAND as i64) => (handler.is_none(), nr),
+        r if r == -(Errno::ERESTART_RESTARTBLOCK as i64) => (handler.is_none(), RESTART_SYSCALL),
         _ => return,
     };
     if restart {
         user.set_rax(nr);
-        user.set_rip(user.rip() - 2); // back onto the `syscall` instruction
+        user.set_rip(user.rip().wrapping_sub(2)); // back onto the `syscall` instruction
     } else {
         user.set_rax(-(Errno::EINTR as i64) as u64);
     }
 }
 
+/// A job-control stop of the whole process (signal(7)): the thread that
+/// takes the stop signal starts it and wakes the others, every thread parks
+/// on its way back to user mode, and the parent hears of the stop once all
+/// of them are parked.
 fn stop(process: &Arc<Process>, thread: &Arc<Thread>, sig: usize) {
     let s = &process.signals;
-    s.stopped.store(true, Ordering::Release);
-    s.stop_event.store(sig as u64, Ordering::Release);
-    notify_parent(process, CLD_STOPPED, sig as i32);
+    if !s.stopped.swap(true, Ordering::AcqRel) {
+        // A continue not yet collected by wait is superseded.
+        s.cont_event.store(false, Ordering::Release);
+        s.stop_sig.store(sig as u64, Ordering::Release);
+        for t in process.threads() {
+            if !core::ptr::eq(&*t, &**thread) {
+                t.wake();
+            }
+        }
+    }
+    park(process, thread);
+}
+
+/// Keeps `thread` off the CPU while its process is stopped (until SIGCONT,
+/// SIGKILL or the thread's exit).
+fn park(process: &Arc<Process>, thread: &Thread) {
+    let s = &process.signals;
+    thread.signals.parked.store(true, Ordering::Release);
+    complete_stop(process);
     s.stop_wq.wait_until(|| {
         let killed = super::signal::deliverable(process, thread) & bit(SIGKILL) != 0;
-        (!s.stopped.load(Ordering::Acquire) || killed).then_some(())
+        (!s.stopped.load(Ordering::Acquire) || killed || thread.exiting.load(Ordering::Acquire)).then_some(())
     });
+    thread.signals.parked.store(false, Ordering::Release);
+}
+
+/// Reports a stop in progress to the parent once every live thread of
+/// `process` is parked (also called when a thread leaves).
+pub(crate) fn complete_stop(process: &Arc<Process>) {
+    let s = &process.signals;
+    if !s.stopped.load(Ordering::Acquire) || s.stop_sig.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let all_parked = process
+        .threads()
+        .iter()
+        .all(|t| t.signals.parked.load(Ordering::Acquire) || t.exiting.load(Ordering::Acquire));
+    if !all_parked {
+        return;
+    }
+    let sig = s.stop_sig.swap(0, Ordering::AcqRel);
+    if sig != 0 && s.stopped.load(Ordering::Acquire) {
+        s.stop_event.store(sig, Ordering::Release);
+        notify_parent(process, CLD_STOPPED, sig as i32);
+    }
 }
 
 fn setup_frame(
@@ -156,29 +222,33 @@ fn setup_frame(
     let vm = process.vm();
     let regs = user.general_regs();
     let (ss_sp, ss_flags, ss_size) = *thread.signals.altstack.lock();
-    let on_alt = ss_flags & SS_DISABLE == 0 && regs.rsp > ss_sp && regs.rsp <= ss_sp + ss_size;
-    let mut sp = if act.flags & SA_ONSTACK != 0 && ss_flags & SS_DISABLE == 0 && !on_alt {
-        ss_sp + ss_size
-    } else {
-        regs.rsp - RED_ZONE
-    };
-    sp -= FPU_SIZE;
-    sp &= !63;
+    let nested = thread.signals.on_altstack(regs.rsp);
+    let entering = act.flags & SA_ONSTACK != 0 && ss_size != 0 && !nested;
+    // The stack pointer is the program's to choose: wrap instead of
+    // overflowing (an unusable address then fails the writes below).
+    let mut sp = if entering { ss_sp.wrapping_add(ss_size) } else { regs.rsp.wrapping_sub(RED_ZONE) };
+    sp = sp.wrapping_sub(FPU_SIZE) & !63;
     let fpstate = sp;
-    vm.write_bytes(fpstate as usize, &user.fpu_bytes())?;
-
     let frame_size = 8 + core::mem::size_of::<UContext>() as u64 + core::mem::size_of::<SigInfo>() as u64;
-    sp = ((sp - frame_size) & !15) - 8; // handler entry: rsp + 8 is 16-aligned
+    sp = (sp.wrapping_sub(frame_size) & !15).wrapping_sub(8); // handler entry: rsp + 8 is 16-aligned
     let uc_addr = sp + 8;
+    // A frame that does not fit on the alternate stack is an overflow of
+    // it (Linux's get_sigframe).
+    if (nested || entering) && !(sp > ss_sp && sp - ss_sp <= ss_size) {
+        return Err(Error::new(Errno::EFAULT));
+    }
+    vm.write_bytes(fpstate as usize, &user.fpu_bytes())?;
     let info_addr = uc_addr + core::mem::size_of::<UContext>() as u64;
 
     let old_mask = thread.signals.saved_mask.lock().take().unwrap_or(thread.sigmask.load(Ordering::Relaxed));
-    let (trapno, err) = user.trap_info();
+    let fault = &thread.signals.fault;
+    let (trapno, err, cr2) =
+        (fault.trapno.load(Ordering::Relaxed), fault.err.load(Ordering::Relaxed), fault.cr2.load(Ordering::Relaxed));
     let uc = UContext {
         flags: UC_FLAGS,
         link: 0,
         ss_sp,
-        ss_flags: if on_alt { SS_ONSTACK } else { ss_flags },
+        ss_flags,
         ss_pad: 0,
         ss_size,
         mcontext: SigContext {
@@ -186,9 +256,9 @@ fn setup_frame(
             r12: regs.r12, r13: regs.r13, r14: regs.r14, r15: regs.r15,
             rdi: regs.rdi, rsi: regs.rsi, rbp: regs.rbp, rbx: regs.rbx,
             rdx: regs.rdx, rax: regs.rax, rcx: regs.rcx, rsp: regs.rsp,
-            rip: regs.rip, eflags: regs.rflags,
-            cs_gs_fs_ss: 0x33 | (0x2b << 48),
-            err, trapno: trapno.min(255), oldmask: old_mask, cr2: 0,
+            rip: regs.rip, eflags: regs.rflags | RFLAGS_IF | RFLAGS_FIXED,
+            cs_gs_fs_ss: USER_CS | (USER_SS << 48),
+            err, trapno, oldmask: old_mask, cr2,
             fpstate,
             reserved: [0; 8],
         },
@@ -197,6 +267,9 @@ fn setup_frame(
     vm.write_bytes(sp as usize, &act.restorer.to_le_bytes())?;
     vm.write_bytes(uc_addr as usize, frame::Pod::as_bytes(&uc))?;
     vm.write_bytes(info_addr as usize, frame::Pod::as_bytes(info))?;
+    if ss_flags & SS_AUTODISARM != 0 {
+        *thread.signals.altstack.lock() = (0, SS_DISABLE, 0);
+    }
 
     let sig = info.signo as usize;
     let mut new_mask = old_mask | act.mask;
@@ -222,24 +295,58 @@ fn setup_frame(
     Ok(())
 }
 
-/// rt_sigreturn: restores the context saved by `setup_frame`. Returns the
-/// restored rax so the dispatcher leaves it in place.
-pub fn sigreturn(process: &Process, thread: &Thread, user: &mut UserContext) -> Result<isize> {
+/// rt_sigreturn: restores the context saved by `setup_frame` (or built by
+/// the program). Returns the restored rax so the dispatcher leaves it in
+/// place. A frame that cannot be read or restored gets the caller a
+/// SIGSEGV, as on Linux (its `badframe` path).
+pub fn sigreturn(process: &Arc<Process>, thread: &Thread, user: &mut UserContext) -> Result<isize> {
+    match restore_frame(process, thread, user) {
+        Ok(rax) => Ok(rax as isize),
+        Err(_) => {
+            frame::log_debug!("pid {} ({}): bad rt_sigreturn frame", process.pid(), process.name());
+            force_fault_signal(process, thread, SigInfo::fault(SIGSEGV, SI_KERNEL, 0));
+            Ok(0)
+        }
+    }
+}
+
+fn restore_frame(process: &Process, thread: &Thread, user: &mut UserContext) -> Result<u64> {
+    let vm = process.vm();
     let uc_addr = user.rsp(); // the handler's `ret` popped pretcode
     let mut uc = <UContext as frame::Pod>::new_zeroed();
-    process.vm().read_bytes(uc_addr as usize, frame::Pod::as_bytes_mut(&mut uc))?;
+    vm.read_bytes(uc_addr as usize, frame::Pod::as_bytes_mut(&mut uc))?;
+    thread.sigmask.store(uc.sigmask & !UNBLOCKABLE, Ordering::Relaxed);
     let m = &uc.mcontext;
     let regs = GeneralRegs {
         rax: m.rax, rbx: m.rbx, rcx: m.rcx, rdx: m.rdx, rsi: m.rsi, rdi: m.rdi, rbp: m.rbp, rsp: m.rsp,
         r8: m.r8, r9: m.r9, r10: m.r10, r11: m.r11, r12: m.r12, r13: m.r13, r14: m.r14, r15: m.r15,
         rip: m.rip, rflags: m.eflags,
     };
-    if m.fpstate != 0 {
-        let mut fpu = [0u8; 512];
-        process.vm().read_bytes(m.fpstate as usize, &mut fpu).map_err(|_| Error::new(Errno::EFAULT))?;
-        user.set_fpu_bytes(&fpu);
-    }
+    // Privileged RFLAGS bits (IOPL, IF, VM, ...) are dropped here.
     user.set_general_regs(&regs);
-    thread.sigmask.store(uc.sigmask & !UNBLOCKABLE, Ordering::Relaxed);
-    Ok(m.rax as isize)
+    // Linux loads CS and SS with RPL 3 forced; any code segment but the
+    // 64-bit user one makes the return to user mode fault (the 32-bit one
+    // would need compat mode, which Trellis does not have). A bad SS is
+    // replaced unless the frame asks for a strict restore.
+    let cs = (m.cs_gs_fs_ss & 0xffff) | 3;
+    let ss = (m.cs_gs_fs_ss >> 48) | 3;
+    if cs != USER_CS || (uc.flags & UC_STRICT_RESTORE_SS != 0 && ss != USER_SS) {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if m.fpstate == 0 {
+        user.reset_fpu();
+    } else {
+        // FXRSTOR needs a 16-byte aligned image.
+        if m.fpstate % 16 != 0 {
+            return Err(Error::new(Errno::EINVAL));
+        }
+        let mut fpu = [0u8; 512];
+        vm.read_bytes(m.fpstate as usize, &mut fpu)?;
+        user.set_fpu_bytes(&fpu).map_err(|_| Error::new(Errno::EINVAL))?;
+    }
+    // The alternate stack as the frame has it (the handler may have changed
+    // it, and SS_AUTODISARM disarmed it); errors other than a bad address
+    // are ignored, as Linux does.
+    let _ = thread.signals.set_altstack(m.rsp, uc.ss_sp, uc.ss_flags, uc.ss_size);
+    Ok(m.rax)
 }

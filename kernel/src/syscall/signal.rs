@@ -7,7 +7,7 @@ use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
 use crate::process::signal::{
     check_signo, send_to_process, send_to_thread, wait_interruptible_deadline, SigAction, SigInfo, NSIG,
-    SIGKILL, SIGSTOP, SI_TKILL, SI_USER, SS_DISABLE, SS_ONSTACK, UNBLOCKABLE,
+    SIGKILL, SIGSTOP, SI_TKILL, SI_USER, UNBLOCKABLE,
 };
 use crate::process::{self, signal_frame, Pid};
 use crate::time::Timespec;
@@ -162,33 +162,19 @@ frame::pod_struct! {
     }
 }
 
-const MINSIGSTKSZ: u64 = 2048;
-
 fn sys_sigaltstack(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let (ss_ptr, old_ptr) = (a[0], a[1]);
-    let cur = *ctx.thread.signals.altstack.lock();
+    let signals = &ctx.thread.signals;
     let rsp = ctx.user.rsp();
-    let on_stack = cur.1 & SS_DISABLE == 0 && rsp > cur.0 && rsp <= cur.0 + cur.2;
+    let (cur_sp, _, cur_size) = *signals.altstack.lock();
+    let old = StackT { sp: cur_sp, flags: signals.altstack_flags(rsp), pad: 0, size: cur_size };
     let new = if ss_ptr != 0 { Some(ctx.read_val::<StackT>(ss_ptr)?) } else { None };
-    if let Some(ss) = &new {
-        if on_stack {
-            return Err(Error::new(Errno::EPERM));
-        }
-        let flags = ss.flags & !(1 << 31); // SS_AUTODISARM is accepted
-        if flags != 0 && flags != SS_DISABLE && flags != SS_ONSTACK {
-            return Err(Error::new(Errno::EINVAL));
-        }
-        if flags != SS_DISABLE && ss.size < MINSIGSTKSZ {
-            return Err(Error::new(Errno::ENOMEM));
-        }
-    }
-    if old_ptr != 0 {
-        let flags = if on_stack { SS_ONSTACK } else { cur.1 & SS_DISABLE };
-        ctx.write_val(old_ptr, &StackT { sp: cur.0, flags, pad: 0, size: cur.2 })?;
-    }
     if let Some(ss) = new {
-        *ctx.thread.signals.altstack.lock() =
-            if ss.flags & SS_DISABLE != 0 { (0, SS_DISABLE, 0) } else { (ss.sp, 0, ss.size) };
+        signals.set_altstack(rsp, ss.sp, ss.flags, ss.size)?;
+    }
+    // Linux reports the old stack only once the change has succeeded.
+    if old_ptr != 0 {
+        ctx.write_val(old_ptr, &old)?;
     }
     Ok(0)
 }

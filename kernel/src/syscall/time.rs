@@ -4,7 +4,7 @@ use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
 use crate::process::CpuKind;
 use crate::process::posix_timer::{self, Notify};
-use crate::process::signal::{SIGALRM, wait_interruptible_deadline};
+use crate::process::signal::{RestartBlock, SIGALRM, wait_interruptible_deadline};
 use crate::time::{self, ClockId, CpuClock, CpuTarget, Timespec};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
@@ -19,6 +19,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (224, "timer_gettime", sys_timer_gettime),
     (225, "timer_getoverrun", sys_timer_getoverrun),
     (226, "timer_delete", sys_timer_delete),
+    (219, "restart_syscall", sys_restart_syscall),
 ];
 
 frame::pod_struct! {
@@ -85,27 +86,42 @@ fn sys_time(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     Ok(secs as isize)
 }
 
-/// Sleeps until `deadline` (monotonic ns). A signal cuts the sleep short:
-/// nanosleep-family calls are never restarted after a handler (signal(7)),
-/// so the caller gets EINTR and the remaining time.
-fn sleep_until(ctx: &Context, deadline: u64, rem_ptr: u64) -> Result<isize> {
+/// Sleeps until `deadline` (monotonic ns). A signal cuts the sleep short;
+/// the remaining time goes to `rem_ptr` (if not 0). A handler then sees
+/// EINTR (nanosleep-family calls are never restarted after a handler,
+/// signal(7)); without one (a stop and continue) a relative sleep goes on
+/// to the same deadline through restart_syscall, and an absolute one
+/// (`relative` false) is simply restarted.
+fn sleep_until(ctx: &Context, deadline: u64, rem_ptr: u64, relative: bool) -> Result<isize> {
     let wq = frame::sync::WaitQueue::new();
     match wait_interruptible_deadline(ctx.process, ctx.thread, &wq, || None::<()>, deadline) {
         Ok(_) => Ok(0),
+        Err(_) if !relative => Err(Error::new(Errno::ERESTARTNOHAND)),
         Err(_) => {
             if rem_ptr != 0 {
                 let left = deadline.saturating_sub(frame::timer::monotonic_ns());
                 ctx.write_val(rem_ptr, &Timespec::from_ns(left))?;
             }
-            Err(Error::new(Errno::EINTR))
+            *ctx.thread.signals.restart.lock() = Some(RestartBlock::Sleep { deadline, rem: rem_ptr });
+            Err(Error::new(Errno::ERESTART_RESTARTBLOCK))
         }
+    }
+}
+
+/// restart_syscall(2): continues the interrupted call recorded in the
+/// thread's restart block (EINTR if there is none).
+fn sys_restart_syscall(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
+    let block = ctx.thread.signals.restart.lock().take();
+    match block {
+        Some(RestartBlock::Sleep { deadline, rem }) => sleep_until(ctx, deadline, rem, true),
+        None => Err(Error::new(Errno::EINTR)),
     }
 }
 
 fn sys_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let req: Timespec = ctx.read_val(a[0])?;
     let ns = req.to_ns().ok_or(Error::new(Errno::EINVAL))?;
-    sleep_until(ctx, frame::timer::monotonic_ns().saturating_add(ns), a[1])
+    sleep_until(ctx, frame::timer::monotonic_ns().saturating_add(ns), a[1], true)
 }
 
 const TIMER_ABSTIME: u64 = 1;
@@ -141,7 +157,7 @@ fn sys_clock_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     } else {
         now_mono.saturating_add(ns)
     };
-    sleep_until(ctx, deadline, rem)
+    sleep_until(ctx, deadline, rem, !abs)
 }
 
 frame::pod_struct! {

@@ -1,5 +1,9 @@
-//! GDT and TSS. Selector layout is fixed by `syscall`/`sysret`:
-//! kernel code 0x08, kernel data 0x10, user data 0x18, user code 0x20, TSS 0x28.
+//! GDT and TSS. Selector layout is fixed by `syscall`/`sysret`: kernel
+//! code 0x08, kernel data 0x10, then the user selectors Linux uses (so
+//! programs see the same %cs/%ss and signal frames agree with them): an
+//! empty slot where Linux's 32-bit user code is (0x20; compat mode is not
+//! offered, loading 0x23 faults), user data 0x2b, 64-bit user code 0x33;
+//! TSS 0x38.
 
 use core::arch::asm;
 use core::cell::UnsafeCell;
@@ -7,9 +11,10 @@ use core::mem::size_of;
 
 pub const KERNEL_CS: u16 = 0x08;
 pub const KERNEL_DS: u16 = 0x10;
-pub const USER_DS: u16 = 0x18 | 3;
-pub const USER_CS: u16 = 0x20 | 3;
-const TSS_SEL: u16 = 0x28;
+pub const USER_DS: u16 = 0x28 | 3;
+pub const USER_CS: u16 = 0x30 | 3;
+const TSS_SEL: u16 = 0x38;
+const GDT_ENTRIES: usize = 9;
 
 /// Interrupt stack table slot used for double faults (1-based as in the IDT).
 pub const IST_DOUBLE_FAULT: u8 = 1;
@@ -32,7 +37,7 @@ struct DfStack([u8; DF_STACK_SIZE]);
 
 /// CPU-owned tables. Single CPU for now; becomes per-CPU with SMP.
 struct CpuTables {
-    gdt: UnsafeCell<[u64; 7]>,
+    gdt: UnsafeCell<[u64; GDT_ENTRIES]>,
     tss: UnsafeCell<Tss>,
     df_stack: UnsafeCell<DfStack>,
 }
@@ -43,7 +48,7 @@ struct CpuTables {
 unsafe impl Sync for CpuTables {}
 
 static TABLES: CpuTables = CpuTables {
-    gdt: UnsafeCell::new([0; 7]),
+    gdt: UnsafeCell::new([0; GDT_ENTRIES]),
     tss: UnsafeCell::new(Tss {
         _reserved0: 0,
         rsp: [0; 3],
@@ -79,6 +84,8 @@ pub fn init() {
             0,
             0x00af_9a00_0000_ffff, // kernel code: 64-bit, DPL 0
             0x00cf_9200_0000_ffff, // kernel data
+            0,                     // unused
+            0,                     // sysret base (Linux: 32-bit user code)
             0x00cf_f200_0000_ffff, // user data, DPL 3
             0x00af_fa00_0000_ffff, // user code: 64-bit, DPL 3
             tss_low,
@@ -86,7 +93,7 @@ pub fn init() {
         ];
     }
     let ptr = DescriptorPointer {
-        limit: (7 * 8 - 1) as u16,
+        limit: (GDT_ENTRIES * 8 - 1) as u16,
         base: TABLES.gdt.get() as u64,
     };
     // SAFETY: the GDT above is valid and 'static; the selectors reloaded
