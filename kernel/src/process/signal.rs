@@ -473,6 +473,14 @@ pub fn force_fault_signal(process: &Arc<Process>, thread: &Thread, info: SigInfo
         process.signals.set_action(sig, SigAction::default());
         thread.sigmask.fetch_and(!bit(sig), Ordering::Relaxed);
     }
+    // init drops signals it has no handler for, but a fault it cannot
+    // handle must not return to the faulting instruction forever: it dies
+    // (Linux then panics; Trellis powers off with the signal's status).
+    if process.pid() == crate::process::INIT_PID && process.signals.action(sig).handler == SIG_DFL {
+        let core = matches!(default_action(sig), DefaultAction::Core);
+        super::exit::do_exit(process, super::exit::signal_status_code(sig as i32, core));
+        return;
+    }
     send_to_thread(process, thread, info);
 }
 
