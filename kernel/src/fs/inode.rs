@@ -254,6 +254,19 @@ pub trait Inode: Any + Send + Sync {
         self.file_type() == FileType::Regular
     }
 
+    /// The file's own page at page index `index`, allocated (and charged to
+    /// the file system) if it is a hole: what a MAP_SHARED mapping maps, so
+    /// that stores through it and write(2) see each other. ENODEV where
+    /// the file system keeps no pages in memory.
+    fn shared_page(&self, _index: usize) -> Result<frame::mm::UFrame> {
+        Err(Error::new(Errno::ENODEV))
+    }
+
+    /// Whether [`Inode::shared_page`] works for this file.
+    fn has_shared_pages(&self) -> bool {
+        false
+    }
+
     /// Sets the permission bits (`0o7777`).
     fn set_perm(&self, _perm: u32) -> Result<()> {
         Err(Error::new(Errno::EPERM))

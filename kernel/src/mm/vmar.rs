@@ -293,6 +293,19 @@ impl Vmar {
             self.map_new(page, frame, page_flags(vma.perms, true))?;
             return Ok(());
         }
+        if vma.shared
+            && let Some(f) = &vma.file
+        {
+            // MAP_SHARED of a file: map the file's own page.
+            let off = f.offset + (page - vma.start);
+            if off >= f.inode.size().div_ceil(PAGE_SIZE) * PAGE_SIZE {
+                return Err(Error::with_message(Errno::EIO, "mapped page beyond the end of the file"));
+            }
+            // No memory for a hole: SIGBUS, as tmpfs gives.
+            let frame = f.inode.shared_page(off / PAGE_SIZE).map_err(|_| Error::new(Errno::EIO))?;
+            self.map_new(page, frame, page_flags(vma.perms, true))?;
+            return Ok(());
+        }
         let frame = UFrame::alloc_zeroed()?;
         if let Some(f) = &vma.file {
             let off_in_area = page - vma.start;

@@ -71,14 +71,16 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         let source = ctx.process.files().lock().mmap_source(fd, shared && perms.write)?;
         match source {
             MmapSource::File { inode, .. } => {
-                if shared && perms.write {
-                    // Writing back through a shared file mapping needs a page
-                    // cache, which comes with the storage issue.
-                    return Err(Error::with_message(Errno::ENODEV, "shared writable file mappings are not supported yet"));
+                if shared && !inode.has_shared_pages() {
+                    if perms.write {
+                        // Writing back through a shared mapping of a file
+                        // kept outside memory needs a page cache, which
+                        // comes with the storage issue.
+                        return Err(Error::with_message(Errno::ENODEV, "shared writable mapping of this file"));
+                    }
+                    // Read-only, it behaves like a private one.
+                    shared = false;
                 }
-                // A read-only shared file mapping behaves exactly like a
-                // private one.
-                shared = false;
                 let offset = usize::try_from(offset).map_err(|_| Error::new(Errno::EINVAL))?;
                 Some(FileBacking { inode, offset, len: len as usize })
             }
@@ -92,7 +94,9 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
             }
         }
     };
-    let shm = shared.then(|| ShmBacking { pages: SharedPages::new(), offset: 0 });
+    // Shared anonymous memory has its own pages; a shared file mapping maps
+    // the file's.
+    let shm = (shared && file.is_none()).then(|| ShmBacking { pages: SharedPages::new(), offset: 0 });
     let vma = Vma { start: 0, end: 0, perms, shared, file, name, shm };
     let start = ctx.process.vm().map_area(
         addr as usize,

@@ -303,6 +303,14 @@ impl Inode for RamInode {
         Ok(n)
     }
 
+    fn shared_page(&self, index: usize) -> Result<frame::mm::UFrame> {
+        self.with_file(false, |data| data.page_for_mapping(index))
+    }
+
+    fn has_shared_pages(&self) -> bool {
+        self.file_type == FileType::Regular
+    }
+
     fn size(&self) -> usize {
         match &self.state.lock().body {
             Body::File(data) => data.size(),

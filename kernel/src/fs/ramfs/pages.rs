@@ -152,6 +152,16 @@ impl FileData {
         Ok(data.len())
     }
 
+    /// The page at `index`, backed with memory first if it is a hole
+    /// (shared file mappings map the file's own pages).
+    pub fn page_for_mapping(&mut self, index: usize) -> Result<UFrame> {
+        let page = match self.pages.entry(index) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert(charge_page(&self.budget)?),
+        };
+        Ok(page.clone())
+    }
+
     pub fn resize(&mut self, size: usize) -> Result<()> {
         if size > MAX_FILE_SIZE {
             return Err(Error::new(Errno::EFBIG));
