@@ -119,12 +119,32 @@ impl ClockId {
     }
 }
 
+/// How far clock_settime/settimeofday moved the wall clock from the RTC's
+/// reading at boot, in nanoseconds.
+static REALTIME_SHIFT_NS: core::sync::atomic::AtomicI64 = core::sync::atomic::AtomicI64::new(0);
+
+/// The wall-clock time at boot, as the system clock now has it (the RTC's
+/// reading, moved by every setting of the clock since).
+pub fn realtime_at_boot_ns() -> u64 {
+    let shift = REALTIME_SHIFT_NS.load(core::sync::atomic::Ordering::Relaxed);
+    frame::timer::realtime_at_boot_ns().saturating_add_signed(shift)
+}
+
+/// Sets CLOCK_REALTIME to `ns` since the epoch (clock_settime(2)); the
+/// monotonic clocks do not move.
+pub fn set_realtime_ns(ns: u64) {
+    let boot = ns.saturating_sub(frame::timer::monotonic_ns());
+    let shift = boot as i128 - i128::from(frame::timer::realtime_at_boot_ns());
+    let shift = shift.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
+    REALTIME_SHIFT_NS.store(shift, core::sync::atomic::Ordering::Relaxed);
+}
+
 /// The current value of a clock that is not a CPU-time clock, in
 /// nanoseconds (CPU-time clocks read 0 here: see [`CpuClock::read_ns`]).
 pub fn now_ns(clock: ClockId) -> u64 {
     let mono = frame::timer::monotonic_ns();
     match clock {
-        ClockId::Realtime | ClockId::RealtimeCoarse => frame::timer::realtime_at_boot_ns() + mono,
+        ClockId::Realtime | ClockId::RealtimeCoarse => realtime_at_boot_ns() + mono,
         ClockId::Monotonic | ClockId::MonotonicRaw | ClockId::MonotonicCoarse | ClockId::Boottime => mono,
         ClockId::Cpu(_) => 0,
     }

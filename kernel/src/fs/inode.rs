@@ -78,7 +78,7 @@ pub struct Timespec {
 impl Timespec {
     /// The current wall-clock time.
     pub fn now() -> Timespec {
-        let ns = frame::timer::realtime_at_boot_ns().saturating_add(frame::timer::monotonic_ns());
+        let ns = crate::time::realtime_at_boot_ns().saturating_add(frame::timer::monotonic_ns());
         Timespec {
             sec: (ns / 1_000_000_000) as i64,
             nsec: (ns % 1_000_000_000) as u32,

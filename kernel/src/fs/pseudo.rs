@@ -67,7 +67,7 @@ impl Attr {
 
 /// The wall-clock time the system booted.
 pub fn boot_time() -> Timespec {
-    let ns = frame::timer::realtime_at_boot_ns();
+    let ns = crate::time::realtime_at_boot_ns();
     Timespec {
         sec: (ns / 1_000_000_000) as i64,
         nsec: (ns % 1_000_000_000) as u32,

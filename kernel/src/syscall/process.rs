@@ -184,7 +184,7 @@ fn sys_futex(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         let ns = ts.to_ns().ok_or(Error::new(Errno::EINVAL))?;
         let now = frame::timer::monotonic_ns();
         Ok(if absolute {
-            let base = if realtime { frame::timer::realtime_at_boot_ns() } else { 0 };
+            let base = if realtime { crate::time::realtime_at_boot_ns() } else { 0 };
             now.saturating_add(ns.saturating_sub(base.saturating_add(now)))
         } else {
             now.saturating_add(ns)

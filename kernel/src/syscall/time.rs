@@ -20,6 +20,8 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (225, "timer_getoverrun", sys_timer_getoverrun),
     (226, "timer_delete", sys_timer_delete),
     (219, "restart_syscall", sys_restart_syscall),
+    (227, "clock_settime", sys_clock_settime),
+    (164, "settimeofday", sys_settimeofday),
 ];
 
 frame::pod_struct! {
@@ -64,6 +66,45 @@ fn sys_clock_getres(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         ctx.write_val(a[1], &Timespec::from_ns(res))?;
     }
     Ok(0)
+}
+
+/// Only CLOCK_REALTIME can be set, by a privileged caller (CAP_SYS_TIME);
+/// an invalid time is EINVAL before the permission check, as on Linux.
+fn set_wall_clock(ctx: &Context, ns: u64) -> Result<isize> {
+    if !ctx.process.creds().is_privileged() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    time::set_realtime_ns(ns);
+    Ok(0)
+}
+
+fn sys_clock_settime(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let clock = ClockId::from_raw(a[0] as i32)?;
+    let ts: Timespec = ctx.read_val(a[1])?;
+    if clock != ClockId::Realtime {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let ns = ts.to_ns().ok_or(Error::new(Errno::EINVAL))?;
+    set_wall_clock(ctx, ns)
+}
+
+fn sys_settimeofday(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    if a[0] == 0 {
+        // Only a time zone: Linux keeps it for FAT timestamps; nothing here
+        // reads it, but it still needs the privilege.
+        if a[1] != 0 {
+            ctx.read_val::<[u32; 2]>(a[1])?;
+        }
+        return if ctx.process.creds().is_privileged() { Ok(0) } else { Err(Error::new(Errno::EPERM)) };
+    }
+    let tv: Timeval = ctx.read_val(a[0])?;
+    if a[1] != 0 {
+        ctx.read_val::<[u32; 2]>(a[1])?;
+    }
+    if tv.sec < 0 || !(0..1_000_000).contains(&tv.usec) {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    set_wall_clock(ctx, (tv.sec as u64).saturating_mul(1_000_000_000).saturating_add(tv.usec as u64 * 1000))
 }
 
 fn sys_gettimeofday(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {

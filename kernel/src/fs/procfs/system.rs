@@ -218,7 +218,7 @@ pub(super) fn stat() -> Result<Vec<u8>> {
     let _ = writeln!(
         out,
         "btime {}",
-        frame::timer::realtime_at_boot_ns() / NS_PER_SEC
+        crate::time::realtime_at_boot_ns() / NS_PER_SEC
     );
     let _ = writeln!(out, "processes {last}");
     let _ = writeln!(out, "procs_running {}", running.max(1));
