@@ -25,6 +25,12 @@ pub const CLONE_NEWNET: u64 = 0x4000_0000;
 const CLONE_NEW_ANY: u64 =
     CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET;
 pub const CLONE_VFORK: u64 = 0x4000;
+pub const CLONE_PARENT: u64 = 0x8000;
+/// No tracer here: these two change nothing.
+pub const CLONE_PTRACE: u64 = 0x2000;
+pub const CLONE_UNTRACED: u64 = 0x0080_0000;
+/// An I/O context hint: there is no I/O scheduler to share.
+pub const CLONE_IO: u64 = 0x8000_0000;
 pub const CLONE_SETTLS: u64 = 0x80000;
 pub const CLONE_PARENT_SETTID: u64 = 0x100000;
 pub const CLONE_CHILD_CLEARTID: u64 = 0x200000;
@@ -62,7 +68,8 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
         return clone_thread(parent, parent_thread, user, args);
     }
     let supported = CLONE_VFORK | CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_SETTLS
-        | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID | CLONE_SYSVSEM | CLONE_DETACHED;
+        | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID | CLONE_SYSVSEM | CLONE_DETACHED
+        | CLONE_PARENT | CLONE_PTRACE | CLONE_UNTRACED | CLONE_IO;
     if f & !supported != 0 {
         return Err(Error::with_message(Errno::EINVAL, "unknown clone flags"));
     }
@@ -71,6 +78,14 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
         return Err(Error::with_message(Errno::ENOSYS, "CLONE_SIGHAND without CLONE_THREAD"));
     }
     check_nproc(parent)?;
+    // CLONE_PARENT: the child is the caller's sibling, and its exit signal
+    // is the caller's own (init has no parent to share: EINVAL).
+    let (real_parent, exit_signal) = if f & CLONE_PARENT != 0 {
+        let grand = parent.parent().ok_or(Error::new(Errno::EINVAL))?;
+        (grand, parent.exit_signal.load(Ordering::Relaxed))
+    } else {
+        (parent.clone(), (args.flags & CSIGNAL) as u32)
+    };
     // CLONE_VM (vfork, posix_spawn) shares the address space itself; a
     // plain fork gets a copy-on-write copy.
     let vm = if f & CLONE_VM != 0 { parent.vm() } else { Arc::new(parent.vm().fork()?) };
@@ -84,8 +99,8 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     } else {
         Arc::new(frame::sync::Mutex::new(parent.fs().lock().clone()))
     };
-    let child = Process::new(Arc::downgrade(parent), vm, files, fs, Some((parent.pgid(), parent.sid())));
-    child.exit_signal.store((args.flags & CSIGNAL) as u32, Ordering::Relaxed);
+    let child = Process::new(Arc::downgrade(&real_parent), vm, files, fs, Some((parent.pgid(), parent.sid())));
+    child.exit_signal.store(exit_signal, Ordering::Relaxed);
     child.set_name(&parent.name());
     child.set_exe(parent.exe());
     child.nice.store(parent.nice(), Ordering::Relaxed);
@@ -94,30 +109,36 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     *child.rlimits.lock() = limits;
     let sigs = parent.signals.clone_state();
     child_signals(&child, sigs);
-    parent.children.lock().push(child.clone());
-
+    let pid = child.pid();
     let mut child_ctx = user.clone();
     child_ctx.set_rax(0);
     if args.stack != 0 {
         child_ctx.set_rsp(args.stack);
     }
-    if f & CLONE_SETTLS != 0 {
-        child_ctx.set_fs_base(args.tls).map_err(|_| Error::new(Errno::EINVAL))?;
+    if f & CLONE_SETTLS != 0 && child_ctx.set_fs_base(args.tls).is_err() {
+        super::discard_unstarted(&child);
+        return Err(Error::new(Errno::EINVAL));
     }
-    let pid = child.pid();
+    real_parent.children.lock().push(child.clone());
     let bytes = pid.to_le_bytes();
+    // Like Linux, a bad tid pointer does not undo the clone.
     if f & CLONE_PARENT_SETTID != 0 {
-        parent.vm().write_bytes(args.parent_tid as usize, &bytes)?;
+        let _ = parent.vm().write_bytes(args.parent_tid as usize, &bytes);
     }
     if f & CLONE_CHILD_SETTID != 0 {
-        child.vm().write_bytes(args.child_tid as usize, &bytes)?;
+        let _ = child.vm().write_bytes(args.child_tid as usize, &bytes);
     }
     let clear_tid = if f & CLONE_CHILD_CLEARTID != 0 { args.child_tid } else { 0 };
     // fork and vfork children keep the alternate signal stack (it is in
     // their copy, or share, of the address space); sigaltstack(2).
     let altstack = (f & CLONE_VM == 0 || f & CLONE_VFORK != 0).then(|| *parent_thread.signals.altstack.lock());
     let sigmask = parent_thread.sigmask.load(Ordering::Relaxed);
-    super::spawn_user_thread_inner(&child, pid, child_ctx, sigmask, clear_tid, altstack)?;
+    if let Err(e) = super::spawn_user_thread_inner(&child, pid, child_ctx, sigmask, clear_tid, altstack) {
+        // No thread ever ran: the child leaves no trace.
+        real_parent.children.lock().retain(|c| !Arc::ptr_eq(c, &child));
+        super::discard_unstarted(&child);
+        return Err(e);
+    }
     if f & CLONE_VFORK != 0 {
         child.vfork_done.wait_until(|| child.vfork_released.load(Ordering::Acquire).then_some(()));
     }

@@ -337,7 +337,14 @@ pub fn all_processes() -> Vec<Arc<Process>> {
     PROCESSES.lock().values().filter_map(Weak::upgrade).collect()
 }
 
-fn remove_from_table(pid: Pid) {
+/// Undoes a clone whose first thread never started: the process leaves
+/// the table and gives up its share of the descriptor table.
+pub(super) fn discard_unstarted(p: &Process) {
+    p.files.release();
+    remove_from_table(p.pid());
+}
+
+pub(super) fn remove_from_table(pid: Pid) {
     PROCESSES.lock().remove(&pid);
 }
 
