@@ -234,12 +234,87 @@ fn trap_in_script(c: &mut Console) -> Result<(), String> {
     }
 }
 
+fn background_and_kill(c: &mut Console) -> Result<(), String> {
+    c.line("sleep 30 &")?;
+    c.expect(PROMPT)?;
+    let jobs = c.run("jobs")?;
+    if !(jobs.contains("Running") && jobs.contains("sleep 30")) {
+        return Err(format!("jobs does not show the running sleep: {jobs:?}"));
+    }
+    let status = c.run("kill %1; wait %1; echo $?")?;
+    if status.lines().last().map(str::trim) != Some("143") {
+        return Err(format!("killed job's wait gave {status:?}, expected 143"));
+    }
+    let jobs = c.run("jobs")?;
+    if jobs.contains("sleep 30") {
+        return Err(format!("the killed job is still listed: {jobs:?}"));
+    }
+    Ok(())
+}
+
+fn ctrl_z_then_bg(c: &mut Console) -> Result<(), String> {
+    c.line("sleep 30")?;
+    std::thread::sleep(Duration::from_millis(500));
+    c.send(&[0x1a])?; // ^Z
+    c.expect("Stopped")?;
+    c.expect(PROMPT)?;
+    c.line("bg")?;
+    c.expect(PROMPT)?;
+    let jobs = c.run("jobs")?;
+    if !(jobs.contains("Running") && jobs.contains("sleep 30")) {
+        return Err(format!("after bg, jobs shows {jobs:?}"));
+    }
+    // The resumed job really runs: its /proc state is sleeping, not stopped.
+    let state = c.run("for p in $(pidof sleep); do cut -d' ' -f3 /proc/$p/stat; done")?;
+    if !state.lines().any(|l| l.trim() == "S") || state.contains('T') {
+        return Err(format!("state of the resumed sleep: {state:?}"));
+    }
+    let status = c.run("kill %1; wait %1; echo $?")?;
+    if status.lines().last().map(str::trim) != Some("143") {
+        return Err(format!("killed job's wait gave {status:?}, expected 143"));
+    }
+    Ok(())
+}
+
+fn ctrl_backslash_quits(c: &mut Console) -> Result<(), String> {
+    c.line("sleep 20")?;
+    std::thread::sleep(Duration::from_millis(500));
+    c.send(&[0x1c])?; // ^\
+    c.expect(PROMPT)?;
+    let status = c.run("echo $?")?;
+    if status.trim() == "131" {
+        Ok(())
+    } else {
+        Err(format!("exit status {:?}, expected 131 (SIGQUIT)", status.trim()))
+    }
+}
+
+fn ctrl_d_ends_input(c: &mut Console) -> Result<(), String> {
+    c.line("cat > /tmp/typed; echo status=$?")?;
+    std::thread::sleep(Duration::from_millis(300));
+    c.send(b"one\ntwo")?;
+    c.send(&[0x04])?; // ^D with "two" pending: sends it without a newline
+    c.send(&[0x04])?; // ^D at the start of a line: end of file
+    c.expect("status=0")?;
+    c.expect(PROMPT)?;
+    let typed = c.run("od -c /tmp/typed | head -1")?;
+    if typed.contains("o   n   e  \\n   t   w   o") {
+        Ok(())
+    } else {
+        Err(format!("cat stored {typed:?}, expected \"one\\ntwo\""))
+    }
+}
+
 const STEPS: &[(&str, Step)] = &[
     ("proc_pipeline", proc_pipeline),
     ("redirections", redirections),
     ("ctrl_z_then_fg", stop_and_fg),
     ("ctrl_c_foreground", ctrl_c_foreground),
     ("trap_in_script", trap_in_script),
+    ("background_jobs_and_kill", background_and_kill),
+    ("ctrl_z_then_bg", ctrl_z_then_bg),
+    ("ctrl_backslash_quits", ctrl_backslash_quits),
+    ("ctrl_d_ends_input", ctrl_d_ends_input),
 ];
 
 pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
