@@ -97,5 +97,36 @@ int main(void)
 		CHECK_EQ(find((unsigned long)heap, &e), 0);
 		CHECK(strcmp(e.path, "[heap]") == 0);
 	}
+
+	/* A mapped file: its path and offset, " (deleted)" once unlinked;
+	 * 's' for a shared mapping. */
+	{
+		char dir[PATH_MAX], path[PATH_MAX + 8], want[PATH_MAX + 32];
+		char *fm, *sm;
+		int fd;
+
+		CHECK_EQ(t_mktmp("procfs_maps", dir, sizeof dir), 0);
+		snprintf(path, sizeof path, "%s/f", dir);
+		fd = open(path, O_CREAT | O_RDWR, 0600);
+		CHECK(fd >= 0);
+		CHECK_EQ(ftruncate(fd, 8192), 0);
+		fm = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 4096);
+		sm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		CHECK(fm != MAP_FAILED && sm != MAP_FAILED);
+		CHECK_EQ(find((unsigned long)fm, &e), 0);
+		CHECK(strcmp(e.path, path) == 0);
+		CHECK(strcmp(e.perms, "r--p") == 0);
+		CHECK_EQ(e.off, 4096);
+		CHECK_EQ(find((unsigned long)sm, &e), 0);
+		CHECK(strcmp(e.perms, "rw-s") == 0);
+		CHECK_EQ(unlink(path), 0);
+		snprintf(want, sizeof want, "%s (deleted)", path);
+		CHECK_EQ(find((unsigned long)fm, &e), 0);
+		CHECK(strcmp(e.path, want) == 0);
+		munmap(fm, 4096);
+		munmap(sm, 4096);
+		close(fd);
+		rmdir(dir);
+	}
 	DONE();
 }

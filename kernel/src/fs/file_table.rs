@@ -17,7 +17,9 @@ use crate::error::{Errno, Error, Result};
 /// What a file mapping maps (`FileTable::mmap_source`); `writable`: the
 /// file is open for writing, which a shared mapping needs to be shared.
 pub enum MmapSource {
-    File { inode: Arc<dyn Inode>, writable: bool },
+    /// `origin`: the directory and name it was opened by (for the
+    /// mapping's name in /proc/pid/maps).
+    File { inode: Arc<dyn Inode>, writable: bool, origin: Option<(Arc<dyn Inode>, alloc::string::String)> },
     /// /dev/zero: anonymous memory.
     Anonymous { writable: bool },
 }
@@ -201,7 +203,11 @@ impl FileTable {
         let writable = file.can_write();
         match file.ops() {
             Some(ops) if ops.maps_as_anonymous() => Ok(MmapSource::Anonymous { writable }),
-            None if file.node().can_mmap() => Ok(MmapSource::File { inode: file.node().clone(), writable }),
+            None if file.node().can_mmap() => Ok(MmapSource::File {
+                inode: file.node().clone(),
+                writable,
+                origin: file.origin().cloned(),
+            }),
             _ => Err(Error::new(Errno::ENODEV)),
         }
     }

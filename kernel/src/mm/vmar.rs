@@ -42,6 +42,8 @@ pub struct FileBacking {
     /// Bytes of the area (from its start) that come from the file; the rest
     /// reads as zeros (an ELF segment's .bss).
     pub len: usize,
+    /// The file's path when it was mapped (/proc/pid/maps).
+    pub path: Option<Arc<str>>,
 }
 
 #[derive(Clone)]

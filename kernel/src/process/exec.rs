@@ -136,7 +136,13 @@ fn load_elf(
             .ok_or(Error::new(Errno::ENOEXEC))?;
         let perms = Perms { read: ph.flags.readable(), write: ph.flags.writable(), exec: ph.flags.executable() };
         let file_offset = (ph.offset as usize).checked_sub(lead).ok_or(Error::new(Errno::ENOEXEC))?;
-        let file = FileBacking { inode: inode.clone(), offset: file_offset, len: lead + ph.filesz as usize };
+        let file = FileBacking {
+            inode: inode.clone(),
+            offset: file_offset,
+            len: lead + ph.filesz as usize,
+            // Named in /proc/pid/maps by the process's exe path.
+            path: None,
+        };
         // A segment may share its first page with the previous one; give
         // that page to the earlier segment's area (it holds both contents
         // only if the file offsets line up, which linkers guarantee).

@@ -70,7 +70,7 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     } else {
         let source = ctx.process.files().lock().mmap_source(fd, shared && perms.write)?;
         match source {
-            MmapSource::File { inode, .. } => {
+            MmapSource::File { inode, origin, .. } => {
                 if shared && !inode.has_shared_pages() {
                     if perms.write {
                         // Writing back through a shared mapping of a file
@@ -82,7 +82,16 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
                     shared = false;
                 }
                 let offset = usize::try_from(offset).map_err(|_| Error::new(Errno::EINVAL))?;
-                Some(FileBacking { inode, offset, len: len as usize })
+                let path = origin.and_then(|(dir, name)| {
+                    let fs = ctx.process.fs().lock().clone();
+                    let mut p = crate::fs::path_of(&fs, &dir).ok()?;
+                    if !p.ends_with('/') {
+                        p.push('/');
+                    }
+                    p.push_str(&name);
+                    Some(alloc::sync::Arc::from(p.as_str()))
+                });
+                Some(FileBacking { inode, offset, len: len as usize, path })
             }
             MmapSource::Anonymous { writable } => {
                 // /dev/zero: anonymous memory. As on Linux, a shared mapping

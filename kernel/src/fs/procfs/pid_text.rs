@@ -390,7 +390,12 @@ pub(super) fn maps(t: Target) -> Result<String> {
                 let is_exe = exe_node
                     .as_ref()
                     .is_some_and(|e| crate::fs::inode::same_inode(e, &f.inode));
-                let name = if is_exe { exe.clone() } else { String::new() };
+                let name = match &f.path {
+                    _ if is_exe => exe.clone(),
+                    Some(path) if m.nlink == 0 => alloc::format!("{path} (deleted)"),
+                    Some(path) => String::from(&**path),
+                    None => String::new(),
+                };
                 (f.offset, m.dev, m.ino, name)
             }
             None => (0, 0, 0, String::from(a.name)),
