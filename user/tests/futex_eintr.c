@@ -1,6 +1,6 @@
-/* A FUTEX_WAIT interrupted by a signal handler returns EINTR (a futex
- * wait is never restarted across a handler, SA_RESTART or not), and the
- * handler ran. */
+/* A FUTEX_WAIT interrupted by a signal handler returns EINTR, and the
+ * handler ran; with SA_RESTART it returns EINTR only if it had a timeout
+ * (signal(7)), and without one it is restarted until woken. */
 #include "next.h"
 
 static volatile int word, handled;
@@ -49,12 +49,43 @@ static long wait_interrupted(int flags)
 	return r;
 }
 
+/* Pokes us with SA_RESTART signals, then sets the word and wakes us. */
+static void *poke_then_wake(void *arg)
+{
+	struct target *t = arg;
+	int i;
+
+	for (i = 0; i < 10; i++) {
+		t_tgkill(getpid(), t->tid, SIGUSR1);
+		t_msleep(5);
+	}
+	word = 1;
+	t_futex(&word, FUTEX_WAKE, 1, NULL, NULL, 0);
+	return NULL;
+}
+
 int main(void)
 {
+	static struct target t;
+	pthread_t p;
+	long r;
+
 	CHECK_ERR(wait_interrupted(0), EINTR);
 	CHECK(handled >= 1);
 	/* With SA_RESTART and a timeout Linux still returns EINTR. */
 	CHECK_ERR(wait_interrupted(SA_RESTART), EINTR);
+	CHECK(handled >= 1);
+
+	/* SA_RESTART without a timeout: restarted until the wake (or EAGAIN
+	 * if a restart read the new value), never EINTR. */
+	handled = 0;
+	word = 0;
+	t.tid = t_gettid();
+	CHECK_EQ(pthread_create(&p, NULL, poke_then_wake, &t), 0);
+	errno = 0;
+	r = t_futex(&word, FUTEX_WAIT, 0, NULL, NULL, 0);
+	CHECK(r == 0 || (r == -1 && errno == EAGAIN));
+	pthread_join(p, NULL);
 	CHECK(handled >= 1);
 	DONE();
 }

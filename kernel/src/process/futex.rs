@@ -127,8 +127,14 @@ fn wait(process: &Arc<Process>, thread: &Arc<Thread>, key: Key, uaddr: usize, va
     match r {
         Ok(Some(())) => Ok(0),
         Ok(None) => Err(Error::new(Errno::ETIMEDOUT)),
-        // A futex wait interrupted by a handler fails with EINTR (futex(2)).
-        Err(_) => Err(Error::new(Errno::EINTR)),
+        // Interrupted (signal(7)): without a timeout the wait restarts
+        // after a handler with SA_RESTART, or when no handler ran (a stop
+        // and continue); with one it restarts only in the latter case
+        // (Linux restarts it with the time left; here with the same
+        // arguments: exact for FUTEX_WAIT_BITSET's absolute timeout, the
+        // full relative timeout again for FUTEX_WAIT), else EINTR.
+        Err(_) if deadline == u64::MAX => Err(Error::new(Errno::ERESTARTSYS)),
+        Err(_) => Err(Error::new(Errno::ERESTARTNOHAND)),
     }
 }
 
