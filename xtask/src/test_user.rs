@@ -48,6 +48,29 @@ pub fn parse_test_line(line: &str) -> Option<(String, Verdict)> {
     Some((name.to_string(), verdict))
 }
 
+/// The host run of `runner DIR SECS`: inside `script(1)` when there is
+/// one, so that the runner's stdin is a terminal and the terminal tests
+/// (line discipline, job control, /dev/tty) run on Linux too instead of
+/// skipping.
+fn host_runner(runner: &Path, dir: &Path) -> Command {
+    let plain = format!("{} {} {PER_TEST_SECS}", runner.display(), dir.display());
+    let has_script = Command::new("script")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if has_script && !plain.contains(['\'', '"', '$', '`', '\\']) {
+        let mut cmd = Command::new("script");
+        cmd.args(["-q", "-e", "-c", &plain, "/dev/null"]);
+        cmd
+    } else {
+        let mut cmd = Command::new(runner);
+        cmd.arg(dir).arg(PER_TEST_SECS.to_string());
+        cmd
+    }
+}
+
 /// [`parse_test_line`], with a SKIP's reason taken from the test's last
 /// `note: skipped: REASON` line (kept in `note` between calls).
 fn parse_result(line: &str, note: &mut Option<String>) -> Option<(String, Verdict)> {
@@ -209,9 +232,7 @@ pub fn run_on_host(root: &Path, r: &mut Reporter) {
             expected.len()
         );
         let mut reported = BTreeSet::new();
-        let out = Command::new(&user.runner)
-            .arg(dir)
-            .arg(PER_TEST_SECS.to_string())
+        let out = host_runner(&user.runner, dir)
             .stdin(Stdio::null())
             .stderr(Stdio::inherit())
             .output();
