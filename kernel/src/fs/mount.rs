@@ -142,6 +142,12 @@ pub fn allows_exec(node: &Arc<dyn Inode>) -> bool {
     !has_flag(node, ST_NOEXEC)
 }
 
+/// Whether set-user-ID and set-group-ID bits of programs on `node`'s file
+/// system take effect (not MS_NOSUID).
+pub fn allows_suid(node: &Arc<dyn Inode>) -> bool {
+    !has_flag(node, ST_NOSUID)
+}
+
 /// Whether device nodes on `node`'s file system may be opened (not
 /// MS_NODEV).
 pub fn allows_devices(node: &Arc<dyn Inode>) -> bool {

@@ -113,6 +113,7 @@ fn load_elf(
     envp: &[Vec<u8>],
     execfn: &[u8],
     creds: &super::creds::Credentials,
+    secure: bool,
     stack_size: usize,
 ) -> Result<Image> {
     let elf = elf::parse_prefix(data, inode.size()).map_err(|_| Error::with_message(Errno::ENOEXEC, "malformed ELF"))?;
@@ -191,7 +192,7 @@ fn load_elf(
         (AT_HWCAP, crate::system::hwcap()),
         (AT_HWCAP2, 0),
         (AT_CLKTCK, 100),
-        (AT_SECURE, 0),
+        (AT_SECURE, u64::from(secure)),
     ];
     let rsp = build_stack(&vm, argv, envp, execfn, &aux)?;
     Ok(Image { vm, entry, rsp })
@@ -259,6 +260,35 @@ fn check_args(argv: &[Vec<u8>], envp: &[Vec<u8>]) -> Result<()> {
     Ok(())
 }
 
+/// The credentials a program runs with (credentials(7), execve(2)): a
+/// set-user-ID file makes its owner the effective user, a set-group-ID
+/// one (with group execute) its group the effective group, unless the
+/// file system is nosuid or the process set no_new_privs; the saved and
+/// file-system ids follow the effective ones. Also whether the change
+/// makes it a secure execution (AT_SECURE).
+fn exec_creds(
+    inode: &Arc<dyn Inode>,
+    creds: &super::creds::Credentials,
+    no_new_privs: bool,
+) -> (super::creds::Credentials, bool) {
+    let meta = inode.metadata();
+    let mut c = creds.clone();
+    if !no_new_privs && crate::fs::mount::allows_suid(inode) {
+        if meta.perm & 0o4000 != 0 {
+            c.euid = meta.uid;
+        }
+        if meta.perm & 0o2010 == 0o2010 {
+            c.egid = meta.gid;
+        }
+    }
+    c.suid = c.euid;
+    c.fsuid = c.euid;
+    c.sgid = c.egid;
+    c.fsgid = c.egid;
+    let secure = c.euid != c.ruid || c.egid != c.rgid;
+    (c, secure)
+}
+
 /// Resolves `path` (following `#!` lines) and loads the program.
 fn load(
     fs: &FsContext,
@@ -266,8 +296,9 @@ fn load(
     mut argv: Vec<Vec<u8>>,
     envp: &[Vec<u8>],
     creds: &super::creds::Credentials,
+    no_new_privs: bool,
     stack_size: usize,
-) -> Result<(Image, String)> {
+) -> Result<(Image, String, super::creds::Credentials)> {
     let mut path = String::from(path);
     for _ in 0..=MAX_SHEBANG_DEPTH {
         let inode = crate::fs::open_exec(fs, &path)?;
@@ -290,8 +321,9 @@ fn load(
             continue;
         }
         check_args(&argv, envp)?;
-        let image = load_elf(&inode, &data, &argv, envp, path.as_bytes(), creds, stack_size)?;
-        return Ok((image, path));
+        let (new_creds, secure) = exec_creds(&inode, creds, no_new_privs);
+        let image = load_elf(&inode, &data, &argv, envp, path.as_bytes(), &new_creds, secure, stack_size)?;
+        return Ok((image, path, new_creds));
     }
     Err(Error::new(Errno::ELOOP))
 }
@@ -331,9 +363,18 @@ pub fn execve(
     // Permission checks during the lookup use the caller's fs ids.
     let cred = crate::fs::Cred { uid: creds.fsuid, gid: creds.fsgid, groups: creds.groups.clone() };
     let fs = process.fs().lock().clone().with_cred(cred);
-    let (image, _) = load(&fs, path, argv, &envp, &creds, stack_size(process))?;
+    let nnp = process.no_new_privs.load(Ordering::Relaxed);
+    let (image, _, new_creds) = load(&fs, path, argv, &envp, &creds, nnp, stack_size(process))?;
     de_thread(process, thread)?;
     commit(process, thread, image, path, user);
+    if new_creds.euid != creds.euid || new_creds.egid != creds.egid {
+        // A privilege change: not dumpable, no parent-death signal (prctl(2)).
+        process.dumpable.store(0, Ordering::Relaxed);
+        process.pdeathsig.store(0, Ordering::Relaxed);
+    } else {
+        process.dumpable.store(1, Ordering::Relaxed);
+    }
+    process.set_creds(new_creds);
     process.exec_takeover.store(false, Ordering::Release);
     Ok(())
 }
@@ -381,7 +422,7 @@ fn de_thread(process: &Arc<Process>, thread: &Thread) -> Result<()> {
 pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     let path = String::from_utf8(argv.first().cloned().unwrap_or_default()).map_err(|_| Error::new(Errno::EINVAL))?;
     let fs = FsContext::default();
-    let (image, _) = load(&fs, &path, argv, &envp, &Default::default(), STACK_SIZE)?;
+    let (image, _, _) = load(&fs, &path, argv, &envp, &Default::default(), false, STACK_SIZE)?;
     let vm = Arc::new(image.vm);
     let files = super::SharedFiles::new(crate::fs::FileTable::new_with_console());
     let process = Process::new(alloc::sync::Weak::new(), vm, files, Arc::new(frame::sync::Mutex::new(fs)), None);

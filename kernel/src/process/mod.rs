@@ -78,6 +78,13 @@ pub struct Process {
     pub(crate) subreaper: core::sync::atomic::AtomicBool,
     /// PR_SET_PDEATHSIG: signal sent when the parent exits.
     pub(crate) pdeathsig: AtomicU32,
+    /// PR_SET_NO_NEW_PRIVS: execve never grants privileges (inherited,
+    /// never cleared).
+    pub(crate) no_new_privs: core::sync::atomic::AtomicBool,
+    /// PR_SET_DUMPABLE (1, or 0 after a set-user-ID execve).
+    pub(crate) dumpable: AtomicU32,
+    /// PR_SET_TIMERSLACK, in ns (reported; timers here have no slack).
+    pub(crate) timer_slack_ns: AtomicU64,
     creds: SpinLock<creds::Credentials, { level::PROCESS }>,
     /// Signal sent to the parent at exit (clone's low byte; SIGCHLD for fork).
     pub(crate) exit_signal: AtomicU32,
@@ -208,6 +215,9 @@ impl Process {
             nice: AtomicI32::new(0),
             subreaper: core::sync::atomic::AtomicBool::new(false),
             pdeathsig: AtomicU32::new(0),
+            no_new_privs: core::sync::atomic::AtomicBool::new(false),
+            dumpable: AtomicU32::new(1),
+            timer_slack_ns: AtomicU64::new(50_000),
             creds: SpinLock::new(creds::Credentials::default()),
             exit_signal: AtomicU32::new(17),
             did_exec: core::sync::atomic::AtomicBool::new(false),

@@ -308,6 +308,16 @@ const PR_SET_NAME: u64 = 15;
 const PR_GET_NAME: u64 = 16;
 const PR_SET_CHILD_SUBREAPER: u64 = 36;
 const PR_GET_CHILD_SUBREAPER: u64 = 37;
+const PR_GET_DUMPABLE: u64 = 3;
+const PR_SET_DUMPABLE: u64 = 4;
+const PR_GET_SECCOMP: u64 = 21;
+const PR_CAPBSET_READ: u64 = 23;
+const PR_SET_TIMERSLACK: u64 = 29;
+const PR_GET_TIMERSLACK: u64 = 30;
+const PR_SET_NO_NEW_PRIVS: u64 = 38;
+const PR_GET_NO_NEW_PRIVS: u64 = 39;
+/// CAP_LAST_CAP of Linux 6.x (CAP_CHECKPOINT_RESTORE).
+const CAP_LAST_CAP: u64 = 40;
 
 fn sys_prctl(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     match a[0] {
@@ -349,6 +359,30 @@ fn sys_prctl(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         PR_GET_PDEATHSIG => {
             ctx.write_val(a[1], &(ctx.process.pdeathsig.load(Ordering::Relaxed) as i32))?;
             Ok(0)
+        }
+        PR_GET_DUMPABLE => Ok(ctx.process.dumpable.load(Ordering::Relaxed) as isize),
+        PR_SET_DUMPABLE if a[1] <= 1 => {
+            ctx.process.dumpable.store(a[1] as u32, Ordering::Relaxed);
+            Ok(0)
+        }
+        // Not in seccomp mode (and seccomp is not built: setting is EINVAL).
+        PR_GET_SECCOMP => Ok(0),
+        // Capabilities are not modelled apart from euid 0, whose bounding
+        // set is full: every valid capability is in it.
+        PR_CAPBSET_READ if a[1] <= CAP_LAST_CAP => Ok(1),
+        PR_SET_TIMERSLACK => {
+            let slack = if a[1] == 0 { 50_000 } else { a[1] };
+            ctx.process.timer_slack_ns.store(slack, Ordering::Relaxed);
+            Ok(0)
+        }
+        PR_GET_TIMERSLACK => Ok(ctx.process.timer_slack_ns.load(Ordering::Relaxed) as isize),
+        // One way only, and the other arguments must be zero.
+        PR_SET_NO_NEW_PRIVS if a[1] == 1 && a[2..5].iter().all(|v| *v == 0) => {
+            ctx.process.no_new_privs.store(true, Ordering::Relaxed);
+            Ok(0)
+        }
+        PR_GET_NO_NEW_PRIVS if a[1..5].iter().all(|v| *v == 0) => {
+            Ok(isize::from(ctx.process.no_new_privs.load(Ordering::Relaxed)))
         }
         _ => Err(Error::new(Errno::EINVAL)),
     }
