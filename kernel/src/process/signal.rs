@@ -292,6 +292,8 @@ pub enum RestartBlock {
     /// A relative nanosleep/clock_nanosleep: sleep until the same monotonic
     /// deadline; `rem` is where to store the remaining time.
     Sleep { deadline: u64, rem: u64 },
+    /// poll(2): the same descriptors until the same deadline (None: none).
+    Poll { fds: u64, nfds: u64, deadline: Option<u64> },
 }
 
 /// Vector, error code and (for page faults) CR2 of the exception that last

@@ -17,6 +17,7 @@ mod mount;
 mod path;
 mod pipe;
 mod poll;
+pub(crate) use self::poll::restartable_poll;
 mod range;
 mod setattr;
 mod signalfd;

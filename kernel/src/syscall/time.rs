@@ -155,6 +155,7 @@ fn sys_restart_syscall(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
     let block = ctx.thread.signals.restart.lock().take();
     match block {
         Some(RestartBlock::Sleep { deadline, rem }) => sleep_until(ctx, deadline, rem, true),
+        Some(RestartBlock::Poll { fds, nfds, deadline }) => super::fs::restartable_poll(ctx, fds, nfds, deadline),
         None => Err(Error::new(Errno::EINTR)),
     }
 }

@@ -157,7 +157,21 @@ fn do_poll(ctx: &Context, addr: u64, nfds: u64, deadline: Option<u64>) -> Result
 pub fn sys_poll(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let timeout_ms = args[2] as i32;
     let deadline = (timeout_ms >= 0).then(|| deadline_after(timeout_ms as u64 * 1_000_000));
-    do_poll(ctx, args[0], args[1], deadline)
+    restartable_poll(ctx, args[0], args[1], deadline)
+}
+
+/// poll, and its continuation by restart_syscall(2): interrupted, it
+/// records where it was so that a restart (no handler ran) waits only for
+/// the time left; after a handler it is EINTR.
+pub fn restartable_poll(ctx: &Context, fds: u64, nfds: u64, deadline: Option<u64>) -> Result<isize> {
+    match do_poll(ctx, fds, nfds, deadline) {
+        Err(e) if e.errno() == Errno::ERESTARTNOHAND => {
+            *ctx.thread.signals.restart.lock() =
+                Some(crate::process::signal::RestartBlock::Poll { fds, nfds, deadline });
+            Err(Error::new(Errno::ERESTART_RESTARTBLOCK))
+        }
+        r => r,
+    }
 }
 
 pub fn sys_ppoll(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
