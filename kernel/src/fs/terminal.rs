@@ -163,7 +163,8 @@ impl Tty {
 
     /// read(2) on the terminal side: job control, then the line
     /// discipline's rules (a line, or VMIN/VTIME), sleeping unless
-    /// `nonblocking`. End of file once hung up.
+    /// `nonblocking`. End of file once hung up; a read that was waiting
+    /// when it happened fails with EIO (n_tty sees the other end closed).
     pub fn read(&self, buf: &mut [u8], nonblocking: bool, caller: &dyn Caller) -> Result<usize> {
         if self.is_hung_up() {
             return Ok(0);
@@ -178,7 +179,7 @@ impl Tty {
             let (done, deadline) = {
                 let mut st = self.lock();
                 if st.hung_up {
-                    return Ok(0);
+                    return Err(Error::new(Errno::EIO));
                 }
                 try_read(&mut st.ld, buf, nonblocking, &mut started)?
             };
