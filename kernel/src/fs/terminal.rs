@@ -157,7 +157,9 @@ impl Tty {
         for (pgrp, sig) in signals {
             tty_job::signal_group(pgrp, sig);
         }
-        self.readiness.notify(POLLIN);
+        if taken > 0 {
+            self.readiness.notify(POLLIN);
+        }
         taken
     }
 
