@@ -443,8 +443,8 @@ static inline long long t_proc_kv(const char *path, const char *key)
 
 /*
  * Open a pty pair (master, slave; slave without becoming our controlling
- * terminal).  Returns 0, or -1 if the system has no ptys (Trellis does not
- * have them yet; callers skip with a note).
+ * terminal).  Returns 0, or -1 if the system has no ptys (no /dev/ptmx or
+ * no devpts on /dev/pts; callers skip with a note).
  */
 static inline int t_openpty(int *master, int *slave, char *name, size_t n)
 {

@@ -1,5 +1,5 @@
 //! devtmpfs: /dev as a tmpfs filled with the device nodes the kernel
-//! provides (null, zero, full, random, urandom, tty, console), the
+//! provides (null, zero, full, random, urandom, tty, console, ptmx), the
 //! directories user space expects (pts, shm), and the /proc/self/fd links
 //! (fd, stdin, stdout, stderr) that init scripts usually add.
 
@@ -43,6 +43,7 @@ fn populate(dev: &Arc<dyn Inode>) -> Result<()> {
         ("console", devices::CONSOLE, 0o600),
         ("full", devices::FULL, 0o666),
         ("null", devices::NULL, 0o666),
+        ("ptmx", devices::PTMX, 0o666),
         ("random", devices::RANDOM, 0o666),
         ("tty", devices::TTY, 0o666),
         ("urandom", devices::URANDOM, 0o666),

@@ -1,13 +1,13 @@
-//! Character devices: /dev/null, /dev/zero, /dev/full, and the console
-//! (/dev/console, /dev/tty), chosen by device number when a device node is
-//! opened.
+//! Character devices: /dev/null, /dev/zero, /dev/full, /dev/random and
+//! /dev/urandom, and the terminals (/dev/console, /dev/tty, /dev/ptmx and
+//! the pty slaves /dev/pts/N), chosen by device number when a device node
+//! is opened.
 
 use alloc::sync::Arc;
 
 use super::anon::anon_inode;
-use super::console::Console;
 use super::file::File;
-use super::inode::{FileType, makedev};
+use super::inode::{FileType, dev_major, dev_minor, makedev};
 use super::stream::{Caller, FileOps};
 use crate::error::{Errno, Error, Result};
 
@@ -18,6 +18,9 @@ pub const RANDOM: u64 = makedev(1, 8);
 pub const URANDOM: u64 = makedev(1, 9);
 pub const TTY: u64 = makedev(5, 0);
 pub const CONSOLE: u64 = makedev(5, 1);
+pub const PTMX: u64 = makedev(5, 2);
+/// The major number of pty slaves (UNIX98_PTY_SLAVE_MAJOR).
+pub const PTS_MAJOR: u32 = 136;
 
 /// Reads end of file, writes vanish.
 struct Null;
@@ -130,8 +133,10 @@ pub fn char_device(rdev: u64) -> Result<Arc<dyn FileOps>> {
         ZERO => Arc::new(Zero),
         FULL => Arc::new(Full),
         RANDOM | URANDOM => Arc::new(Random),
-        TTY => Console::controlling(),
-        CONSOLE => Console::get(),
+        TTY => super::terminal::open_controlling()?,
+        CONSOLE => super::console::open(),
+        PTMX => super::pty::open_master()?,
+        _ if dev_major(rdev) == PTS_MAJOR => super::pty::open_slave(dev_minor(rdev))?,
         _ => {
             return Err(Error::with_message(
                 Errno::ENXIO,
@@ -152,5 +157,5 @@ pub fn open_console(flags: u32) -> Arc<File> {
         return file;
     }
     let node = anon_inode(FileType::CharDevice, 0o600, CONSOLE);
-    File::new(node, Some(Console::get()), flags)
+    File::new(node, Some(super::console::open()), flags)
 }

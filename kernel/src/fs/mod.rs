@@ -1,7 +1,7 @@
 //! The virtual file system: inodes, path resolution, open files and file
 //! descriptor tables, the in-memory root file system (ramfs, filled from
 //! the initramfs), the mount table, and the character devices (console,
-//! null, zero, full, random, urandom).
+//! ptys, null, zero, full, random, urandom).
 //!
 //! Ownership: directories own their entries' inodes (`Arc<dyn Inode>`);
 //! open files, working directories and mappings hold further references,
@@ -13,6 +13,7 @@ mod anon;
 mod console;
 mod devfs;
 mod devices;
+mod devpts;
 pub mod epoll;
 pub mod eventfd;
 pub mod signalfd;
@@ -32,11 +33,13 @@ mod perm;
 pub mod pipe;
 mod procfs;
 mod pseudo;
+mod pty;
 mod ramfs;
 pub mod readiness;
 mod stat;
 mod stream;
 mod sysfs;
+mod terminal;
 mod termios;
 mod tty;
 mod tty_ioctl;
@@ -56,6 +59,7 @@ pub use self::namespace::{link, mkdir, mknod, rename, rmdir, symlink, unlink};
 pub use self::open::open;
 pub use self::path::{canonical_path, lookup, path_of};
 pub use self::perm::{Cred, MAY_EXEC, MAY_READ, MAY_WRITE};
+pub use self::pty::open_peer as open_pty_peer;
 pub use self::stat::{STATX_RESERVED, Stat, StatFs, Statx};
 pub use self::stream::*;
 use crate::error::{Errno, Error, Result};
@@ -136,7 +140,7 @@ impl FsContext {
 }
 
 /// Builds the root file system and unpacks the initramfs into it, then adds
-/// /dev (null, zero, full, random, urandom, console, tty) and /tmp if the archive lacks them.
+/// /dev (null, zero, full, random, urandom, console, tty, ptmx) and /tmp if the archive lacks them.
 pub fn init(initrd: Option<&[u8]>) -> Result<()> {
     if ROOT.get().is_some() {
         return Err(Error::with_message(Errno::EBUSY, "fs::init called twice"));
@@ -178,6 +182,7 @@ fn populate(fs: &FsContext) -> Result<()> {
         ("urandom", devices::URANDOM, 0o666),
         ("console", devices::CONSOLE, 0o600),
         ("tty", devices::TTY, 0o666),
+        ("ptmx", devices::PTMX, 0o666),
     ];
     for (name, rdev, perm) in nodes {
         let node = NewNode {
@@ -201,7 +206,7 @@ fn populate(fs: &FsContext) -> Result<()> {
 pub fn on_process_exit(pid: u32, sid: u32) {
     lock::release_process(pid);
     if pid == sid {
-        console::session_ended(sid);
+        terminal::session_ended(sid);
     }
 }
 

@@ -432,11 +432,12 @@ pub fn fstype_of(node: &Arc<dyn Inode>) -> String {
 }
 
 /// Registers the kernel's own file system types and mounts them where a
-/// Linux system has them: devtmpfs on /dev (with a tmpfs on /dev/shm),
-/// proc on /proc and sysfs on /sys. Runs once, after the initramfs is
-/// unpacked, so that any init finds them.
+/// Linux system has them: devtmpfs on /dev (with a tmpfs on /dev/shm and
+/// devpts on /dev/pts), proc on /proc and sysfs on /sys. Runs once, after
+/// the initramfs is unpacked, so that any init finds them.
 pub fn mount_kernel_filesystems() -> Result<()> {
     super::devfs::register();
+    super::devpts::register();
     super::procfs::register();
     super::sysfs::register();
     let fs = super::FsContext::default();
@@ -464,5 +465,13 @@ pub fn mount_kernel_filesystems() -> Result<()> {
         "tmpfs",
         "tmpfs",
         ST_RELATIME,
+    )?;
+    let pts = super::lookup(&fs, fs.root(), "/dev/pts", true)?;
+    mount(
+        &pts,
+        make_filesystem("devpts", "devpts", "")?,
+        "devpts",
+        "devpts",
+        ST_NOSUID | ST_NOEXEC | ST_RELATIME,
     )
 }

@@ -96,10 +96,17 @@ pub const TIOCSETD: u32 = 0x5423;
 pub const TIOCGETD: u32 = 0x5424;
 pub const TCSBRKP: u32 = 0x5425;
 pub const TIOCGSID: u32 = 0x5429;
+// pty master ioctls (pty(7), ioctl_tty(2))
+pub const TIOCGPTN: u32 = 0x8004_5430;
+pub const TIOCSPTLCK: u32 = 0x4004_5431;
+pub const TIOCSIG: u32 = 0x4004_5436;
+pub const TIOCGPTLCK: u32 = 0x8004_5439;
+pub const TIOCGPTPEER: u32 = 0x5441;
 
 impl Termios {
-    /// Linux's settings for a serial console (`tty_std_termios` with the
-    /// `INIT_C_CC` control characters).
+    /// Linux's settings for a new terminal (`tty_std_termios` with the
+    /// `INIT_C_CC` control characters): the serial console's, and a pty
+    /// slave's but for HUPCL.
     pub const fn serial_console() -> Termios {
         let mut c_cc = [0u8; 19];
         c_cc[VINTR] = 0x03; // ^C
@@ -123,5 +130,13 @@ impl Termios {
             c_line: 0,
             c_cc,
         }
+    }
+
+    /// A new pty slave's settings (Linux's pts driver: `tty_std_termios`
+    /// without HUPCL).
+    pub const fn pty_slave() -> Termios {
+        let mut t = Termios::serial_console();
+        t.c_cflag &= !HUPCL;
+        t
     }
 }

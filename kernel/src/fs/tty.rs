@@ -1,7 +1,8 @@
 //! The line discipline of a terminal (termios(3), Linux's n_tty): input
 //! mapping, canonical line editing, echo, the signal characters, and
-//! output processing. Pure state: the device (console.rs) feeds it bytes
-//! and sends the echo and signals it produces.
+//! output processing. Pure state: the terminal (terminal.rs) feeds it the
+//! bytes its driver receives (the UART, a pty master's writes) and queues
+//! the echo and sends the signals it produces.
 
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
@@ -41,19 +42,39 @@ fn is_word(c: u8) -> bool {
 /// Appends `bytes` to `out` with output processing (OPOST: ONLCR, OCRNL,
 /// ONLRET, OLCUC).
 pub fn process_output(oflag: u32, bytes: &[u8], out: &mut Vec<u8>) {
+    process_output_bounded(oflag, bytes, usize::MAX, out);
+}
+
+/// Output processing of as many of `bytes` as fit in `room` bytes of
+/// output (a character is never split: "\n" under ONLCR needs two);
+/// appends to `out` and returns how many of `bytes` were taken.
+pub fn process_output_bounded(
+    oflag: u32,
+    bytes: &[u8],
+    room: usize,
+    out: &mut impl Extend<u8>,
+) -> usize {
     if oflag & OPOST == 0 {
-        out.extend_from_slice(bytes);
-        return;
+        let n = bytes.len().min(room);
+        out.extend(bytes[..n].iter().copied());
+        return n;
     }
-    for &b in bytes {
-        match b {
-            b'\n' if oflag & ONLCR != 0 => out.extend_from_slice(b"\r\n"),
-            b'\r' if oflag & OCRNL != 0 => out.push(b'\n'),
-            b'\r' if oflag & ONLRET != 0 => {}
-            b if oflag & OLCUC != 0 => out.push(b.to_ascii_uppercase()),
-            b => out.push(b),
+    let mut left = room;
+    for (i, &b) in bytes.iter().enumerate() {
+        let (seq, len): ([u8; 2], usize) = match b {
+            b'\n' if oflag & ONLCR != 0 => (*b"\r\n", 2),
+            b'\r' if oflag & OCRNL != 0 => ([b'\n', 0], 1),
+            b'\r' if oflag & ONLRET != 0 => ([0, 0], 0),
+            b if oflag & OLCUC != 0 => ([b.to_ascii_uppercase(), 0], 1),
+            b => ([b, 0], 1),
+        };
+        if len > left {
+            return i;
         }
+        left -= len;
+        out.extend(seq[..len].iter().copied());
     }
+    bytes.len()
 }
 
 impl Ldisc {
@@ -98,6 +119,18 @@ impl Ldisc {
             1
         };
         self.raw.len() >= need
+    }
+
+    /// Whether another input byte can be taken without being dropped, or
+    /// must wait for a reader (a pty master's write blocks then). In
+    /// canonical mode without a finished line no reader can make room, so
+    /// input is taken (and beyond the limit dropped), as n_tty does.
+    pub fn accepts_input(&self) -> bool {
+        if self.canonical() {
+            self.lines.is_empty() || self.buffered() < MAX_INPUT
+        } else {
+            self.raw.len() < MAX_INPUT
+        }
     }
 
     /// Non-canonical input bytes waiting.

@@ -1,10 +1,15 @@
-//! Terminal ioctls on the console (ioctl_tty(2), tty_ioctl(4)): settings,
-//! window size, the controlling terminal and the foreground process group.
+//! Terminal ioctls (ioctl_tty(2), tty_ioctl(4)): settings, window size,
+//! the controlling terminal and the foreground process group, on the
+//! terminal side (console, pty slave, /dev/tty) or through a pty's master,
+//! which reaches the same terminal (Linux's tty_pair_get_tty) with a few
+//! differences: the master is never a controlling terminal, reads the
+//! foreground group and session without being one, and its input and
+//! output queues are the other way round.
 
 use frame::pod::Pod;
 
-use super::console::{deliver, notify_input, with_state};
-use super::stream::Caller;
+use super::stream::{Caller, POLLIN, POLLOUT};
+use super::terminal::Tty;
 use super::termios::*;
 use super::tty_job::{self, Owner, SIGCONT, SIGHUP, SIGTTOU, SIGWINCH};
 use crate::error::{Errno, Error, Result};
@@ -12,99 +17,171 @@ use crate::error::{Errno, Error, Result};
 /// The only line discipline (N_TTY).
 const N_TTY: i32 = 0;
 
-fn owner() -> Owner {
-    with_state(|st| st.owner)
+/// Which end of the terminal the ioctl came through.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// A file of the terminal itself (console, /dev/pts/N, /dev/tty).
+    Terminal,
+    /// A pty's master.
+    Master,
 }
 
-fn read_i32(caller: &dyn Caller, arg: u64) -> Result<i32> {
+pub fn read_i32(caller: &dyn Caller, arg: u64) -> Result<i32> {
     let mut b = [0u8; 4];
     caller.read_bytes(arg, &mut b)?;
     Ok(i32::from_ne_bytes(b))
 }
 
-fn write_i32(caller: &dyn Caller, arg: u64, v: i32) -> Result<()> {
+pub fn write_i32(caller: &dyn Caller, arg: u64, v: i32) -> Result<()> {
     caller.write_bytes(arg, &v.to_ne_bytes())
 }
 
-/// ENOTTY unless the terminal is the caller's controlling terminal.
-fn controlling_owner() -> Result<Owner> {
-    let o = owner();
-    if o.controls_caller() {
+/// The owner, for ioctls that need the terminal to be the caller's
+/// controlling terminal when asked through the terminal side (ENOTTY).
+fn owner_for(tty: &Tty, side: Side) -> Result<Owner> {
+    let o = tty.owner();
+    if side == Side::Master || o.controls_caller() {
         Ok(o)
     } else {
         Err(Error::new(Errno::ENOTTY))
     }
 }
 
-pub fn ioctl(cmd: u32, arg: u64, caller: &dyn Caller) -> Result<isize> {
+pub fn ioctl(tty: &Tty, side: Side, cmd: u32, arg: u64, caller: &dyn Caller) -> Result<isize> {
+    if side == Side::Terminal && tty.is_hung_up() {
+        // Linux's hung_up_tty_ioctl.
+        let errno = if cmd == TIOCSPGRP {
+            Errno::ENOTTY
+        } else {
+            Errno::EIO
+        };
+        return Err(Error::new(errno));
+    }
     match cmd {
         TCGETS => {
-            let t = with_state(|st| st.ld.termios);
+            let t = tty.lock().ld.termios;
             caller.write_bytes(arg, t.as_bytes())?;
         }
         TCSETS | TCSETSW | TCSETSF => {
             // A background process changing the settings gets SIGTTOU.
-            tty_job::check_access(owner(), SIGTTOU)?;
+            tty_job::check_access(tty.owner(), SIGTTOU)?;
             let mut t = Termios::new_zeroed();
             caller.read_bytes(arg, t.as_bytes_mut())?;
-            with_state(|st| {
+            {
+                let mut st = tty.lock();
                 if cmd == TCSETSF {
                     st.ld.flush_input();
                 }
                 st.ld.set_termios(t);
-            });
-            notify_input();
+            }
+            // Input may have become readable, or room for more.
+            tty.readiness().notify(POLLIN);
+            tty.driver().input_consumed();
         }
         TIOCGWINSZ => {
-            let w = with_state(|st| st.winsize);
+            let w = tty.lock().winsize;
             caller.write_bytes(arg, w.as_bytes())?;
         }
         TIOCSWINSZ => {
             let mut w = WinSize::new_zeroed();
             caller.read_bytes(arg, w.as_bytes_mut())?;
-            let (changed, fg) = with_state(|st| {
+            let (changed, fg) = {
+                let mut st = tty.lock();
                 let changed = st.winsize != w;
                 st.winsize = w;
                 (changed, st.owner.fg_pgrp)
-            });
+            };
             if changed {
                 tty_job::signal_group(fg, SIGWINCH);
             }
         }
-        TIOCGPGRP => write_i32(caller, arg, controlling_owner()?.fg_pgrp as i32)?,
-        TIOCSPGRP => set_foreground(caller, arg)?,
-        TIOCGSID => write_i32(caller, arg, controlling_owner()?.session as i32)?,
-        TIOCSCTTY => make_controlling(arg)?,
+        TIOCGPGRP => write_i32(caller, arg, owner_for(tty, side)?.fg_pgrp as i32)?,
+        TIOCSPGRP => set_foreground(tty, caller, arg)?,
+        TIOCGSID => {
+            let o = owner_for(tty, side)?;
+            if o.session == 0 {
+                return Err(Error::new(Errno::ENOTTY));
+            }
+            write_i32(caller, arg, o.session as i32)?;
+        }
+        TIOCSCTTY => make_controlling(tty, arg)?,
         TIOCNOTTY => {
-            let o = controlling_owner()?;
+            if side == Side::Master {
+                return Err(Error::new(Errno::ENOTTY));
+            }
+            let o = owner_for(tty, side)?;
             // Only a session leader gives the terminal up for its session.
             if tty_job::caller_ids().is_some_and(|(pid, _, sid)| pid == sid) {
-                with_state(|st| st.owner = Owner::default());
+                tty.lock().owner = Owner::default();
                 tty_job::signal_group(o.fg_pgrp, SIGHUP);
                 tty_job::signal_group(o.fg_pgrp, SIGCONT);
             }
         }
         FIONREAD => {
-            let n = with_state(|st| st.ld.available());
+            let n = {
+                let st = tty.lock();
+                match side {
+                    Side::Terminal => st.ld.available(),
+                    Side::Master => st.output.len(),
+                }
+            };
             write_i32(caller, arg, n as i32)?;
         }
         TIOCOUTQ => write_i32(caller, arg, 0)?,
-        TCFLSH => match arg {
-            0 | 2 => {
-                tty_job::check_access(owner(), SIGTTOU)?;
-                with_state(|st| st.ld.flush_input());
+        TCFLSH => {
+            let (input, output) = match arg {
+                0 => (true, false),
+                1 => (false, true),
+                2 => (true, true),
+                _ => return Err(Error::new(Errno::EINVAL)),
+            };
+            if side == Side::Terminal {
+                tty_job::check_access(tty.owner(), SIGTTOU)?;
             }
-            1 => {}
-            _ => return Err(Error::new(Errno::EINVAL)),
-        },
+            // The master's input is the terminal's output.
+            let (input, output) = match side {
+                Side::Terminal => (input, output),
+                Side::Master => (output, input),
+            };
+            {
+                let mut st = tty.lock();
+                if input {
+                    st.ld.flush_input();
+                }
+                if output {
+                    st.output.clear();
+                }
+            }
+            if input {
+                tty.driver().input_consumed();
+            }
+            if output {
+                tty.readiness().notify(POLLOUT);
+            }
+        }
         TIOCSTI => {
             // Faking input needs the terminal to be the caller's, or root.
-            if !owner().controls_caller() && !tty_job::caller_is_privileged() {
+            let mine = side == Side::Terminal && tty.owner().controls_caller();
+            if !mine && !tty_job::caller_is_privileged() {
                 return Err(Error::new(Errno::EPERM));
             }
             let mut b = [0u8; 1];
             caller.read_bytes(arg, &mut b)?;
-            deliver(b.into_iter());
+            match side {
+                Side::Terminal => {
+                    tty.receive(&mut b.into_iter(), false);
+                }
+                Side::Master => {
+                    {
+                        let mut st = tty.lock();
+                        st.output
+                            .try_reserve(1)
+                            .map_err(|_| Error::new(Errno::ENOMEM))?;
+                        st.output.push_back(b[0]);
+                    }
+                    tty.driver().output_queued(tty);
+                }
+            }
         }
         TIOCGETD => write_i32(caller, arg, N_TTY)?,
         TIOCSETD => {
@@ -112,15 +189,18 @@ pub fn ioctl(cmd: u32, arg: u64, caller: &dyn Caller) -> Result<isize> {
                 return Err(Error::new(Errno::EINVAL));
             }
         }
+        // Only a pty master has a peer to open.
+        TIOCGPTPEER => return Err(Error::new(Errno::EIO)),
         TCSBRK | TCSBRKP | TCXONC => {}
         _ => return Err(Error::new(Errno::ENOTTY)),
     }
     Ok(0)
 }
 
-/// TIOCSPGRP (tcsetpgrp(3)): the group must exist in the caller's session.
-fn set_foreground(caller: &dyn Caller, arg: u64) -> Result<()> {
-    let o = owner();
+/// TIOCSPGRP (tcsetpgrp(3)): the terminal must be the caller's
+/// controlling terminal and the group must exist in its session.
+fn set_foreground(tty: &Tty, caller: &dyn Caller, arg: u64) -> Result<()> {
+    let o = tty.owner();
     match tty_job::check_access(o, SIGTTOU) {
         Err(e) if e.errno() == Errno::EIO => return Err(Error::new(Errno::ENOTTY)),
         r => r?,
@@ -134,33 +214,34 @@ fn set_foreground(caller: &dyn Caller, arg: u64) -> Result<()> {
         Some(s) if s != o.session => return Err(Error::new(Errno::EPERM)),
         Some(_) => {}
     }
-    with_state(|st| {
-        if st.owner.session == o.session {
-            st.owner.fg_pgrp = pgrp;
-        }
-    });
+    let mut st = tty.lock();
+    if st.owner.session == o.session {
+        st.owner.fg_pgrp = pgrp;
+    }
     Ok(())
 }
 
 /// TIOCSCTTY: a session leader without a controlling terminal takes this
 /// one; from another session only with `arg` 1 and root's privileges.
-fn make_controlling(arg: u64) -> Result<()> {
+fn make_controlling(tty: &Tty, arg: u64) -> Result<()> {
     let (pid, pgid, sid) = tty_job::caller_ids().ok_or(Error::new(Errno::EPERM))?;
-    let o = owner();
+    let o = tty.owner();
     if pid == sid && o.session == sid {
         return Ok(());
     }
-    if pid != sid {
+    if pid != sid || super::terminal::controlling(sid).is_some() {
         return Err(Error::new(Errno::EPERM));
     }
     if o.session != 0 && !(arg == 1 && tty_job::caller_is_privileged()) {
         return Err(Error::new(Errno::EPERM));
     }
-    with_state(|st| {
-        st.owner = Owner {
-            session: sid,
-            fg_pgrp: pgid,
-        }
-    });
+    let mut st = tty.lock();
+    if st.hung_up {
+        return Err(Error::new(Errno::EIO));
+    }
+    st.owner = Owner {
+        session: sid,
+        fg_pgrp: pgid,
+    };
     Ok(())
 }

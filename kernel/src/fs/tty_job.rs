@@ -79,6 +79,23 @@ pub fn signal_group(pgrp: u32, sig: u32) {
     }
 }
 
+/// Sends `sig` to process `pid`, if it is alive.
+pub fn signal_process(pid: u32, sig: u32) {
+    if let Some(p) = crate::process::find_process(pid)
+        && p.exit_status().is_none()
+    {
+        signal::send_to_process(&p, SigInfo::new(sig as usize, SI_KERNEL));
+    }
+}
+
+/// The caller's file-system uid and gid (who owns a new pty's node).
+pub fn caller_fs_ids() -> (u32, u32) {
+    current().map_or((0, 0), |(p, _)| {
+        let c = p.creds();
+        (c.fsuid, c.fsgid)
+    })
+}
+
 /// Whether the caller may read (`sig` SIGTTIN) or change or, with TOSTOP,
 /// write to (`sig` SIGTTOU) a terminal owned by `owner` (Linux's
 /// __tty_check_change). A background caller's group gets `sig` and the

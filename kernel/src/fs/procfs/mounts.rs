@@ -60,11 +60,11 @@ pub(super) fn mount_options(fstype: &str, flags: u32) -> String {
             s.push_str(name);
         }
     }
-    s.push_str(match fstype {
-        "devtmpfs" => ",mode=755",
-        "devpts" => ",mode=600",
-        _ => "",
-    });
+    match fstype {
+        "devtmpfs" => s.push_str(",mode=755"),
+        "devpts" => s.push_str(&crate::fs::devpts::mount_options()),
+        _ => {}
+    }
     s
 }
 

@@ -18,8 +18,6 @@ use crate::process::{Process, Thread};
 /// Clock ticks per second as user space sees them (USER_HZ).
 const USER_HZ: u64 = 100;
 const PAGE: usize = 4096;
-/// tty_nr of /dev/console (5, 1) in the kernel's device encoding.
-const CONSOLE_TTY_NR: u32 = (5 << 8) | 1;
 /// Longest command name (TASK_COMM_LEN without the NUL).
 const COMM_MAX: usize = 15;
 
@@ -157,14 +155,7 @@ pub(super) fn stat(t: Target) -> Result<String> {
     let (pending, blocked, ignored, caught) = signal_sets(&p, thread.as_ref());
     let nice = i64::from(p.nice());
     let exit_code = p.exit_status().unwrap_or(0);
-    // The console is the only terminal: it is the controlling one of the
-    // session it belongs to.
-    let owner = crate::fs::console::with_state(|st| st.owner);
-    let (tty_nr, tpgid) = if owner.session != 0 && owner.session == p.sid() {
-        (CONSOLE_TTY_NR, i64::from(owner.fg_pgrp))
-    } else {
-        (0, -1)
-    };
+    let (tty_nr, tpgid) = crate::fs::terminal::stat_fields(p.sid());
     let mut s = String::new();
     let _ = write!(
         s,

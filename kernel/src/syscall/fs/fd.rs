@@ -24,6 +24,8 @@ const FIONBIO: u32 = 0x5421;
 const FIONCLEX: u32 = 0x5450;
 const FIOCLEX: u32 = 0x5451;
 const FIOASYNC: u32 = 0x5452;
+/// ioctl_tty(2): open the peer (slave) of a pty master.
+const TIOCGPTPEER: u32 = 0x5441;
 
 pub fn sys_close(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let file = ctx.process.files().lock().remove(fd_arg(args[0]))?;
@@ -138,6 +140,22 @@ pub fn sys_ioctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
             Ok(0)
         }
         FIOASYNC => Ok(0),
+        TIOCGPTPEER => match crate::fs::open_pty_peer(&file, arg as u32) {
+            Some(peer) => {
+                let peer = peer?;
+                let flags = arg as u32;
+                if let Some(ops) = peer.ops() {
+                    ops.opened(flags, &CallerCtx(ctx))?;
+                }
+                let limit = fd_limit(ctx);
+                let cloexec = flags & O_CLOEXEC != 0;
+                let fd = ctx.process.files().lock().insert(peer.clone(), cloexec, limit);
+                // Dropped (if the table was full) outside the table lock.
+                drop(peer);
+                Ok(fd? as isize)
+            }
+            None => file.ioctl(cmd, arg, &CallerCtx(ctx)),
+        },
         FIONREAD if file.ops().is_none() && file.node().file_type() == FileType::Regular => {
             let left = (file.node().size() as u64).saturating_sub(file.position());
             ctx.write_bytes(arg, &(left.min(i32::MAX as u64) as i32).to_ne_bytes())?;
