@@ -48,8 +48,9 @@ pub struct Process {
     parent: SpinLock<Weak<Process>, { level::PROCESS }>,
     children: SpinLock<Vec<Arc<Process>>, { level::PROCESS }>,
     vm: SpinLock<Arc<Vmar>, PROCESS_VM>,
-    /// The descriptor table, shared with CLONE_FILES relatives.
-    files: Arc<SharedFiles>,
+    /// The descriptor table, shared with CLONE_FILES relatives until one
+    /// of them unshares it (close_range CLOSE_RANGE_UNSHARE).
+    files: SpinLock<Arc<SharedFiles>, PROCESS_VM>,
     /// Root, cwd and umask, shared with CLONE_FS relatives.
     fs: Arc<Mutex<FsContext, { level::FS_CONTEXT }>>,
     pgid: AtomicU32,
@@ -99,6 +100,14 @@ pub struct SharedFiles {
     users: AtomicU32,
 }
 
+impl core::ops::Deref for SharedFiles {
+    type Target = Mutex<FileTable, { level::FILE_TABLE }>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.table
+    }
+}
+
 impl SharedFiles {
     pub fn new(table: FileTable) -> Arc<SharedFiles> {
         Arc::new(SharedFiles { table: Mutex::new(table), users: AtomicU32::new(1) })
@@ -110,8 +119,8 @@ impl SharedFiles {
         self.clone()
     }
 
-    /// A user exits; the last one closes every descriptor.
-    fn release(&self) {
+    /// A user exits (or unshares); the last one closes every descriptor.
+    pub(crate) fn release(&self) {
         if self.users.fetch_sub(1, Ordering::AcqRel) == 1 {
             let old = core::mem::take(&mut *self.table.lock());
             drop(old);
@@ -179,7 +188,7 @@ impl Process {
             parent: SpinLock::new(parent),
             children: SpinLock::new(Vec::new()),
             vm: SpinLock::new(vm),
-            files,
+            files: SpinLock::new(files),
             fs,
             pgid: AtomicU32::new(pgid),
             sid: AtomicU32::new(sid),
@@ -240,8 +249,8 @@ impl Process {
         &self.fs
     }
 
-    pub(crate) fn files_shared(&self) -> &Arc<SharedFiles> {
-        &self.files
+    pub(crate) fn files_shared(&self) -> Arc<SharedFiles> {
+        self.files()
     }
 
     /// The current address space.
@@ -257,8 +266,22 @@ impl Process {
         old
     }
 
-    pub fn files(&self) -> &Mutex<FileTable, { level::FILE_TABLE }> {
-        &self.files.table
+    /// The descriptor table (lock it with `.lock()`).
+    pub fn files(&self) -> Arc<SharedFiles> {
+        self.files.lock().clone()
+    }
+
+    /// Gives the process a private copy of its descriptor table if it
+    /// shares it with CLONE_FILES relatives.
+    pub fn unshare_files(&self) -> crate::error::Result<()> {
+        let cur = self.files();
+        if cur.users.load(Ordering::Acquire) <= 1 {
+            return Ok(());
+        }
+        let copy = SharedFiles::new(cur.table.lock().clone());
+        let old = core::mem::replace(&mut *self.files.lock(), copy);
+        old.release();
+        Ok(())
     }
 
     pub fn fs(&self) -> &Mutex<FsContext, { level::FS_CONTEXT }> {

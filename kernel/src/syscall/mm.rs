@@ -5,6 +5,7 @@ use frame::mm::{PAGE_SIZE, USER_SPACE_END};
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
 use crate::fs::MmapSource;
+use crate::fs::memfd::{F_SEAL_FUTURE_WRITE, F_SEAL_WRITE};
 use crate::mm::vmar::{FileBacking, Perms, SharedPages, ShmBacking, Vma};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
@@ -71,6 +72,9 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         let source = ctx.process.files().lock().mmap_source(fd, shared && perms.write)?;
         match source {
             MmapSource::File { inode, .. } => {
+                if shared && perms.write && inode.seals().is_ok_and(|s| s & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE) != 0) {
+                    return Err(Error::new(Errno::EPERM));
+                }
                 if shared && perms.write {
                     // Writing back through a shared file mapping needs a page
                     // cache, which comes with the storage issue.
