@@ -19,6 +19,7 @@ mod pipe;
 mod poll;
 mod range;
 mod setattr;
+mod splice;
 
 use alloc::sync::Arc;
 
@@ -105,7 +106,10 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (269, "faccessat", attr::sys_faccessat),
     (270, "pselect6", poll::sys_pselect6),
     (271, "ppoll", poll::sys_ppoll),
+    (275, "splice", splice::sys_splice),
+    (276, "tee", splice::sys_tee),
     (277, "sync_file_range", range::sys_sync_file_range),
+    (278, "vmsplice", splice::sys_vmsplice),
     (280, "utimensat", setattr::sys_utimensat),
     (281, "epoll_pwait", epoll::sys_epoll_pwait),
     (284, "eventfd", eventfd::sys_eventfd),

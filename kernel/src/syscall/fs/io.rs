@@ -60,10 +60,10 @@ pub fn sys_pwrite64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 /// A user iovec array: (base, len) pairs, validated as readv(2) requires.
-struct IoVecs(Vec<(u64, usize)>);
+pub(super) struct IoVecs(Vec<(u64, usize)>);
 
 impl IoVecs {
-    fn read(ctx: &Context, addr: u64, count: u64) -> Result<IoVecs> {
+    pub(super) fn read(ctx: &Context, addr: u64, count: u64) -> Result<IoVecs> {
         if count > IOV_MAX {
             return Err(Error::new(Errno::EINVAL));
         }
@@ -92,7 +92,7 @@ impl IoVecs {
         Ok(IoVecs(iovs))
     }
 
-    fn total(&self) -> usize {
+    pub(super) fn total(&self) -> usize {
         self.0
             .iter()
             .map(|(_, len)| *len)
@@ -118,7 +118,7 @@ impl IoVecs {
         })
     }
 
-    fn scatter(&self, ctx: &Context, at: usize, data: &[u8]) -> Result<()> {
+    pub(super) fn scatter(&self, ctx: &Context, at: usize, data: &[u8]) -> Result<()> {
         let mut off = 0;
         for (addr, n) in self.ranges(at, data.len()) {
             ctx.write_bytes(addr, &data[off..off + n])?;
@@ -127,7 +127,7 @@ impl IoVecs {
         Ok(())
     }
 
-    fn gather(&self, ctx: &Context, at: usize, buf: &mut [u8]) -> Result<()> {
+    pub(super) fn gather(&self, ctx: &Context, at: usize, buf: &mut [u8]) -> Result<()> {
         let mut off = 0;
         for (addr, n) in self.ranges(at, buf.len()) {
             ctx.read_into(addr, &mut buf[off..off + n])?;
