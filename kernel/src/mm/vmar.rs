@@ -150,6 +150,9 @@ pub struct Vmar {
     /// populated).
     lock_future: AtomicBool,
     lock_onfault: AtomicBool,
+    /// membarrier(2) registrations of this address space (the
+    /// MEMBARRIER_CMD_REGISTER_* bits): kept by fork, reset by execve.
+    pub membarrier: core::sync::atomic::AtomicU32,
 }
 
 fn page_flags(perms: Perms, writable_now: bool) -> PageFlags {
@@ -181,6 +184,7 @@ impl Vmar {
             hiwater_pages: AtomicUsize::new(0),
             lock_future: AtomicBool::new(false),
             lock_onfault: AtomicBool::new(false),
+            membarrier: core::sync::atomic::AtomicU32::new(0),
         })
     }
 
@@ -350,6 +354,7 @@ impl Vmar {
             hiwater_pages: AtomicUsize::new(self.rss_pages()),
             lock_future: AtomicBool::new(false),
             lock_onfault: AtomicBool::new(false),
+            membarrier: core::sync::atomic::AtomicU32::new(self.membarrier.load(Ordering::Relaxed)),
         };
         for (va, frame, flags) in self.space.mappings() {
             let shared = find(&st.areas, va).is_some_and(|v| v.shared);

@@ -303,6 +303,9 @@ fn commit(process: &Arc<Process>, thread: &Thread, image: Image, path: &str, use
     process.signals.reset_for_exec();
     *thread.signals.altstack.lock() = (0, super::signal::SS_DISABLE, 0);
     process.did_exec.store(true, core::sync::atomic::Ordering::Relaxed);
+    // Loading a 64-bit ELF clears READ_IMPLIES_EXEC (Linux's
+    // set_personality_64bit); the rest of the personality stays.
+    process.personality.fetch_and(!READ_IMPLIES_EXEC, core::sync::atomic::Ordering::Relaxed);
     let name = path.rsplit('/').next().unwrap_or(path);
     process.set_name(name);
     process.set_exe(absolute_path(process, path));
@@ -328,6 +331,9 @@ pub fn execve(
     commit(process, thread, image, path, user);
     Ok(())
 }
+
+/// personality(2) flag: PROT_READ implies PROT_EXEC.
+const READ_IMPLIES_EXEC: u32 = 0x0040_0000;
 
 /// Creates the init process running `argv` (pid 1).
 pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {

@@ -89,6 +89,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     child.set_name(&parent.name());
     child.set_exe(parent.exe());
     child.nice.store(parent.nice(), Ordering::Relaxed);
+    child.personality.store(parent.personality.load(Ordering::Relaxed), Ordering::Relaxed);
     child.set_creds(parent.creds());
     let limits = *parent.rlimits.lock();
     *child.rlimits.lock() = limits;

@@ -75,6 +75,9 @@ pub struct Process {
     pub(crate) subreaper: core::sync::atomic::AtomicBool,
     /// PR_SET_PDEATHSIG: signal sent when the parent exits.
     pub(crate) pdeathsig: AtomicU32,
+    /// personality(2): the execution domain and flags, kept across fork
+    /// and execve.
+    pub(crate) personality: AtomicU32,
     creds: SpinLock<creds::Credentials, { level::PROCESS }>,
     /// Signal sent to the parent at exit (clone's low byte; SIGCHLD for fork).
     pub(crate) exit_signal: AtomicU32,
@@ -205,6 +208,7 @@ impl Process {
             nice: AtomicI32::new(0),
             subreaper: core::sync::atomic::AtomicBool::new(false),
             pdeathsig: AtomicU32::new(0),
+            personality: AtomicU32::new(0),
             creds: SpinLock::new(creds::Credentials::default()),
             exit_signal: AtomicU32::new(17),
             did_exec: core::sync::atomic::AtomicBool::new(false),
