@@ -41,3 +41,48 @@ pub fn random_bytes<const N: usize>() -> [u8; N] {
     fill_random(&mut b);
     b
 }
+
+/// The UTS names sethostname(2) and setdomainname(2) change (one set for
+/// the whole system: there are no UTS namespaces).
+struct UtsNames {
+    hostname: ([u8; 64], usize),
+    domainname: ([u8; 64], usize),
+}
+
+/// Ranked above everything a reader of the names may hold.
+const UTS_LEVEL: u8 = 47;
+
+static UTS: frame::sync::SpinLock<UtsNames, UTS_LEVEL> = frame::sync::SpinLock::new(UtsNames {
+    hostname: name_of(b"trellis"),
+    domainname: name_of(b"(none)"),
+});
+
+const fn name_of(s: &[u8]) -> ([u8; 64], usize) {
+    let mut out = [0u8; 64];
+    let mut i = 0;
+    while i < s.len() && i < 64 {
+        out[i] = s[i];
+        i += 1;
+    }
+    (out, i)
+}
+
+/// The host name (uname's nodename), at most 64 bytes.
+pub fn hostname() -> alloc::vec::Vec<u8> {
+    let u = UTS.lock();
+    u.hostname.0[..u.hostname.1].to_vec()
+}
+
+/// The NIS domain name (uname's domainname), at most 64 bytes.
+pub fn domainname() -> alloc::vec::Vec<u8> {
+    let u = UTS.lock();
+    u.domainname.0[..u.domainname.1].to_vec()
+}
+
+/// Sets the host name (`domain`: the domain name); the caller checked
+/// that it is at most 64 bytes.
+pub fn set_uts_name(domain: bool, name: &[u8]) {
+    let mut u = UTS.lock();
+    let slot = if domain { &mut u.domainname } else { &mut u.hostname };
+    *slot = name_of(name);
+}

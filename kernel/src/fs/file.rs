@@ -68,6 +68,17 @@ fn check_range(offset: usize, len: usize) -> Result<usize> {
     }
 }
 
+/// Per-call options of preadv2/pwritev2: RWF_NOWAIT (a stream fails
+/// with EAGAIN instead of blocking) and RWF_APPEND (write at the end).
+#[derive(Clone, Copy, Default)]
+pub struct RwFlags {
+    pub nowait: bool,
+    pub append: bool,
+    /// RWF_NOAPPEND: a positional write goes to its offset even on an
+    /// O_APPEND file.
+    pub noappend: bool,
+}
+
 pub struct File {
     node: Arc<dyn Inode>,
     ops: Option<Arc<dyn FileOps>>,
@@ -180,9 +191,20 @@ impl File {
         sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
         caller: &dyn Caller,
     ) -> Result<usize> {
+        self.read_with(len, sink, caller, RwFlags::default())
+    }
+
+    /// [`File::read`] with preadv2's per-call flags.
+    pub fn read_with(
+        &self,
+        len: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        caller: &dyn Caller,
+        rw: RwFlags,
+    ) -> Result<usize> {
         self.check_readable()?;
         if let Some(ops) = &self.ops {
-            return self.read_stream(ops, len, sink, caller);
+            return self.read_stream(ops, len, sink, caller, rw.nowait);
         }
         let pos = self.position();
         let offset = check_range(pos as usize, len)?;
@@ -201,13 +223,25 @@ impl File {
         sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
         caller: &dyn Caller,
     ) -> Result<usize> {
+        self.read_at_with(offset, len, sink, caller, RwFlags::default())
+    }
+
+    /// [`File::read_at`] with preadv2's per-call flags.
+    pub fn read_at_with(
+        &self,
+        offset: usize,
+        len: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        caller: &dyn Caller,
+        rw: RwFlags,
+    ) -> Result<usize> {
         self.check_readable()?;
         if let Some(ops) = &self.ops {
             if !ops.allows_positional_io() {
                 return Err(Error::new(Errno::ESPIPE));
             }
             check_range(offset, len)?;
-            return self.read_stream(ops, len, sink, caller);
+            return self.read_stream(ops, len, sink, caller, rw.nowait);
         }
         self.read_inode(check_range(offset, len)?, len, sink)
     }
@@ -218,7 +252,9 @@ impl File {
         len: usize,
         sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
         caller: &dyn Caller,
+        nowait: bool,
     ) -> Result<usize> {
+        let nonblocking = nowait || self.is_nonblocking();
         if len == 0 {
             // The device still decides (eventfd: EINVAL; a terminal:
             // job control), as Linux passes empty reads on.
@@ -228,9 +264,11 @@ impl File {
             };
         }
         let mut buf = kernel_buffer(len.min(IO_CHUNK))?;
-        let n = match ops.read_blocking(&mut buf, self.is_nonblocking(), caller) {
+        let n = match ops.read_blocking(&mut buf, nonblocking, caller) {
             Some(r) => r?,
-            None => self.blocking(ops, caller, POLLIN, &mut || ops.read(&mut buf, caller))?,
+            None => self.blocking(ops, caller, POLLIN, nonblocking, &mut || {
+                ops.read(&mut buf, caller)
+            })?,
         };
         let n = n.min(buf.len());
         sink(0, &buf[..n])?;
@@ -262,11 +300,12 @@ impl File {
         ops: &Arc<dyn FileOps>,
         caller: &dyn Caller,
         want: u16,
+        nonblocking: bool,
         op: &mut dyn FnMut() -> Result<R>,
     ) -> Result<R> {
         loop {
             match op() {
-                Err(e) if e.errno() == Errno::EAGAIN && !self.is_nonblocking() => {
+                Err(e) if e.errno() == Errno::EAGAIN && !nonblocking => {
                     let deadline = match ops.readiness() {
                         Some(_) => u64::MAX,
                         None => frame::timer::monotonic_ns().saturating_add(RECHECK_NS),
@@ -339,13 +378,24 @@ impl File {
         source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
         caller: &dyn Caller,
     ) -> Result<usize> {
+        self.write_with(len, source, caller, RwFlags::default())
+    }
+
+    /// [`File::write`] with pwritev2's per-call flags.
+    pub fn write_with(
+        &self,
+        len: usize,
+        source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+        caller: &dyn Caller,
+        rw: RwFlags,
+    ) -> Result<usize> {
         self.check_writable()?;
-        if self.ops.is_some() || self.flags() & O_APPEND != 0 {
-            return self.write_common(None, len, source, caller);
+        if self.ops.is_some() || rw.append || self.flags() & O_APPEND != 0 {
+            return self.write_common(None, len, source, caller, rw.nowait);
         }
         let pos = self.position();
         let offset = check_range(pos as usize, len)?;
-        let n = self.write_common(Some(offset), len, source, caller)?;
+        let n = self.write_common(Some(offset), len, source, caller, false)?;
         self.set_position(pos + n as u64);
         Ok(n)
     }
@@ -358,21 +408,34 @@ impl File {
         source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
         caller: &dyn Caller,
     ) -> Result<usize> {
+        self.write_at_with(offset, len, source, caller, RwFlags::default())
+    }
+
+    /// [`File::write_at`] with pwritev2's per-call flags (RWF_APPEND
+    /// writes at the end, as O_APPEND does).
+    pub fn write_at_with(
+        &self,
+        offset: usize,
+        len: usize,
+        source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+        caller: &dyn Caller,
+        rw: RwFlags,
+    ) -> Result<usize> {
         self.check_writable()?;
         if let Some(ops) = &self.ops {
             if !ops.allows_positional_io() {
                 return Err(Error::new(Errno::ESPIPE));
             }
             check_range(offset, len)?;
-            return self.write_common(None, len, source, caller);
+            return self.write_common(None, len, source, caller, rw.nowait);
         }
         check_range(offset, len)?;
-        let at = if self.flags() & O_APPEND != 0 {
+        let at = if rw.append || (self.flags() & O_APPEND != 0 && !rw.noappend) {
             None
         } else {
             Some(offset)
         };
-        self.write_common(at, len, source, caller)
+        self.write_common(at, len, source, caller, false)
     }
 
     /// Writes at `offset`, or appends / writes the stream when None.
@@ -382,6 +445,7 @@ impl File {
         len: usize,
         source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
         caller: &dyn Caller,
+        nowait: bool,
     ) -> Result<usize> {
         if len == 0 {
             return match (&self.ops, offset) {
@@ -398,7 +462,7 @@ impl File {
             let want = (len - done).min(buf.len());
             let chunk = &mut buf[..want];
             let step = source(done, chunk).and_then(|()| match (&self.ops, offset) {
-                (Some(ops), _) => self.write_stream(ops, chunk, caller),
+                (Some(ops), _) => self.write_stream(ops, chunk, caller, nowait),
                 (None, Some(off)) => {
                     let at = off.checked_add(done).ok_or(Error::new(Errno::EFBIG))?;
                     self.node.write_at(at, chunk)
@@ -429,10 +493,12 @@ impl File {
         ops: &Arc<dyn FileOps>,
         buf: &[u8],
         caller: &dyn Caller,
+        nowait: bool,
     ) -> Result<usize> {
+        let nonblocking = nowait || self.is_nonblocking();
         let mut done = 0;
         while done < buf.len() {
-            match self.blocking(ops, caller, POLLOUT, &mut || {
+            match self.blocking(ops, caller, POLLOUT, nonblocking, &mut || {
                 ops.write(&buf[done..], caller)
             }) {
                 Ok(0) => break,

@@ -150,6 +150,27 @@ impl FileTable {
         Ok(slot.file)
     }
 
+    /// close_range(2) on `[first, last]`: closes the open descriptors
+    /// (returning their files, to be dropped after the lock), or with
+    /// `cloexec` marks them close-on-exec instead.
+    pub fn close_range(&mut self, first: usize, last: usize, cloexec: bool) -> Vec<Arc<File>> {
+        let mut closed = Vec::new();
+        let end = last.saturating_add(1).min(self.slots.len());
+        for slot in self.slots.iter_mut().take(end).skip(first) {
+            if cloexec {
+                if let Some(s) = slot.as_mut() {
+                    s.cloexec = true;
+                }
+            } else if let Some(s) = slot.take() {
+                closed.push(s.file);
+            }
+        }
+        while self.slots.last().is_some_and(|s| s.is_none()) {
+            self.slots.pop();
+        }
+        closed
+    }
+
     /// FD_CLOEXEC of `fd`.
     pub fn cloexec(&self, fd: i32) -> Result<bool> {
         let i = index(fd)?;

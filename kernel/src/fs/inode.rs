@@ -293,6 +293,18 @@ pub trait Inode: Any + Send + Sync {
         Err(Error::new(Errno::ENOTDIR))
     }
 
+    /// A memfd's seals (fcntl F_GET_SEALS): EINVAL for a file that cannot
+    /// be sealed.
+    fn seals(&self) -> Result<u32> {
+        Err(Error::new(Errno::EINVAL))
+    }
+
+    /// Adds seals (F_ADD_SEALS): EPERM once F_SEAL_SEAL is set, EINVAL for
+    /// a file that cannot be sealed.
+    fn add_seals(&self, _seals: u32) -> Result<()> {
+        Err(Error::new(Errno::EINVAL))
+    }
+
     /// An unnamed regular file in this directory (open(2) O_TMPFILE);
     /// `linkable`: link(2) may give it a name later.
     fn create_tmpfile(&self, _node: NewNode, _linkable: bool) -> Result<Arc<dyn Inode>> {

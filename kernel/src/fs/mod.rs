@@ -24,6 +24,7 @@ mod file_table;
 mod initramfs;
 mod inode;
 pub mod lock;
+pub mod memfd;
 pub mod mount;
 pub mod name;
 mod namespace;

@@ -35,11 +35,11 @@ const MAX_CAPACITY: usize = 1 << 20;
 const SIGPIPE: u32 = 13;
 
 pub struct Pipe {
-    state: SpinLock<PipeState, { level::FILE }>,
+    state: SpinLock<Shared, { level::FILE }>,
     readiness: Readiness,
 }
 
-struct PipeState {
+struct Shared {
     ring: Ring,
     readers: usize,
     writers: usize,
@@ -146,7 +146,7 @@ impl Ring {
 impl Pipe {
     pub fn new() -> Arc<Pipe> {
         Arc::new(Pipe {
-            state: SpinLock::new(PipeState {
+            state: SpinLock::new(Shared {
                 ring: Ring {
                     slots: VecDeque::new(),
                     max_slots: DEFAULT_CAPACITY / PAGE_SIZE,
@@ -365,7 +365,7 @@ impl FileOps for PipeEnd {
         if !self.fifo_wait {
             return Ok(());
         }
-        let partner = |st: &PipeState| {
+        let partner = |st: &Shared| {
             if self.ends.reads() {
                 (st.writers, st.writer_opens)
             } else {
@@ -380,6 +380,61 @@ impl FileOps for PipeEnd {
         caller.wait(self.pipe.readiness.queue(), &mut ready, u64::MAX)?;
         Ok(())
     }
+}
+
+/// What splice(2), tee(2) and vmsplice(2) see of a pipe at one moment.
+#[derive(Clone, Copy)]
+pub struct PipeState {
+    /// Unread bytes.
+    pub len: usize,
+    /// Bytes a write of fresh pages could add now (free slots).
+    pub space: usize,
+    pub readers: usize,
+    pub writers: usize,
+}
+
+impl PipeEnd {
+    /// The pipe's state now.
+    pub fn state(&self) -> PipeState {
+        let st = self.pipe.state.lock();
+        PipeState {
+            len: st.ring.len,
+            space: (st.ring.max_slots.saturating_sub(st.ring.slots.len())) * PAGE_SIZE,
+            readers: st.readers,
+            writers: st.writers,
+        }
+    }
+
+    /// Whether both ends belong to one pipe.
+    pub fn same_pipe(&self, other: &PipeEnd) -> bool {
+        Arc::ptr_eq(&self.pipe, &other.pipe)
+    }
+
+    /// Copies up to `buf.len()` unread bytes without consuming them (tee).
+    pub fn peek(&self, buf: &mut [u8]) -> usize {
+        let st = self.pipe.state.lock();
+        let mut done = 0;
+        for slot in &st.ring.slots {
+            if done == buf.len() {
+                break;
+            }
+            let n = (slot.end - slot.start).min(buf.len() - done);
+            buf[done..done + n].copy_from_slice(&slot.page[slot.start..slot.start + n]);
+            done += n;
+        }
+        done
+    }
+
+    /// The queue woken when the pipe's state changes.
+    pub fn queue(&self) -> &frame::sync::WaitQueue {
+        self.pipe.readiness.queue()
+    }
+}
+
+/// The pipe end `file` holds, if it is a pipe or FIFO.
+pub fn pipe_end(file: &File) -> Option<&PipeEnd> {
+    file.ops()
+        .and_then(|ops| (ops.as_ref() as &dyn core::any::Any).downcast_ref::<PipeEnd>())
 }
 
 /// pipe2(2): a new pipe's read and write ends, with `flags` (O_NONBLOCK;

@@ -8,7 +8,7 @@
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use frame::mm::vm_space::UserFault;
 use frame::mm::{PageFlags, UFrame, VmSpace, PAGE_SIZE, USER_SPACE_END};
@@ -58,6 +58,9 @@ pub struct Vma {
     /// Shared anonymous memory (MAP_SHARED|MAP_ANONYMOUS): the pages live
     /// in an object every sharer (fork children included) faults from.
     pub shm: Option<ShmBacking>,
+    /// mlock(2)ed: its pages were faulted in and count in VmLck (nothing
+    /// is ever swapped, so that is all locking means here).
+    pub locked: bool,
 }
 
 /// Pages of a shared anonymous mapping, by page index, allocated on first
@@ -79,6 +82,10 @@ impl SharedPages {
         let f = UFrame::alloc_zeroed()?;
         pages.insert(index, f.clone());
         Ok(f)
+    }
+
+    fn contains(&self, index: usize) -> bool {
+        self.pages.lock().contains_key(&index)
     }
 }
 
@@ -144,6 +151,13 @@ pub struct Vmar {
     /// (VmRSS, VmHWM, ru_maxrss).
     rss_pages: AtomicUsize,
     hiwater_pages: AtomicUsize,
+    /// mlockall(MCL_FUTURE): new areas are locked (with MCL_ONFAULT, not
+    /// populated).
+    lock_future: AtomicBool,
+    lock_onfault: AtomicBool,
+    /// membarrier(2) registrations of this address space (the
+    /// MEMBARRIER_CMD_REGISTER_* bits): kept by fork, reset by execve.
+    pub membarrier: core::sync::atomic::AtomicU32,
 }
 
 fn page_flags(perms: Perms, writable_now: bool) -> PageFlags {
@@ -173,6 +187,9 @@ impl Vmar {
             stack_limit: AtomicUsize::new(STACK_SIZE),
             rss_pages: AtomicUsize::new(0),
             hiwater_pages: AtomicUsize::new(0),
+            lock_future: AtomicBool::new(false),
+            lock_onfault: AtomicBool::new(false),
+            membarrier: core::sync::atomic::AtomicU32::new(0),
         })
     }
 
@@ -367,7 +384,8 @@ impl Vmar {
         let child = Vmar {
             space: VmSpace::new()?,
             state: Mutex::new(State {
-                areas: st.areas.clone(),
+                // Memory locks are not inherited (mlock(2)).
+                areas: st.areas.iter().map(|(k, v)| (*k, Vma { locked: false, ..v.clone() })).collect(),
                 parked: st.parked.clone(),
                 brk_start: st.brk_start,
                 brk: st.brk,
@@ -379,6 +397,9 @@ impl Vmar {
             // so far (as Linux's dup_mm).
             rss_pages: AtomicUsize::new(self.rss_pages()),
             hiwater_pages: AtomicUsize::new(self.rss_pages()),
+            lock_future: AtomicBool::new(false),
+            lock_onfault: AtomicBool::new(false),
+            membarrier: core::sync::atomic::AtomicU32::new(self.membarrier.load(Ordering::Relaxed)),
         };
         for (va, frame, flags) in self.space.mappings() {
             let shared = find(&st.areas, va).is_some_and(|v| v.shared);
@@ -463,7 +484,13 @@ impl Vmar {
         };
         vma.start = start;
         vma.end = start + len;
+        vma.locked = self.lock_future.load(Ordering::Relaxed);
+        let populate = vma.locked && !self.lock_onfault.load(Ordering::Relaxed);
         st.areas.insert(start, vma);
+        drop(st);
+        if populate {
+            self.populate(start, start + len);
+        }
         Ok(start)
     }
 
@@ -521,6 +548,313 @@ impl Vmar {
         Ok(())
     }
 
+    /// mremap(2) once the arguments are checked (page-aligned `old`,
+    /// lengths rounded up, `new_len` > 0, `fixed` implies `may_move`).
+    /// EFAULT unless `[old, old + old_len)` lies in one area; ENOMEM if
+    /// the area cannot grow in place and may not move (or there is no
+    /// room). An `old_len` of 0 maps the pages of a shared area a second
+    /// time (EINVAL for a private one).
+    pub fn remap(&self, old: usize, old_len: usize, new_len: usize, may_move: bool, fixed: Option<usize>, dontunmap: bool) -> Result<usize> {
+        let dest = self.remap_locked(old, old_len, new_len, may_move, fixed, dontunmap)?;
+        // A locked area that grew while moving: fault in the new part.
+        let grown = find(&self.state.lock().areas, dest).is_some_and(|v| v.locked) && new_len > old_len && old_len > 0;
+        if grown && dest != old {
+            self.populate(dest + old_len, dest + new_len);
+        }
+        Ok(dest)
+    }
+
+    fn remap_locked(&self, old: usize, old_len: usize, new_len: usize, may_move: bool, fixed: Option<usize>, dontunmap: bool) -> Result<usize> {
+        let mut st = self.state.lock();
+        let vma = find(&st.areas, old).cloned().ok_or(Error::new(Errno::EFAULT))?;
+        if old_len == 0 {
+            if !vma.shared || vma.shm.is_none() {
+                return Err(Error::new(Errno::EINVAL));
+            }
+            if !may_move {
+                return Err(Error::new(Errno::ENOMEM));
+            }
+            let dest = self.destination(&mut st, new_len, fixed)?;
+            let mut copy = vma.clone();
+            if let Some(m) = copy.shm.as_mut() {
+                m.offset += old - vma.start;
+            }
+            copy.start = dest;
+            copy.end = dest + new_len;
+            copy.locked = false;
+            st.areas.insert(dest, copy);
+            return Ok(dest);
+        }
+        let old_end = old.checked_add(old_len).ok_or(Error::new(Errno::EFAULT))?;
+        if fixed.is_none() && !dontunmap {
+            if new_len == old_len {
+                return Ok(old);
+            }
+            if new_len < old_len {
+                if old_end > vma.end && !covered(&st.areas, old, old_end) {
+                    return Err(Error::new(Errno::EFAULT));
+                }
+                self.unmap_locked(&mut st, old + new_len, old_end);
+                return Ok(old);
+            }
+        }
+        if old_end > vma.end {
+            return Err(Error::new(Errno::EFAULT));
+        }
+        if let Some(dest) = fixed {
+            if new_len < old_len {
+                // The tail goes first, then the rest moves (mremap(2)).
+                self.unmap_locked(&mut st, old + new_len, old_end);
+                return self.move_range(&mut st, old, new_len, dest, new_len, dontunmap);
+            }
+            return self.move_range(&mut st, old, old_len, dest, new_len, dontunmap);
+        }
+        if !dontunmap {
+            // Grow in place if the area ends here and the space after it is free.
+            let new_end = old.checked_add(new_len).filter(|e| *e <= USER_SPACE_END);
+            if let Some(new_end) = new_end
+                && old_end == vma.end
+                && !overlaps(&st.areas, old_end, new_end)
+            {
+                if let Some(v) = st.areas.get_mut(&vma.start) {
+                    v.end = new_end;
+                    if let Some(f) = v.file.as_mut()
+                        && f.len >= old_end - vma.start
+                    {
+                        f.len = new_end - vma.start;
+                    }
+                }
+                let populate = vma.locked;
+                drop(st);
+                if populate {
+                    self.populate(old_end, new_end);
+                }
+                return Ok(old);
+            }
+        }
+        if !may_move {
+            return Err(Error::new(Errno::ENOMEM));
+        }
+        let dest = self.destination(&mut st, new_len, None)?;
+        self.move_range(&mut st, old, old_len, dest, new_len, dontunmap)
+    }
+
+    /// Where a moved or duplicated area goes: `fixed` (whatever was there
+    /// is unmapped), or a free range.
+    fn destination(&self, st: &mut State, len: usize, fixed: Option<usize>) -> Result<usize> {
+        match fixed {
+            Some(dest) => {
+                self.unmap_locked(st, dest, dest + len);
+                Ok(dest)
+            }
+            None => Self::find_free(st, len).ok_or(Error::new(Errno::ENOMEM)),
+        }
+    }
+
+    /// Moves the area piece `[old, old + old_len)` with its pages to
+    /// `dest`, as an area of `new_len` bytes. With `dontunmap` the old
+    /// range stays mapped, empty (it refills on the next touch).
+    fn move_range(&self, st: &mut State, old: usize, old_len: usize, dest: usize, new_len: usize, dontunmap: bool) -> Result<usize> {
+        let old_end = old + old_len;
+        self.unmap_locked(st, dest, dest + new_len);
+        split_areas(&mut st.areas, old, old_end);
+        let piece = st.areas.remove(&old).ok_or(Error::new(Errno::EFAULT))?;
+        let mut moved = piece.clone();
+        moved.start = dest;
+        moved.end = dest + new_len;
+        if let Some(f) = moved.file.as_mut()
+            && f.len >= old_len
+        {
+            f.len = new_len;
+        }
+        let mut va = old;
+        while va < old_end {
+            let to = dest + (va - old);
+            if let Some((frame, flags)) = self.space.query(va) {
+                drop(frame);
+                if let Some(frame) = self.space.unmap(va) {
+                    if to < dest + new_len {
+                        self.space.map(to, frame, flags)?;
+                    } else {
+                        self.page_gone();
+                    }
+                }
+            }
+            if let Some(parked) = st.parked.remove(&va) {
+                if to < dest + new_len {
+                    st.parked.insert(to, parked);
+                } else {
+                    self.page_gone();
+                }
+            }
+            va += PAGE_SIZE;
+        }
+        if dontunmap {
+            st.areas.insert(old, Vma { locked: false, ..piece });
+        }
+        st.areas.insert(dest, moved);
+        Ok(dest)
+    }
+
+    /// msync(2): every page of `[start, end)` must be mapped (ENOMEM);
+    /// EBUSY for MS_INVALIDATE of locked memory. There is nothing to
+    /// write back: file mappings are private copies.
+    pub fn sync_range(&self, start: usize, end: usize, invalidate: bool) -> Result<()> {
+        let st = self.state.lock();
+        if invalidate && st.areas.range(..end).any(|(_, v)| v.end > start && v.locked) {
+            return Err(Error::new(Errno::EBUSY));
+        }
+        if !covered(&st.areas, start, end) {
+            return Err(Error::new(Errno::ENOMEM));
+        }
+        Ok(())
+    }
+
+    /// mincore(2): one byte per page of `[start, end)`, 1 if resident:
+    /// mapped, parked under PROT_NONE, present in a shared anonymous
+    /// object, or a page of file data (the in-memory file systems hold
+    /// every page of a file's data, as tmpfs's page cache does). ENOMEM
+    /// if a page is unmapped.
+    pub fn residency(&self, start: usize, end: usize) -> Result<Vec<u8>> {
+        let st = self.state.lock();
+        if !covered(&st.areas, start, end) {
+            return Err(Error::new(Errno::ENOMEM));
+        }
+        let mut out = Vec::new();
+        out.try_reserve_exact((end - start) / PAGE_SIZE).map_err(|_| Error::new(Errno::ENOMEM))?;
+        // File pages are judged after the lock is released: inode locks
+        // rank below this address space's.
+        let mut file_pages: Vec<(usize, Arc<dyn Inode>, usize)> = Vec::new();
+        let mut va = start;
+        while va < end {
+            let vma = find(&st.areas, va).ok_or(Error::new(Errno::ENOMEM))?;
+            let mut resident = self.space.query(va).is_some() || st.parked.contains_key(&va);
+            if !resident && let Some(m) = &vma.shm {
+                resident = m.pages.contains((m.offset + (va - vma.start)) / PAGE_SIZE);
+            }
+            if !resident && let Some(f) = &vma.file {
+                let off = va - vma.start;
+                if off < f.len {
+                    file_pages.try_reserve(1).map_err(|_| Error::new(Errno::ENOMEM))?;
+                    file_pages.push((out.len(), f.inode.clone(), f.offset + off));
+                }
+            }
+            out.push(u8::from(resident));
+            va += PAGE_SIZE;
+        }
+        drop(st);
+        for (i, inode, offset) in file_pages {
+            out[i] = u8::from(offset < inode.size());
+        }
+        Ok(out)
+    }
+
+    /// Bytes of locked memory (VmLck): locked areas, and of the
+    /// "[stack]" reservation only its resident pages.
+    pub fn locked_bytes(&self) -> usize {
+        let st = self.state.lock();
+        let mut total = 0;
+        for v in st.areas.values().filter(|v| v.locked) {
+            if v.name == "[stack]" {
+                total += self.space.mappings().iter().filter(|(va, _, _)| *va >= v.start && *va < v.end).count() * PAGE_SIZE;
+            } else {
+                total += v.end - v.start;
+            }
+        }
+        total
+    }
+
+    /// mlock(2)/munlock(2) on `[start, end)`: ENOMEM unless all mapped;
+    /// with `lock`, ENOMEM if the locked total would pass `limit` bytes
+    /// (RLIMIT_MEMLOCK of an unprivileged caller). Locking faults the
+    /// pages in unless `onfault` (MLOCK_ONFAULT).
+    pub fn set_locked(&self, start: usize, end: usize, lock: bool, onfault: bool, limit: Option<usize>) -> Result<()> {
+        let mut st = self.state.lock();
+        if !covered(&st.areas, start, end) {
+            return Err(Error::new(Errno::ENOMEM));
+        }
+        if lock && let Some(limit) = limit {
+            let already: usize = st.areas.values().filter(|v| v.locked).map(|v| v.end - v.start).sum();
+            let mut adding = 0;
+            for (_, v) in st.areas.range(..end).filter(|(_, v)| v.end > start && !v.locked) {
+                adding += v.end.min(end) - v.start.max(start);
+            }
+            if already + adding > limit {
+                return Err(Error::new(Errno::ENOMEM));
+            }
+        }
+        split_areas(&mut st.areas, start, end);
+        for (_, v) in st.areas.range_mut(start..end) {
+            v.locked = lock;
+        }
+        drop(st);
+        if lock && !onfault {
+            self.populate(start, end);
+        }
+        Ok(())
+    }
+
+    /// mlockall(2) (`current`: MCL_CURRENT, `future`: MCL_FUTURE) and
+    /// munlockall(2) (`lock` false). ENOMEM if the address space is larger
+    /// than `limit` bytes. The "[stack]" reservation is locked but not
+    /// faulted in: it grows on demand.
+    pub fn set_all_locked(&self, lock: bool, current: bool, future: bool, onfault: bool, limit: Option<usize>) -> Result<()> {
+        let mut st = self.state.lock();
+        if !lock {
+            for v in st.areas.values_mut() {
+                v.locked = false;
+            }
+            self.lock_future.store(false, Ordering::Relaxed);
+            self.lock_onfault.store(false, Ordering::Relaxed);
+            return Ok(());
+        }
+        if current && let Some(limit) = limit {
+            let total: usize = st.areas.values().filter(|v| v.name != "[stack]").map(|v| v.end - v.start).sum();
+            if total > limit {
+                return Err(Error::new(Errno::ENOMEM));
+            }
+        }
+        self.lock_future.store(future, Ordering::Relaxed);
+        self.lock_onfault.store(future && onfault, Ordering::Relaxed);
+        if !current {
+            return Ok(());
+        }
+        let mut ranges = Vec::new();
+        for v in st.areas.values_mut() {
+            v.locked = true;
+            if v.name != "[stack]" {
+                ranges.push((v.start, v.end));
+            }
+        }
+        drop(st);
+        if !onfault {
+            for (s, e) in ranges {
+                self.populate(s, e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Faults in every accessible page of `[start, end)` (for writing if
+    /// the area is writable, as Linux's populate does); pages that cannot
+    /// be (past a file's end) are skipped.
+    fn populate(&self, start: usize, end: usize) {
+        let mut va = start;
+        while va < end {
+            let perms = find(&self.state.lock().areas, va).map(|v| (v.perms, v.end));
+            let Some((perms, area_end)) = perms else {
+                va += PAGE_SIZE;
+                continue;
+            };
+            if !perms.read && !perms.write && !perms.exec {
+                va = area_end;
+                continue;
+            }
+            let _ = self.resolve_fault(va, perms.write, false);
+            va += PAGE_SIZE;
+        }
+    }
+
     /// brk(2): returns the new (or unchanged) break.
     pub fn brk(&self, new: usize) -> usize {
         let mut st = self.state.lock();
@@ -550,6 +884,7 @@ impl Vmar {
                             file: None,
                             name: "[heap]",
                             shm: None,
+                            locked: self.lock_future.load(Ordering::Relaxed),
                         });
                 }
             }

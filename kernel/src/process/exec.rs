@@ -147,7 +147,7 @@ fn load_elf(
         // A segment may share its first page with the previous one; give
         // that page to the earlier segment's area (it holds both contents
         // only if the file offsets line up, which linkers guarantee).
-        let vma = Vma { start, end, perms, shared: false, file: Some(file), name: "", shm: None };
+        let vma = Vma { start, end, perms, shared: false, file: Some(file), name: "", shm: None, locked: false };
         if vm.add_area(vma.clone()).is_err() {
             let shifted = start + PAGE_SIZE;
             if shifted >= end {
@@ -174,6 +174,7 @@ fn load_elf(
         file: None,
         name: "[stack]",
         shm: None,
+        locked: false,
     })?;
     let entry = base.checked_add(elf.entry as usize).ok_or(Error::new(Errno::ENOEXEC))?;
     let phdr = elf.phdr_vaddr().map_or(0, |p| base as u64 + p);
@@ -342,6 +343,9 @@ fn commit(process: &Arc<Process>, thread: &Thread, image: Image, path: &str, use
     process.signals.reset_for_exec();
     *thread.signals.altstack.lock() = (0, super::signal::SS_DISABLE, 0);
     process.did_exec.store(true, Ordering::Relaxed);
+    // Loading a 64-bit ELF clears READ_IMPLIES_EXEC (Linux's
+    // set_personality_64bit); the rest of the personality stays.
+    process.personality.fetch_and(!READ_IMPLIES_EXEC, Ordering::Relaxed);
     let name = path.rsplit('/').next().unwrap_or(path);
     process.set_name(name);
     process.set_exe(absolute_path(process, path));
@@ -366,6 +370,9 @@ pub fn execve(
     let nnp = process.no_new_privs.load(Ordering::Relaxed);
     let (image, _, new_creds) = load(&fs, path, argv, &envp, &creds, nnp, stack_size(process))?;
     de_thread(process, thread)?;
+    // A descriptor table shared with CLONE_FILES relatives is copied first
+    // (Linux's unshare_files), so close-on-exec only closes ours.
+    process.unshare_files()?;
     commit(process, thread, image, path, user);
     if new_creds.euid != creds.euid || new_creds.egid != creds.egid {
         // A privilege change: not dumpable, no parent-death signal (prctl(2)).
@@ -417,6 +424,9 @@ fn de_thread(process: &Arc<Process>, thread: &Thread) -> Result<()> {
     thread.set_tid(process.pid());
     Ok(())
 }
+
+/// personality(2) flag: PROT_READ implies PROT_EXEC.
+const READ_IMPLIES_EXEC: u32 = 0x0040_0000;
 
 /// Creates the init process running `argv` (pid 1).
 pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {

@@ -27,7 +27,7 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
         clear_child_tid(process, &t);
         t.wake();
     }
-    process.files.release();
+    process.files().release();
     process.signals.timers.clear();
     crate::fs::on_process_exit(process.pid(), process.sid());
     if let Ok(empty) = crate::mm::Vmar::new() {

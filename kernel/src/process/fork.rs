@@ -107,6 +107,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     child.no_new_privs.store(parent.no_new_privs.load(Ordering::Relaxed), Ordering::Relaxed);
     child.dumpable.store(parent.dumpable.load(Ordering::Relaxed), Ordering::Relaxed);
     child.timer_slack_ns.store(parent.timer_slack_ns.load(Ordering::Relaxed), Ordering::Relaxed);
+    child.personality.store(parent.personality.load(Ordering::Relaxed), Ordering::Relaxed);
     child.set_creds(parent.creds());
     let limits = *parent.rlimits.lock();
     *child.rlimits.lock() = limits;

@@ -48,8 +48,9 @@ pub struct Process {
     parent: SpinLock<Weak<Process>, { level::PROCESS }>,
     children: SpinLock<Vec<Arc<Process>>, { level::PROCESS }>,
     vm: SpinLock<Arc<Vmar>, PROCESS_VM>,
-    /// The descriptor table, shared with CLONE_FILES relatives.
-    files: Arc<SharedFiles>,
+    /// The descriptor table, shared with CLONE_FILES relatives until one
+    /// of them unshares it (close_range CLOSE_RANGE_UNSHARE).
+    files: SpinLock<Arc<SharedFiles>, PROCESS_VM>,
     /// Root, cwd and umask, shared with CLONE_FS relatives.
     fs: Arc<Mutex<FsContext, { level::FS_CONTEXT }>>,
     pgid: AtomicU32,
@@ -85,6 +86,9 @@ pub struct Process {
     pub(crate) dumpable: AtomicU32,
     /// PR_SET_TIMERSLACK, in ns (reported; timers here have no slack).
     pub(crate) timer_slack_ns: AtomicU64,
+    /// personality(2): the execution domain and flags, kept across fork
+    /// and execve.
+    pub(crate) personality: AtomicU32,
     creds: SpinLock<creds::Credentials, { level::PROCESS }>,
     /// Signal sent to the parent at exit (clone's low byte; SIGCHLD for fork).
     pub(crate) exit_signal: AtomicU32,
@@ -110,6 +114,14 @@ pub struct SharedFiles {
     users: AtomicU32,
 }
 
+impl core::ops::Deref for SharedFiles {
+    type Target = Mutex<FileTable, { level::FILE_TABLE }>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.table
+    }
+}
+
 impl SharedFiles {
     pub fn new(table: FileTable) -> Arc<SharedFiles> {
         Arc::new(SharedFiles { table: Mutex::new(table), users: AtomicU32::new(1) })
@@ -121,8 +133,8 @@ impl SharedFiles {
         self.clone()
     }
 
-    /// A user exits; the last one closes every descriptor.
-    fn release(&self) {
+    /// A user exits (or unshares); the last one closes every descriptor.
+    pub(crate) fn release(&self) {
         if self.users.fetch_sub(1, Ordering::AcqRel) == 1 {
             let old = core::mem::take(&mut *self.table.lock());
             drop(old);
@@ -196,7 +208,7 @@ impl Process {
             parent: SpinLock::new(parent),
             children: SpinLock::new(Vec::new()),
             vm: SpinLock::new(vm),
-            files,
+            files: SpinLock::new(files),
             fs,
             pgid: AtomicU32::new(pgid),
             sid: AtomicU32::new(sid),
@@ -218,6 +230,7 @@ impl Process {
             no_new_privs: core::sync::atomic::AtomicBool::new(false),
             dumpable: AtomicU32::new(1),
             timer_slack_ns: AtomicU64::new(50_000),
+            personality: AtomicU32::new(0),
             creds: SpinLock::new(creds::Credentials::default()),
             exit_signal: AtomicU32::new(17),
             did_exec: core::sync::atomic::AtomicBool::new(false),
@@ -262,8 +275,8 @@ impl Process {
         &self.fs
     }
 
-    pub(crate) fn files_shared(&self) -> &Arc<SharedFiles> {
-        &self.files
+    pub(crate) fn files_shared(&self) -> Arc<SharedFiles> {
+        self.files()
     }
 
     /// The current address space.
@@ -279,8 +292,22 @@ impl Process {
         old
     }
 
-    pub fn files(&self) -> &Mutex<FileTable, { level::FILE_TABLE }> {
-        &self.files.table
+    /// The descriptor table (lock it with `.lock()`).
+    pub fn files(&self) -> Arc<SharedFiles> {
+        self.files.lock().clone()
+    }
+
+    /// Gives the process a private copy of its descriptor table if it
+    /// shares it with CLONE_FILES relatives.
+    pub fn unshare_files(&self) -> crate::error::Result<()> {
+        let cur = self.files();
+        if cur.users.load(Ordering::Acquire) <= 1 {
+            return Ok(());
+        }
+        let copy = SharedFiles::new(cur.table.lock().clone());
+        let old = core::mem::replace(&mut *self.files.lock(), copy);
+        old.release();
+        Ok(())
     }
 
     pub fn fs(&self) -> &Mutex<FsContext, { level::FS_CONTEXT }> {
@@ -350,7 +377,7 @@ pub fn all_processes() -> Vec<Arc<Process>> {
 /// Undoes a clone whose first thread never started: the process leaves
 /// the table and gives up its share of the descriptor table.
 pub(super) fn discard_unstarted(p: &Process) {
-    p.files.release();
+    p.files_shared().release();
     remove_from_table(p.pid());
 }
 

@@ -22,6 +22,7 @@ mod range;
 mod setattr;
 mod signalfd;
 mod timerfd;
+mod splice;
 
 use alloc::sync::Arc;
 
@@ -58,6 +59,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (73, "flock", lock::sys_flock),
     (74, "fsync", fd::sys_fsync),
     (75, "fdatasync", fd::sys_fsync),
+    (78, "getdents", dir::sys_getdents),
     (76, "truncate", setattr::sys_truncate),
     (77, "ftruncate", setattr::sys_ftruncate),
     (79, "getcwd", dir::sys_getcwd),
@@ -85,8 +87,10 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (162, "sync", fd::sys_sync),
     (165, "mount", mount::sys_mount),
     (166, "umount2", mount::sys_umount2),
+    (187, "readahead", range::sys_readahead),
     (213, "epoll_create", epoll::sys_epoll_create),
     (217, "getdents64", dir::sys_getdents64),
+    (221, "fadvise64", range::sys_fadvise64),
     (232, "epoll_wait", epoll::sys_epoll_wait),
     (233, "epoll_ctl", epoll::sys_epoll_ctl),
     (235, "utimes", setattr::sys_utimes),
@@ -105,6 +109,10 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (269, "faccessat", attr::sys_faccessat),
     (270, "pselect6", poll::sys_pselect6),
     (271, "ppoll", poll::sys_ppoll),
+    (275, "splice", splice::sys_splice),
+    (276, "tee", splice::sys_tee),
+    (277, "sync_file_range", range::sys_sync_file_range),
+    (278, "vmsplice", splice::sys_vmsplice),
     (280, "utimensat", setattr::sys_utimensat),
     (281, "epoll_pwait", epoll::sys_epoll_pwait),
     (284, "eventfd", eventfd::sys_eventfd),
@@ -118,10 +126,16 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (291, "epoll_create1", epoll::sys_epoll_create1),
     (292, "dup3", fd::sys_dup3),
     (293, "pipe2", pipe::sys_pipe2),
+    (295, "preadv", io::sys_preadv),
+    (296, "pwritev", io::sys_pwritev),
     (306, "syncfs", fd::sys_syncfs),
     (316, "renameat2", path::sys_renameat2),
+    (319, "memfd_create", fd::sys_memfd_create),
     (326, "copy_file_range", range::sys_copy_file_range),
+    (327, "preadv2", io::sys_preadv2),
+    (328, "pwritev2", io::sys_pwritev2),
     (332, "statx", attr::sys_statx),
+    (436, "close_range", fd::sys_close_range),
     (439, "faccessat2", attr::sys_faccessat2),
     (441, "epoll_pwait2", epoll::sys_epoll_pwait2),
 ];

@@ -1,10 +1,12 @@
-//! Memory syscalls: brk, mmap, munmap, mprotect, madvise.
+//! Memory syscalls: brk, mmap, munmap, mprotect, madvise, mremap, msync,
+//! mincore, and the mlock family.
 
 use frame::mm::{PAGE_SIZE, USER_SPACE_END};
 
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
 use crate::fs::MmapSource;
+use crate::fs::memfd::{F_SEAL_FUTURE_WRITE, F_SEAL_WRITE};
 use crate::mm::vmar::{FileBacking, Perms, SharedPages, ShmBacking, Vma};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
@@ -12,7 +14,15 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (10, "mprotect", sys_mprotect),
     (11, "munmap", sys_munmap),
     (12, "brk", sys_brk),
+    (25, "mremap", sys_mremap),
+    (26, "msync", sys_msync),
+    (27, "mincore", sys_mincore),
     (28, "madvise", sys_madvise),
+    (149, "mlock", sys_mlock),
+    (150, "munlock", sys_munlock),
+    (151, "mlockall", sys_mlockall),
+    (152, "munlockall", sys_munlockall),
+    (325, "mlock2", sys_mlock2),
 ];
 
 const MAP_SHARED: u64 = 0x01;
@@ -71,6 +81,9 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         let source = ctx.process.files().lock().mmap_source(fd, shared && perms.write)?;
         match source {
             MmapSource::File { inode, origin, .. } => {
+                if shared && perms.write && inode.seals().is_ok_and(|s| s & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE) != 0) {
+                    return Err(Error::new(Errno::EPERM));
+                }
                 if shared && !inode.has_shared_pages() {
                     if perms.write {
                         // Writing back through a shared mapping of a file
@@ -106,7 +119,7 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     // Shared anonymous memory has its own pages; a shared file mapping maps
     // the file's.
     let shm = (shared && file.is_none()).then(|| ShmBacking { pages: SharedPages::new(), offset: 0 });
-    let vma = Vma { start: 0, end: 0, perms, shared, file, name, shm };
+    let vma = Vma { start: 0, end: 0, perms, shared, file, name, shm, locked: false };
     let start = ctx.process.vm().map_area(
         addr as usize,
         len as usize,
@@ -165,5 +178,184 @@ fn sys_madvise(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if advice == MADV_DONTNEED {
         ctx.process.vm().discard(start, end)?;
     }
+    Ok(0)
+}
+
+const MREMAP_MAYMOVE: u64 = 1;
+const MREMAP_FIXED: u64 = 2;
+const MREMAP_DONTUNMAP: u64 = 4;
+
+/// A length rounded up to whole pages; None if that overflows.
+fn page_len(len: u64) -> Option<usize> {
+    usize::try_from(len).ok()?.checked_add(PAGE_SIZE - 1).map(|l| l & !(PAGE_SIZE - 1))
+}
+
+/// mremap(2), checked in Linux's order: flags (EINVAL: unknown,
+/// MREMAP_FIXED or MREMAP_DONTUNMAP without MREMAP_MAYMOVE, DONTUNMAP
+/// with a size change), alignment, lengths (EINVAL for a zero or
+/// overflowing new length), a fixed destination (EINVAL if unaligned,
+/// beyond user space or overlapping the old range); then the area itself
+/// (EFAULT, ENOMEM: see `Vmar::remap`).
+fn sys_mremap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (old, flags, new_addr) = (a[0] as usize, a[3], a[4] as usize);
+    let einval = || Error::new(Errno::EINVAL);
+    if flags & !(MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP) != 0 {
+        return Err(einval());
+    }
+    let may_move = flags & MREMAP_MAYMOVE != 0;
+    let dontunmap = flags & MREMAP_DONTUNMAP != 0;
+    if (flags & MREMAP_FIXED != 0 || dontunmap) && !may_move {
+        return Err(einval());
+    }
+    if dontunmap && a[1] != a[2] {
+        return Err(einval());
+    }
+    if old % PAGE_SIZE != 0 {
+        return Err(einval());
+    }
+    let old_len = page_len(a[1]).ok_or_else(einval)?;
+    let new_len = page_len(a[2]).filter(|l| *l > 0).ok_or_else(einval)?;
+    let fixed = if flags & MREMAP_FIXED != 0 {
+        if new_addr % PAGE_SIZE != 0 || new_len > USER_SPACE_END || new_addr > USER_SPACE_END - new_len {
+            return Err(einval());
+        }
+        if new_addr < old.saturating_add(old_len) && old < new_addr + new_len {
+            return Err(einval());
+        }
+        Some(new_addr)
+    } else {
+        None
+    };
+    if old.checked_add(old_len).is_none_or(|e| e > USER_SPACE_END) {
+        return Err(einval());
+    }
+    let start = ctx.process.vm().remap(old, old_len, new_len, may_move, fixed, dontunmap)?;
+    Ok(start as isize)
+}
+
+const MS_ASYNC: u64 = 1;
+const MS_INVALIDATE: u64 = 2;
+const MS_SYNC: u64 = 4;
+
+/// msync(2): EINVAL for unknown flags, MS_SYNC with MS_ASYNC or an
+/// unaligned address; ENOMEM for a range that wraps or has unmapped
+/// pages. Nothing needs writing back (see `Vmar::sync_range`).
+fn sys_msync(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (start, flags) = (a[0] as usize, a[2]);
+    if flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0 || start % PAGE_SIZE != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if flags & MS_ASYNC != 0 && flags & MS_SYNC != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let end = page_len(a[1]).and_then(|l| start.checked_add(l)).ok_or(Error::new(Errno::ENOMEM))?;
+    if end == start {
+        return Ok(0);
+    }
+    ctx.process.vm().sync_range(start, end, flags & MS_INVALIDATE != 0)?;
+    Ok(0)
+}
+
+/// mincore(2): EINVAL for an unaligned address, ENOMEM for a range
+/// beyond user space or with unmapped pages, EFAULT for the vector.
+fn sys_mincore(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (start, vec) = (a[0] as usize, a[2]);
+    if start % PAGE_SIZE != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let end = page_len(a[1])
+        .and_then(|l| start.checked_add(l))
+        .filter(|e| *e <= USER_SPACE_END)
+        .ok_or(Error::new(Errno::ENOMEM))?;
+    if end == start {
+        return Ok(0);
+    }
+    let bytes = ctx.process.vm().residency(start, end)?;
+    ctx.write_bytes(vec, &bytes)?;
+    Ok(0)
+}
+
+/// RLIMIT_MEMLOCK for the caller: None (no limit) for root, as with
+/// CAP_IPC_LOCK; EPERM if it is 0.
+fn memlock_limit(ctx: &Context) -> Result<Option<usize>> {
+    if ctx.process.creds().is_privileged() {
+        return Ok(None);
+    }
+    let cur = ctx.process.rlimits.lock().0[crate::process::rlimit::RLIMIT_MEMLOCK].cur;
+    if cur == 0 {
+        return Err(Error::new(Errno::EPERM));
+    }
+    Ok(usize::try_from(cur).ok().filter(|c| *c != usize::MAX))
+}
+
+/// The page range mlock(2) and munlock(2) act on: the address rounded
+/// down, the length up; EINVAL if that wraps.
+fn lock_range(addr: u64, len: u64) -> Result<(usize, usize)> {
+    let addr = addr as usize;
+    let start = addr & !(PAGE_SIZE - 1);
+    let end = (len as usize)
+        .checked_add(addr - start)
+        .and_then(|l| page_len(l as u64))
+        .and_then(|l| start.checked_add(l))
+        .ok_or(Error::new(Errno::EINVAL))?;
+    Ok((start, end))
+}
+
+fn mlock(ctx: &Context, addr: u64, len: u64, onfault: bool) -> Result<isize> {
+    let (start, end) = lock_range(addr, len)?;
+    let limit = memlock_limit(ctx)?;
+    if start == end {
+        return Ok(0);
+    }
+    ctx.process.vm().set_locked(start, end, true, onfault, limit)?;
+    Ok(0)
+}
+
+fn sys_mlock(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    mlock(ctx, a[0], a[1], false)
+}
+
+const MLOCK_ONFAULT: u64 = 1;
+
+fn sys_mlock2(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    if a[2] & !MLOCK_ONFAULT != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    mlock(ctx, a[0], a[1], a[2] & MLOCK_ONFAULT != 0)
+}
+
+fn sys_munlock(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (start, end) = lock_range(a[0], a[1])?;
+    if start == end {
+        return Ok(0);
+    }
+    ctx.process.vm().set_locked(start, end, false, false, None)?;
+    Ok(0)
+}
+
+const MCL_CURRENT: u64 = 1;
+const MCL_FUTURE: u64 = 2;
+const MCL_ONFAULT: u64 = 4;
+
+/// mlockall(2): EINVAL for unknown flags or none of MCL_CURRENT and
+/// MCL_FUTURE; EPERM / ENOMEM for RLIMIT_MEMLOCK as mlock.
+fn sys_mlockall(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let flags = a[0];
+    if flags & !(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT) != 0 || flags & (MCL_CURRENT | MCL_FUTURE) == 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let limit = memlock_limit(ctx)?;
+    ctx.process.vm().set_all_locked(
+        true,
+        flags & MCL_CURRENT != 0,
+        flags & MCL_FUTURE != 0,
+        flags & MCL_ONFAULT != 0,
+        limit,
+    )?;
+    Ok(0)
+}
+
+fn sys_munlockall(ctx: &mut Context, _a: &SyscallArgs) -> Result<isize> {
+    ctx.process.vm().set_all_locked(false, false, false, false, None)?;
     Ok(0)
 }

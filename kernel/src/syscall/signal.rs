@@ -28,6 +28,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (131, "sigaltstack", sys_sigaltstack),
     (200, "tkill", sys_tkill),
     (234, "tgkill", sys_tgkill),
+    (297, "rt_tgsigqueueinfo", sys_rt_tgsigqueueinfo),
 ];
 
 const SIGSET_SIZE: u64 = 8;
@@ -230,6 +231,35 @@ fn sys_rt_sigqueueinfo(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     }
     info.signo = sig as i32;
     send_to_process(&target, info);
+    Ok(0)
+}
+
+/// rt_tgsigqueueinfo(2): rt_sigqueueinfo for one thread `tid` of thread
+/// group `tgid`. EINVAL for a non-positive id; EPERM for si_code >= 0 (or
+/// SI_TKILL) unless the target is the calling thread itself; ESRCH if the
+/// thread is not in that group; then the signal number and kill(2)'s
+/// permission rule. Signal 0 only checks.
+fn sys_rt_tgsigqueueinfo(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (tgid, tid) = (a[0] as i32, a[1] as i32);
+    let mut info: SigInfo = ctx.read_val(a[3])?;
+    if tgid <= 0 || tid <= 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if (info.code >= 0 || info.code == SI_TKILL) && tid as Pid != ctx.thread.tid() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    let (proc_, thread) = process::find_thread(tid as Pid).ok_or(Error::new(Errno::ESRCH))?;
+    if proc_.pid() != tgid as Pid || proc_.exit_status().is_some() {
+        return Err(Error::new(Errno::ESRCH));
+    }
+    let sig = check_signo(a[2], true)?;
+    if !may_signal(ctx, &proc_, sig) {
+        return Err(Error::new(Errno::EPERM));
+    }
+    if sig != 0 {
+        info.signo = sig as i32;
+        send_to_thread(&proc_, &thread, info);
+    }
     Ok(0)
 }
 

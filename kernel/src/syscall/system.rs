@@ -1,5 +1,6 @@
-//! System information and per-process setup: uname, sysinfo, rlimits,
-//! getrandom, arch_prctl.
+//! System information and per-process setup: uname, sethostname,
+//! setdomainname, sysinfo, rlimits, getrandom, arch_prctl, personality,
+//! membarrier.
 
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
@@ -9,6 +10,10 @@ use crate::system::{fill_random, RELEASE, VERSION};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (63, "uname", sys_uname),
+    (135, "personality", sys_personality),
+    (170, "sethostname", sys_sethostname),
+    (171, "setdomainname", sys_setdomainname),
+    (324, "membarrier", sys_membarrier),
     (97, "getrlimit", sys_getrlimit),
     (99, "sysinfo", sys_sysinfo),
     (158, "arch_prctl", sys_arch_prctl),
@@ -30,20 +35,122 @@ frame::pod_struct! {
 const _: () = assert!(core::mem::size_of::<Utsname>() == 390);
 
 fn field(s: &str) -> [u8; 65] {
+    bytes_field(s.as_bytes())
+}
+
+fn bytes_field(s: &[u8]) -> [u8; 65] {
     let mut f = [0u8; 65];
     let n = s.len().min(64);
-    f[..n].copy_from_slice(&s.as_bytes()[..n]);
+    f[..n].copy_from_slice(&s[..n]);
     f
+}
+
+/// Longest host or domain name (__NEW_UTS_LEN).
+const UTS_LEN: i32 = 64;
+
+/// sethostname(2) / setdomainname(2): EPERM unless privileged (checked
+/// first), EINVAL for a negative length or one above 64, EFAULT.
+fn set_uts(ctx: &Context, a: &SyscallArgs, domain: bool) -> Result<isize> {
+    if !ctx.process.creds().is_privileged() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    let len = a[1] as i32;
+    if !(0..=UTS_LEN).contains(&len) {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let name = ctx.read_bytes(a[0], len as usize)?;
+    crate::system::set_uts_name(domain, &name);
+    Ok(0)
+}
+
+fn sys_sethostname(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    set_uts(ctx, a, false)
+}
+
+fn sys_setdomainname(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    set_uts(ctx, a, true)
+}
+
+/// personality(2): 0xffffffff queries; anything else is stored (Linux
+/// accepts any value) and the old one returned.
+fn sys_personality(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    use core::sync::atomic::Ordering;
+    let persona = a[0] as u32;
+    let old = if persona == 0xffff_ffff {
+        ctx.process.personality.load(Ordering::Relaxed)
+    } else {
+        ctx.process.personality.swap(persona, Ordering::Relaxed)
+    };
+    Ok(old as isize)
+}
+
+const MEMBARRIER_CMD_QUERY: u32 = 0;
+const MEMBARRIER_CMD_GLOBAL: u32 = 1 << 0;
+const MEMBARRIER_CMD_GLOBAL_EXPEDITED: u32 = 1 << 1;
+const MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED: u32 = 1 << 2;
+const MEMBARRIER_CMD_PRIVATE_EXPEDITED: u32 = 1 << 3;
+const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED: u32 = 1 << 4;
+const MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE: u32 = 1 << 5;
+const MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE: u32 = 1 << 6;
+const MEMBARRIER_CMD_GET_REGISTRATIONS: u32 = 1 << 9;
+/// What QUERY reports: everything but the rseq commands (there is no
+/// rseq(2)).
+const MEMBARRIER_SUPPORTED: u32 = MEMBARRIER_CMD_GLOBAL
+    | MEMBARRIER_CMD_GLOBAL_EXPEDITED
+    | MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED
+    | MEMBARRIER_CMD_PRIVATE_EXPEDITED
+    | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED
+    | MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE
+    | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE
+    | MEMBARRIER_CMD_GET_REGISTRATIONS;
+
+/// membarrier(2). On one CPU every barrier is already implied by the
+/// context switch that lets another thread run, so the barrier commands
+/// only check their preconditions: flags must be 0 (EINVAL), the private
+/// expedited ones need the address space's registration (EPERM).
+/// Registrations belong to the address space: threads share them, fork
+/// keeps them, execve drops them.
+fn sys_membarrier(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    use core::sync::atomic::Ordering;
+    let (cmd, flags) = (a[0] as u32, a[1] as u32);
+    if flags != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let vm = ctx.process.vm();
+    let registered = vm.membarrier.load(Ordering::Relaxed);
+    let need = |reg: u32| {
+        if registered & reg != 0 {
+            Ok(0)
+        } else {
+            Err(Error::new(Errno::EPERM))
+        }
+    };
+    match cmd {
+        MEMBARRIER_CMD_QUERY => Ok(MEMBARRIER_SUPPORTED as isize),
+        MEMBARRIER_CMD_GLOBAL | MEMBARRIER_CMD_GLOBAL_EXPEDITED => Ok(0),
+        MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED
+        | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED
+        | MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE => {
+            vm.membarrier.fetch_or(cmd, Ordering::Relaxed);
+            Ok(0)
+        }
+        MEMBARRIER_CMD_PRIVATE_EXPEDITED => need(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED),
+        MEMBARRIER_CMD_PRIVATE_EXPEDITED_SYNC_CORE => {
+            need(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED_SYNC_CORE)
+        }
+        MEMBARRIER_CMD_GET_REGISTRATIONS => Ok(registered as isize),
+        _ => Err(Error::new(Errno::EINVAL)),
+    }
 }
 
 fn sys_uname(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let u = Utsname {
         sysname: field("Linux"),
-        nodename: field("trellis"),
+        nodename: bytes_field(&crate::system::hostname()),
         release: field(RELEASE),
         version: field(VERSION),
         machine: field("x86_64"),
-        domainname: field("(none)"),
+        domainname: bytes_field(&crate::system::domainname()),
     };
     ctx.write_val(a[0], &u)?;
     Ok(0)

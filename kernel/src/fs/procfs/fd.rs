@@ -51,7 +51,8 @@ impl FdDir {
     fn fds(&self) -> Result<Vec<(i32, Arc<File>)>> {
         let p = self.target.process()?;
         may_inspect(&p)?;
-        let files = p.files().lock();
+        let shared_files = p.files();
+        let files = shared_files.lock();
         Ok(files.iter().map(|(fd, f)| (fd, f.clone())).collect())
     }
 }
@@ -139,6 +140,10 @@ pub(super) fn describe(fs: &FsContext, file: &File) -> Result<String> {
     let node = file.node();
     let meta = node.metadata();
     if let Some((dir, name)) = file.origin() {
+        // A memfd lives in a file system mounted nowhere.
+        if node.seals().is_ok() {
+            return Ok(format!("/{name} (deleted)"));
+        }
         let mut path = path_of(fs, dir).unwrap_or_default();
         if !path.ends_with('/') {
             path.push('/');
@@ -182,7 +187,8 @@ fn anon_kind(file: &File) -> &'static str {
 fn fdinfo(t: Target, fd: i32) -> Result<Vec<u8>> {
     let p = t.process()?;
     let (file, cloexec) = {
-        let files = p.files().lock();
+        let shared_files = p.files();
+        let files = shared_files.lock();
         let file = files.get(fd).map_err(|_| Error::new(Errno::ENOENT))?;
         (file, files.cloexec(fd).unwrap_or(false))
     };

@@ -260,7 +260,7 @@ pub(super) fn status(t: Target) -> Result<String> {
         for (name, v) in [
             ("VmPeak", kb(vm.size)),
             ("VmSize", kb(vm.size)),
-            ("VmLck", 0),
+            ("VmLck", kb(p.vm().locked_bytes())),
             ("VmPin", 0),
             ("VmHWM", kb(vm.hiwater_pages * PAGE)),
             ("VmRSS", rss),

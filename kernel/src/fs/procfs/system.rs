@@ -418,8 +418,8 @@ pub(super) const SYS: &[(&str, Node)] = &[
         "kernel",
         Node::Dir(&[
             ("cap_last_cap", Node::File(|| String::from("40\n"))),
-            ("domainname", Node::File(|| String::from("(none)\n"))),
-            ("hostname", Node::File(|| String::from("trellis\n"))),
+            ("domainname", Node::File(|| uts_line(&crate::system::domainname()))),
+            ("hostname", Node::File(|| uts_line(&crate::system::hostname()))),
             ("ngroups_max", Node::File(|| String::from("65536\n"))),
             ("osrelease", Node::File(|| format!("{RELEASE}\n"))),
             ("ostype", Node::File(|| String::from("Linux\n"))),
@@ -449,3 +449,10 @@ pub(super) const SYS: &[(&str, Node)] = &[
         ]),
     ),
 ];
+
+/// A UTS name as /proc/sys/kernel/{hostname,domainname} show it.
+fn uts_line(name: &[u8]) -> String {
+    let mut s = String::from_utf8_lossy(name).into_owned();
+    s.push('\n');
+    s
+}

@@ -66,6 +66,16 @@ pub struct Usage {
     pub max_inodes: usize,
 }
 
+/// Seal bits (fcntl(2) F_ADD_SEALS).
+pub mod seal {
+    pub const SEAL: u32 = 0x01;
+    pub const SHRINK: u32 = 0x02;
+    pub const GROW: u32 = 0x04;
+    pub const WRITE: u32 = 0x08;
+    pub const FUTURE_WRITE: u32 = 0x10;
+    pub const EXEC: u32 = 0x20;
+}
+
 impl RamFs {
     /// A new file system with an empty root directory (mode 0755, owned by
     /// root); returns the root.
@@ -91,6 +101,18 @@ impl RamFs {
             gid: 0,
         };
         RamInode::new(&fs, node, None)
+    }
+
+    /// A memfd's file (memfd_create(2)): a regular file with no name in
+    /// this file system, sealable, starting with `seals`.
+    pub fn new_memfd(root: &Arc<RamInode>, node: NewNode, seals: u32) -> Arc<RamInode> {
+        let child = RamInode::new(&root.fs, node, Some(Arc::downgrade(root)));
+        {
+            let mut st = child.state.lock();
+            st.nlink = 0;
+            st.seals = Some(seals);
+        }
+        child
     }
 
     fn alloc_ino(&self) -> u64 {
@@ -134,6 +156,9 @@ struct State {
     nlink: u32,
     /// An O_TMPFILE file that linkat(2) may still give a name.
     linkable: bool,
+    /// A memfd's seals (fcntl F_ADD_SEALS); None for other files, which
+    /// cannot be sealed.
+    seals: Option<u32>,
     atime: Timespec,
     mtime: Timespec,
     ctime: Timespec,
@@ -204,6 +229,7 @@ impl RamInode {
                 gid: node.gid,
                 nlink,
                 linkable: false,
+                seals: None,
                 atime: now,
                 mtime: now,
                 ctime: now,
@@ -258,6 +284,31 @@ impl RamInode {
 
     fn is_empty_dir(&self) -> bool {
         matches!(&self.state.lock().body, Body::Dir(d) if d.is_empty())
+    }
+
+    /// The seals that forbid a change: EPERM if `write` (data changes) and
+    /// F_SEAL_WRITE or F_SEAL_FUTURE_WRITE is set, or if the size would go
+    /// from `size` to `new_size` against F_SEAL_SHRINK / F_SEAL_GROW.
+    fn check_seals(&self, write: bool, new_size: impl FnOnce(usize) -> usize) -> Result<()> {
+        let (seals, size) = {
+            let st = self.state.lock();
+            let size = match &st.body {
+                Body::File(data) => data.size(),
+                _ => 0,
+            };
+            (st.seals.unwrap_or(0), size)
+        };
+        if seals == 0 {
+            return Ok(());
+        }
+        let new = new_size(size);
+        let denied = (write && seals & (seal::WRITE | seal::FUTURE_WRITE) != 0)
+            || (new < size && seals & seal::SHRINK != 0)
+            || (new > size && seals & seal::GROW != 0);
+        if denied {
+            return Err(Error::new(Errno::EPERM));
+        }
+        Ok(())
     }
 
     /// Runs `f` on a regular file's contents; `modify` updates mtime and ctime.
@@ -361,10 +412,12 @@ impl Inode for RamInode {
     }
 
     fn write_at(&self, offset: usize, buf: &[u8]) -> Result<usize> {
+        self.check_seals(true, |size| size.max(offset.saturating_add(buf.len())))?;
         self.with_file(true, |data| data.write(offset, buf))
     }
 
     fn append(&self, buf: &[u8]) -> Result<(usize, usize)> {
+        self.check_seals(true, |size| size.saturating_add(buf.len()))?;
         self.with_file(true, |data| {
             let offset = data.size();
             let n = data.write(offset, buf)?;
@@ -373,6 +426,7 @@ impl Inode for RamInode {
     }
 
     fn resize(&self, size: usize) -> Result<()> {
+        self.check_seals(false, |_| size)?;
         self.with_file(true, |data| data.resize(size))
     }
 
@@ -383,6 +437,11 @@ impl Inode for RamInode {
             .ok_or(Error::new(Errno::EFBIG))?;
         // Like tmpfs, punching a hole changes the times; allocating only
         // does when the size grows.
+        match mode {
+            Allocate::PunchHole => self.check_seals(true, |size| size)?,
+            Allocate::Extend => self.check_seals(false, |size| size.max(end))?,
+            Allocate::KeepSize => {}
+        }
         let grows = mode == Allocate::Extend && end > self.size();
         self.with_file(mode == Allocate::PunchHole || grows, |data| match mode {
             Allocate::Extend => data.allocate(offset, end, false),
@@ -501,6 +560,20 @@ impl Inode for RamInode {
         st.nlink = st.nlink.saturating_add(1);
         st.linkable = false;
         st.ctime = now;
+        Ok(())
+    }
+
+    fn seals(&self) -> Result<u32> {
+        self.state.lock().seals.ok_or(Error::new(Errno::EINVAL))
+    }
+
+    fn add_seals(&self, add: u32) -> Result<()> {
+        let mut st = self.state.lock();
+        let seals = st.seals.ok_or(Error::new(Errno::EINVAL))?;
+        if seals & seal::SEAL != 0 {
+            return Err(Error::new(Errno::EPERM));
+        }
+        st.seals = Some(seals | add);
         Ok(())
     }
 

@@ -1,5 +1,5 @@
-//! Directories and the per-process file-system context: getdents64(2),
-//! getcwd(2), chdir(2)/fchdir, chroot(2), umask(2).
+//! Directories and the per-process file-system context: getdents64(2)
+//! and the old getdents(2), getcwd(2), chdir(2)/fchdir, chroot(2), umask(2).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -11,8 +11,21 @@ use crate::syscall::{Context, SyscallArgs};
 
 /// Size of a `linux_dirent64` header: d_ino, d_off, d_reclen, d_type.
 const DIRENT64_HEADER: usize = 8 + 8 + 2 + 1;
+/// Size of an old `linux_dirent` header: d_ino, d_off, d_reclen (d_type
+/// is the record's last byte, after the name's NUL).
+const DIRENT_HEADER: usize = 8 + 8 + 2;
 
 pub fn sys_getdents64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    getdents(ctx, args, true)
+}
+
+/// getdents(2), the old call: `struct linux_dirent`, whose d_type follows
+/// the name.
+pub fn sys_getdents(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    getdents(ctx, args, false)
+}
+
+fn getdents(ctx: &Context, args: &SyscallArgs, is64: bool) -> Result<isize> {
     let (dirp, count) = (args[1], (args[2] as u32 as usize).min(IO_CHUNK));
     let file = get_io_file(ctx, fd_arg(args[0]))?;
     if file.ops().is_some() || file.node().file_type() != FileType::Directory {
@@ -26,7 +39,11 @@ pub fn sys_getdents64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let mut too_small = false;
     file.node().read_dir(file.position(), &mut |e| {
         let name = fs::name::to_user(e.name);
-        let reclen = (DIRENT64_HEADER + name.len() + 1).next_multiple_of(8);
+        let reclen = if is64 {
+            (DIRENT64_HEADER + name.len() + 1).next_multiple_of(8)
+        } else {
+            (DIRENT_HEADER + name.len() + 2).next_multiple_of(8)
+        };
         if out.len() + reclen > count {
             too_small = out.is_empty();
             return false;
@@ -35,9 +52,14 @@ pub fn sys_getdents64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         out.extend_from_slice(&e.ino.to_ne_bytes());
         out.extend_from_slice(&(e.next_cookie as i64).to_ne_bytes());
         out.extend_from_slice(&(reclen as u16).to_ne_bytes());
-        out.push(e.file_type.dirent_type());
+        if is64 {
+            out.push(e.file_type.dirent_type());
+        }
         out.extend_from_slice(&name);
         out.resize(start + reclen, 0);
+        if !is64 {
+            out[start + reclen - 1] = e.file_type.dirent_type();
+        }
         next = Some(e.next_cookie);
         true
     })?;

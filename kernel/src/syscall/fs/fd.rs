@@ -1,4 +1,5 @@
-//! Descriptor management: close(2), dup(2)/dup2/dup3, fcntl(2), ioctl(2),
+//! Descriptor management: close(2), close_range(2), dup(2)/dup2/dup3,
+//! fcntl(2), ioctl(2),
 //! and the calls that only need a valid descriptor (fsync).
 
 use super::lock::{F_GETLK, F_OFD_GETLK, F_OFD_SETLK, F_OFD_SETLKW, F_SETLK, F_SETLKW};
@@ -17,6 +18,8 @@ const F_GETOWN: u32 = 9;
 const F_DUPFD_CLOEXEC: u32 = 1030;
 const F_SETPIPE_SZ: u32 = 1031;
 const F_GETPIPE_SZ: u32 = 1032;
+const F_ADD_SEALS: u32 = 1033;
+const F_GET_SEALS: u32 = 1034;
 const FD_CLOEXEC: u64 = 1;
 
 const FIONREAD: u32 = 0x541B;
@@ -35,9 +38,38 @@ pub fn sys_close(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     Ok(0)
 }
 
+const CLOSE_RANGE_UNSHARE: u32 = 1 << 1;
+const CLOSE_RANGE_CLOEXEC: u32 = 1 << 2;
+
+/// close_range(2): closes (or with CLOSE_RANGE_CLOEXEC marks
+/// close-on-exec) every open descriptor in `[first, last]`, after giving
+/// the process its own table with CLOSE_RANGE_UNSHARE. EINVAL for unknown
+/// flags or `first > last`.
+pub fn sys_close_range(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (first, last, flags) = (args[0] as u32, args[1] as u32, args[2] as u32);
+    if flags & !(CLOSE_RANGE_UNSHARE | CLOSE_RANGE_CLOEXEC) != 0 || first > last {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if flags & CLOSE_RANGE_UNSHARE != 0 {
+        ctx.process.unshare_files()?;
+    }
+    let cloexec = flags & CLOSE_RANGE_CLOEXEC != 0;
+    let closed = ctx
+        .process
+        .files()
+        .lock()
+        .close_range(first as usize, last as usize, cloexec);
+    for file in closed {
+        crate::fs::lock::release_posix(ctx.process.pid(), &**file.node());
+        drop(file);
+    }
+    Ok(0)
+}
+
 pub fn sys_dup(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let limit = fd_limit(ctx);
-    let mut files = ctx.process.files().lock();
+    let shared_files = ctx.process.files();
+    let mut files = shared_files.lock();
     let file = files.get(fd_arg(args[0]))?;
     Ok(files.insert(file, false, limit)? as isize)
 }
@@ -46,7 +78,8 @@ pub fn sys_dup(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 fn dup_to(ctx: &Context, old: i32, new: i32, cloexec: bool) -> Result<isize> {
     let limit = fd_limit(ctx);
     let replaced = {
-        let mut files = ctx.process.files().lock();
+        let shared_files = ctx.process.files();
+        let mut files = shared_files.lock();
         let file = files.get(old)?;
         files.install(new, file, cloexec, limit)?
     };
@@ -114,10 +147,82 @@ pub fn sys_fcntl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         }
         F_GETPIPE_SZ => crate::fs::pipe::pipe_capacity(&file, None),
         F_SETPIPE_SZ => crate::fs::pipe::pipe_capacity(&file, Some(arg as u32 as u64)),
+        F_ADD_SEALS => add_seals(&file, arg as u32),
+        F_GET_SEALS => Ok(file.node().seals()? as isize),
         F_SETOWN => Ok(0),
         F_GETOWN => Ok(0),
         _ => Err(Error::new(Errno::EINVAL)),
     }
+}
+
+/// fcntl F_ADD_SEALS (memfd_create(2)): EPERM unless open for writing or
+/// once F_SEAL_SEAL is set, EINVAL for unknown seals or a file that cannot
+/// be sealed. F_SEAL_EXEC on an executable file also seals its size and
+/// contents (Linux's W^X rule). No shared writable mapping can exist, so
+/// F_SEAL_WRITE never fails with EBUSY.
+fn add_seals(file: &crate::fs::File, seals: u32) -> Result<isize> {
+    use crate::fs::memfd::*;
+    if !file.can_write() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    if seals & !F_ALL_SEALS != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let mut seals = seals;
+    if seals & F_SEAL_EXEC != 0 && file.node().metadata().perm & 0o111 != 0 {
+        seals |= F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_FUTURE_WRITE;
+    }
+    file.node().add_seals(seals)?;
+    Ok(0)
+}
+
+const MFD_CLOEXEC: u32 = 0x1;
+const MFD_ALLOW_SEALING: u32 = 0x2;
+const MFD_HUGETLB: u32 = 0x4;
+const MFD_NOEXEC_SEAL: u32 = 0x8;
+const MFD_EXEC: u32 = 0x10;
+/// Longest name: NAME_MAX less "memfd:".
+const MFD_NAME_MAX: usize = 255 - 6;
+
+/// memfd_create(2): EINVAL for unknown flags, MFD_EXEC with
+/// MFD_NOEXEC_SEAL, or a name longer than 249 bytes; EFAULT for an
+/// unreadable name. MFD_HUGETLB is refused (EINVAL): there are no huge
+/// pages. Without MFD_ALLOW_SEALING the file starts sealed with
+/// F_SEAL_SEAL; MFD_NOEXEC_SEAL drops the execute bits and seals them
+/// (F_SEAL_EXEC), allowing further seals.
+pub fn sys_memfd_create(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    use crate::fs::memfd::{F_SEAL_EXEC, F_SEAL_SEAL};
+    let (name_addr, flags) = (args[0], args[1] as u32);
+    let known = MFD_CLOEXEC | MFD_ALLOW_SEALING | MFD_NOEXEC_SEAL | MFD_EXEC;
+    if flags & !known != 0 || flags & MFD_HUGETLB != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if flags & (MFD_EXEC | MFD_NOEXEC_SEAL) == MFD_EXEC | MFD_NOEXEC_SEAL {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let name = ctx
+        .read_cstring(name_addr, MFD_NAME_MAX + 1)
+        .map_err(|e| match e.errno() {
+            Errno::ENAMETOOLONG => Error::new(Errno::EINVAL),
+            _ => e,
+        })?;
+    let name = crate::fs::name::from_user(name);
+    let noexec = flags & MFD_NOEXEC_SEAL != 0;
+    let seals = if noexec {
+        F_SEAL_EXEC
+    } else if flags & MFD_ALLOW_SEALING != 0 {
+        0
+    } else {
+        F_SEAL_SEAL
+    };
+    let file = crate::fs::memfd::create(&name, &super::caller_cred(ctx), noexec, seals)?;
+    let limit = fd_limit(ctx);
+    let fd = ctx
+        .process
+        .files()
+        .lock()
+        .insert(file, flags & MFD_CLOEXEC != 0, limit)?;
+    Ok(fd as isize)
 }
 
 pub fn sys_ioctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {

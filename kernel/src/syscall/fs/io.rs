@@ -1,10 +1,11 @@
-//! read(2), write(2), pread64/pwrite64, readv/writev, lseek(2), sendfile(2).
+//! read(2), write(2), pread64/pwrite64, readv/writev, preadv/pwritev and
+//! the *v2 calls, lseek(2), sendfile(2).
 
 use alloc::vec::Vec;
 
 use super::{CallerCtx, count_arg, fd_arg, get_io_file};
 use crate::error::{Errno, Error, Result};
-use crate::fs::{FileType, IO_CHUNK, O_APPEND, kernel_buffer};
+use crate::fs::{File, FileType, IO_CHUNK, O_APPEND, RwFlags, kernel_buffer};
 use crate::syscall::{Context, SyscallArgs};
 
 /// Most iovecs in one call (UIO_MAXIOV).
@@ -59,10 +60,10 @@ pub fn sys_pwrite64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 /// A user iovec array: (base, len) pairs, validated as readv(2) requires.
-struct IoVecs(Vec<(u64, usize)>);
+pub(super) struct IoVecs(Vec<(u64, usize)>);
 
 impl IoVecs {
-    fn read(ctx: &Context, addr: u64, count: u64) -> Result<IoVecs> {
+    pub(super) fn read(ctx: &Context, addr: u64, count: u64) -> Result<IoVecs> {
         if count > IOV_MAX {
             return Err(Error::new(Errno::EINVAL));
         }
@@ -91,7 +92,7 @@ impl IoVecs {
         Ok(IoVecs(iovs))
     }
 
-    fn total(&self) -> usize {
+    pub(super) fn total(&self) -> usize {
         self.0
             .iter()
             .map(|(_, len)| *len)
@@ -117,7 +118,7 @@ impl IoVecs {
         })
     }
 
-    fn scatter(&self, ctx: &Context, at: usize, data: &[u8]) -> Result<()> {
+    pub(super) fn scatter(&self, ctx: &Context, at: usize, data: &[u8]) -> Result<()> {
         let mut off = 0;
         for (addr, n) in self.ranges(at, data.len()) {
             ctx.write_bytes(addr, &data[off..off + n])?;
@@ -126,7 +127,7 @@ impl IoVecs {
         Ok(())
     }
 
-    fn gather(&self, ctx: &Context, at: usize, buf: &mut [u8]) -> Result<()> {
+    pub(super) fn gather(&self, ctx: &Context, at: usize, buf: &mut [u8]) -> Result<()> {
         let mut off = 0;
         for (addr, n) in self.ranges(at, buf.len()) {
             ctx.read_into(addr, &mut buf[off..off + n])?;
@@ -259,4 +260,98 @@ pub fn sys_sendfile(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         ctx.write_val(offset_addr, &(off as i64))?;
     }
     Ok(total as isize)
+}
+
+const RWF_HIPRI: u32 = 0x01;
+const RWF_DSYNC: u32 = 0x02;
+const RWF_SYNC: u32 = 0x04;
+const RWF_NOWAIT: u32 = 0x08;
+const RWF_APPEND: u32 = 0x10;
+const RWF_NOAPPEND: u32 = 0x20;
+/// The flags preadv2/pwritev2 accept (the rest: EOPNOTSUPP, as Linux
+/// answers for flags it does not know or the file cannot honour).
+const RWF_SUPPORTED: u32 = RWF_HIPRI | RWF_DSYNC | RWF_SYNC | RWF_NOWAIT | RWF_APPEND | RWF_NOAPPEND;
+
+/// Linux's kiocb_set_rw_flags for the file: EOPNOTSUPP for unknown flags
+/// and for RWF_NOWAIT on files that cannot honour it (the in-memory
+/// regular files, as tmpfs; streams can). HIPRI, DSYNC and SYNC have
+/// nothing to do here: there is no polled I/O, and nothing to write back.
+fn rw_flags(file: &File, flags: u32, write: bool) -> Result<RwFlags> {
+    if flags & !RWF_SUPPORTED != 0 {
+        return Err(Error::new(Errno::EOPNOTSUPP));
+    }
+    let nowait = flags & RWF_NOWAIT != 0;
+    if nowait && file.ops().is_none() {
+        return Err(Error::new(Errno::EOPNOTSUPP));
+    }
+    Ok(RwFlags {
+        nowait,
+        append: write && flags & RWF_APPEND != 0,
+        noappend: write && flags & (RWF_APPEND | RWF_NOAPPEND) == RWF_NOAPPEND,
+    })
+}
+
+/// preadv/pwritev and the *v2 calls: `offset` None means the file
+/// position (the *v2 calls' -1). Checked in Linux's order: the offset
+/// (EINVAL), the descriptor (EBADF), positional I/O on a stream (ESPIPE),
+/// the access mode (EBADF), the vector (EINVAL, EFAULT), then the flags.
+fn vectored(ctx: &Context, a: &SyscallArgs, offset: Option<usize>, flags: u32, write: bool) -> Result<isize> {
+    let file = get_io_file(ctx, fd_arg(a[0]))?;
+    if offset.is_some() && file.ops().is_some_and(|ops| !ops.allows_positional_io()) {
+        return Err(Error::new(Errno::ESPIPE));
+    }
+    if (write && !file.can_write()) || (!write && !file.can_read()) {
+        return Err(Error::new(Errno::EBADF));
+    }
+    let iovs = IoVecs::read(ctx, a[1], a[2])?;
+    let total = iovs.total();
+    if total == 0 {
+        return Ok(0);
+    }
+    let rw = rw_flags(&file, flags, write)?;
+    let caller = &CallerCtx(ctx);
+    let n = if write {
+        let source = &mut |done: usize, buf: &mut [u8]| iovs.gather(ctx, done, buf);
+        match offset {
+            Some(off) => file.write_at_with(off, total, source, caller, rw)?,
+            None => file.write_with(total, source, caller, rw)?,
+        }
+    } else {
+        let sink = &mut |done: usize, data: &[u8]| iovs.scatter(ctx, done, data);
+        match offset {
+            Some(off) => file.read_at_with(off, total, sink, caller, rw)?,
+            None => file.read_with(total, sink, caller, rw)?,
+        }
+    };
+    Ok(n as isize)
+}
+
+/// The offset of preadv/pwritev (on x86-64 the low word holds all of
+/// it): EINVAL if negative.
+fn v1_offset(arg: u64) -> Result<Option<usize>> {
+    Ok(Some(offset_arg(arg)?))
+}
+
+/// The offset of preadv2/pwritev2: -1 is the file position.
+fn v2_offset(arg: u64) -> Result<Option<usize>> {
+    if arg as i64 == -1 {
+        return Ok(None);
+    }
+    v1_offset(arg)
+}
+
+pub fn sys_preadv(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    vectored(ctx, a, v1_offset(a[3])?, 0, false)
+}
+
+pub fn sys_pwritev(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    vectored(ctx, a, v1_offset(a[3])?, 0, true)
+}
+
+pub fn sys_preadv2(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    vectored(ctx, a, v2_offset(a[3])?, a[5] as u32, false)
+}
+
+pub fn sys_pwritev2(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    vectored(ctx, a, v2_offset(a[3])?, a[5] as u32, true)
 }

@@ -15,7 +15,8 @@ pub(super) fn install_all<const N: usize>(
     cloexec: bool,
 ) -> Result<[i32; N]> {
     let limit = fd_limit(ctx);
-    let mut table = ctx.process.files().lock();
+    let shared_files = ctx.process.files();
+    let mut table = shared_files.lock();
     let mut fds = [-1; N];
     for (i, file) in files.into_iter().enumerate() {
         match table.insert(file, cloexec, limit) {
@@ -45,7 +46,8 @@ fn pipe2(ctx: &Context, fds_addr: u64, flags: u32) -> Result<isize> {
     if let Err(e) = ctx.write_bytes(fds_addr, &bytes) {
         // Linux closes both descriptors again on EFAULT.
         let closed: alloc::vec::Vec<_> = {
-            let mut table = ctx.process.files().lock();
+            let shared_files = ctx.process.files();
+            let mut table = shared_files.lock();
             fds.iter().filter_map(|&fd| table.remove(fd).ok()).collect()
         };
         drop(closed);

@@ -83,7 +83,8 @@ pub(super) fn with_sigmask<R>(
 
 /// The files open on `fds` (None where not open), looked up in one go.
 fn files_of(ctx: &Context, fds: impl Iterator<Item = i32>) -> Vec<Option<Arc<File>>> {
-    let table = ctx.process.files().lock();
+    let shared_files = ctx.process.files();
+    let table = shared_files.lock();
     fds.map(|fd| if fd < 0 { None } else { table.get(fd).ok() })
         .collect()
 }

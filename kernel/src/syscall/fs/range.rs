@@ -1,5 +1,6 @@
-//! Calls on byte ranges of regular files: fallocate(2) and
-//! copy_file_range(2).
+//! Calls on byte ranges of regular files: fallocate(2),
+//! copy_file_range(2), and the page-cache hints fadvise64(2),
+//! readahead(2) and sync_file_range(2) (validated, nothing to do).
 
 use alloc::sync::Arc;
 
@@ -156,4 +157,60 @@ fn copy(input: &File, pos_in: usize, output: &File, pos_out: usize, count: usize
         }
     }
     Ok(done)
+}
+
+const POSIX_FADV_NOREUSE: u64 = 5;
+
+/// fadvise64(2): there is no page cache to advise, so after Linux's checks
+/// (EBADF, ESPIPE for a pipe or FIFO, EINVAL for a negative length or
+/// unknown advice) the advice is accepted and ignored, as Linux does for
+/// files without a backing device (tmpfs).
+pub fn sys_fadvise64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (len, advice) = (args[2] as i64, args[3]);
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
+    if file.node().file_type() == FileType::Fifo {
+        return Err(Error::new(Errno::ESPIPE));
+    }
+    if len < 0 || advice > POSIX_FADV_NOREUSE {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    Ok(0)
+}
+
+/// readahead(2): EBADF unless open for reading, EINVAL unless a regular
+/// file; otherwise nothing to do (all data is in memory already).
+pub fn sys_readahead(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
+    if !file.can_read() {
+        return Err(Error::new(Errno::EBADF));
+    }
+    if file.ops().is_some() || file.node().file_type() != FileType::Regular {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    Ok(0)
+}
+
+const SYNC_FILE_RANGE_VALID: u32 = 0x1 | 0x2 | 0x4;
+
+/// sync_file_range(2): EBADF first, then EINVAL for unknown flags or a
+/// range that is negative or overflows, ESPIPE for anything but a regular
+/// file, directory or symlink; nothing is ever dirty, so that is all.
+pub fn sys_sync_file_range(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    let (offset, nbytes, flags) = (args[1] as i64, args[2] as i64, args[3] as u32);
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
+    if flags & !SYNC_FILE_RANGE_VALID != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let end = offset.wrapping_add(nbytes);
+    if offset < 0 || end < 0 || end < offset {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let ok_type = matches!(
+        file.node().file_type(),
+        FileType::Regular | FileType::Directory | FileType::Symlink | FileType::BlockDevice
+    );
+    if file.ops().is_some() || !ok_type {
+        return Err(Error::new(Errno::ESPIPE));
+    }
+    Ok(0)
 }
