@@ -133,6 +133,25 @@ int main(void)
 	CHECK_EQ(fallocate(fd, 0, 0, 12), 0);
 	CHECK_EQ(lseek(fd, 0, SEEK_END), 12);
 
+	/* A shared writable mapping sees the file and the file sees it; while
+	 * one exists F_SEAL_WRITE is EBUSY. */
+	{
+		char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		char c;
+
+		CHECK(m != MAP_FAILED);
+		if (m != MAP_FAILED) {
+			CHECK_EQ(m[0], 'a');
+			m[2] = 'Z';
+			CHECK_EQ(pread(fd, &c, 1, 2), 1);
+			CHECK_EQ(c, 'Z');
+			CHECK_EQ(pwrite(fd, "2", 1, 2), 1);
+			CHECK_EQ(m[2], '2');
+			CHECK_ERR(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE), EBUSY);
+			munmap(m, 4096);
+		}
+	}
+
 	/* F_SEAL_WRITE: no writes at all, nor punching holes, nor shared
 	 * writable mappings; reads still work. */
 	CHECK_EQ(fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE), 0);

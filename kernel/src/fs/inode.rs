@@ -267,6 +267,13 @@ pub trait Inode: Any + Send + Sync {
         false
     }
 
+    /// A token every shared mapping through a writable descriptor holds
+    /// for its lifetime, so that the file can tell whether such mappings
+    /// exist (F_SEAL_WRITE: EBUSY).
+    fn shared_write_token(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        None
+    }
+
     /// Sets the permission bits (`0o7777`).
     fn set_perm(&self, _perm: u32) -> Result<()> {
         Err(Error::new(Errno::EPERM))

@@ -44,6 +44,9 @@ pub struct FileBacking {
     pub len: usize,
     /// The file's path when it was mapped (/proc/pid/maps).
     pub path: Option<Arc<str>>,
+    /// A shared mapping through a writable descriptor holds the file's
+    /// [`crate::fs::Inode::shared_write_token`].
+    pub writer: Option<Arc<dyn core::any::Any + Send + Sync>>,
 }
 
 #[derive(Clone)]

@@ -143,6 +143,7 @@ fn load_elf(
             len: lead + ph.filesz as usize,
             // Named in /proc/pid/maps by the process's exe path.
             path: None,
+            writer: None,
         };
         // A segment may share its first page with the previous one; give
         // that page to the earlier segment's area (it holds both contents

@@ -80,7 +80,7 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     } else {
         let source = ctx.process.files().lock().mmap_source(fd, shared && perms.write)?;
         match source {
-            MmapSource::File { inode, origin, .. } => {
+            MmapSource::File { inode, origin, writable } => {
                 if shared && perms.write && inode.seals().is_ok_and(|s| s & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE) != 0) {
                     return Err(Error::new(Errno::EPERM));
                 }
@@ -104,7 +104,8 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
                     p.push_str(&name);
                     Some(alloc::sync::Arc::from(p.as_str()))
                 });
-                Some(FileBacking { inode, offset, len: len as usize, path })
+                let writer = if shared && writable { inode.shared_write_token() } else { None };
+                Some(FileBacking { inode, offset, len: len as usize, path, writer })
             }
             MmapSource::Anonymous { writable } => {
                 // /dev/zero: anonymous memory. As on Linux, a shared mapping

@@ -146,6 +146,10 @@ pub struct RamInode {
     file_type: FileType,
     fs: Arc<RamFs>,
     this: Weak<RamInode>,
+    /// Held by every shared mapping made through a descriptor open for
+    /// writing (Linux's i_mmap_writable): F_SEAL_WRITE is EBUSY while
+    /// there are any.
+    writable_maps: Arc<()>,
     state: SpinLock<State, { level::INODE }>,
 }
 
@@ -240,6 +244,7 @@ impl RamInode {
                 file_type,
                 fs: fs.clone(),
                 this: this.clone(),
+                writable_maps: Arc::new(()),
                 state: SpinLock::new(state),
             }
         })
@@ -360,6 +365,10 @@ impl Inode for RamInode {
 
     fn has_shared_pages(&self) -> bool {
         self.file_type == FileType::Regular
+    }
+
+    fn shared_write_token(&self) -> Option<Arc<dyn core::any::Any + Send + Sync>> {
+        Some(self.writable_maps.clone())
     }
 
     fn size(&self) -> usize {
@@ -572,6 +581,9 @@ impl Inode for RamInode {
         let seals = st.seals.ok_or(Error::new(Errno::EINVAL))?;
         if seals & seal::SEAL != 0 {
             return Err(Error::new(Errno::EPERM));
+        }
+        if add & seal::WRITE != 0 && Arc::strong_count(&self.writable_maps) > 1 {
+            return Err(Error::new(Errno::EBUSY));
         }
         st.seals = Some(seals | add);
         Ok(())
