@@ -16,34 +16,6 @@
 #define F_OFD_SETLKW 38
 #endif
 
-static int lk(int fd, int cmd, short type, off_t start, off_t len)
-{
-	struct flock fl;
-
-	memset(&fl, 0, sizeof fl);
-	fl.l_type = type;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = start;
-	fl.l_len = len;
-	return fcntl(fd, cmd, &fl);
-}
-
-/* F_GETLK for [start, start+len): the conflicting lock's type, or F_UNLCK. */
-static struct flock query(int fd, short type, off_t start, off_t len)
-{
-	struct flock fl;
-
-	memset(&fl, 0, sizeof fl);
-	fl.l_type = type;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = start;
-	fl.l_len = len;
-	fl.l_pid = 12345;
-	if (fcntl(fd, F_GETLK, &fl) != 0)
-		fl.l_type = -1;
-	return fl;
-}
-
 /* Child: try F_SETLK and exit 0 on success, 1 on EAGAIN/EACCES, 2 else. */
 static int try_in_child(const char *path, short type, off_t start, off_t len)
 {
@@ -52,7 +24,7 @@ static int try_in_child(const char *path, short type, off_t start, off_t len)
 	if (pid == 0) {
 		int fd = open(path, O_RDWR);
 
-		if (lk(fd, F_SETLK, type, start, len) == 0)
+		if (t_lk(fd, F_SETLK, type, start, len) == 0)
 			_exit(0);
 		_exit(errno == EAGAIN || errno == EACCES ? 1 : 2);
 	}
@@ -75,67 +47,67 @@ int main(void)
 	CHECK(fd >= 0);
 
 	/* Argument errors. */
-	CHECK_ERR(lk(fd, F_SETLK, 7, 0, 1), EINVAL);
+	CHECK_ERR(t_lk(fd, F_SETLK, 7, 0, 1), EINVAL);
 	memset(&fl, 0, sizeof fl);
 	fl.l_type = F_RDLCK;
 	fl.l_whence = 9;
 	CHECK_ERR(fcntl(fd, F_SETLK, &fl), EINVAL);
-	CHECK_ERR(lk(fd, F_SETLK, F_RDLCK, -1, 1), EINVAL);
-	CHECK_ERR(lk(fd, F_SETLK, F_RDLCK, 5, -6), EINVAL);
+	CHECK_ERR(t_lk(fd, F_SETLK, F_RDLCK, -1, 1), EINVAL);
+	CHECK_ERR(t_lk(fd, F_SETLK, F_RDLCK, 5, -6), EINVAL);
 	CHECK_ERR(fcntl(fd, F_SETLK, BAD_PTR2), EFAULT);
-	CHECK_ERR(lk(-1, F_SETLK, F_RDLCK, 0, 1), EBADF);
+	CHECK_ERR(t_lk(-1, F_SETLK, F_RDLCK, 0, 1), EBADF);
 	rdonly = open(path, O_RDONLY);
-	CHECK_ERR(lk(rdonly, F_SETLK, F_WRLCK, 0, 1), EBADF);
-	CHECK_EQ(lk(rdonly, F_SETLK, F_RDLCK, 0, 1), 0);
-	CHECK_EQ(lk(rdonly, F_SETLK, F_UNLCK, 0, 1), 0);
+	CHECK_ERR(t_lk(rdonly, F_SETLK, F_WRLCK, 0, 1), EBADF);
+	CHECK_EQ(t_lk(rdonly, F_SETLK, F_RDLCK, 0, 1), 0);
+	CHECK_EQ(t_lk(rdonly, F_SETLK, F_UNLCK, 0, 1), 0);
 
 	/* Nothing held: F_UNLCK, the rest untouched. */
-	fl = query(fd, F_WRLCK, 0, 0);
+	fl = t_getlk(fd, F_WRLCK, 0, 0);
 	CHECK_EQ(fl.l_type, F_UNLCK);
 	CHECK_EQ(fl.l_pid, 12345);
 
 	/* Our own locks never conflict with us. */
-	CHECK_EQ(lk(fd, F_SETLK, F_WRLCK, 10, 10), 0);
-	CHECK_EQ(query(fd, F_WRLCK, 0, 0).l_type, F_UNLCK);
+	CHECK_EQ(t_lk(fd, F_SETLK, F_WRLCK, 10, 10), 0);
+	CHECK_EQ(t_getlk(fd, F_WRLCK, 0, 0).l_type, F_UNLCK);
 	/* Another process sees it. */
 	pid = fork();
 	if (pid == 0) {
 		int f = open(path, O_RDWR);
-		struct flock g = query(f, F_RDLCK, 0, 0);
+		struct flock g = t_getlk(f, F_RDLCK, 0, 0);
 
 		CHECK_EQ(g.l_type, F_WRLCK);
 		CHECK_EQ(g.l_whence, SEEK_SET);
 		CHECK_EQ(g.l_start, 10);
 		CHECK_EQ(g.l_len, 10);
 		CHECK_EQ(g.l_pid, getppid());
-		CHECK_EQ(query(f, F_WRLCK, 0, 10).l_type, F_UNLCK);
-		CHECK_EQ(query(f, F_WRLCK, 19, 1).l_type, F_WRLCK);
-		CHECK_ERR(lk(f, F_SETLK, F_RDLCK, 15, 1), EAGAIN);
-		CHECK_EQ(lk(f, F_SETLK, F_WRLCK, 20, 5), 0);
+		CHECK_EQ(t_getlk(f, F_WRLCK, 0, 10).l_type, F_UNLCK);
+		CHECK_EQ(t_getlk(f, F_WRLCK, 19, 1).l_type, F_WRLCK);
+		CHECK_ERR(t_lk(f, F_SETLK, F_RDLCK, 15, 1), EAGAIN);
+		CHECK_EQ(t_lk(f, F_SETLK, F_WRLCK, 20, 5), 0);
 		CHILD_DONE();
 	}
 	CHECK(t_wait_ok(pid));
 
 	/* Split: unlock the middle, both ends stay locked. */
-	CHECK_EQ(lk(fd, F_SETLK, F_UNLCK, 13, 4), 0);
+	CHECK_EQ(t_lk(fd, F_SETLK, F_UNLCK, 13, 4), 0);
 	CHECK_EQ(try_in_child(path, F_WRLCK, 13, 4), 0);
 	CHECK_EQ(try_in_child(path, F_WRLCK, 12, 1), 1);
 	CHECK_EQ(try_in_child(path, F_WRLCK, 17, 1), 1);
 	/* Downgrade part to a read lock: readers share it, writers do not. */
-	CHECK_EQ(lk(fd, F_SETLK, F_RDLCK, 10, 3), 0);
+	CHECK_EQ(t_lk(fd, F_SETLK, F_RDLCK, 10, 3), 0);
 	CHECK_EQ(try_in_child(path, F_RDLCK, 10, 3), 0);
 	CHECK_EQ(try_in_child(path, F_WRLCK, 10, 1), 1);
 	/* Merge: one write lock over everything, to EOF. */
-	CHECK_EQ(lk(fd, F_SETLK, F_WRLCK, 0, 0), 0);
+	CHECK_EQ(t_lk(fd, F_SETLK, F_WRLCK, 0, 0), 0);
 	CHECK_EQ(try_in_child(path, F_RDLCK, 1000000, 1), 1);
-	fl = query(fd, F_WRLCK, 0, 0);
+	fl = t_getlk(fd, F_WRLCK, 0, 0);
 	CHECK_EQ(fl.l_type, F_UNLCK);
 	/* Unlocking everything. */
-	CHECK_EQ(lk(fd, F_SETLK, F_UNLCK, 0, 0), 0);
+	CHECK_EQ(t_lk(fd, F_SETLK, F_UNLCK, 0, 0), 0);
 	CHECK_EQ(try_in_child(path, F_WRLCK, 0, 0), 0);
 
 	/* Closing any descriptor of the file drops all our locks on it. */
-	CHECK_EQ(lk(fd, F_SETLK, F_WRLCK, 0, 5), 0);
+	CHECK_EQ(t_lk(fd, F_SETLK, F_WRLCK, 0, 5), 0);
 	fd2 = open(path, O_RDONLY);
 	CHECK(fd2 >= 0);
 	CHECK_EQ(try_in_child(path, F_WRLCK, 0, 5), 1);
@@ -149,13 +121,13 @@ int main(void)
 	if (holder == 0) {
 		int f = open(path, O_RDWR);
 
-		CHECK_EQ(lk(f, F_SETLK, F_WRLCK, 0, 1), 0);
+		CHECK_EQ(t_lk(f, F_SETLK, F_WRLCK, 0, 1), 0);
 		CHECK_EQ(write(p[1], "L", 1), 1);
 		CHECK_EQ(read(q[0], &c, 1), 1);
 		CHILD_DONE();
 	}
 	CHECK_EQ(read(p[0], &c, 1), 1);
-	CHECK_ERR(lk(fd, F_SETLK, F_WRLCK, 0, 1), EAGAIN);
+	CHECK_ERR(t_lk(fd, F_SETLK, F_WRLCK, 0, 1), EAGAIN);
 	pid = fork();
 	if (pid == 0) {
 		t_sleep_ns(50 * 1000 * 1000);
@@ -163,35 +135,35 @@ int main(void)
 		_exit(0);
 	}
 	/* The holder exits after "U": its lock goes with it. */
-	CHECK_EQ(lk(fd, F_SETLKW, F_WRLCK, 0, 1), 0);
+	CHECK_EQ(t_lk(fd, F_SETLKW, F_WRLCK, 0, 1), 0);
 	CHECK(t_wait_ok(holder));
 	CHECK(t_wait_ok(pid));
-	CHECK_EQ(lk(fd, F_SETLK, F_UNLCK, 0, 0), 0);
+	CHECK_EQ(t_lk(fd, F_SETLK, F_UNLCK, 0, 0), 0);
 
 	/* EDEADLK: we hold 0, the child holds 1 and waits for 0; we ask 1. */
-	CHECK_EQ(lk(fd, F_SETLK, F_WRLCK, 0, 1), 0);
+	CHECK_EQ(t_lk(fd, F_SETLK, F_WRLCK, 0, 1), 0);
 	pid = fork();
 	if (pid == 0) {
 		int f = open(path, O_RDWR);
 
-		CHECK_EQ(lk(f, F_SETLK, F_WRLCK, 1, 1), 0);
+		CHECK_EQ(t_lk(f, F_SETLK, F_WRLCK, 1, 1), 0);
 		CHECK_EQ(write(p[1], "L", 1), 1);
-		CHECK_EQ(lk(f, F_SETLKW, F_WRLCK, 0, 1), 0);
+		CHECK_EQ(t_lk(f, F_SETLKW, F_WRLCK, 0, 1), 0);
 		CHILD_DONE();
 	}
 	CHECK_EQ(read(p[0], &c, 1), 1);
 	t_sleep_ns(100 * 1000 * 1000);
-	CHECK_ERR(lk(fd, F_SETLKW, F_WRLCK, 1, 1), EDEADLK);
-	CHECK_EQ(lk(fd, F_SETLK, F_UNLCK, 0, 1), 0);
+	CHECK_ERR(t_lk(fd, F_SETLKW, F_WRLCK, 1, 1), EDEADLK);
+	CHECK_EQ(t_lk(fd, F_SETLK, F_UNLCK, 0, 1), 0);
 	st = t_wait(pid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
 	/* OFD locks belong to the description: they conflict with another
 	 * description even in the same process, and with POSIX locks. */
 	fd2 = open(path, O_RDWR);
-	CHECK_EQ(lk(fd, F_OFD_SETLK, F_WRLCK, 0, 1), 0);
-	CHECK_ERR(lk(fd2, F_OFD_SETLK, F_WRLCK, 0, 1), EAGAIN);
-	CHECK_ERR(lk(fd2, F_SETLK, F_WRLCK, 0, 1), EAGAIN);
+	CHECK_EQ(t_lk(fd, F_OFD_SETLK, F_WRLCK, 0, 1), 0);
+	CHECK_ERR(t_lk(fd2, F_OFD_SETLK, F_WRLCK, 0, 1), EAGAIN);
+	CHECK_ERR(t_lk(fd2, F_SETLK, F_WRLCK, 0, 1), EAGAIN);
 	memset(&fl, 0, sizeof fl);
 	fl.l_type = F_WRLCK;
 	fl.l_len = 1;

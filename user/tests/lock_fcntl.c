@@ -4,33 +4,6 @@
  * inherited by fork, F_SETLKW waiting, EINTR, EDEADLK, EINVAL. */
 #include "next.h"
 
-static int lk(int fd, int cmd, short type, off_t start, off_t len)
-{
-	struct flock fl;
-
-	memset(&fl, 0, sizeof fl);
-	fl.l_type = type;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = start;
-	fl.l_len = len;
-	return fcntl(fd, cmd, &fl);
-}
-
-static struct flock getlk(int fd, short type, off_t start, off_t len)
-{
-	struct flock fl;
-
-	memset(&fl, 0, sizeof fl);
-	fl.l_type = type;
-	fl.l_whence = SEEK_SET;
-	fl.l_start = start;
-	fl.l_len = len;
-	fl.l_pid = 12345;
-	if (fcntl(fd, F_GETLK, &fl) != 0)
-		fl.l_type = -1;
-	return fl;
-}
-
 static volatile int alarmed;
 
 static void on_alrm(int s)
@@ -61,7 +34,7 @@ int main(void)
 		int cfd = open(path, O_RDWR);
 
 		close(p[1]);
-		if (lk(cfd, F_SETLK, F_WRLCK, 0, 10) || lk(cfd, F_SETLK, F_RDLCK, 20, 10))
+		if (t_lk(cfd, F_SETLK, F_WRLCK, 0, 10) || t_lk(cfd, F_SETLK, F_RDLCK, 20, 10))
 			_exit(1);
 		t_post(q[1]);
 		t_await(p[0]);
@@ -69,28 +42,28 @@ int main(void)
 	}
 	CHECK_EQ(t_await(q[0]), 0);
 
-	CHECK_ERR(lk(fd, F_SETLK, F_WRLCK, 5, 1), EAGAIN);
-	CHECK_ERR(lk(fd, F_SETLK, F_RDLCK, 0, 0), EAGAIN);
+	CHECK_ERR(t_lk(fd, F_SETLK, F_WRLCK, 5, 1), EAGAIN);
+	CHECK_ERR(t_lk(fd, F_SETLK, F_RDLCK, 0, 0), EAGAIN);
 	/* Read locks share. */
-	CHECK_EQ(lk(fd, F_SETLK, F_RDLCK, 25, 2), 0);
-	CHECK_ERR(lk(fd, F_SETLK, F_WRLCK, 25, 2), EAGAIN);
+	CHECK_EQ(t_lk(fd, F_SETLK, F_RDLCK, 25, 2), 0);
+	CHECK_ERR(t_lk(fd, F_SETLK, F_WRLCK, 25, 2), EAGAIN);
 	/* Free range. */
-	CHECK_EQ(lk(fd, F_SETLK, F_WRLCK, 10, 10), 0);
+	CHECK_EQ(t_lk(fd, F_SETLK, F_WRLCK, 10, 10), 0);
 
-	fl = getlk(fd, F_WRLCK, 3, 2);
+	fl = t_getlk(fd, F_WRLCK, 3, 2);
 	CHECK_EQ(fl.l_type, F_WRLCK);
 	CHECK_EQ(fl.l_pid, pid);
 	CHECK_EQ(fl.l_start, 0);
 	CHECK_EQ(fl.l_len, 10);
 	CHECK_EQ(fl.l_whence, SEEK_SET);
-	fl = getlk(fd, F_WRLCK, 28, 1);
+	fl = t_getlk(fd, F_WRLCK, 28, 1);
 	CHECK_EQ(fl.l_type, F_RDLCK);
 	CHECK_EQ(fl.l_pid, pid);
 	/* A read lock does not conflict with a read lock: F_UNLCK. */
-	fl = getlk(fd, F_RDLCK, 28, 1);
+	fl = t_getlk(fd, F_RDLCK, 28, 1);
 	CHECK_EQ(fl.l_type, F_UNLCK);
 	/* Our own locks never conflict with us. */
-	fl = getlk(fd, F_WRLCK, 12, 1);
+	fl = t_getlk(fd, F_WRLCK, 12, 1);
 	CHECK_EQ(fl.l_type, F_UNLCK);
 
 	/* Locks are not inherited by fork. */
@@ -98,7 +71,7 @@ int main(void)
 		pid_t g = fork();
 
 		if (g == 0) {
-			struct flock f2 = getlk(fd, F_WRLCK, 12, 1);
+			struct flock f2 = t_getlk(fd, F_WRLCK, 12, 1);
 
 			_exit(f2.l_type == F_WRLCK && f2.l_pid == getppid() ? 0 : 1);
 		}
@@ -107,7 +80,7 @@ int main(void)
 
 	/* F_SETLKW waits until the child exits (releasing its locks). */
 	close(p[1]);
-	CHECK_EQ(lk(fd, F_SETLKW, F_WRLCK, 0, 10), 0);
+	CHECK_EQ(t_lk(fd, F_SETLKW, F_WRLCK, 0, 10), 0);
 	CHECK(t_wait_ok(pid));
 	close(p[0]);
 	close(q[0]);
@@ -121,33 +94,33 @@ int main(void)
 	if (pid == 0) {
 		int cfd = open(path, O_RDWR);
 
-		_exit(lk(cfd, F_SETLK, F_WRLCK, 0, 0) == 0 ? 0 : 1);
+		_exit(t_lk(cfd, F_SETLK, F_WRLCK, 0, 0) == 0 ? 0 : 1);
 	}
 	CHECK(t_wait_ok(pid));
 
 	/* Access modes. */
 	ro = open(path, O_RDONLY);
-	CHECK_ERR(lk(ro, F_SETLK, F_WRLCK, 0, 1), EBADF);
-	CHECK_EQ(lk(ro, F_SETLK, F_RDLCK, 0, 1), 0);
+	CHECK_ERR(t_lk(ro, F_SETLK, F_WRLCK, 0, 1), EBADF);
+	CHECK_EQ(t_lk(ro, F_SETLK, F_RDLCK, 0, 1), 0);
 	{
 		int wo = open(path, O_WRONLY);
 
-		CHECK_ERR(lk(wo, F_SETLK, F_RDLCK, 0, 1), EBADF);
-		CHECK_EQ(lk(wo, F_SETLK, F_WRLCK, 0, 1), 0);
+		CHECK_ERR(t_lk(wo, F_SETLK, F_RDLCK, 0, 1), EBADF);
+		CHECK_EQ(t_lk(wo, F_SETLK, F_WRLCK, 0, 1), 0);
 		close(wo);
 	}
 	close(ro);
 
 	/* Invalid arguments. */
-	CHECK_ERR(lk(fd, F_SETLK, 42, 0, 1), EINVAL);
-	CHECK_ERR(lk(fd, F_SETLK, F_WRLCK, -5, 1), EINVAL);
+	CHECK_ERR(t_lk(fd, F_SETLK, 42, 0, 1), EINVAL);
+	CHECK_ERR(t_lk(fd, F_SETLK, F_WRLCK, -5, 1), EINVAL);
 	fl.l_type = F_WRLCK;
 	fl.l_whence = 7;
 	fl.l_start = 0;
 	fl.l_len = 1;
 	CHECK_ERR(fcntl(fd, F_SETLK, &fl), EINVAL);
 	CHECK_ERR(fcntl(fd, F_SETLK, BAD_PTR2), EFAULT);
-	CHECK_ERR(lk(9999, F_SETLK, F_WRLCK, 0, 1), EBADF);
+	CHECK_ERR(t_lk(9999, F_SETLK, F_WRLCK, 0, 1), EBADF);
 
 	/* F_SETLKW is interrupted by a handled signal: EINTR. */
 	CHECK_EQ(pipe(p), 0);
@@ -157,7 +130,7 @@ int main(void)
 		int cfd = open(path, O_RDWR);
 
 		close(p[1]);
-		if (lk(cfd, F_SETLK, F_WRLCK, 100, 1))
+		if (t_lk(cfd, F_SETLK, F_WRLCK, 100, 1))
 			_exit(1);
 		t_post(q[1]);
 		t_await(p[0]);
@@ -166,12 +139,12 @@ int main(void)
 	CHECK_EQ(t_await(q[0]), 0);
 	t_sigaction(SIGALRM, on_alrm, 0);
 	alarm(1);
-	CHECK_ERR(lk(fd, F_SETLKW, F_WRLCK, 100, 1), EINTR);
+	CHECK_ERR(t_lk(fd, F_SETLKW, F_WRLCK, 100, 1), EINTR);
 	CHECK(alarmed);
 
 	/* Deadlock detection: we hold 200, the child holds 100 and waits
 	 * for 200; our wait for 100 would deadlock. */
-	CHECK_EQ(lk(fd, F_SETLK, F_WRLCK, 200, 1), 0);
+	CHECK_EQ(t_lk(fd, F_SETLK, F_WRLCK, 200, 1), 0);
 	{
 		int r[2];
 		pid_t b;
@@ -182,17 +155,17 @@ int main(void)
 			int cfd = open(path, O_RDWR);
 
 			/* Grab 300, tell the parent, then wait for 200. */
-			if (lk(cfd, F_SETLK, F_WRLCK, 300, 1))
+			if (t_lk(cfd, F_SETLK, F_WRLCK, 300, 1))
 				_exit(1);
 			t_post(r[1]);
-			_exit(lk(cfd, F_SETLKW, F_WRLCK, 200, 1) == 0 ? 0 : 2);
+			_exit(t_lk(cfd, F_SETLKW, F_WRLCK, 200, 1) == 0 ? 0 : 2);
 		}
 		CHECK_EQ(t_await(r[0]), 0);
 		if (!t_wait_proc_state(b, "S"))
 			t_msleep(50);
-		CHECK_ERR(lk(fd, F_SETLKW, F_WRLCK, 300, 1), EDEADLK);
+		CHECK_ERR(t_lk(fd, F_SETLKW, F_WRLCK, 300, 1), EDEADLK);
 		/* Release 200: the child gets it and exits. */
-		CHECK_EQ(lk(fd, F_SETLK, F_UNLCK, 200, 1), 0);
+		CHECK_EQ(t_lk(fd, F_SETLK, F_UNLCK, 200, 1), 0);
 		CHECK(t_wait_ok(b));
 		close(r[0]);
 		close(r[1]);

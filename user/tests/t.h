@@ -132,6 +132,37 @@ static inline void t_fail_eq(const char *file, int line, const char *a,
 /* End of main(): exit status 1 if any check failed, else 0. */
 #define DONE() return t_failures ? 1 : 0
 
+/* fcntl(2) record lock `cmd` (F_SETLK, F_SETLKW, F_OFD_*) of `type` over
+ * [start, start+len) from the start of the file. */
+static inline int t_lk(int fd, int cmd, short type, off_t start, off_t len)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof fl);
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = start;
+	fl.l_len = len;
+	return fcntl(fd, cmd, &fl);
+}
+
+/* F_GETLK for [start, start+len): the conflicting lock, or l_type F_UNLCK
+ * (-1 if the call failed). */
+static inline struct flock t_getlk(int fd, short type, off_t start, off_t len)
+{
+	struct flock fl;
+
+	memset(&fl, 0, sizeof fl);
+	fl.l_type = type;
+	fl.l_whence = SEEK_SET;
+	fl.l_start = start;
+	fl.l_len = len;
+	fl.l_pid = 12345;
+	if (fcntl(fd, F_GETLK, &fl) != 0)
+		fl.l_type = -1;
+	return fl;
+}
+
 /* Exit status of a test that could not run here (the runner's SKIP). */
 #define T_SKIP_STATUS 77
 
