@@ -293,14 +293,19 @@ pub(super) fn status(t: Target) -> Result<String> {
     let _ = writeln!(s, "CapEff:\t{caps:016x}");
     let _ = writeln!(s, "CapBnd:\t{:016x}", 0x1ff_ffff_ffffu64);
     let _ = writeln!(s, "CapAmb:\t{:016x}", 0);
-    let _ = writeln!(s, "NoNewPrivs:\t0");
+    let nnp = p.no_new_privs.load(core::sync::atomic::Ordering::Relaxed);
+    let _ = writeln!(s, "NoNewPrivs:\t{}", u8::from(nnp));
     let _ = writeln!(s, "Seccomp:\t0");
     let _ = writeln!(s, "Cpus_allowed:\t1");
     let _ = writeln!(s, "Cpus_allowed_list:\t0");
     let _ = writeln!(s, "Mems_allowed:\t1");
     let _ = writeln!(s, "Mems_allowed_list:\t0");
-    let _ = writeln!(s, "voluntary_ctxt_switches:\t0");
-    let _ = writeln!(s, "nonvoluntary_ctxt_switches:\t0");
+    // Like Linux, the counts of the task described: the thread, or for
+    // /proc/pid/status the thread-group leader (here: the first thread).
+    let task = thread.clone().or_else(|| p.threads().first().cloned());
+    let u = task.map(|t| t.usage()).unwrap_or_default();
+    let _ = writeln!(s, "voluntary_ctxt_switches:\t{}", u.nvcsw);
+    let _ = writeln!(s, "nonvoluntary_ctxt_switches:\t{}", u.nivcsw);
     Ok(s)
 }
 
