@@ -273,7 +273,11 @@ pub fn lookup_text_only(
 /// names (realpath(3)), as `fs` sees it: for recording which program a
 /// process runs (/proc/pid/exe).
 pub fn canonical_path(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<String> {
-    let found = Walk::new(fs, start, path)?.resolve(true)?;
+    // Magic links (/proc/self/exe) are followed by their text, so that the
+    // result is a real path.
+    let mut walk = Walk::new(fs, start, path)?;
+    walk.magic = false;
+    let found = walk.resolve(true)?;
     match found.parent {
         Some((dir, name)) => {
             let mut path = path_of(fs, &dir)?;

@@ -330,7 +330,7 @@ fn load(
     Err(Error::new(Errno::ELOOP))
 }
 
-fn commit(process: &Arc<Process>, thread: &Thread, image: Image, path: &str, user: &mut UserContext) {
+fn commit(process: &Arc<Process>, thread: &Thread, image: Image, path: &str, exe: String, user: &mut UserContext) {
     let old = process.replace_vm(Arc::new(image.vm));
     drop(old);
     *user = UserContext::new();
@@ -349,7 +349,7 @@ fn commit(process: &Arc<Process>, thread: &Thread, image: Image, path: &str, use
     process.personality.fetch_and(!READ_IMPLIES_EXEC, Ordering::Relaxed);
     let name = path.rsplit('/').next().unwrap_or(path);
     process.set_name(name);
-    process.set_exe(absolute_path(process, path));
+    process.set_exe(exe);
     thread.clear_child_tid.store(0, Ordering::Relaxed);
     super::fork::release_vfork_parent(process);
 }
@@ -369,12 +369,15 @@ pub fn execve(
     let cred = crate::fs::Cred { uid: creds.fsuid, gid: creds.fsgid, groups: creds.groups.clone() };
     let fs = process.fs().lock().clone().with_cred(cred);
     let nnp = process.no_new_privs.load(Ordering::Relaxed);
-    let (image, _, new_creds) = load(&fs, path, argv, &envp, &creds, nnp, stack_size(process))?;
+    let (image, loaded, new_creds) = load(&fs, path, argv, &envp, &creds, nnp, stack_size(process))?;
+    // /proc/pid/exe: the file loaded (a script's interpreter), with every
+    // link resolved, as seen now (so "/proc/self/exe" is the old program).
+    let exe = crate::fs::canonical_path(&fs, fs.cwd(), &loaded).unwrap_or_else(|_| absolute_path(process, &loaded));
     de_thread(process, thread)?;
     // A descriptor table shared with CLONE_FILES relatives is copied first
     // (Linux's unshare_files), so close-on-exec only closes ours.
     process.unshare_files()?;
-    commit(process, thread, image, path, user);
+    commit(process, thread, image, path, exe, user);
     if new_creds.euid != creds.euid || new_creds.egid != creds.egid {
         // A privilege change: not dumpable, no parent-death signal (prctl(2)).
         process.dumpable.store(0, Ordering::Relaxed);
@@ -433,12 +436,13 @@ const READ_IMPLIES_EXEC: u32 = 0x0040_0000;
 pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     let path = String::from_utf8(argv.first().cloned().unwrap_or_default()).map_err(|_| Error::new(Errno::EINVAL))?;
     let fs = FsContext::default();
-    let (image, _, _) = load(&fs, &path, argv, &envp, &Default::default(), false, STACK_SIZE)?;
+    let (image, loaded, _) = load(&fs, &path, argv, &envp, &Default::default(), false, STACK_SIZE)?;
+    let exe = crate::fs::canonical_path(&fs, fs.cwd(), &loaded).unwrap_or(loaded);
     let vm = Arc::new(image.vm);
     let files = super::SharedFiles::new(crate::fs::FileTable::new_with_console());
     let process = Process::new(alloc::sync::Weak::new(), vm, files, Arc::new(frame::sync::Mutex::new(fs)), None);
     process.set_name(path.rsplit('/').next().unwrap_or(&path));
-    process.set_exe(path.clone());
+    process.set_exe(exe);
     let mut user = UserContext::new();
     user.set_rip(image.entry as u64);
     user.set_rsp(image.rsp as u64);
