@@ -69,6 +69,18 @@ impl SharedPages {
         Arc::new(SharedPages { pages: frame::sync::SpinLock::new(BTreeMap::new()) })
     }
 
+    /// Pages allocated so far.
+    pub fn resident(&self) -> usize {
+        self.pages.lock().len()
+    }
+
+    /// Frees every page (a System V segment destroyed at its last detach;
+    /// mappings still holding a page keep that frame alive).
+    pub fn clear(&self) {
+        let old = core::mem::take(&mut *self.pages.lock());
+        drop(old);
+    }
+
     fn get_or_alloc(&self, index: usize) -> Result<UFrame> {
         let mut pages = self.pages.lock();
         if let Some(f) = pages.get(&index) {
@@ -85,6 +97,18 @@ pub struct ShmBacking {
     pub pages: Arc<SharedPages>,
     /// Byte offset in `pages` of the area's first byte.
     pub offset: usize,
+    /// A System V shared memory segment's attachment (shmat): each area
+    /// holds its own, so the segment's shm_nattch counts the areas mapping
+    /// it. Copies of an area made to look at it share the attachment; a
+    /// new area (a split, a fork) takes a new one.
+    pub attach: Option<Arc<crate::ipc::shm::Attachment>>,
+}
+
+impl ShmBacking {
+    /// The backing of a new area made from this one (split or fork).
+    fn duplicate(&self) -> ShmBacking {
+        ShmBacking { pages: self.pages.clone(), offset: self.offset, attach: self.attach.as_ref().map(|a| a.duplicate()) }
+    }
 }
 
 impl Vma {
@@ -100,6 +124,7 @@ impl Vma {
             f.len = f.len.min(addr - self.start);
         }
         if let Some(m) = upper.shm.as_mut() {
+            *m = m.duplicate();
             m.offset += addr - self.start;
         }
         self.end = addr;
@@ -365,7 +390,17 @@ impl Vmar {
         let child = Vmar {
             space: VmSpace::new()?,
             state: Mutex::new(State {
-                areas: st.areas.clone(),
+                // Every area is a new one in the child: shared memory
+                // segments count one more attachment each.
+                areas: st
+                    .areas
+                    .iter()
+                    .map(|(k, v)| {
+                        let mut v = v.clone();
+                        v.shm = v.shm.as_ref().map(ShmBacking::duplicate);
+                        (*k, v)
+                    })
+                    .collect(),
                 parked: st.parked.clone(),
                 brk_start: st.brk_start,
                 brk: st.brk,
@@ -463,6 +498,41 @@ impl Vmar {
         vma.end = start + len;
         st.areas.insert(start, vma);
         Ok(start)
+    }
+
+    /// shmdt(2): removes the System V segment attached at `addr`: the first
+    /// shared-memory area at or above `addr` whose segment offset matches
+    /// its distance from `addr`, then the other areas of the same segment
+    /// (pieces left by mprotect or munmap) within the segment's size of
+    /// `addr`. False if there is none.
+    pub fn detach_shm(&self, addr: usize) -> bool {
+        let mut st = self.state.lock();
+        let matches = |v: &Vma| {
+            v.shm.as_ref().is_some_and(|m| m.attach.is_some() && v.start - addr == m.offset)
+        };
+        let Some(first) = st.areas.range(addr..).map(|(_, v)| v).find(|v| matches(v)) else {
+            return false;
+        };
+        let Some(att) = first.shm.as_ref().and_then(|m| m.attach.clone()) else {
+            return false;
+        };
+        let limit = addr.saturating_add(page_up(att.size()).unwrap_or(usize::MAX));
+        let first_start = first.start;
+        let doomed: Vec<(usize, usize)> = st
+            .areas
+            .range(first_start..)
+            .map(|(_, v)| v)
+            .filter(|v| v.start == first_start || v.end <= limit)
+            .filter(|v| {
+                matches(v) && v.shm.as_ref().and_then(|m| m.attach.as_ref()).is_some_and(|a| a.same_segment(&att))
+            })
+            .map(|v| (v.start, v.end))
+            .collect();
+        drop(att);
+        for (start, end) in doomed {
+            self.unmap_locked(&mut st, start, end);
+        }
+        true
     }
 
     /// mprotect over `[start, end)`; every page must be mapped (ENOMEM).

@@ -94,6 +94,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     *child.rlimits.lock() = limits;
     let sigs = parent.signals.clone_state();
     child_signals(&child, sigs);
+    crate::ipc::on_clone(parent.pid(), child.pid(), f & CLONE_SYSVSEM != 0);
     parent.children.lock().push(child.clone());
 
     let mut child_ctx = user.clone();
