@@ -274,6 +274,31 @@ static void test_attach(void)
 	CHECK(ds.shm_atime >= t0 - 1);
 	CHECK_EQ(ds.shm_dtime, 0);
 
+	/* The /proc/sysvipc/shm line of the segment. */
+	static char text[65536];
+	if (t_read_file("/proc/sysvipc/shm", text, sizeof text) > 0) {
+		char *line = strchr(text, '\n');
+		int found = 0;
+		while (line && *++line) {
+			int key, sid, cpid, lpid;
+			unsigned perms;
+			unsigned long size, natt;
+			if (sscanf(line, "%d %d %o %lu %d %d %lu", &key, &sid, &perms,
+				   &size, &cpid, &lpid, &natt) == 7 && sid == id) {
+				found = 1;
+				CHECK_EQ(key, 0);
+				CHECK_EQ(perms, 0600);
+				CHECK_EQ(size, 3 * PAGE);
+				CHECK_EQ(cpid, getpid());
+				CHECK_EQ(natt, 2);
+			}
+			line = strchr(line, '\n');
+		}
+		CHECK(found);
+	} else {
+		t_note("no /proc/sysvipc/shm");
+	}
+
 	/* shmdt: only a segment's start, page aligned. */
 	CHECK_ERR(shmdt(b + 1), EINVAL);
 	CHECK_ERR(shmdt(b + PAGE), EINVAL);

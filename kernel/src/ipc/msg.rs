@@ -366,3 +366,34 @@ pub fn ctl(id: i32, cmd: i32, set: Option<&MsqidDs>, creds: &Credentials) -> Res
         _ => Err(Error::new(Errno::EINVAL)),
     }
 }
+
+/// /proc/sysvipc/msg.
+pub fn proc_text() -> alloc::string::String {
+    use core::fmt::Write;
+    let mut s = alloc::string::String::from(
+        "       key      msqid perms      cbytes       qnum lspid lrpid   uid   gid  cuid  cgid      stime      rtime      ctime\n",
+    );
+    let t = MSG.lock();
+    for (id, q) in t.iter() {
+        let p = &q.perm;
+        let _ = writeln!(
+            s,
+            "{:>10} {:>10}  {:>4o}  {:>10} {:>10} {:>5} {:>5} {:>5} {:>5} {:>5} {:>5} {:>10} {:>10} {:>10}",
+            p.key,
+            id,
+            p.mode,
+            q.cbytes,
+            q.messages.len(),
+            q.lspid,
+            q.lrpid,
+            p.uid,
+            p.gid,
+            p.cuid,
+            p.cgid,
+            q.stime,
+            q.rtime,
+            q.ctime
+        );
+    }
+    s
+}

@@ -497,3 +497,30 @@ pub fn exit_undo(pid: Pid) {
         s.wq.wake_all();
     }
 }
+
+/// /proc/sysvipc/sem.
+pub fn proc_text() -> alloc::string::String {
+    use core::fmt::Write;
+    let mut s = alloc::string::String::from(
+        "       key      semid perms      nsems   uid   gid  cuid  cgid      otime      ctime\n",
+    );
+    let t = SEM.lock();
+    for (id, set) in t.iter() {
+        let p = &set.perm;
+        let _ = writeln!(
+            s,
+            "{:>10} {:>10}  {:>4o} {:>10} {:>5} {:>5} {:>5} {:>5} {:>10} {:>10}",
+            p.key,
+            id,
+            p.mode,
+            set.sems.len(),
+            p.uid,
+            p.gid,
+            p.cuid,
+            p.cgid,
+            set.otime,
+            set.ctime
+        );
+    }
+    s
+}

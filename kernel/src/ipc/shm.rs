@@ -376,3 +376,36 @@ pub fn ctl(id: i32, cmd: i32, set: Option<&ShmidDs>, creds: &Credentials) -> Res
         _ => Err(Error::new(Errno::EINVAL)),
     }
 }
+
+/// /proc/sysvipc/shm.
+pub fn proc_text() -> alloc::string::String {
+    use core::fmt::Write;
+    let mut s = alloc::string::String::from(
+        "       key      shmid perms                  size  cpid  lpid nattch   uid   gid  cuid  cgid      atime      dtime      ctime                   rss                  swap\n",
+    );
+    let t = table();
+    for (id, e) in t.iter() {
+        let mode = e.perm.mode | if e.seg.marked() { SHM_DEST } else { 0 };
+        let _ = writeln!(
+            s,
+            "{:>10} {:>10}  {:>4o} {:>21} {:>5} {:>5}  {:>5} {:>5} {:>5} {:>5} {:>5} {:>10} {:>10} {:>10} {:>21} {:>21}",
+            e.perm.key,
+            id,
+            mode,
+            e.seg.size,
+            e.cpid,
+            e.seg.lpid.load(Ordering::Relaxed),
+            e.seg.nattch(),
+            e.perm.uid,
+            e.perm.gid,
+            e.perm.cuid,
+            e.perm.cgid,
+            e.seg.atime.load(Ordering::Relaxed),
+            e.seg.dtime.load(Ordering::Relaxed),
+            e.ctime,
+            e.seg.pages.resident() * PAGE_SIZE,
+            0
+        );
+    }
+    s
+}
