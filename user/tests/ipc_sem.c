@@ -415,6 +415,21 @@ static void test_interrupt_remove(void)
 	t_wait_ok(p2);
 }
 
+static int undo_id;
+
+/* Runs in a clone(CLONE_SYSVSEM) child, and in a thread. */
+static int undo_plus2(void *arg)
+{
+	(void)arg;
+	struct sembuf sb = { 0, 2, SEM_UNDO };
+	return syscall(SYS_semop, undo_id, &sb, 1) == 0 ? 0 : 1;
+}
+
+static void *undo_thread(void *arg)
+{
+	return (void *)(long)undo_plus2(arg);
+}
+
 /* SEM_UNDO: adjustments applied at exit. */
 static void test_undo(void)
 {
@@ -507,6 +522,32 @@ static void test_undo(void)
 	}
 	t_wait_ok(pid);
 	CHECK_EQ(getval(id, 1), 0);
+
+	/* CLONE_SYSVSEM shares the undo list: the child's exit applies
+	 * nothing while the parent still uses it. */
+	CHECK_EQ(setval(id, 0, 0), 0);
+	undo_id = id;
+	pid = fork();
+	if (pid == 0) {
+		CHECK_EQ(op1(id, 0, 1, SEM_UNDO), 0);
+		void *stack = t_stack(65536);
+		long c = t_clone(CLONE_SYSVSEM | SIGCHLD, stack, NULL, NULL, 0, undo_plus2, NULL);
+		CHECK(c > 0);
+		if (c > 0)
+			t_wait_ok((pid_t)c);
+		CHECK_EQ(getval(id, 0), 3);
+		/* Threads share it too: nothing is undone when one ends. */
+		pthread_t th;
+		void *ret = (void *)1L;
+		CHECK_EQ(pthread_create(&th, NULL, undo_thread, NULL), 0);
+		pthread_join(th, &ret);
+		CHECK(ret == NULL);
+		CHECK_EQ(getval(id, 0), 5);
+		CHILD_DONE();
+	}
+	t_wait_ok(pid);
+	/* The last user's exit undid all of it. */
+	CHECK_EQ(getval(id, 0), 0);
 
 	/* Undo of a removed set is dropped quietly. */
 	int id2 = track(semget(IPC_PRIVATE, 1, 0600));
