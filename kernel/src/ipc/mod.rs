@@ -232,7 +232,7 @@ impl<T: Object> Table<T> {
         }
         // Cyclic allocation over a window that grows with the number of
         // objects, as Linux's idr_alloc_cyclic in ipc_idr_alloc.
-        let window = (self.slots.len() * 3 / 2).max(MIN_CYCLE).min(IPCMNI);
+        let window = (self.slots.len() * 3 / 2).clamp(MIN_CYCLE, IPCMNI);
         let start = if self.next >= window { 0 } else { self.next };
         let idx = (start..window)
             .chain(0..start)

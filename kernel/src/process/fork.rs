@@ -94,7 +94,6 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     *child.rlimits.lock() = limits;
     let sigs = parent.signals.clone_state();
     child_signals(&child, sigs);
-    crate::ipc::on_clone(parent.pid(), child.pid(), f & CLONE_SYSVSEM != 0);
     parent.children.lock().push(child.clone());
 
     let mut child_ctx = user.clone();
@@ -118,6 +117,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     // their copy, or share, of the address space); sigaltstack(2).
     let altstack = (f & CLONE_VM == 0 || f & CLONE_VFORK != 0).then(|| *parent_thread.signals.altstack.lock());
     let sigmask = parent_thread.sigmask.load(Ordering::Relaxed);
+    crate::ipc::on_clone(parent.pid(), pid, f & CLONE_SYSVSEM != 0);
     super::spawn_user_thread_inner(&child, pid, child_ctx, sigmask, clear_tid, altstack)?;
     if f & CLONE_VFORK != 0 {
         child.vfork_done.wait_until(|| child.vfork_released.load(Ordering::Acquire).then_some(()));
