@@ -351,6 +351,11 @@ static void test_attach(void)
 		}
 		int st = t_wait(pid);
 		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
+		/* ...and it cannot be made writable. */
+		CHECK_ERR(mprotect(ro, PAGE, PROT_READ | PROT_WRITE), EACCES);
+		CHECK_EQ(mprotect(ro, PAGE, PROT_NONE), 0);
+		CHECK_EQ(mprotect(ro, PAGE, PROT_READ), 0);
+		CHECK_EQ(ro[5], 42);
 		CHECK_EQ(shmdt(ro), 0);
 	}
 

@@ -102,12 +102,20 @@ pub struct ShmBacking {
     /// it. Copies of an area made to look at it share the attachment; a
     /// new area (a split, a fork) takes a new one.
     pub attach: Option<Arc<crate::ipc::shm::Attachment>>,
+    /// Whether mprotect may make the area writable (false for a segment
+    /// attached with SHM_RDONLY: EACCES, as for a read-only file).
+    pub may_write: bool,
 }
 
 impl ShmBacking {
     /// The backing of a new area made from this one (split or fork).
     fn duplicate(&self) -> ShmBacking {
-        ShmBacking { pages: self.pages.clone(), offset: self.offset, attach: self.attach.as_ref().map(|a| a.duplicate()) }
+        ShmBacking {
+            pages: self.pages.clone(),
+            offset: self.offset,
+            attach: self.attach.as_ref().map(|a| a.duplicate()),
+            may_write: self.may_write,
+        }
     }
 }
 
@@ -540,6 +548,11 @@ impl Vmar {
         let mut st = self.state.lock();
         if !covered(&st.areas, start, end) {
             return Err(Error::new(Errno::ENOMEM));
+        }
+        // A segment attached read-only (SHM_RDONLY) never becomes writable.
+        let read_only = |v: &Vma| v.shm.as_ref().is_some_and(|m| !m.may_write);
+        if perms.write && st.areas.range(..end).any(|(_, v)| v.end > start && read_only(v)) {
+            return Err(Error::new(Errno::EACCES));
         }
         split_areas(&mut st.areas, start, end);
         for v in st.areas.range_mut(start..end) {

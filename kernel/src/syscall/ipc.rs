@@ -68,7 +68,7 @@ fn sys_shmat(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         shared: true,
         file: None,
         name: "",
-        shm: Some(ShmBacking { pages: att.pages, offset: 0, attach: Some(att.attachment) }),
+        shm: Some(ShmBacking { pages: att.pages, offset: 0, attach: Some(att.attachment), may_write: perms.write }),
     };
     // Without SHM_REMAP an attach address must be free (EINVAL).
     let noreplace = flags & shm::SHM_REMAP == 0;
