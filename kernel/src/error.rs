@@ -44,6 +44,8 @@ pub enum Errno {
     ENOSYS = 38,
     ENOTEMPTY = 39,
     ELOOP = 40,
+    ENOMSG = 42,
+    EIDRM = 43,
     ENODATA = 61,
     EOVERFLOW = 75,
     ENOTSOCK = 88,

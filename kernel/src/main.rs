@@ -10,6 +10,7 @@ mod cmdline;
 mod ktest;
 pub mod error;
 pub mod fs;
+pub mod ipc;
 pub mod mm;
 pub mod process;
 pub mod syscall;

@@ -33,6 +33,9 @@ pub mod level {
     pub const FS_CONTEXT: u8 = 18;
     pub const VFS: u8 = 20;
     pub const INODE: u8 = 24;
+    /// System V IPC object tables (shm, sem, msg): never held across user
+    /// copies or while attaching to an address space.
+    pub const IPC: u8 = 26;
     pub const FILE: u8 = 28;
     pub const VMAR: u8 = 32;
     pub const VM_SPACE: u8 = 40;

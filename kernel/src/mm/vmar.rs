@@ -77,6 +77,18 @@ impl SharedPages {
         Arc::new(SharedPages { pages: frame::sync::SpinLock::new(BTreeMap::new()) })
     }
 
+    /// Pages allocated so far.
+    pub fn resident(&self) -> usize {
+        self.pages.lock().len()
+    }
+
+    /// Frees every page (a System V segment destroyed at its last detach;
+    /// mappings still holding a page keep that frame alive).
+    pub fn clear(&self) {
+        let old = core::mem::take(&mut *self.pages.lock());
+        drop(old);
+    }
+
     fn get_or_alloc(&self, index: usize) -> Result<UFrame> {
         let mut pages = self.pages.lock();
         if let Some(f) = pages.get(&index) {
@@ -97,6 +109,26 @@ pub struct ShmBacking {
     pub pages: Arc<SharedPages>,
     /// Byte offset in `pages` of the area's first byte.
     pub offset: usize,
+    /// A System V shared memory segment's attachment (shmat): each area
+    /// holds its own, so the segment's shm_nattch counts the areas mapping
+    /// it. Copies of an area made to look at it share the attachment; a
+    /// new area (a split, a fork) takes a new one.
+    pub attach: Option<Arc<crate::ipc::shm::Attachment>>,
+    /// Whether mprotect may make the area writable (false for a segment
+    /// attached with SHM_RDONLY: EACCES, as for a read-only file).
+    pub may_write: bool,
+}
+
+impl ShmBacking {
+    /// The backing of a new area made from this one (split or fork).
+    fn duplicate(&self) -> ShmBacking {
+        ShmBacking {
+            pages: self.pages.clone(),
+            offset: self.offset,
+            attach: self.attach.as_ref().map(|a| a.duplicate()),
+            may_write: self.may_write,
+        }
+    }
 }
 
 impl Vma {
@@ -112,6 +144,7 @@ impl Vma {
             f.len = f.len.min(addr - self.start);
         }
         if let Some(m) = upper.shm.as_mut() {
+            *m = m.duplicate();
             m.offset += addr - self.start;
         }
         self.end = addr;
@@ -387,8 +420,19 @@ impl Vmar {
         let child = Vmar {
             space: VmSpace::new()?,
             state: Mutex::new(State {
-                // Memory locks are not inherited (mlock(2)).
-                areas: st.areas.iter().map(|(k, v)| (*k, Vma { locked: false, ..v.clone() })).collect(),
+                // Every area is a new one in the child: shared memory
+                // segments count one more attachment each. Memory locks
+                // are not inherited (mlock(2)).
+                areas: st
+                    .areas
+                    .iter()
+                    .map(|(k, v)| {
+                        let mut v = v.clone();
+                        v.locked = false;
+                        v.shm = v.shm.as_ref().map(ShmBacking::duplicate);
+                        (*k, v)
+                    })
+                    .collect(),
                 parked: st.parked.clone(),
                 brk_start: st.brk_start,
                 brk: st.brk,
@@ -497,11 +541,51 @@ impl Vmar {
         Ok(start)
     }
 
+    /// shmdt(2): removes the System V segment attached at `addr`: the first
+    /// shared-memory area at or above `addr` whose segment offset matches
+    /// its distance from `addr`, then the other areas of the same segment
+    /// (pieces left by mprotect or munmap) within the segment's size of
+    /// `addr`. False if there is none.
+    pub fn detach_shm(&self, addr: usize) -> bool {
+        let mut st = self.state.lock();
+        let matches = |v: &Vma| {
+            v.shm.as_ref().is_some_and(|m| m.attach.is_some() && v.start - addr == m.offset)
+        };
+        let Some(first) = st.areas.range(addr..).map(|(_, v)| v).find(|v| matches(v)) else {
+            return false;
+        };
+        let Some(att) = first.shm.as_ref().and_then(|m| m.attach.clone()) else {
+            return false;
+        };
+        let limit = addr.saturating_add(page_up(att.size()).unwrap_or(usize::MAX));
+        let first_start = first.start;
+        let doomed: Vec<(usize, usize)> = st
+            .areas
+            .range(first_start..)
+            .map(|(_, v)| v)
+            .filter(|v| v.start == first_start || v.end <= limit)
+            .filter(|v| {
+                matches(v) && v.shm.as_ref().and_then(|m| m.attach.as_ref()).is_some_and(|a| a.same_segment(&att))
+            })
+            .map(|v| (v.start, v.end))
+            .collect();
+        drop(att);
+        for (start, end) in doomed {
+            self.unmap_locked(&mut st, start, end);
+        }
+        true
+    }
+
     /// mprotect over `[start, end)`; every page must be mapped (ENOMEM).
     pub fn protect(&self, start: usize, end: usize, perms: Perms) -> Result<()> {
         let mut st = self.state.lock();
         if !covered(&st.areas, start, end) {
             return Err(Error::new(Errno::ENOMEM));
+        }
+        // A segment attached read-only (SHM_RDONLY) never becomes writable.
+        let read_only = |v: &Vma| v.shm.as_ref().is_some_and(|m| !m.may_write);
+        if perms.write && st.areas.range(..end).any(|(_, v)| v.end > start && read_only(v)) {
+            return Err(Error::new(Errno::EACCES));
         }
         split_areas(&mut st.areas, start, end);
         for v in st.areas.range_mut(start..end) {
@@ -579,6 +663,8 @@ impl Vmar {
             }
             let dest = self.destination(&mut st, new_len, fixed)?;
             let mut copy = vma.clone();
+            // A new area: a segment attachment of its own.
+            copy.shm = vma.shm.as_ref().map(ShmBacking::duplicate);
             if let Some(m) = copy.shm.as_mut() {
                 m.offset += old - vma.start;
             }

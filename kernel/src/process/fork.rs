@@ -137,8 +137,10 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     // their copy, or share, of the address space); sigaltstack(2).
     let altstack = (f & CLONE_VM == 0 || f & CLONE_VFORK != 0).then(|| *parent_thread.signals.altstack.lock());
     let sigmask = parent_thread.sigmask.load(Ordering::Relaxed);
+    crate::ipc::on_clone(parent.pid(), pid, f & CLONE_SYSVSEM != 0);
     if let Err(e) = super::spawn_user_thread_inner(&child, pid, child_ctx, sigmask, clear_tid, altstack) {
         // No thread ever ran: the child leaves no trace.
+        crate::ipc::on_exit(pid);
         real_parent.children.lock().retain(|c| !Arc::ptr_eq(c, &child));
         super::discard_unstarted(&child);
         return Err(e);

@@ -119,7 +119,7 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     };
     // Shared anonymous memory has its own pages; a shared file mapping maps
     // the file's.
-    let shm = (shared && file.is_none()).then(|| ShmBacking { pages: SharedPages::new(), offset: 0 });
+    let shm = (shared && file.is_none()).then(|| ShmBacking { pages: SharedPages::new(), offset: 0, attach: None, may_write: true });
     let vma = Vma { start: 0, end: 0, perms, shared, file, name, shm, locked: false };
     let start = ctx.process.vm().map_area(
         addr as usize,

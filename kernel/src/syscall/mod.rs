@@ -3,6 +3,7 @@
 
 mod creds;
 mod fs;
+mod ipc;
 mod mm;
 mod process;
 mod sched;
@@ -110,9 +111,10 @@ static TABLE: frame::sync::Once<[Option<SyscallFn>; MAX_NR]> = frame::sync::Once
 
 fn table() -> &'static [Option<SyscallFn>; MAX_NR] {
     TABLE.call_once(|| {
-        let families: [&[(usize, &'static str, SyscallFn)]; 8] = [
+        let families: [&[(usize, &'static str, SyscallFn)]; 9] = [
             creds::SYSCALLS,
             fs::SYSCALLS,
+            ipc::SYSCALLS,
             mm::SYSCALLS,
             process::SYSCALLS,
             sched::SYSCALLS,

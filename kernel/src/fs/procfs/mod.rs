@@ -55,8 +55,8 @@ enum Top {
     ThreadSelf,
     /// A link with a fixed target.
     Link(&'static str),
-    /// /proc/sys: the fixed sysctl tree.
-    Sys,
+    /// A fixed tree of generated files (/proc/sys, /proc/sysvipc).
+    Tree(&'static [(&'static str, super::pseudo::Node)]),
 }
 
 const TOP: &[(&str, Top)] = &[
@@ -71,7 +71,8 @@ const TOP: &[(&str, Top)] = &[
     ("self", Top::SelfLink),
     ("stat", Top::File(system::stat)),
     ("swaps", Top::File(system::swaps)),
-    ("sys", Top::Sys),
+    ("sys", Top::Tree(system::SYS)),
+    ("sysvipc", Top::Tree(system::SYSVIPC)),
     ("thread-self", Top::ThreadSelf),
     ("uptime", Top::File(system::uptime)),
     ("version", Top::File(system::version)),
@@ -93,7 +94,7 @@ impl DirSource for Root {
             ino: ROOT_INO + 1 + i,
             file_type: match top {
                 Top::File(_) => FileType::Regular,
-                Top::Sys => FileType::Directory,
+                Top::Tree(_) => FileType::Directory,
                 _ => FileType::Symlink,
             },
         });
@@ -125,10 +126,10 @@ impl DirSource for Root {
                 Top::Link(target) => {
                     GenLink::new(file(0o777), Box::new(move || Ok(String::from(target))))
                 }
-                Top::Sys => TreeDir {
+                Top::Tree(entries) => TreeDir {
                     dev: self.dev,
                     ino,
-                    entries: system::SYS,
+                    entries,
                     parent: Some(this.clone()),
                     dir_perm: 0o555,
                     file_perm: 0o444,

@@ -420,6 +420,9 @@ pub(super) const SYS: &[(&str, Node)] = &[
             ("cap_last_cap", Node::File(|| String::from("40\n"))),
             ("domainname", Node::File(|| uts_line(&crate::system::domainname()))),
             ("hostname", Node::File(|| uts_line(&crate::system::hostname()))),
+            ("msgmax", Node::File(|| format!("{}\n", crate::ipc::msg::MSGMAX))),
+            ("msgmnb", Node::File(|| format!("{}\n", crate::ipc::msg::MSGMNB))),
+            ("msgmni", Node::File(|| format!("{}\n", crate::ipc::msg::MSGMNI))),
             ("ngroups_max", Node::File(|| String::from("65536\n"))),
             ("osrelease", Node::File(|| format!("{RELEASE}\n"))),
             ("ostype", Node::File(|| String::from("Linux\n"))),
@@ -436,6 +439,16 @@ pub(super) const SYS: &[(&str, Node)] = &[
                     ("uuid", Node::File(random_uuid)),
                 ]),
             ),
+            (
+                "sem",
+                Node::File(|| {
+                    use crate::ipc::sem::{SEMMNI, SEMMNS, SEMMSL, SEMOPM};
+                    format!("{SEMMSL}\t{SEMMNS}\t{SEMOPM}\t{SEMMNI}\n")
+                }),
+            ),
+            ("shmall", Node::File(|| format!("{}\n", crate::ipc::shm::SHMALL))),
+            ("shmmax", Node::File(|| format!("{}\n", crate::ipc::shm::SHMMAX))),
+            ("shmmni", Node::File(|| format!("{}\n", crate::ipc::shm::SHMMNI))),
             ("threads-max", Node::File(|| String::from("65536\n"))),
             ("version", Node::File(|| format!("{VERSION}\n"))),
         ]),
@@ -456,3 +469,10 @@ fn uts_line(name: &[u8]) -> String {
     s.push('\n');
     s
 }
+
+/// /proc/sysvipc: the System V IPC objects, one line each.
+pub(super) const SYSVIPC: &[(&str, Node)] = &[
+    ("msg", Node::File(crate::ipc::msg::proc_text)),
+    ("sem", Node::File(crate::ipc::sem::proc_text)),
+    ("shm", Node::File(crate::ipc::shm::proc_text)),
+];
