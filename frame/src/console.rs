@@ -26,12 +26,55 @@ fn write_raw(b: u8) {
     let _ = b;
 }
 
-static CONSOLE: SpinLock<(), { level::LOG }> = SpinLock::new(());
+/// Size of the kernel message ring (what syslog(2) and dmesg read).
+pub const LOG_RING_SIZE: usize = 16 * 1024;
+
+/// The most recent kernel messages: a ring of bytes, and how many were
+/// ever written (so a reader can tell what it has not seen yet).
+struct Ring {
+    buf: [u8; LOG_RING_SIZE],
+    written: u64,
+}
+
+impl Ring {
+    fn push(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.buf[(self.written % LOG_RING_SIZE as u64) as usize] = b;
+            self.written += 1;
+        }
+    }
+}
+
+/// Writes kernel messages to the serial port and the ring.
+struct Logger<'a>(&'a mut Ring);
+
+impl Write for Logger<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.push(s.as_bytes());
+        Serial.write_str(s)
+    }
+}
+
+static CONSOLE: SpinLock<Ring, { level::LOG }> =
+    SpinLock::new(Ring { buf: [0; LOG_RING_SIZE], written: 0 });
 
 #[doc(hidden)]
 pub fn _print(args: fmt::Arguments) {
-    let _guard = CONSOLE.lock_irq_disabled();
-    let _ = Serial.write_fmt(args);
+    let mut ring = CONSOLE.lock_irq_disabled();
+    let _ = Logger(&mut ring).write_fmt(args);
+}
+
+/// The kernel messages written after message byte `from` that the ring
+/// still holds, oldest first, and the count of bytes ever written.
+/// `from` 0 (or anything older than the ring) reads all it holds.
+pub fn read_log(from: u64) -> (alloc::vec::Vec<u8>, u64) {
+    // Allocate before taking the log lock, which ranks above the heap's.
+    let mut out = alloc::vec::Vec::with_capacity(LOG_RING_SIZE);
+    let ring = CONSOLE.lock_irq_disabled();
+    let oldest = ring.written.saturating_sub(LOG_RING_SIZE as u64);
+    let start = from.clamp(oldest, ring.written);
+    out.extend((start..ring.written).map(|i| ring.buf[(i % LOG_RING_SIZE as u64) as usize]));
+    (out, ring.written)
 }
 
 /// Prints without taking the console lock (panic and fault paths only).

@@ -9,6 +9,7 @@ mod process;
 mod sched;
 pub use self::sched::weight_of_nice;
 mod signal;
+mod syslog;
 mod system;
 pub(crate) mod time;
 
@@ -111,7 +112,7 @@ static TABLE: frame::sync::Once<[Option<SyscallFn>; MAX_NR]> = frame::sync::Once
 
 fn table() -> &'static [Option<SyscallFn>; MAX_NR] {
     TABLE.call_once(|| {
-        let families: [&[(usize, &'static str, SyscallFn)]; 9] = [
+        let families: [&[(usize, &'static str, SyscallFn)]; 10] = [
             creds::SYSCALLS,
             fs::SYSCALLS,
             ipc::SYSCALLS,
@@ -120,6 +121,7 @@ fn table() -> &'static [Option<SyscallFn>; MAX_NR] {
             sched::SYSCALLS,
             signal::SYSCALLS,
             system::SYSCALLS,
+            syslog::SYSCALLS,
             time::SYSCALLS,
         ];
         let mut t: [Option<SyscallFn>; MAX_NR] = [None; MAX_NR];

@@ -418,6 +418,8 @@ pub(super) const SYS: &[(&str, Node)] = &[
         "kernel",
         Node::Dir(&[
             ("cap_last_cap", Node::File(|| String::from("40\n"))),
+            // syslog(2) lets anyone read the kernel log (Linux's default).
+            ("dmesg_restrict", Node::File(|| String::from("0\n"))),
             ("domainname", Node::File(|| uts_line(&crate::system::domainname()))),
             ("hostname", Node::File(|| uts_line(&crate::system::hostname()))),
             ("msgmax", Node::File(|| format!("{}\n", crate::ipc::msg::MSGMAX))),
