@@ -73,10 +73,6 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     if f & !supported != 0 {
         return Err(Error::with_message(Errno::EINVAL, "unknown clone flags"));
     }
-    if f & CLONE_SIGHAND != 0 {
-        // Sharing dispositions between processes needs a shared table.
-        return Err(Error::with_message(Errno::ENOSYS, "CLONE_SIGHAND without CLONE_THREAD"));
-    }
     check_nproc(parent)?;
     // CLONE_PARENT: the child is the caller's sibling, and its exit signal
     // is the caller's own (init has no parent to share: EINVAL).
@@ -111,8 +107,13 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     child.set_creds(parent.creds());
     let limits = *parent.rlimits.lock();
     *child.rlimits.lock() = limits;
-    let sigs = parent.signals.clone_state();
-    child_signals(&child, sigs);
+    if f & CLONE_SIGHAND != 0 {
+        // One disposition table for both processes.
+        child.signals.share_actions(&parent.signals);
+    } else {
+        let sigs = parent.signals.clone_state();
+        child_signals(&child, sigs);
+    }
     let pid = child.pid();
     let mut child_ctx = user.clone();
     child_ctx.set_rax(0);

@@ -192,9 +192,15 @@ impl Default for Pending {
     }
 }
 
+/// The disposition table; shared between processes made with
+/// CLONE_SIGHAND (and by a process's threads, which share its state).
+type Actions = SpinLock<[SigAction; NSIG], { level::PROCESS }>;
+
 /// Process-wide signal state.
 pub struct SignalState {
-    actions: SpinLock<[SigAction; NSIG], { level::PROCESS }>,
+    /// Replaced (never locked together with the table itself) when execve
+    /// unshares a table shared under CLONE_SIGHAND.
+    actions: SpinLock<Arc<Actions>, { level::PROCESS }>,
     pub(crate) shared: SpinLock<Pending, { level::PROCESS }>,
     /// ITIMER_REAL / alarm fired (set from the timer interrupt).
     pub(crate) alarm_fired: Arc<AtomicBool>,
@@ -221,7 +227,7 @@ impl Default for SignalState {
 impl SignalState {
     pub fn new() -> Self {
         SignalState {
-            actions: SpinLock::new([SigAction::default(); NSIG]),
+            actions: SpinLock::new(Arc::new(SpinLock::new([SigAction::default(); NSIG]))),
             shared: SpinLock::new(Pending::new()),
             alarm_fired: Arc::new(AtomicBool::new(false)),
             real_timer: SpinLock::new((0, 0, 0)),
@@ -234,14 +240,20 @@ impl SignalState {
         }
     }
 
+    /// The disposition table (the lock on the pointer is released before
+    /// the table is locked).
+    fn table(&self) -> Arc<Actions> {
+        self.actions.lock().clone()
+    }
+
     /// Disposition of `sig` (1-based, already validated).
     pub fn action(&self, sig: usize) -> SigAction {
-        self.actions.lock()[sig - 1]
+        self.table().lock()[sig - 1]
     }
 
     pub fn set_action(&self, sig: usize, mut act: SigAction) {
         act.mask &= !UNBLOCKABLE;
-        self.actions.lock()[sig - 1] = act;
+        self.table().lock()[sig - 1] = act;
         // Setting a signal to be ignored discards it if pending (POSIX);
         // the thread-directed copies are dropped by `discard_pending`.
         if is_ignored(sig, &act) {
@@ -253,16 +265,30 @@ impl SignalState {
     /// inherited).
     pub fn clone_state(&self) -> SignalState {
         let s = SignalState::new();
-        let actions = *self.actions.lock();
-        *s.actions.lock() = actions;
+        let actions = *self.table().lock();
+        *s.table().lock() = actions;
         s
     }
 
-    /// execve: handlers go back to the default; ignored signals stay
-    /// ignored; POSIX timers are deleted.
+    /// CLONE_SIGHAND without CLONE_THREAD: use `other`'s disposition table
+    /// itself, so that sigaction in either process changes both.
+    pub fn share_actions(&self, other: &SignalState) {
+        let table = other.table();
+        *self.actions.lock() = table;
+    }
+
+    /// execve: a table shared with other processes is copied first (Linux's
+    /// unshare_sighand); handlers go back to the default; ignored signals
+    /// stay ignored; POSIX timers are deleted.
     pub fn reset_for_exec(&self) {
         self.timers.clear();
-        for a in self.actions.lock().iter_mut() {
+        let table = self.table();
+        if Arc::strong_count(&table) > 2 {
+            let copy = *table.lock();
+            *self.actions.lock() = Arc::new(SpinLock::new(copy));
+        }
+        drop(table);
+        for a in self.table().lock().iter_mut() {
             if a.handler != SIG_IGN {
                 *a = SigAction::default();
             }
