@@ -22,117 +22,65 @@ pub const PTMX: u64 = makedev(5, 2);
 /// The major number of pty slaves (UNIX98_PTY_SLAVE_MAJOR).
 pub const PTS_MAJOR: u32 = 136;
 
-/// Reads end of file, writes vanish.
-struct Null;
-
-impl FileOps for Null {
-    fn read(&self, _buf: &mut [u8], _caller: &dyn Caller) -> Result<usize> {
-        Ok(0)
-    }
-
-    fn write(&self, buf: &[u8], _caller: &dyn Caller) -> Result<usize> {
-        Ok(buf.len())
-    }
-
-    fn is_seekable(&self) -> bool {
-        true
-    }
-
-    fn allows_positional_io(&self) -> bool {
-        true
-    }
+/// The memory devices (mem(4), null(4), random(4)), which differ only in
+/// what a read gives and what becomes of a write.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mem {
+    /// /dev/null: end of file; writes vanish.
+    Null,
+    /// /dev/zero: zeros; writes vanish.
+    Zero,
+    /// /dev/full: zeros; writes fail with ENOSPC.
+    Full,
+    /// /dev/random, /dev/urandom: the kernel's generator (it never blocks,
+    /// as on Linux once seeded); writes are accepted and ignored.
+    Random,
 }
 
-/// Reads zeros, writes vanish.
-struct Zero;
-
-impl FileOps for Zero {
+impl FileOps for Mem {
     fn read(&self, buf: &mut [u8], _caller: &dyn Caller) -> Result<usize> {
-        buf.fill(0);
+        match self {
+            Mem::Null => return Ok(0),
+            Mem::Zero | Mem::Full => buf.fill(0),
+            Mem::Random => crate::system::fill_random(buf),
+        }
         Ok(buf.len())
     }
 
     fn write(&self, buf: &[u8], _caller: &dyn Caller) -> Result<usize> {
-        Ok(buf.len())
+        match self {
+            Mem::Full => Err(Error::new(Errno::ENOSPC)),
+            _ => Ok(buf.len()),
+        }
     }
 
     fn is_seekable(&self) -> bool {
         true
     }
 
+    /// pread/pwrite work and ignore the offset.
     fn allows_positional_io(&self) -> bool {
         true
     }
 
+    /// A read gets the whole count (never short).
     fn fills_whole_reads(&self) -> bool {
-        true
+        *self != Mem::Null
     }
 
+    /// mmap of /dev/zero is anonymous memory.
     fn maps_as_anonymous(&self) -> bool {
-        true
-    }
-}
-
-/// Reads zeros, writes fail with ENOSPC.
-struct Full;
-
-impl FileOps for Full {
-    fn read(&self, buf: &mut [u8], _caller: &dyn Caller) -> Result<usize> {
-        buf.fill(0);
-        Ok(buf.len())
-    }
-
-    fn write(&self, _buf: &[u8], _caller: &dyn Caller) -> Result<usize> {
-        Err(Error::new(Errno::ENOSPC))
-    }
-
-    fn is_seekable(&self) -> bool {
-        true
-    }
-
-    fn allows_positional_io(&self) -> bool {
-        true
-    }
-
-    fn fills_whole_reads(&self) -> bool {
-        true
-    }
-}
-
-/// Reads random bytes (the kernel's generator; it never blocks, as on
-/// Linux once seeded), writes are accepted and ignored.
-struct Random;
-
-impl FileOps for Random {
-    fn read(&self, buf: &mut [u8], _caller: &dyn Caller) -> Result<usize> {
-        crate::system::fill_random(buf);
-        Ok(buf.len())
-    }
-
-    fn write(&self, buf: &[u8], _caller: &dyn Caller) -> Result<usize> {
-        Ok(buf.len())
-    }
-
-    fn is_seekable(&self) -> bool {
-        true
-    }
-
-    fn allows_positional_io(&self) -> bool {
-        true
-    }
-
-    fn fills_whole_reads(&self) -> bool {
-        true
+        *self == Mem::Zero
     }
 }
 
 /// The driver of character device `rdev`: ENXIO if there is none.
 pub fn char_device(rdev: u64) -> Result<Arc<dyn FileOps>> {
     Ok(match rdev {
-        NULL => Arc::new(Null),
-        ZERO => Arc::new(Zero),
-        FULL => Arc::new(Full),
-        RANDOM | URANDOM => Arc::new(Random),
+        NULL => Arc::new(Mem::Null),
+        ZERO => Arc::new(Mem::Zero),
+        FULL => Arc::new(Mem::Full),
+        RANDOM | URANDOM => Arc::new(Mem::Random),
         TTY => super::terminal::open_controlling()?,
         CONSOLE => super::console::open(),
         PTMX => super::pty::open_master()?,
