@@ -374,6 +374,12 @@ pub fn execve(
     // link resolved, as seen now (so "/proc/self/exe" is the old program).
     let exe = crate::fs::canonical_path(&fs, fs.cwd(), &loaded).unwrap_or_else(|_| absolute_path(process, &loaded));
     de_thread(process, thread)?;
+    // Robust futexes the caller holds are left by their owner, and the
+    // new program registers its own list (Linux's futex_exec_release).
+    let head = thread.robust_list.swap(0, Ordering::AcqRel);
+    if head != 0 {
+        super::futex::exit_robust_list(&process.vm(), head as usize, thread.tid());
+    }
     // A descriptor table shared with CLONE_FILES relatives is copied first
     // (Linux's unshare_files), so close-on-exec only closes ours.
     process.unshare_files()?;

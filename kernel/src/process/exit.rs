@@ -95,6 +95,12 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
 /// CLONE_CHILD_CLEARTID / set_tid_address: zero the word and wake a futex
 /// waiter on it (pthread_join).
 pub(super) fn clear_child_tid(process: &Process, t: &super::Thread) {
+    // First the robust futexes the thread still holds (Linux's
+    // exit_robust_list runs before the tid is cleared).
+    let head = t.robust_list.swap(0, Ordering::AcqRel);
+    if head != 0 {
+        super::futex::exit_robust_list(&process.vm(), head as usize, t.tid());
+    }
     let addr = t.clear_child_tid.swap(0, Ordering::AcqRel);
     if addr != 0 {
         let vm = process.vm();

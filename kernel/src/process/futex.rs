@@ -154,6 +154,120 @@ fn requeue(from: Key, to: Key, n: usize) -> usize {
     moved
 }
 
+fn write_u32(vm: &Vmar, uaddr: usize, v: u32) -> Result<()> {
+    vm.write_bytes(uaddr, &v.to_le_bytes())
+}
+
+/// FUTEX_WAKE_OP's update of `uaddr2` (encoded in `val3`): applies the
+/// operation and returns whether the old value passes the comparison.
+/// The kernel is not preempted between the read and the write, so no
+/// other thread runs in between (one CPU).
+fn wake_op_update(vm: &Vmar, uaddr2: usize, val3: u32) -> Result<bool> {
+    const OPARG_SHIFT: u32 = 8;
+    let sext12 = |v: u32| ((v << 20) as i32) >> 20;
+    let op = (val3 >> 28) & 0xf;
+    let cmp = (val3 >> 24) & 0xf;
+    let mut oparg = sext12((val3 >> 12) & 0xfff);
+    let cmparg = sext12(val3 & 0xfff);
+    if op & OPARG_SHIFT != 0 {
+        if !(0..32).contains(&oparg) {
+            // Linux warns and masks.
+            oparg &= 31;
+        }
+        oparg = 1 << oparg;
+    }
+    let old = read_u32(vm, uaddr2)?;
+    let arg = oparg as u32;
+    let new = match op & !OPARG_SHIFT {
+        0 => arg,
+        1 => old.wrapping_add(arg),
+        2 => old | arg,
+        3 => old & !arg,
+        4 => old ^ arg,
+        _ => return Err(Error::new(Errno::ENOSYS)),
+    };
+    let old_s = old as i32;
+    let pass = match cmp {
+        0 => old_s == cmparg,
+        1 => old_s != cmparg,
+        2 => old_s < cmparg,
+        3 => old_s <= cmparg,
+        4 => old_s > cmparg,
+        5 => old_s >= cmparg,
+        _ => return Err(Error::new(Errno::ENOSYS)),
+    };
+    write_u32(vm, uaddr2, new)?;
+    Ok(pass)
+}
+
+const FUTEX_WAITERS: u32 = 0x8000_0000;
+const FUTEX_OWNER_DIED: u32 = 0x4000_0000;
+const FUTEX_TID_MASK: u32 = 0x3fff_ffff;
+/// Most entries walked on a robust list (ROBUST_LIST_LIMIT).
+const ROBUST_LIST_LIMIT: usize = 2048;
+
+/// Wakes one waiter on the word at `uaddr` whichever way it waits
+/// (privately or shared).
+fn wake_one_any(vm: &Arc<Vmar>, uaddr: usize) {
+    let private = key_of(vm, uaddr, true).map(|k| wake_key(k, FUTEX_BITSET_MATCH_ANY, 1));
+    if private.unwrap_or(0) == 0
+        && let Ok(k) = key_of(vm, uaddr, false)
+    {
+        wake_key(k, FUTEX_BITSET_MATCH_ANY, 1);
+    }
+}
+
+/// A robust futex whose owner `tid` died: mark it FUTEX_OWNER_DIED (the
+/// next locker gets EOWNERDEAD from libc) and wake a waiter.
+fn futex_death(vm: &Arc<Vmar>, uaddr: usize, tid: u32, pi: bool, pending: bool) -> Result<()> {
+    let val = read_u32(vm, uaddr)?;
+    if pending && !pi && val == 0 {
+        // An unlock was in flight: a waiter may need the wake it missed.
+        wake_one_any(vm, uaddr);
+        return Ok(());
+    }
+    if val & FUTEX_TID_MASK != tid {
+        return Ok(());
+    }
+    write_u32(vm, uaddr, (val & FUTEX_WAITERS) | FUTEX_OWNER_DIED)?;
+    if !pi && val & FUTEX_WAITERS != 0 {
+        wake_one_any(vm, uaddr);
+    }
+    Ok(())
+}
+
+/// Walks a dying thread's robust list (set_robust_list(2)): every robust
+/// mutex it still holds is marked as left by a dead owner. Bad pointers
+/// just end the walk.
+pub fn exit_robust_list(vm: &Arc<Vmar>, head: usize, tid: u32) {
+    let word = |addr: usize| -> Result<u64> {
+        let mut b = [0u8; 8];
+        vm.read_bytes(addr, &mut b)?;
+        Ok(u64::from_le_bytes(b))
+    };
+    let Ok(first) = word(head) else { return };
+    let Ok(offset) = word(head + 8) else { return };
+    let Ok(pending) = word(head + 16) else { return };
+    let offset = offset as i64;
+    let at = |entry: u64| (entry & !1).wrapping_add_signed(offset) as usize;
+    let pending_entry = pending & !1;
+    let mut entry = first;
+    for _ in 0..ROBUST_LIST_LIMIT {
+        if entry & !1 == head as u64 {
+            break;
+        }
+        let Ok(next) = word((entry & !1) as usize) else { break };
+        // The pending entry is handled once, below.
+        if entry & !1 != pending_entry {
+            let _ = futex_death(vm, at(entry), tid, entry & 1 != 0, false);
+        }
+        entry = next;
+    }
+    if pending_entry != 0 {
+        let _ = futex_death(vm, at(pending), tid, pending & 1 != 0, true);
+    }
+}
+
 /// Deadline (monotonic ns) from a timeout argument, or u64::MAX.
 pub type TimeoutFn<'a> = &'a dyn Fn(bool /*absolute*/, bool /*realtime*/) -> Result<u64>;
 
@@ -202,7 +316,17 @@ pub fn futex(process: &Arc<Process>, thread: &Arc<Thread>, args: &[u64; 6], time
             let moved = requeue(from, to, n2);
             Ok((woken + moved) as isize)
         }
-        FUTEX_WAKE_OP => Err(Error::with_message(Errno::ENOSYS, "FUTEX_WAKE_OP")),
+        FUTEX_WAKE_OP => {
+            let n2 = args[3] as u32 as usize; // val2 travels in the timeout slot
+            let k1 = key_of(&vm, uaddr, private)?;
+            let k2 = key_of(&vm, uaddr2, private)?;
+            let cond = wake_op_update(&vm, uaddr2, val3)?;
+            let mut woken = wake_key(k1, FUTEX_BITSET_MATCH_ANY, val as usize);
+            if cond {
+                woken += wake_key(k2, FUTEX_BITSET_MATCH_ANY, n2);
+            }
+            Ok(woken as isize)
+        }
         _ => Err(Error::new(Errno::ENOSYS)),
     }
 }
