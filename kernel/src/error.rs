@@ -54,6 +54,8 @@ pub enum Errno {
     /// Kernel-internal: restart the syscall if the signal handler has
     /// SA_RESTART (or no handler runs), else EINTR. Never reaches user space.
     ERESTARTSYS = 512,
+    /// Kernel-internal: restart whether or not a handler runs.
+    ERESTARTNOINTR = 513,
     /// Kernel-internal: EINTR if a handler runs, else restart.
     ERESTARTNOHAND = 514,
     /// Kernel-internal: EINTR if a handler runs, else continue through

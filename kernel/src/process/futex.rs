@@ -23,7 +23,11 @@ const FUTEX_WAKE: u64 = 1;
 const FUTEX_REQUEUE: u64 = 3;
 const FUTEX_CMP_REQUEUE: u64 = 4;
 const FUTEX_WAKE_OP: u64 = 5;
+const FUTEX_LOCK_PI: u64 = 6;
+const FUTEX_UNLOCK_PI: u64 = 7;
+const FUTEX_TRYLOCK_PI: u64 = 8;
 const FUTEX_WAIT_BITSET: u64 = 9;
+const FUTEX_LOCK_PI2: u64 = 13;
 const FUTEX_WAKE_BITSET: u64 = 10;
 const FUTEX_PRIVATE_FLAG: u64 = 128;
 const FUTEX_CLOCK_REALTIME: u64 = 256;
@@ -200,6 +204,81 @@ fn wake_op_update(vm: &Vmar, uaddr2: usize, val3: u32) -> Result<bool> {
     Ok(pass)
 }
 
+/// Whether anyone waits on `key`.
+fn has_waiters(key: Key) -> bool {
+    WAITERS.lock().iter().any(|w| w.key == key)
+}
+
+/// FUTEX_LOCK_PI / TRYLOCK_PI: takes the lock word at `uaddr` for the
+/// caller (its tid), or sleeps until an unlock hands it over. Ownership
+/// moves as on Linux (the unlocker writes the next owner's tid); there is
+/// no priority boosting, as there are no real-time scheduling classes to
+/// boost into.
+fn lock_pi(process: &Arc<Process>, thread: &Arc<Thread>, key: Key, uaddr: usize, deadline: u64, try_only: bool) -> Result<isize> {
+    let vm = process.vm();
+    let me = thread.tid();
+    loop {
+        let v = read_u32(&vm, uaddr)?;
+        let owner = v & FUTEX_TID_MASK;
+        if owner == 0 {
+            // Free, or left by a dead owner (OWNER_DIED stays for libc).
+            let waiters = if has_waiters(key) { FUTEX_WAITERS } else { 0 };
+            write_u32(&vm, uaddr, me | (v & FUTEX_OWNER_DIED) | waiters)?;
+            return Ok(0);
+        }
+        if owner == me {
+            return Err(Error::new(Errno::EDEADLK));
+        }
+        if v & FUTEX_OWNER_DIED == 0 && super::find_thread(owner).is_none() {
+            return Err(Error::new(Errno::ESRCH));
+        }
+        if try_only {
+            return Err(Error::new(Errno::EAGAIN));
+        }
+        if v & FUTEX_WAITERS == 0 {
+            write_u32(&vm, uaddr, v | FUTEX_WAITERS)?;
+        }
+        let woken = Arc::new(AtomicBool::new(false));
+        WAITERS.lock().push(Waiter { key, bitset: FUTEX_BITSET_MATCH_ANY, woken: woken.clone(), thread: thread.clone() });
+        let r = wait_interruptible_deadline(process, thread, &SLEEP, || woken.load(Ordering::Acquire).then_some(()), deadline);
+        WAITERS.lock().retain(|w| !Arc::ptr_eq(&w.woken, &woken));
+        // Handed over by the unlocker?
+        if read_u32(&vm, uaddr)? & FUTEX_TID_MASK == me {
+            return Ok(0);
+        }
+        match r {
+            Ok(Some(())) => continue,
+            Ok(None) => return Err(Error::new(Errno::ETIMEDOUT)),
+            // A signal: LOCK_PI is always restarted (Linux's ERESTARTNOINTR).
+            Err(_) => return Err(Error::new(Errno::ERESTARTNOINTR)),
+        }
+    }
+}
+
+/// FUTEX_UNLOCK_PI: EPERM unless the caller owns the word; the first
+/// waiter, if any, becomes the owner.
+fn unlock_pi(vm: &Arc<Vmar>, thread: &Thread, key: Key, uaddr: usize) -> Result<isize> {
+    let v = read_u32(vm, uaddr)?;
+    if v & FUTEX_TID_MASK != thread.tid() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    let next = {
+        let mut list = WAITERS.lock();
+        let pos = list.iter().position(|w| w.key == key);
+        pos.map(|i| list.remove(i))
+    };
+    match next {
+        Some(w) => {
+            let more = if has_waiters(key) { FUTEX_WAITERS } else { 0 };
+            write_u32(vm, uaddr, w.thread.tid() | more)?;
+            w.woken.store(true, Ordering::Release);
+            w.thread.wake();
+        }
+        None => write_u32(vm, uaddr, 0)?,
+    }
+    Ok(0)
+}
+
 const FUTEX_WAITERS: u32 = 0x8000_0000;
 const FUTEX_OWNER_DIED: u32 = 0x4000_0000;
 const FUTEX_TID_MASK: u32 = 0x3fff_ffff;
@@ -230,7 +309,8 @@ fn futex_death(vm: &Arc<Vmar>, uaddr: usize, tid: u32, pi: bool, pending: bool) 
         return Ok(());
     }
     write_u32(vm, uaddr, (val & FUTEX_WAITERS) | FUTEX_OWNER_DIED)?;
-    if !pi && val & FUTEX_WAITERS != 0 {
+    // A PI waiter retries and takes the word now that no tid is in it.
+    if val & FUTEX_WAITERS != 0 {
         wake_one_any(vm, uaddr);
     }
     Ok(())
@@ -277,7 +357,7 @@ pub fn futex(process: &Arc<Process>, thread: &Arc<Thread>, args: &[u64; 6], time
     let private = op & FUTEX_PRIVATE_FLAG != 0;
     let realtime = op & FUTEX_CLOCK_REALTIME != 0;
     let cmd = op & !(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
-    if realtime && cmd != FUTEX_WAIT_BITSET && cmd != FUTEX_WAIT {
+    if realtime && cmd != FUTEX_WAIT_BITSET && cmd != FUTEX_WAIT && cmd != FUTEX_LOCK_PI2 {
         return Err(Error::new(Errno::ENOSYS));
     }
     let vm = process.vm();
@@ -316,6 +396,18 @@ pub fn futex(process: &Arc<Process>, thread: &Arc<Thread>, args: &[u64; 6], time
             let moved = requeue(from, to, n2);
             Ok((woken + moved) as isize)
         }
+        FUTEX_LOCK_PI | FUTEX_LOCK_PI2 | FUTEX_TRYLOCK_PI => {
+            let key = key_of(&vm, uaddr, private)?;
+            // LOCK_PI's timeout is absolute on CLOCK_REALTIME; LOCK_PI2's
+            // on CLOCK_MONOTONIC unless FUTEX_CLOCK_REALTIME.
+            let deadline = match cmd {
+                FUTEX_TRYLOCK_PI => 0,
+                FUTEX_LOCK_PI => timeout(true, true)?,
+                _ => timeout(true, realtime)?,
+            };
+            lock_pi(process, thread, key, uaddr, deadline, cmd == FUTEX_TRYLOCK_PI)
+        }
+        FUTEX_UNLOCK_PI => unlock_pi(&vm, thread, key_of(&vm, uaddr, private)?, uaddr),
         FUTEX_WAKE_OP => {
             let n2 = args[3] as u32 as usize; // val2 travels in the timeout slot
             let k1 = key_of(&vm, uaddr, private)?;

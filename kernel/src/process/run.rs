@@ -155,7 +155,8 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 // rt_sigreturn's result is the restored rax, never a restart
                 // request (Linux clears orig_ax there).
                 const RT_SIGRETURN: u64 = 15;
-                let restartable = [Errno::ERESTARTSYS, Errno::ERESTARTNOHAND, Errno::ERESTART_RESTARTBLOCK];
+                let restartable =
+                    [Errno::ERESTARTSYS, Errno::ERESTARTNOINTR, Errno::ERESTARTNOHAND, Errno::ERESTART_RESTARTBLOCK];
                 if nr != RT_SIGRETURN && restartable.iter().any(|&e| rax == -(e as i64)) {
                     restart = Some(nr);
                 }

@@ -147,6 +147,7 @@ fn fix_interrupted_syscall(user: &mut UserContext, nr: u64, handler: Option<bool
     const RESTART_SYSCALL: u64 = 219;
     let (restart, nr) = match rax {
         r if r == -(Errno::ERESTARTSYS as i64) => (handler.unwrap_or(true), nr),
+        r if r == -(Errno::ERESTARTNOINTR as i64) => (true, nr),
         r if r == -(Errno::ERESTARTNOHAND as i64) => (handler.is_none(), nr),
         r if r == -(Errno::ERESTART_RESTARTBLOCK as i64) => (handler.is_none(), RESTART_SYSCALL),
         _ => return,

@@ -175,7 +175,8 @@ fn sys_exit(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 fn sys_futex(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let timeout_ptr = a[3];
     let op = a[1] & !(128 | 256);
-    let is_wait = op == 0 || op == 9;
+    // WAIT, LOCK_PI, WAIT_BITSET and LOCK_PI2 take a timeout.
+    let is_wait = matches!(op, 0 | 6 | 9 | 13);
     let timeout = |absolute: bool, realtime: bool| -> Result<u64> {
         if !is_wait || timeout_ptr == 0 {
             return Ok(u64::MAX);
