@@ -45,6 +45,7 @@ mod termios;
 mod tty;
 mod tty_ioctl;
 mod tty_job;
+pub mod xattr;
 
 use alloc::sync::Arc;
 
