@@ -32,8 +32,7 @@ use super::{Context, SyscallFn};
 use crate::error::{Errno, Error, Result};
 use frame::sync::WaitQueue;
 
-use crate::fs::{Caller, Cred, File, FsContext, HARD_MAX_FDS, Inode};
-use crate::process::rlimit::RLIMIT_NOFILE;
+use crate::fs::{Caller, Cred, File, FsContext, Inode};
 use crate::process::signal::{self, SigInfo};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
@@ -212,8 +211,7 @@ fn caller_cred(ctx: &Context) -> Cred {
 
 /// The caller's RLIMIT_NOFILE, as a descriptor bound.
 fn fd_limit(ctx: &Context) -> usize {
-    let cur = ctx.process.rlimits.lock().0[RLIMIT_NOFILE].cur;
-    usize::try_from(cur).unwrap_or(usize::MAX).min(HARD_MAX_FDS)
+    crate::process::nofile_limit(ctx.process)
 }
 
 /// Where a path given with `dirfd` starts: ENOENT for an empty path (check

@@ -4,6 +4,7 @@
 mod creds;
 mod fs;
 mod mm;
+mod pidfd;
 mod process;
 mod sched;
 pub use self::sched::weight_of_nice;
@@ -110,10 +111,11 @@ static TABLE: frame::sync::Once<[Option<SyscallFn>; MAX_NR]> = frame::sync::Once
 
 fn table() -> &'static [Option<SyscallFn>; MAX_NR] {
     TABLE.call_once(|| {
-        let families: [&[(usize, &'static str, SyscallFn)]; 8] = [
+        let families: [&[(usize, &'static str, SyscallFn)]; 9] = [
             creds::SYSCALLS,
             fs::SYSCALLS,
             mm::SYSCALLS,
+            pidfd::SYSCALLS,
             process::SYSCALLS,
             sched::SYSCALLS,
             signal::SYSCALLS,

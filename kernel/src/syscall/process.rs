@@ -391,6 +391,7 @@ fn sys_prctl(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 const P_ALL: u64 = 0;
 const P_PID: u64 = 1;
 const P_PGID: u64 = 2;
+const P_PIDFD: u64 = 3;
 const WEXITED: u64 = 4;
 const WSTOPPED: u64 = 2;
 const WNOWAIT: u64 = 0x0100_0000;
@@ -402,15 +403,24 @@ fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     {
         return Err(Error::new(Errno::EINVAL));
     }
+    // A pidfd opened with PIDFD_NONBLOCK makes the wait non-blocking, and
+    // EAGAIN if nothing is ready (unless WNOHANG asked for 0).
+    let mut nonblocking_pidfd = false;
     let target = match idtype {
         P_ALL => WaitTarget::Any,
         P_PID if id == 0 => return Err(Error::new(Errno::EINVAL)),
         P_PID => WaitTarget::Pid(id),
         P_PGID => WaitTarget::Pgid(if id == 0 { ctx.process.pgid() } else { id }),
+        P_PIDFD if (id as i32) < 0 => return Err(Error::new(Errno::EINVAL)),
+        P_PIDFD => {
+            let file = super::pidfd::pidfd_file(ctx, id as i32)?;
+            nonblocking_pidfd = file.is_nonblocking();
+            WaitTarget::Pid(crate::process::pidfd::as_pidfd(&file).map_or(0, |p| p.pid()))
+        }
         _ => return Err(Error::new(Errno::EINVAL)),
     };
     let opts = WaitOptions {
-        nohang: options & WNOHANG != 0,
+        nohang: options & WNOHANG != 0 || nonblocking_pidfd,
         exited: options & WEXITED != 0,
         stopped: options & WSTOPPED != 0,
         continued: options & WCONTINUED != 0,
@@ -418,6 +428,9 @@ fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         clone_children: clone_filter(options),
     };
     let result = process::wait_child(ctx.process, ctx.thread, target, opts)?;
+    if result.is_none() && nonblocking_pidfd && options & WNOHANG == 0 {
+        return Err(Error::new(Errno::EAGAIN));
+    }
     use crate::process::signal::{SigInfo, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED, SIGCHLD};
     let info = match result {
         None => <SigInfo as frame::Pod>::new_zeroed(),
