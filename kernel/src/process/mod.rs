@@ -30,7 +30,7 @@ use frame::sync::{level, Mutex, SpinLock, WaitQueue};
 use crate::fs::{FileTable, FsContext};
 use crate::mm::Vmar;
 
-pub use self::exec::{execve, load_init, read_whole, ARG_MAX, MAX_ARG_STRLEN};
+pub use self::exec::{exec_fs, execve, load_init, read_whole, ExecFile, ARG_MAX, MAX_ARG_STRLEN};
 pub use self::exit::{do_exit, exit_thread, exit_status_code as exit_status_for, signal_status_code, wait_child, WaitOptions, WaitTarget};
 pub use self::fork::{clone_process, CloneArgs, CLONE_VFORK, CLONE_VM};
 pub use self::itimer::{get_real as get_real_timer, set_real as set_real_timer};
