@@ -214,6 +214,9 @@ static void errors(const char *dir, int dirfd)
 		CHECK_EQ(xat(filefd, "", argv, AT_EMPTY_PATH | AT_EXECVE_CHECK), 0);
 		CHECK_ERR(xat(dirfd, "plain", argv, AT_EXECVE_CHECK), EACCES);
 		CHECK_ERR(xat(dirfd, "nonexistent", argv, AT_EXECVE_CHECK), ENOENT);
+		CHECK_ERR(syscall(SYS_execveat, dirfd, "prog", BAD_PTR, no_env,
+				  AT_EXECVE_CHECK),
+			  EFAULT);
 		CHILD_DONE();
 	}
 	t_wait_ok(pid);

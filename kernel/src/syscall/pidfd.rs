@@ -29,9 +29,8 @@ pub fn pidfd_file(ctx: &Context, fd: i32) -> Result<Arc<File>> {
     Ok(file)
 }
 
-fn pidfd_of(file: &File) -> &PidFd {
-    // pidfd_file checked the type.
-    as_pidfd(file).expect("pidfd_file returns pidfds only")
+fn pidfd_of(file: &File) -> Result<&PidFd> {
+    as_pidfd(file).ok_or(Error::new(Errno::EBADF))
 }
 
 /// Installs `file` close-on-exec in the caller's table.
@@ -80,7 +79,7 @@ fn sys_pidfd_send_signal(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::EINVAL));
     }
     let file = pidfd_file(ctx, fd)?;
-    let pidfd = pidfd_of(&file);
+    let pidfd = pidfd_of(&file)?;
     let pid = pidfd.pid();
     let info = if info_addr != 0 {
         let info: SigInfo = ctx.read_val(info_addr)?;
@@ -151,7 +150,7 @@ fn sys_pidfd_getfd(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::EINVAL));
     }
     let file = pidfd_file(ctx, fd)?;
-    let target = pidfd_of(&file).process().clone();
+    let target = pidfd_of(&file)?.process().clone();
     if target.exit_status().is_some() {
         return Err(Error::new(Errno::ESRCH));
     }

@@ -243,11 +243,11 @@ fn sys_execveat(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
             file
         }
     };
+    let argv = read_string_array(ctx, a[2])?;
+    let envp = read_string_array(ctx, a[3])?;
     if flags & AT_EXECVE_CHECK != 0 {
         return Ok(0);
     }
-    let argv = read_string_array(ctx, a[2])?;
-    let envp = read_string_array(ctx, a[3])?;
     process::execve(ctx.process, ctx.thread, ctx.user, &fs, file, argv, envp)?;
     Ok(0)
 }
