@@ -3,8 +3,10 @@
 //! and later pipes and sockets).
 
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use super::xattr;
 use super::inode::{FileType, Inode, Metadata, Timespec, makedev};
 use crate::error::{Errno, Error, Result};
 
@@ -63,5 +65,28 @@ impl Inode for AnonInode {
 
     fn file_type(&self) -> FileType {
         self.file_type
+    }
+
+    // Linux's anonymous inodes (eventfd, epoll, signalfd, timerfd) have no
+    // file type bits, so user.* attributes are refused as for any file
+    // that is neither regular nor a directory; there is no other storage.
+    fn get_xattr(&self, name: &[u8]) -> Result<Vec<u8>> {
+        Err(Error::new(if name.starts_with(xattr::USER) {
+            Errno::ENODATA
+        } else {
+            Errno::EOPNOTSUPP
+        }))
+    }
+
+    fn set_xattr(&self, name: &[u8], _value: &[u8], _flags: xattr::SetFlags) -> Result<()> {
+        self.remove_xattr(name)
+    }
+
+    fn remove_xattr(&self, name: &[u8]) -> Result<()> {
+        Err(Error::new(if name.starts_with(xattr::USER) {
+            Errno::EPERM
+        } else {
+            Errno::EOPNOTSUPP
+        }))
     }
 }

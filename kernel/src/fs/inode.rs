@@ -8,6 +8,7 @@
 
 use alloc::string::String;
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use core::any::Any;
 
 use crate::error::{Errno, Error, Result};
@@ -287,6 +288,32 @@ pub trait Inode: Any + Send + Sync {
     /// Sets the access and/or modification time (ctime becomes now).
     fn set_times(&self, _atime: Option<Timespec>, _mtime: Option<Timespec>) -> Result<()> {
         Err(Error::new(Errno::EPERM))
+    }
+
+    /// The value of the extended attribute `name` (xattr(7)); the VFS has
+    /// checked the name's length and the caller's access. ENODATA if it is
+    /// not set; EOPNOTSUPP where the file system keeps no attributes.
+    fn get_xattr(&self, _name: &[u8]) -> Result<Vec<u8>> {
+        Err(Error::new(Errno::EOPNOTSUPP))
+    }
+
+    /// Sets the extended attribute `name` (setxattr(2)'s XATTR_CREATE:
+    /// EEXIST, XATTR_REPLACE: ENODATA); ctime becomes now.
+    fn set_xattr(&self, _name: &[u8], _value: &[u8], _flags: super::xattr::SetFlags) -> Result<()> {
+        Err(Error::new(Errno::EOPNOTSUPP))
+    }
+
+    /// Removes the extended attribute `name` (ENODATA if it is not set);
+    /// ctime becomes now.
+    fn remove_xattr(&self, _name: &[u8]) -> Result<()> {
+        Err(Error::new(Errno::EOPNOTSUPP))
+    }
+
+    /// The names of the extended attributes, in a stable order (the VFS
+    /// hides those the caller may not see). A file system without them has
+    /// none: listxattr(2) returns an empty list, as on Linux.
+    fn list_xattr(&self) -> Result<Vec<Vec<u8>>> {
+        Ok(Vec::new())
     }
 
     /// Finds `name` (which may be "." or "..") in this directory.

@@ -45,6 +45,7 @@ mod termios;
 mod tty;
 mod tty_ioctl;
 mod tty_job;
+pub mod xattr;
 
 use alloc::sync::Arc;
 
@@ -215,13 +216,45 @@ pub fn on_process_exit(pid: u32, sid: u32) {
 /// ELOOP, ENAMETOOLONG, and EACCES for anything but a regular file the
 /// caller may execute on a file system not mounted noexec.
 pub fn open_exec(fs: &FsContext, path: &str) -> Result<Arc<dyn Inode>> {
-    let node = path::lookup(fs, fs.cwd(), path, true)?;
+    Ok(open_exec_at(fs, fs.cwd(), path, true)?.0)
+}
+
+/// [`open_exec`] with relative paths taken from `start` (execveat's
+/// dirfd); without `follow` a final symlink is ELOOP. Also returns the
+/// absolute path the file was found under, symlinks resolved (what
+/// /proc/pid/exe shows), if known.
+pub fn open_exec_at(
+    fs: &FsContext,
+    start: &Arc<dyn Inode>,
+    path: &str,
+    follow: bool,
+) -> Result<(Arc<dyn Inode>, Option<alloc::string::String>)> {
+    let found = path::lookup_found(fs, start, path, follow)?;
+    check_exec(fs, &found.node)?;
+    let where_ = found.parent.and_then(|(dir, name)| {
+        let mut p = path_of(fs, &dir).ok()?;
+        if !p.ends_with('/') {
+            p.push('/');
+        }
+        p.push_str(&name);
+        Some(p)
+    });
+    Ok((found.node, where_))
+}
+
+/// Whether `fs`'s caller may execute `node`: ELOOP for a symlink (it was
+/// not to be followed), EACCES for anything but a regular file it may
+/// execute on a file system not mounted noexec.
+pub fn check_exec(fs: &FsContext, node: &Arc<dyn Inode>) -> Result<()> {
     let meta = node.metadata();
+    if meta.file_type == FileType::Symlink {
+        return Err(Error::new(Errno::ELOOP));
+    }
     if meta.file_type != FileType::Regular
         || !fs.cred().may(&meta, MAY_EXEC)
-        || !mount::allows_exec(&node)
+        || !mount::allows_exec(node)
     {
         return Err(Error::new(Errno::EACCES));
     }
-    Ok(node)
+    Ok(())
 }

@@ -291,46 +291,115 @@ fn exec_creds(
     (c, secure)
 }
 
-/// Resolves `path` (following `#!` lines) and loads the program.
+/// The file an execve starts from, already checked for execution.
+pub struct ExecFile {
+    pub inode: Arc<dyn Inode>,
+    /// The name it is executed under (Linux's bprm->filename): AT_EXECFN,
+    /// and what an interpreter gets as the script's path.
+    pub filename: String,
+    /// Its absolute path, for /proc/pid/exe.
+    pub exe: String,
+    /// The process name (comm) it gives.
+    pub comm: String,
+    /// `filename` is /dev/fd/N of a close-on-exec descriptor, gone by the
+    /// time an interpreter would open it: a script fails with ENOENT.
+    pub inaccessible: bool,
+}
+
+impl ExecFile {
+    /// The file `path` names from the cwd (execve(2)).
+    pub fn from_path(fs: &FsContext, path: &str) -> Result<ExecFile> {
+        let (inode, found) = crate::fs::open_exec_at(fs, fs.cwd(), path, true)?;
+        Ok(Self::from_path_found(fs, inode, path, found))
+    }
+
+    /// The file `inode` that `path` led to, found under `found` (see
+    /// `fs::open_exec_at`); executed under the name `path`.
+    pub fn from_path_found(fs: &FsContext, inode: Arc<dyn Inode>, path: &str, found: Option<String>) -> ExecFile {
+        ExecFile {
+            inode,
+            filename: String::from(path),
+            // A magic link (/proc/self/exe) names no directory entry:
+            // resolve it by its text instead.
+            exe: found
+                .or_else(|| crate::fs::canonical_path(fs, fs.cwd(), path).ok())
+                .unwrap_or_else(|| absolute_path(fs, path)),
+            comm: String::from(basename(path)),
+            inaccessible: false,
+        }
+    }
+}
+
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The credentials and root/cwd an execve by `process` resolves paths with
+/// (its file-system ids).
+pub fn exec_fs(process: &Process) -> FsContext {
+    let creds = process.creds();
+    let cred = crate::fs::Cred { uid: creds.fsuid, gid: creds.fsgid, groups: creds.groups.clone() };
+    process.fs().lock().clone().with_cred(cred)
+}
+
+/// What `load` produced: the image, and the program's exe path and name.
+struct Loaded {
+    image: Image,
+    exe: String,
+    comm: String,
+    creds: super::creds::Credentials,
+}
+
+/// Loads the program in `file`, following `#!` lines.
 fn load(
     fs: &FsContext,
-    path: &str,
+    file: ExecFile,
     mut argv: Vec<Vec<u8>>,
     envp: &[Vec<u8>],
     creds: &super::creds::Credentials,
     no_new_privs: bool,
     stack_size: usize,
-) -> Result<(Image, String, super::creds::Credentials)> {
-    let mut path = String::from(path);
-    for _ in 0..=MAX_SHEBANG_DEPTH {
-        let inode = crate::fs::open_exec(fs, &path)?;
+) -> Result<Loaded> {
+    let ExecFile { mut inode, filename, mut exe, comm, mut inaccessible } = file;
+    // The name of the file at hand: the script an interpreter is given.
+    let mut name = filename.clone();
+    for depth in 0..=MAX_SHEBANG_DEPTH {
+        if depth > 0 {
+            let (next, found) = crate::fs::open_exec_at(fs, fs.cwd(), &name, true)?;
+            inode = next;
+            exe = found.unwrap_or_else(|| absolute_path(fs, &name));
+        }
         let mut data = read_head(&inode, HEAD_SIZE)?;
         if !data.starts_with(b"#!") && elf::parse_prefix(&data, inode.size()) == Err(elf::ElfError::Truncated) {
             // Headers beyond the first read: fall back to the whole file.
             data = read_whole(&inode)?;
         }
         if data.starts_with(b"#!") {
+            if inaccessible {
+                return Err(Error::with_message(Errno::ENOENT, "script from a close-on-exec descriptor"));
+            }
             let (interp, arg) = parse_shebang(&data)?;
-            // argv becomes: interp [arg] path argv[1..]
+            // argv becomes: interp [arg] script argv[1..]
             let mut new_argv = vec![interp.clone().into_bytes()];
             if let Some(a) = arg {
                 new_argv.push(a.into_bytes());
             }
-            new_argv.push(path.clone().into_bytes());
+            new_argv.push(core::mem::take(&mut name).into_bytes());
             new_argv.extend(argv.into_iter().skip(1));
             argv = new_argv;
-            path = interp;
+            name = interp;
+            inaccessible = false;
             continue;
         }
         check_args(&argv, envp)?;
         let (new_creds, secure) = exec_creds(&inode, creds, no_new_privs);
-        let image = load_elf(&inode, &data, &argv, envp, path.as_bytes(), &new_creds, secure, stack_size)?;
-        return Ok((image, path, new_creds));
+        let image = load_elf(&inode, &data, &argv, envp, filename.as_bytes(), &new_creds, secure, stack_size)?;
+        return Ok(Loaded { image, exe, comm, creds: new_creds });
     }
     Err(Error::new(Errno::ELOOP))
 }
 
-fn commit(process: &Arc<Process>, thread: &Thread, image: Image, path: &str, exe: String, user: &mut UserContext) {
+fn commit(process: &Arc<Process>, thread: &Thread, image: Image, exe: String, comm: &str, user: &mut UserContext) {
     let old = process.replace_vm(Arc::new(image.vm));
     drop(old);
     *user = UserContext::new();
@@ -347,32 +416,27 @@ fn commit(process: &Arc<Process>, thread: &Thread, image: Image, path: &str, exe
     // Loading a 64-bit ELF clears READ_IMPLIES_EXEC (Linux's
     // set_personality_64bit); the rest of the personality stays.
     process.personality.fetch_and(!READ_IMPLIES_EXEC, Ordering::Relaxed);
-    let name = path.rsplit('/').next().unwrap_or(path);
-    process.set_name(name);
+    process.set_name(comm);
     process.set_exe(exe);
     thread.clear_child_tid.store(0, Ordering::Relaxed);
     super::fork::release_vfork_parent(process);
 }
 
-/// execve(2). On success the caller's registers are those of the new
-/// program; on failure nothing has changed.
+/// execve(2) of `file` (resolved with `fs`, see [`exec_fs`]). On success
+/// the caller's registers are those of the new program; on failure
+/// nothing has changed.
 pub fn execve(
     process: &Arc<Process>,
     thread: &Thread,
     user: &mut UserContext,
-    path: &str,
+    fs: &FsContext,
+    file: ExecFile,
     argv: Vec<Vec<u8>>,
     envp: Vec<Vec<u8>>,
 ) -> Result<()> {
     let creds = process.creds();
-    // Permission checks during the lookup use the caller's fs ids.
-    let cred = crate::fs::Cred { uid: creds.fsuid, gid: creds.fsgid, groups: creds.groups.clone() };
-    let fs = process.fs().lock().clone().with_cred(cred);
     let nnp = process.no_new_privs.load(Ordering::Relaxed);
-    let (image, loaded, new_creds) = load(&fs, path, argv, &envp, &creds, nnp, stack_size(process))?;
-    // /proc/pid/exe: the file loaded (a script's interpreter), with every
-    // link resolved, as seen now (so "/proc/self/exe" is the old program).
-    let exe = crate::fs::canonical_path(&fs, fs.cwd(), &loaded).unwrap_or_else(|_| absolute_path(process, &loaded));
+    let loaded = load(fs, file, argv, &envp, &creds, nnp, stack_size(process))?;
     de_thread(process, thread)?;
     // Robust futexes the caller holds are left by their owner, and the
     // new program registers its own list (Linux's futex_exec_release).
@@ -383,7 +447,8 @@ pub fn execve(
     // A descriptor table shared with CLONE_FILES relatives is copied first
     // (Linux's unshare_files), so close-on-exec only closes ours.
     process.unshare_files()?;
-    commit(process, thread, image, path, exe, user);
+    let new_creds = loaded.creds;
+    commit(process, thread, loaded.image, loaded.exe, &loaded.comm, user);
     if new_creds.euid != creds.euid || new_creds.egid != creds.egid {
         // A privilege change: not dumpable, no parent-death signal (prctl(2)).
         process.dumpable.store(0, Ordering::Relaxed);
@@ -442,8 +507,9 @@ const READ_IMPLIES_EXEC: u32 = 0x0040_0000;
 pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     let path = String::from_utf8(argv.first().cloned().unwrap_or_default()).map_err(|_| Error::new(Errno::EINVAL))?;
     let fs = FsContext::default();
-    let (image, loaded, _) = load(&fs, &path, argv, &envp, &Default::default(), false, STACK_SIZE)?;
-    let exe = crate::fs::canonical_path(&fs, fs.cwd(), &loaded).unwrap_or(loaded);
+    let file = ExecFile::from_path(&fs, &path)?;
+    let loaded = load(&fs, file, argv, &envp, &Default::default(), false, STACK_SIZE)?;
+    let (image, exe) = (loaded.image, loaded.exe);
     let vm = Arc::new(image.vm);
     let files = super::SharedFiles::new(crate::fs::FileTable::new_with_console());
     let process = Process::new(alloc::sync::Weak::new(), vm, files, Arc::new(frame::sync::Mutex::new(fs)), None);
@@ -462,13 +528,12 @@ fn stack_size(process: &Process) -> usize {
     (cur.min(STACK_RESERVE as u64) as usize).max(128 * 1024) & !(PAGE_SIZE - 1)
 }
 
-/// `path` made absolute against the caller's working directory.
-fn absolute_path(process: &Process, path: &str) -> String {
+/// `path` made absolute against the working directory of `fs`.
+fn absolute_path(fs: &FsContext, path: &str) -> String {
     if path.starts_with('/') {
         return String::from(path);
     }
-    let fs = process.fs().lock().clone();
-    match crate::fs::path_of(&fs, fs.cwd()) {
+    match crate::fs::path_of(fs, fs.cwd()) {
         Ok(cwd) if cwd == "/" => alloc::format!("/{path}"),
         Ok(cwd) => alloc::format!("{cwd}/{path}"),
         Err(_) => String::from(path),

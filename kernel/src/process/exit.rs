@@ -35,6 +35,7 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
         drop(process.replace_vm(Arc::new(empty)));
     }
     super::fork::release_vfork_parent(process);
+    process.exit_readiness.notify(crate::fs::POLLIN);
 
     if process.pid() == INIT_PID {
         let code = if status & 0x7f == 0 { (status >> 8) & 0xff } else { 128 + (status & 0x7f) };
@@ -87,6 +88,7 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
         if act.handler == super::signal::SIG_IGN || act.flags & SA_NOCLDWAIT != 0 {
             parent.children.lock().retain(|c| !Arc::ptr_eq(c, process));
             remove_from_table(process.pid());
+            process.exit_readiness.notify(crate::fs::POLLHUP);
             parent.child_wait.wake_all();
         }
     }
@@ -234,6 +236,7 @@ pub fn wait_child(
             parent.add_child_usage(&usage);
             // The table lock ranks above (outside) process locks.
             remove_from_table(child.pid());
+            child.exit_readiness.notify(crate::fs::POLLHUP);
         }
         Ok(Some((child.pid(), status, usage)))
     };

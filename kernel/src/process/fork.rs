@@ -35,6 +35,8 @@ pub const CLONE_SETTLS: u64 = 0x80000;
 pub const CLONE_PARENT_SETTID: u64 = 0x100000;
 pub const CLONE_CHILD_CLEARTID: u64 = 0x200000;
 pub const CLONE_CHILD_SETTID: u64 = 0x1000000;
+/// Return a pidfd for the child in the parent_tid slot.
+pub const CLONE_PIDFD: u64 = 0x1000;
 const CSIGNAL: u64 = 0xff;
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -50,6 +52,10 @@ pub struct CloneArgs {
 /// (CLONE_VM without CLONE_VFORK, CLONE_THREAD, ...) are not supported yet.
 pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserContext, args: CloneArgs) -> Result<Pid> {
     let f = args.flags & !CSIGNAL;
+    // clone(2) returns the pidfd where CLONE_PARENT_SETTID writes the tid.
+    if f & CLONE_PIDFD != 0 && f & CLONE_PARENT_SETTID != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
     // clone(2): CLONE_THREAD needs CLONE_SIGHAND, which needs CLONE_VM.
     if (f & CLONE_THREAD != 0 && f & CLONE_SIGHAND == 0) || (f & CLONE_SIGHAND != 0 && f & CLONE_VM == 0) {
         return Err(Error::new(Errno::EINVAL));
@@ -63,13 +69,18 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     if f & CLONE_SETTLS != 0 && args.tls >= frame::mm::USER_SPACE_END as u64 {
         return Err(Error::new(Errno::EPERM));
     }
+    // Thread pidfds (Linux 6.9) are not supported; CLONE_DETACHED is
+    // reserved for pidfds.
+    if f & CLONE_PIDFD != 0 && f & (CLONE_THREAD | CLONE_DETACHED) != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
     if f & CLONE_THREAD != 0 {
         check_nproc(parent)?;
         return clone_thread(parent, parent_thread, user, args);
     }
     let supported = CLONE_VFORK | CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_SETTLS
         | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID | CLONE_CHILD_SETTID | CLONE_SYSVSEM | CLONE_DETACHED
-        | CLONE_PARENT | CLONE_PTRACE | CLONE_UNTRACED | CLONE_IO;
+        | CLONE_PARENT | CLONE_PTRACE | CLONE_UNTRACED | CLONE_IO | CLONE_PIDFD;
     if f & !supported != 0 {
         return Err(Error::with_message(Errno::EINVAL, "unknown clone flags"));
     }
@@ -125,6 +136,21 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
         return Err(Error::new(Errno::EINVAL));
     }
     real_parent.children.lock().push(child.clone());
+    // CLONE_PIDFD: a close-on-exec pidfd in the caller's table (after the
+    // child's copy was taken: only a CLONE_FILES child shares it), its
+    // number stored at parent_tid; EFAULT there undoes the clone.
+    let pidfd = if f & CLONE_PIDFD != 0 {
+        match install_pidfd(parent, &child, args.parent_tid) {
+            Ok(fd) => Some(fd),
+            Err(e) => {
+                real_parent.children.lock().retain(|c| !Arc::ptr_eq(c, &child));
+                super::discard_unstarted(&child);
+                return Err(e);
+            }
+        }
+    } else {
+        None
+    };
     let bytes = pid.to_le_bytes();
     // Like Linux, a bad tid pointer does not undo the clone.
     if f & CLONE_PARENT_SETTID != 0 {
@@ -143,6 +169,9 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
         // No thread ever ran: the child leaves no trace.
         crate::ipc::on_exit(pid);
         real_parent.children.lock().retain(|c| !Arc::ptr_eq(c, &child));
+        if let Some(fd) = pidfd {
+            let _ = parent.files().lock().remove(fd);
+        }
         super::discard_unstarted(&child);
         return Err(e);
     }
@@ -150,6 +179,18 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
         child.vfork_done.wait_until(|| child.vfork_released.load(Ordering::Acquire).then_some(()));
     }
     Ok(pid)
+}
+
+/// Puts a pidfd for `child` in `parent`'s table and its number at `addr`.
+fn install_pidfd(parent: &Process, child: &Arc<Process>, addr: u64) -> Result<i32> {
+    let file = super::pidfd::new_pidfd(child.clone(), false);
+    let limit = super::nofile_limit(parent);
+    let fd = parent.files().lock().insert(file, true, limit)?;
+    if let Err(e) = parent.vm().write_bytes(addr as usize, &fd.to_le_bytes()) {
+        let _ = parent.files().lock().remove(fd);
+        return Err(e);
+    }
+    Ok(fd)
 }
 
 fn child_signals(child: &Process, sigs: super::signal::SignalState) {

@@ -11,6 +11,7 @@ mod exit;
 mod fork;
 pub mod futex;
 mod itimer;
+pub mod pidfd;
 pub mod posix_timer;
 pub mod rlimit;
 mod run;
@@ -29,7 +30,7 @@ use frame::sync::{level, Mutex, SpinLock, WaitQueue};
 use crate::fs::{FileTable, FsContext};
 use crate::mm::Vmar;
 
-pub use self::exec::{execve, load_init, read_whole, ARG_MAX, MAX_ARG_STRLEN};
+pub use self::exec::{exec_fs, execve, load_init, read_whole, ExecFile, ARG_MAX, MAX_ARG_STRLEN};
 pub use self::exit::{do_exit, exit_thread, exit_status_code as exit_status_for, signal_status_code, wait_child, WaitOptions, WaitTarget};
 pub use self::fork::{clone_process, CloneArgs, CLONE_VFORK, CLONE_VM};
 pub use self::itimer::{get_real as get_real_timer, set_real as set_real_timer};
@@ -59,6 +60,9 @@ pub struct Process {
     exit_status: AtomicI32,
     /// Parents sleep here in wait4 until a child changes state.
     pub(crate) child_wait: WaitQueue,
+    /// Notified when the process exits and when it is reaped (what its
+    /// pidfds poll).
+    pub(crate) exit_readiness: crate::fs::readiness::Readiness,
     /// A vfork parent sleeps here until the child execs or exits.
     pub(crate) vfork_done: WaitQueue,
     pub(crate) vfork_released: core::sync::atomic::AtomicBool,
@@ -214,6 +218,7 @@ impl Process {
             sid: AtomicU32::new(sid),
             exit_status: AtomicI32::new(-1),
             child_wait: WaitQueue::new(),
+            exit_readiness: crate::fs::readiness::Readiness::new(),
             vfork_done: WaitQueue::new(),
             vfork_released: core::sync::atomic::AtomicBool::new(false),
             signals: signal::SignalState::new(),
@@ -352,6 +357,13 @@ impl Process {
         self.threads_changed.wake_all();
         t
     }
+}
+
+/// The most descriptors `p` may have open (its RLIMIT_NOFILE, within the
+/// table's hard bound).
+pub fn nofile_limit(p: &Process) -> usize {
+    let cur = p.rlimits.lock().0[rlimit::RLIMIT_NOFILE].cur;
+    usize::try_from(cur).unwrap_or(usize::MAX).min(crate::fs::HARD_MAX_FDS)
 }
 
 /// Looks up a live (or zombie, not yet reaped) process.

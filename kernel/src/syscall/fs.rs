@@ -4,7 +4,8 @@
 //! Families: `io` (read/write and friends), `fd` (descriptor management,
 //! fcntl, ioctl), `path` (creating, removing and renaming names), `attr`
 //! (stat, statfs, access), `setattr` (chmod, chown, times, truncate), `dir`
-//! (directory listing, cwd, umask), `poll` (poll/select), `mount`.
+//! (directory listing, cwd, umask), `poll` (poll/select), `mount`,
+//! `xattr` (extended attributes).
 
 mod attr;
 mod dir;
@@ -23,6 +24,7 @@ mod setattr;
 mod signalfd;
 mod timerfd;
 mod splice;
+mod xattr;
 
 use alloc::sync::Arc;
 
@@ -30,8 +32,7 @@ use super::{Context, SyscallFn};
 use crate::error::{Errno, Error, Result};
 use frame::sync::WaitQueue;
 
-use crate::fs::{Caller, Cred, File, FsContext, HARD_MAX_FDS, Inode};
-use crate::process::rlimit::RLIMIT_NOFILE;
+use crate::fs::{Caller, Cred, File, FsContext, Inode};
 use crate::process::signal::{self, SigInfo};
 
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
@@ -88,6 +89,18 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (165, "mount", mount::sys_mount),
     (166, "umount2", mount::sys_umount2),
     (187, "readahead", range::sys_readahead),
+    (188, "setxattr", xattr::sys_setxattr),
+    (189, "lsetxattr", xattr::sys_lsetxattr),
+    (190, "fsetxattr", xattr::sys_fsetxattr),
+    (191, "getxattr", xattr::sys_getxattr),
+    (192, "lgetxattr", xattr::sys_lgetxattr),
+    (193, "fgetxattr", xattr::sys_fgetxattr),
+    (194, "listxattr", xattr::sys_listxattr),
+    (195, "llistxattr", xattr::sys_llistxattr),
+    (196, "flistxattr", xattr::sys_flistxattr),
+    (197, "removexattr", xattr::sys_removexattr),
+    (198, "lremovexattr", xattr::sys_lremovexattr),
+    (199, "fremovexattr", xattr::sys_fremovexattr),
     (213, "epoll_create", epoll::sys_epoll_create),
     (217, "getdents64", dir::sys_getdents64),
     (221, "fadvise64", range::sys_fadvise64),
@@ -198,8 +211,7 @@ fn caller_cred(ctx: &Context) -> Cred {
 
 /// The caller's RLIMIT_NOFILE, as a descriptor bound.
 fn fd_limit(ctx: &Context) -> usize {
-    let cur = ctx.process.rlimits.lock().0[RLIMIT_NOFILE].cur;
-    usize::try_from(cur).unwrap_or(usize::MAX).min(HARD_MAX_FDS)
+    crate::process::nofile_limit(ctx.process)
 }
 
 /// Where a path given with `dirfd` starts: ENOENT for an empty path (check

@@ -5,6 +5,7 @@ mod creds;
 mod fs;
 mod ipc;
 mod mm;
+mod pidfd;
 mod process;
 mod sched;
 pub use self::sched::weight_of_nice;
@@ -112,11 +113,12 @@ static TABLE: frame::sync::Once<[Option<SyscallFn>; MAX_NR]> = frame::sync::Once
 
 fn table() -> &'static [Option<SyscallFn>; MAX_NR] {
     TABLE.call_once(|| {
-        let families: [&[(usize, &'static str, SyscallFn)]; 10] = [
+        let families: [&[(usize, &'static str, SyscallFn)]; 11] = [
             creds::SYSCALLS,
             fs::SYSCALLS,
             ipc::SYSCALLS,
             mm::SYSCALLS,
+            pidfd::SYSCALLS,
             process::SYSCALLS,
             sched::SYSCALLS,
             signal::SYSCALLS,

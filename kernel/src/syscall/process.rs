@@ -15,6 +15,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (57, "fork", sys_fork),
     (58, "vfork", sys_vfork),
     (59, "execve", sys_execve),
+    (322, "execveat", sys_execveat),
     (60, "exit", sys_exit),
     (61, "wait4", sys_wait4),
     (109, "setpgid", sys_setpgid),
@@ -155,15 +156,99 @@ fn read_string_array(ctx: &Context, addr: u64) -> Result<Vec<Vec<u8>>> {
     Ok(out)
 }
 
+/// execve(2). As on Linux, the file is looked up (ENOENT, EACCES ...)
+/// before argv and envp are read (EFAULT, E2BIG).
 fn sys_execve(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let path = ctx.read_path(a[0])?;
     if path.is_empty() {
         return Err(Error::new(Errno::ENOENT));
     }
+    let fs = process::exec_fs(ctx.process);
+    let file = process::ExecFile::from_path(&fs, &path)?;
     let argv = read_string_array(ctx, a[1])?;
     let envp = read_string_array(ctx, a[2])?;
-    process::execve(ctx.process, ctx.thread, ctx.user, &path, argv, envp)?;
+    process::execve(ctx.process, ctx.thread, ctx.user, &fs, file, argv, envp)?;
     // The new program starts with rax = 0 (set by the fresh context).
+    Ok(0)
+}
+
+const AT_FDCWD: i32 = -100;
+const AT_SYMLINK_NOFOLLOW: u32 = 0x100;
+const AT_EMPTY_PATH: u32 = 0x1000;
+/// Only check that the file could be executed (Linux 6.14).
+const AT_EXECVE_CHECK: u32 = 0x10000;
+
+/// execveat(dirfd, path, argv, envp, flags): execve with a relative path
+/// taken from `dirfd`, or with AT_EMPTY_PATH and an empty path the file
+/// open on `dirfd` (fexecve(3); O_PATH descriptors too).
+/// AT_SYMLINK_NOFOLLOW: ELOOP for a final symlink; AT_EXECVE_CHECK: stop
+/// after the checks, returning 0. Other flags: EINVAL. Like Linux, the new
+/// program's AT_EXECFN (and a script's path for its interpreter) is
+/// "/dev/fd/N/path" or "/dev/fd/N" when the file was found through
+/// `dirfd`; a script reached through a close-on-exec `dirfd` is ENOENT
+/// (its interpreter could not open it).
+fn sys_execveat(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (dirfd, flags) = (a[0] as u32 as i32, a[4] as u32);
+    let path = ctx.read_path(a[1])?;
+    if path.is_empty() && flags & AT_EMPTY_PATH == 0 {
+        return Err(Error::new(Errno::ENOENT));
+    }
+    if flags & !(AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW | AT_EXECVE_CHECK) != 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let follow = flags & AT_SYMLINK_NOFOLLOW == 0;
+    let fs = process::exec_fs(ctx.process);
+    let through_fd = dirfd != AT_FDCWD && !path.starts_with('/');
+    let file = if !through_fd {
+        if path.is_empty() {
+            // AT_FDCWD with an empty path names the cwd: a directory.
+            return Err(Error::new(Errno::EACCES));
+        }
+        let (inode, found) = crate::fs::open_exec_at(&fs, fs.cwd(), &path, follow)?;
+        let mut file = process::ExecFile::from_path_found(&fs, inode, &path, found);
+        file.filename = path.clone();
+        file
+    } else {
+        let (opened, cloexec) = {
+            let shared = ctx.process.files();
+            let table = shared.lock();
+            (table.get(dirfd)?, table.cloexec(dirfd).unwrap_or(false))
+        };
+        if path.is_empty() {
+            let inode = opened.node().clone();
+            crate::fs::check_exec(&fs, &inode)?;
+            let (exe, comm) = match opened.origin() {
+                Some((dir, name)) => {
+                    let mut p = crate::fs::path_of(&fs, dir).unwrap_or_default();
+                    if !p.ends_with('/') {
+                        p.push('/');
+                    }
+                    p.push_str(name);
+                    (p, name.clone())
+                }
+                None => (alloc::format!("/dev/fd/{dirfd}"), alloc::format!("{dirfd}")),
+            };
+            process::ExecFile {
+                inode,
+                filename: alloc::format!("/dev/fd/{dirfd}"),
+                exe,
+                comm,
+                inaccessible: cloexec,
+            }
+        } else {
+            let (inode, found) = crate::fs::open_exec_at(&fs, opened.node(), &path, follow)?;
+            let mut file = process::ExecFile::from_path_found(&fs, inode, &path, found);
+            file.filename = alloc::format!("/dev/fd/{dirfd}/{path}");
+            file.inaccessible = cloexec;
+            file
+        }
+    };
+    let argv = read_string_array(ctx, a[2])?;
+    let envp = read_string_array(ctx, a[3])?;
+    if flags & AT_EXECVE_CHECK != 0 {
+        return Ok(0);
+    }
+    process::execve(ctx.process, ctx.thread, ctx.user, &fs, file, argv, envp)?;
     Ok(0)
 }
 
@@ -392,6 +477,7 @@ fn sys_prctl(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 const P_ALL: u64 = 0;
 const P_PID: u64 = 1;
 const P_PGID: u64 = 2;
+const P_PIDFD: u64 = 3;
 const WEXITED: u64 = 4;
 const WSTOPPED: u64 = 2;
 const WNOWAIT: u64 = 0x0100_0000;
@@ -403,15 +489,24 @@ fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     {
         return Err(Error::new(Errno::EINVAL));
     }
+    // A pidfd opened with PIDFD_NONBLOCK makes the wait non-blocking, and
+    // EAGAIN if nothing is ready (unless WNOHANG asked for 0).
+    let mut nonblocking_pidfd = false;
     let target = match idtype {
         P_ALL => WaitTarget::Any,
         P_PID if id == 0 => return Err(Error::new(Errno::EINVAL)),
         P_PID => WaitTarget::Pid(id),
         P_PGID => WaitTarget::Pgid(if id == 0 { ctx.process.pgid() } else { id }),
+        P_PIDFD if (id as i32) < 0 => return Err(Error::new(Errno::EINVAL)),
+        P_PIDFD => {
+            let file = super::pidfd::pidfd_file(ctx, id as i32)?;
+            nonblocking_pidfd = file.is_nonblocking();
+            WaitTarget::Pid(crate::process::pidfd::as_pidfd(&file).map_or(0, |p| p.pid()))
+        }
         _ => return Err(Error::new(Errno::EINVAL)),
     };
     let opts = WaitOptions {
-        nohang: options & WNOHANG != 0,
+        nohang: options & WNOHANG != 0 || nonblocking_pidfd,
         exited: options & WEXITED != 0,
         stopped: options & WSTOPPED != 0,
         continued: options & WCONTINUED != 0,
@@ -419,6 +514,9 @@ fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         clone_children: clone_filter(options),
     };
     let result = process::wait_child(ctx.process, ctx.thread, target, opts)?;
+    if result.is_none() && nonblocking_pidfd && options & WNOHANG == 0 {
+        return Err(Error::new(Errno::EAGAIN));
+    }
     use crate::process::signal::{SigInfo, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED, SIGCHLD};
     let info = match result {
         None => <SigInfo as frame::Pod>::new_zeroed(),

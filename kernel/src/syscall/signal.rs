@@ -210,7 +210,7 @@ fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 
 /// kill(2) permission: privilege, or the sender's real or effective uid
 /// equals the target's real or saved uid; SIGCONT within the session.
-fn may_signal(ctx: &Context, target: &process::Process, sig: usize) -> bool {
+pub(super) fn may_signal(ctx: &Context, target: &process::Process, sig: usize) -> bool {
     let (me, them) = (ctx.process.creds(), target.creds());
     me.is_privileged()
         || [me.ruid, me.euid].iter().any(|u| *u == them.ruid || *u == them.suid)

@@ -179,6 +179,8 @@ fn anon_kind(file: &File) -> &'static str {
         "timerfd"
     } else if crate::fs::signalfd::as_signalfd(file).is_some() {
         "signalfd"
+    } else if crate::process::pidfd::as_pidfd(file).is_some() {
+        "pidfd"
     } else {
         "unknown"
     }
@@ -195,12 +197,17 @@ fn fdinfo(t: Target, fd: i32) -> Result<Vec<u8>> {
     // The flags as octal, with O_CLOEXEC for a close-on-exec descriptor.
     let flags = file.flags() | if cloexec { crate::fs::O_CLOEXEC } else { 0 };
     let meta = file.node().metadata();
-    Ok(format!(
+    let mut text = format!(
         "pos:\t{}\nflags:\t0{:o}\nmnt_id:\t{}\nino:\t{}\n",
         file.position(),
         flags,
         meta.dev,
         meta.ino
-    )
-    .into_bytes())
+    );
+    // A pidfd names its process (-1 once reaped).
+    if let Some(pidfd) = crate::process::pidfd::as_pidfd(&file) {
+        let pid = if pidfd.reaped() { -1 } else { pidfd.pid() as i64 };
+        text.push_str(&format!("Pid:\t{pid}\nNSpid:\t{pid}\n"));
+    }
+    Ok(text.into_bytes())
 }

@@ -16,6 +16,7 @@ mod rename;
 
 use alloc::string::String;
 use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
 use core::any::Any;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -24,6 +25,7 @@ use frame::sync::{Mutex, SpinLock, level};
 use self::dir::DirData;
 use self::pages::{Budget, FileData};
 pub use self::pages::{page_usage, set_page_limit};
+use super::xattr::{self, SetFlags};
 use super::inode::{
     Allocate, DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec,
 };
@@ -166,6 +168,8 @@ struct State {
     atime: Timespec,
     mtime: Timespec,
     ctime: Timespec,
+    /// Extended attributes (user.*, trusted.*, security.*).
+    xattrs: xattr::Store,
     body: Body,
 }
 
@@ -237,6 +241,7 @@ impl RamInode {
                 atime: now,
                 mtime: now,
                 ctime: now,
+                xattrs: xattr::Store::new(),
                 body,
             };
             RamInode {
@@ -494,6 +499,32 @@ impl Inode for RamInode {
         }
         st.ctime = Timespec::now();
         Ok(())
+    }
+
+    fn get_xattr(&self, name: &[u8]) -> Result<Vec<u8>> {
+        xattr::check_name(name)?;
+        self.state.lock().xattrs.get(name)
+    }
+
+    fn set_xattr(&self, name: &[u8], value: &[u8], flags: SetFlags) -> Result<()> {
+        xattr::check_name(name)?;
+        let value = xattr::copy(value)?;
+        let mut st = self.state.lock();
+        st.xattrs.set(name, value, flags)?;
+        st.ctime = Timespec::now();
+        Ok(())
+    }
+
+    fn remove_xattr(&self, name: &[u8]) -> Result<()> {
+        xattr::check_name(name)?;
+        let mut st = self.state.lock();
+        st.xattrs.remove(name)?;
+        st.ctime = Timespec::now();
+        Ok(())
+    }
+
+    fn list_xattr(&self) -> Result<Vec<Vec<u8>>> {
+        Ok(self.state.lock().xattrs.names())
     }
 
     fn lookup(&self, name: &str) -> Result<Arc<dyn Inode>> {
