@@ -2,7 +2,8 @@
  * the caller's sibling (its parent reaps it; the caller gets ECHILD) with
  * the caller's own exit signal; CLONE_PARENT_SETTID with a bad pointer
  * still creates the child (the tid is simply not stored), as on Linux;
- * CLONE_UNTRACED, CLONE_PTRACE and CLONE_IO are accepted. */
+ * CLONE_UNTRACED, CLONE_PTRACE and CLONE_IO are accepted; an exit signal
+ * above 64 sends nothing. */
 #include "next.h"
 
 int main(void)
@@ -54,5 +55,14 @@ int main(void)
 	CHECK(r > 0);
 	CHECK_EQ(waitpid((pid_t)r, &st, 0), (pid_t)r);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 8);
+
+	/* An exit "signal" above 64 is no signal: none is sent, the child is
+	 * still reaped (with __WALL, as for any non-SIGCHLD child). */
+	r = syscall(SYS_clone, 200, 0, 0, 0, 0);
+	if (r == 0)
+		_exit(9);
+	CHECK(r > 0);
+	CHECK_EQ(waitpid((pid_t)r, &st, __WALL), (pid_t)r);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 9);
 	DONE();
 }

@@ -554,7 +554,10 @@ pub fn notify_parent_with(p: &Arc<Process>, sig: u32, code: i32, status: i32) {
     if let Some(parent) = p.parent() {
         let stop_or_cont = code == CLD_STOPPED || code == CLD_CONTINUED;
         let nocldstop = sig as usize == SIGCHLD && parent.signals.action(SIGCHLD).flags & SA_NOCLDSTOP != 0;
-        if sig != 0 && !(stop_or_cont && nocldstop) {
+        // An exit signal that is no signal (clone's CSIGNAL byte allows up
+        // to 255) is not sent, as on Linux; the parent is still woken.
+        let valid = (1..=NSIG as u32).contains(&sig);
+        if valid && !(stop_or_cont && nocldstop) {
             let mut info = SigInfo::from_sender(sig as usize, code, p.pid());
             info.status = status;
             send_to_process(&parent, info);
