@@ -63,25 +63,28 @@ fn sys_rt_sigprocmask(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if size != SIGSET_SIZE {
         return Err(Error::new(Errno::EINVAL));
     }
+    // The set is read (EFAULT) before `how` is checked (EINVAL).
     let new = if set != 0 {
-        if how > SIG_SETMASK {
+        let s = ctx.read_val::<u64>(set)?;
+        if how as u32 as u64 > SIG_SETMASK {
             return Err(Error::new(Errno::EINVAL));
         }
-        Some(ctx.read_val::<u64>(set)?)
+        Some(s)
     } else {
         None
     };
+    // The new mask is in place before the old one is written (EFAULT).
     let old = ctx.thread.sigmask.load(Ordering::Relaxed);
-    if oldset != 0 {
-        ctx.write_val(oldset, &old)?;
-    }
     if let Some(s) = new {
-        let mask = match how {
+        let mask = match how as u32 as u64 {
             SIG_BLOCK => old | s,
             SIG_UNBLOCK => old & !s,
             _ => s,
         } & !UNBLOCKABLE;
         ctx.thread.sigmask.store(mask, Ordering::Relaxed);
+    }
+    if oldset != 0 {
+        ctx.write_val(oldset, &old)?;
     }
     Ok(0)
 }
