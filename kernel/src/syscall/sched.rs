@@ -40,12 +40,14 @@ const PRIO_PGRP: u64 = 1;
 const PRIO_USER: u64 = 2;
 
 fn targets(ctx: &Context, which: u64, who: u64) -> Result<alloc::vec::Vec<alloc::sync::Arc<process::Process>>> {
-    let who = who as u32;
+    // Both are C ints.
+    let (which, who) = (which as u32 as u64, who as u32);
     let all = process::all_processes().into_iter().filter(|p| p.exit_status().is_none());
     let v: alloc::vec::Vec<_> = match which {
+        // Any thread id names its process; a zombie is still found.
         PRIO_PROCESS => {
             let pid = if who == 0 { ctx.process.pid() } else { who as Pid };
-            all.filter(|p| p.pid() == pid).collect()
+            process::find_task(pid).map(|(p, _)| p).into_iter().collect()
         }
         PRIO_PGRP => {
             let g = if who == 0 { ctx.process.pgid() } else { who };
@@ -97,12 +99,17 @@ const SCHED_BATCH: u64 = 3;
 const SCHED_IDLE: u64 = 5;
 const SCHED_RESET_ON_FORK: u64 = 0x4000_0000;
 
+const SCHED_DEADLINE: u64 = 6;
+const SCHED_EXT: u64 = 7;
+
+/// A pid argument of the sched_* calls: EINVAL if negative, then ESRCH
+/// unless it names a task (0: the caller). Zombies are still found.
 fn sched_target(pid: u64) -> Result<()> {
     let pid = pid as i32;
     if pid < 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    if pid > 0 && process::find_thread(pid as Pid).is_none() {
+    if pid > 0 && process::find_task(pid as Pid).is_none() {
         return Err(Error::new(Errno::ESRCH));
     }
     Ok(())
@@ -114,10 +121,17 @@ fn sys_sched_getscheduler(_: &mut Context, a: &SyscallArgs) -> Result<isize> {
     Ok(SCHED_OTHER as isize)
 }
 
-fn sys_sched_setscheduler(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    sched_target(a[0])?;
-    let prio: i32 = ctx.read_val(a[2])?;
-    match a[1] & !SCHED_RESET_ON_FORK {
+/// sched_setscheduler(2)/sched_setparam(2) in Linux's order: a negative
+/// policy, a NULL parameter or a negative pid is EINVAL; then the
+/// parameter is read (EFAULT), the task found (ESRCH), and the policy and
+/// priority checked (EINVAL, EPERM). `policy` None keeps the current one.
+fn set_scheduler(ctx: &Context, pid: u64, policy: Option<u64>, param: u64) -> Result<isize> {
+    if param == 0 || (pid as i32) < 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let prio: i32 = ctx.read_val(param)?;
+    sched_target(pid)?;
+    match policy.unwrap_or(SCHED_OTHER) & !SCHED_RESET_ON_FORK {
         SCHED_OTHER | SCHED_BATCH | SCHED_IDLE if prio == 0 => Ok(0),
         SCHED_OTHER | SCHED_BATCH | SCHED_IDLE => Err(Error::new(Errno::EINVAL)),
         SCHED_FIFO | SCHED_RR if !(1..=99).contains(&prio) => Err(Error::new(Errno::EINVAL)),
@@ -127,24 +141,32 @@ fn sys_sched_setscheduler(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     }
 }
 
+fn sys_sched_setscheduler(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let policy = a[1] as i32;
+    if policy < 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    set_scheduler(ctx, a[0], Some(policy as u64), a[2])
+}
+
 fn sys_sched_getparam(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    if a[1] == 0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
     sched_target(a[0])?;
     ctx.write_val(a[1], &0i32)?;
     Ok(0)
 }
 
 fn sys_sched_setparam(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    sched_target(a[0])?;
-    let prio: i32 = ctx.read_val(a[1])?;
-    if prio != 0 {
-        return Err(Error::new(Errno::EINVAL));
-    }
-    Ok(0)
+    set_scheduler(ctx, a[0], None, a[1])
 }
 
+/// The priority range of a policy; deadline and sched_ext tasks have no
+/// static priority (0..0), as on Linux.
 fn priority_range(policy: u64) -> Result<(i32, i32)> {
-    match policy {
-        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE => Ok((0, 0)),
+    match policy as u32 as u64 {
+        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE | SCHED_DEADLINE | SCHED_EXT => Ok((0, 0)),
         SCHED_FIFO | SCHED_RR => Ok((1, 99)),
         _ => Err(Error::new(Errno::EINVAL)),
     }
@@ -166,28 +188,47 @@ fn sys_sched_rr_get_interval(ctx: &mut Context, a: &SyscallArgs) -> Result<isize
     Ok(0)
 }
 
-fn sys_sched_getaffinity(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    let (pid, len, mask) = (a[0] as i32, a[1] as usize, a[2]);
-    if pid < 0 || (pid > 0 && process::find_thread(pid as Pid).is_none()) {
+/// The kernel's CPU mask: one long (one CPU).
+const CPUMASK_SIZE: usize = 8;
+
+/// A task for the affinity calls: ESRCH for a negative pid or none.
+fn affinity_target(pid: u64) -> Result<()> {
+    let pid = pid as i32;
+    if pid < 0 || (pid > 0 && process::find_task(pid as Pid).is_none()) {
         return Err(Error::new(Errno::ESRCH));
     }
-    // The mask must be a multiple of sizeof(long) and hold all CPUs.
-    if len < 8 || len % 8 != 0 {
-        return Err(Error::new(Errno::EINVAL));
-    }
-    let mut bytes = alloc::vec![0u8; len.min(128)];
-    bytes[0] = 1; // one CPU
-    ctx.write_bytes(mask, &bytes)?;
-    Ok(bytes.len() as isize)
+    Ok(())
 }
 
-fn sys_sched_setaffinity(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    let (pid, len, mask) = (a[0] as i32, a[1] as usize, a[2]);
-    if pid < 0 || (pid > 0 && process::find_thread(pid as Pid).is_none()) {
-        return Err(Error::new(Errno::ESRCH));
+/// sched_getaffinity(2): the length (an unsigned int) must hold all CPUs
+/// and be a multiple of sizeof(long) (EINVAL, checked first); the mask
+/// size is returned.
+fn sys_sched_getaffinity(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (len, mask) = (a[1] as u32, a[2]);
+    // Linux computes len * 8 as an unsigned int (it may wrap to 0).
+    if len.wrapping_mul(8) == 0 || len % 8 != 0 {
+        return Err(Error::new(Errno::EINVAL));
     }
-    let first: u8 = if len == 0 { 0 } else { ctx.read_val(mask)? };
-    if first & 1 == 0 {
+    affinity_target(a[0])?;
+    let mut bytes = [0u8; CPUMASK_SIZE];
+    bytes[0] = 1; // one CPU
+    ctx.write_bytes(mask, &bytes)?;
+    Ok(CPUMASK_SIZE as isize)
+}
+
+/// sched_setaffinity(2): the mask is read first (at most the kernel's
+/// size of it; EFAULT), then the task (ESRCH); a mask without a CPU we
+/// have is EINVAL.
+fn sys_sched_setaffinity(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let (len, mask) = (a[1] as u32 as usize, a[2]);
+    let mut bytes = [0u8; CPUMASK_SIZE];
+    if len >= CPUMASK_SIZE {
+        ctx.read_into(mask, &mut bytes)?;
+    } else {
+        ctx.read_into(mask, &mut bytes[..len])?;
+    }
+    affinity_target(a[0])?;
+    if bytes[0] & 1 == 0 {
         return Err(Error::new(Errno::EINVAL)); // no CPU we have
     }
     Ok(0)
