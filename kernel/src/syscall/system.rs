@@ -194,57 +194,62 @@ impl SysInfo {
     }
 }
 
+/// The process whose limits prlimit64 names: the caller for 0, else the
+/// process of thread `pid` (ESRCH, also for a negative pid). Another
+/// user's process needs privilege (EPERM), for reading too.
 fn limits_target(ctx: &Context, pid: u64) -> Result<alloc::sync::Arc<process::Process>> {
-    match pid as i32 {
-        0 => Ok(ctx.process.clone()),
-        p if p > 0 => process::find_process(p as Pid).ok_or(Error::new(Errno::ESRCH)),
-        _ => Err(Error::new(Errno::EINVAL)),
+    let target = match pid as i32 {
+        0 => return Ok(ctx.process.clone()),
+        p if p > 0 => process::find_thread(p as Pid).map(|(p, _)| p).ok_or(Error::new(Errno::ESRCH))?,
+        _ => return Err(Error::new(Errno::ESRCH)),
+    };
+    let (me, them) = (ctx.process.creds(), target.creds());
+    let same_ids = [them.ruid, them.euid, them.suid].iter().all(|u| *u == me.ruid)
+        && [them.rgid, them.egid, them.sgid].iter().all(|g| *g == me.rgid);
+    if !alloc::sync::Arc::ptr_eq(&target, ctx.process) && !same_ids && !me.is_privileged() {
+        return Err(Error::new(Errno::EPERM));
     }
+    Ok(target)
 }
 
+/// prlimit64(2) and friends, in Linux's order: the new limit is read
+/// (EFAULT), the target found (ESRCH, EPERM), the resource and the new
+/// values checked (EINVAL, EPERM); the new limit is in place before the
+/// old one is written out (EFAULT).
 fn prlimit(ctx: &Context, pid: u64, resource: u64, new: u64, old: u64) -> Result<isize> {
-    let resource = resource as usize;
+    let new_limit: Option<RLimit> = if new != 0 { Some(ctx.read_val(new)?) } else { None };
+    let target = limits_target(ctx, pid)?;
+    let resource = resource as u32 as usize;
     if resource >= RLIM_NLIMITS {
         return Err(Error::new(Errno::EINVAL));
     }
-    let target = limits_target(ctx, pid)?;
-    let new_limit = if new != 0 {
-        let l: RLimit = ctx.read_val(new)?;
+    let current = target.rlimits.lock().0[resource];
+    if let Some(l) = new_limit {
         if l.cur > l.max {
             return Err(Error::new(Errno::EINVAL));
         }
-        Some(l)
-    } else {
-        None
-    };
-    let current = target.rlimits.lock().0[resource];
-    if let Some(l) = new_limit {
         // Raising the hard limit needs privilege; NOFILE is capped (fs.nr_open).
         let privileged = ctx.process.creds().is_privileged();
-        if (l.max > current.max && !privileged)
-            || (resource == process::rlimit::RLIMIT_NOFILE && l.max > 1024 * 1024)
-        {
+        if (resource == process::rlimit::RLIMIT_NOFILE && l.max > 1024 * 1024) || (l.max > current.max && !privileged) {
             return Err(Error::new(Errno::EPERM));
         }
-        // Changing another process's limits needs matching ids or privilege.
-        let (me, them) = (ctx.process.creds(), target.creds());
-        if !privileged && (me.ruid != them.ruid || me.ruid != them.euid || me.ruid != them.suid) {
-            return Err(Error::new(Errno::EPERM));
-        }
-    }
-    if old != 0 {
-        ctx.write_val(old, &current)?;
-    }
-    if let Some(l) = new_limit {
         target.rlimits.lock().0[resource] = l;
         if resource == process::rlimit::RLIMIT_STACK {
             target.vm().set_stack_limit(l.cur.min(crate::mm::vmar::STACK_RESERVE as u64) as usize);
         }
     }
+    if old != 0 {
+        ctx.write_val(old, &current)?;
+    }
     Ok(0)
 }
 
 fn sys_getrlimit(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    // The limit is always written (NULL is EFAULT), once the resource is
+    // known to be valid.
+    if a[1] == 0 && (a[0] as u32 as usize) < RLIM_NLIMITS {
+        return Err(Error::new(Errno::EFAULT));
+    }
     prlimit(ctx, 0, a[0], 0, a[1])
 }
 
