@@ -88,7 +88,8 @@ fn sys_setfsuid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let mut c = ctx.process.creds();
     let old = c.fsuid;
     let v = id(a[0]);
-    if c.is_privileged() || [c.ruid, c.euid, c.suid, c.fsuid].contains(&v) {
+    // -1 is no uid: nothing changes.
+    if v != u32::MAX && (c.is_privileged() || [c.ruid, c.euid, c.suid, c.fsuid].contains(&v)) {
         c.fsuid = v;
         ctx.process.set_creds(c);
     }
@@ -99,7 +100,7 @@ fn sys_setfsgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let mut c = ctx.process.creds();
     let old = c.fsgid;
     let v = id(a[0]);
-    if c.is_privileged() || [c.rgid, c.egid, c.sgid, c.fsgid].contains(&v) {
+    if v != u32::MAX && (c.is_privileged() || [c.rgid, c.egid, c.sgid, c.fsgid].contains(&v)) {
         c.fsgid = v;
         ctx.process.set_creds(c);
     }
@@ -126,16 +127,41 @@ fn sys_getgroups(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     Ok(groups.len() as isize)
 }
 
+/// setgroups(2), in Linux's order: privilege (EPERM), the count (an
+/// int; EINVAL above NGROUPS_MAX), then the ids one by one: a fault is
+/// EFAULT, an invalid id (-1) EINVAL, whichever comes first.
 fn sys_setgroups(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    let n = a[0] as usize;
-    if n > NGROUPS_MAX {
-        return Err(Error::new(Errno::EINVAL));
-    }
     if !ctx.process.creds().is_privileged() {
         return Err(Error::new(Errno::EPERM));
     }
-    let bytes = ctx.read_bytes(a[1], n * 4)?;
-    let groups = bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let n = a[0] as u32 as usize;
+    if n > NGROUPS_MAX {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let mut groups = alloc::vec::Vec::with_capacity(n);
+    let mut chunk = [0u8; 4 * 256];
+    let mut done = 0;
+    while done < n {
+        let k = (n - done).min(256);
+        let addr = a[1].wrapping_add(4 * done as u64);
+        if ctx.read_into(addr, &mut chunk[..4 * k]).is_err() {
+            // Find the first bad id or the first unreadable one.
+            for i in 0..k {
+                let g: u32 = ctx.read_val(addr.wrapping_add(4 * i as u64))?;
+                if g == u32::MAX {
+                    return Err(Error::new(Errno::EINVAL));
+                }
+            }
+        }
+        for c in chunk[..4 * k].chunks_exact(4) {
+            let g = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            if g == u32::MAX {
+                return Err(Error::new(Errno::EINVAL));
+            }
+            groups.push(g);
+        }
+        done += k;
+    }
     update(ctx, |c| {
         c.groups = groups;
         true
