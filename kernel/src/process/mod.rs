@@ -386,6 +386,16 @@ pub fn all_processes() -> Vec<Arc<Process>> {
     PROCESSES.lock().values().filter_map(Weak::upgrade).collect()
 }
 
+/// Finds the task with id `tid` as Linux's pid lookup does: a live
+/// thread, or a process not yet reaped whose threads are gone (a zombie,
+/// found by its pid, with no thread).
+pub fn find_task(tid: Pid) -> Option<(Arc<Process>, Option<Arc<Thread>>)> {
+    if let Some((p, t)) = find_thread(tid) {
+        return Some((p, Some(t)));
+    }
+    find_process(tid).map(|p| (p, None))
+}
+
 /// Undoes a clone whose first thread never started: the process leaves
 /// the table and gives up its share of the descriptor table.
 pub(super) fn discard_unstarted(p: &Process) {
