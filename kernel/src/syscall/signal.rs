@@ -25,6 +25,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (128, "rt_sigtimedwait", sys_rt_sigtimedwait),
     (130, "rt_sigsuspend", sys_rt_sigsuspend),
     (129, "rt_sigqueueinfo", sys_rt_sigqueueinfo),
+    (297, "rt_tgsigqueueinfo", sys_rt_tgsigqueueinfo),
     (131, "sigaltstack", sys_sigaltstack),
     (200, "tkill", sys_tkill),
     (234, "tgkill", sys_tgkill),
@@ -185,20 +186,25 @@ fn sys_sigaltstack(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 
 fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let pid = a[0] as i32;
-    let sig = check_signo(a[1], true)?;
     let me = ctx.process.pid();
-    let info = SigInfo::from_sender(sig, SI_USER, me);
-    // Zombies still count (and are signalled in vain) until reaped, as on
-    // Linux, where they stay in the task list and their group.
+    if pid == i32::MIN {
+        return Err(Error::new(Errno::ESRCH));
+    }
     let targets: alloc::vec::Vec<_> = match pid {
-        p if p > 0 => process::find_process(p as Pid).into_iter().collect(),
+        // Any thread id names its process. Zombies still count (and are
+        // signalled in vain) until reaped, as on Linux, where they stay in
+        // the task list and their group.
+        p if p > 0 => process::find_task(p as Pid).map(|(p, _)| p).into_iter().collect(),
         0 => process::all_processes().into_iter().filter(|p| p.pgid() == ctx.process.pgid()).collect(),
         -1 => process::all_processes().into_iter().filter(|p| p.pid() != process::INIT_PID && p.pid() != me).collect(),
         p => process::all_processes().into_iter().filter(|q| q.pgid() == p.unsigned_abs()).collect(),
     };
+    // Linux finds the targets (ESRCH) before it looks at the signal.
     if targets.is_empty() {
         return Err(Error::new(Errno::ESRCH));
     }
+    let sig = check_signo(a[1], true)?;
+    let info = SigInfo::from_sender(sig, SI_USER, me);
     let allowed: alloc::vec::Vec<_> = targets.iter().filter(|t| may_signal(ctx, t, sig)).collect();
     // kill(-1) ignores the processes it may not signal (kill_something_info);
     // a single target or a group with none allowed is EPERM.
@@ -211,75 +217,126 @@ fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     Ok(0)
 }
 
-/// kill(2) permission: privilege, or the sender's real or effective uid
-/// equals the target's real or saved uid; SIGCONT within the session.
+/// kill(2) permission: the caller's own process, privilege, or the
+/// sender's real or effective uid equals the target's real or saved uid;
+/// SIGCONT within the session.
 pub(super) fn may_signal(ctx: &Context, target: &process::Process, sig: usize) -> bool {
     let (me, them) = (ctx.process.creds(), target.creds());
-    me.is_privileged()
+    target.pid() == ctx.process.pid()
+        || me.is_privileged()
         || [me.ruid, me.euid].iter().any(|u| *u == them.ruid || *u == them.suid)
         || (sig == crate::process::signal::SIGCONT && target.sid() == ctx.process.sid())
 }
 
-fn sys_rt_sigqueueinfo(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    let sig = check_signo(a[1], true)?;
-    let mut info: SigInfo = ctx.read_val(a[2])?;
-    let target = process::find_process(a[0] as Pid).filter(|p| p.exit_status().is_none());
-    let target = target.ok_or(Error::new(Errno::ESRCH))?;
-    // Only the kernel may send si_code >= 0 (or SI_TKILL) to others.
-    if (info.code >= 0 || info.code == SI_TKILL) && target.pid() != ctx.process.pid() {
+/// Linux's check on a signal sent to a found target: a valid number
+/// (EINVAL), then permission (EPERM).
+fn check_send(ctx: &Context, target: &process::Process, sig: u64) -> Result<usize> {
+    let sig = check_signo(sig, true)?;
+    if !may_signal(ctx, target, sig) {
         return Err(Error::new(Errno::EPERM));
     }
-    if !may_signal(ctx, &target, sig) {
-        return Err(Error::new(Errno::EPERM));
-    }
+    Ok(sig)
+}
+
+/// The siginfo of rt_sigqueueinfo/rt_tgsigqueueinfo, with the checks
+/// Linux makes as it copies it in: unreadable is EFAULT; a si_code with
+/// no known layout needs the part of the structure beyond the common one
+/// zeroed (E2BIG).
+fn queued_info(ctx: &Context, addr: u64, sig: u64) -> Result<SigInfo> {
+    // The common part (48 bytes) is all Linux reads of a known layout.
+    const COMMON: usize = 48;
+    let mut info = <SigInfo as frame::Pod>::new_zeroed();
+    ctx.read_into(addr, &mut frame::Pod::as_bytes_mut(&mut info)[..COMMON])?;
     info.signo = sig as i32;
+    if !known_siginfo_layout(sig, info.code) {
+        let mut rest = [0u8; core::mem::size_of::<SigInfo>() - COMMON];
+        ctx.read_into(addr.wrapping_add(COMMON as u64), &mut rest)?;
+        if rest.iter().any(|b| *b != 0) {
+            return Err(Error::new(Errno::E2BIG));
+        }
+    }
+    Ok(info)
+}
+
+/// Only the kernel may claim si_code >= 0 or SI_TKILL, unless the calling
+/// thread names itself (`to_self`).
+fn check_queued_code(info: &SigInfo, to_self: bool) -> Result<()> {
+    if (info.code >= 0 || info.code == SI_TKILL) && !to_self {
+        return Err(Error::new(Errno::EPERM));
+    }
+    Ok(())
+}
+
+/// Whether `code` is a si_code whose siginfo layout is known for `sig`
+/// (Linux's known_siginfo_layout).
+fn known_siginfo_layout(sig: u64, code: i32) -> bool {
+    const SI_KERNEL: i32 = 0x80;
+    const SI_DETHREAD: i32 = -7;
+    const SI_ASYNCNL: i32 = -60;
+    // The signals with codes of their own, and how many they have.
+    let specific = match sig {
+        4 => Some(11),  // SIGILL
+        8 => Some(15),  // SIGFPE
+        11 => Some(10), // SIGSEGV
+        7 => Some(5),   // SIGBUS
+        5 => Some(6),   // SIGTRAP
+        17 => Some(6),  // SIGCHLD
+        29 => Some(6),  // SIGPOLL
+        31 => Some(2),  // SIGSYS
+        _ => None,
+    };
+    if code == SI_KERNEL {
+        true
+    } else if code > SI_USER {
+        code <= specific.unwrap_or(6)
+    } else {
+        code >= SI_DETHREAD || code == SI_ASYNCNL
+    }
+}
+
+fn sys_rt_sigqueueinfo(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let pid = a[0] as i32;
+    let info = queued_info(ctx, a[2], a[1])?;
+    check_queued_code(&info, pid as Pid == ctx.thread.tid())?;
+    // POSIX.1b: a process (any of its thread ids names it), not a group.
+    let (target, _) = u32::try_from(pid).ok().and_then(process::find_task).ok_or(Error::new(Errno::ESRCH))?;
+    check_send(ctx, &target, a[1])?;
     send_to_process(&target, info);
     Ok(0)
 }
 
-/// rt_tgsigqueueinfo(2): rt_sigqueueinfo for one thread `tid` of thread
-/// group `tgid`. EINVAL for a non-positive id; EPERM for si_code >= 0 (or
-/// SI_TKILL) unless the target is the calling thread itself; ESRCH if the
-/// thread is not in that group; then the signal number and kill(2)'s
-/// permission rule. Signal 0 only checks.
 fn sys_rt_tgsigqueueinfo(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let (tgid, tid) = (a[0] as i32, a[1] as i32);
-    let mut info: SigInfo = ctx.read_val(a[3])?;
+    let info = queued_info(ctx, a[3], a[2])?;
     if tgid <= 0 || tid <= 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    if (info.code >= 0 || info.code == SI_TKILL) && tid as Pid != ctx.thread.tid() {
-        return Err(Error::new(Errno::EPERM));
-    }
-    let (proc_, thread) = process::find_thread(tid as Pid).ok_or(Error::new(Errno::ESRCH))?;
-    if proc_.pid() != tgid as Pid || proc_.exit_status().is_some() {
+    check_queued_code(&info, tid as Pid == ctx.thread.tid())?;
+    send_specific(ctx, Some(tgid as Pid), tid as Pid, a[2], info)
+}
+
+/// Sends `info` to thread `tid` (of process `tgid`, if given): ESRCH if
+/// there is none, then the signal and permission checks. A zombie's
+/// leader can be named and drops the signal.
+fn send_specific(ctx: &Context, tgid: Option<Pid>, tid: Pid, sig: u64, mut info: SigInfo) -> Result<isize> {
+    let (proc_, thread) = process::find_task(tid).ok_or(Error::new(Errno::ESRCH))?;
+    if tgid.is_some_and(|g| g != proc_.pid()) {
         return Err(Error::new(Errno::ESRCH));
     }
-    let sig = check_signo(a[2], true)?;
-    if !may_signal(ctx, &proc_, sig) {
-        return Err(Error::new(Errno::EPERM));
-    }
-    if sig != 0 {
-        info.signo = sig as i32;
+    let sig = check_send(ctx, &proc_, sig)?;
+    info.signo = sig as i32;
+    if let Some(thread) = thread.filter(|_| proc_.exit_status().is_none()) {
         send_to_thread(&proc_, &thread, info);
     }
     Ok(0)
 }
 
 fn thread_kill(ctx: &Context, tgid: Option<Pid>, tid: i32, sig: u64) -> Result<isize> {
-    let sig = check_signo(sig, true)?;
     if tid <= 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    let (proc_, thread) = process::find_thread(tid as Pid).ok_or(Error::new(Errno::ESRCH))?;
-    if tgid.is_some_and(|g| g != proc_.pid()) || proc_.exit_status().is_some() {
-        return Err(Error::new(Errno::ESRCH));
-    }
-    if !may_signal(ctx, &proc_, sig) {
-        return Err(Error::new(Errno::EPERM));
-    }
-    send_to_thread(&proc_, &thread, SigInfo::from_sender(sig, SI_TKILL, ctx.process.pid()));
-    Ok(0)
+    let info = SigInfo::from_sender(0, SI_TKILL, ctx.process.pid());
+    send_specific(ctx, tgid, tid as Pid, sig, info)
 }
 
 fn sys_tkill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
