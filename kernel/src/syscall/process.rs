@@ -482,46 +482,16 @@ const WEXITED: u64 = 4;
 const WSTOPPED: u64 = 2;
 const WNOWAIT: u64 = 0x0100_0000;
 
+/// waitid(2). As on Linux, `infop` (if not NULL) is written whatever the
+/// outcome: zeroed when nothing was reported or on an error, whose errno
+/// comes back only if that write worked (else EFAULT).
 fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    let (idtype, id, infop, options, rusage) = (a[0], a[1] as u32, a[2], u64::from(a[3] as u32), a[4]);
-    if options & !(WNOHANG | WSTOPPED | WEXITED | WCONTINUED | WNOWAIT | WALL | WCLONE | WNOTHREAD) != 0
-        || options & (WEXITED | WSTOPPED | WCONTINUED) == 0
-    {
-        return Err(Error::new(Errno::EINVAL));
-    }
-    // A pidfd opened with PIDFD_NONBLOCK makes the wait non-blocking, and
-    // EAGAIN if nothing is ready (unless WNOHANG asked for 0).
-    let mut nonblocking_pidfd = false;
-    let target = match idtype {
-        P_ALL => WaitTarget::Any,
-        P_PID if id == 0 => return Err(Error::new(Errno::EINVAL)),
-        P_PID => WaitTarget::Pid(id),
-        P_PGID => WaitTarget::Pgid(if id == 0 { ctx.process.pgid() } else { id }),
-        P_PIDFD if (id as i32) < 0 => return Err(Error::new(Errno::EINVAL)),
-        P_PIDFD => {
-            let file = super::pidfd::pidfd_file(ctx, id as i32)?;
-            nonblocking_pidfd = file.is_nonblocking();
-            WaitTarget::Pid(crate::process::pidfd::as_pidfd(&file).map_or(0, |p| p.pid()))
-        }
-        _ => return Err(Error::new(Errno::EINVAL)),
-    };
-    let opts = WaitOptions {
-        nohang: options & WNOHANG != 0 || nonblocking_pidfd,
-        exited: options & WEXITED != 0,
-        stopped: options & WSTOPPED != 0,
-        continued: options & WCONTINUED != 0,
-        nowait: options & WNOWAIT != 0,
-        clone_children: clone_filter(options),
-    };
-    let result = process::wait_child(ctx.process, ctx.thread, target, opts)?;
-    if result.is_none() && nonblocking_pidfd && options & WNOHANG == 0 {
-        return Err(Error::new(Errno::EAGAIN));
-    }
+    let (infop, rusage) = (a[2], a[4]);
+    let result = waitid(ctx, a);
     use crate::process::signal::{SigInfo, CLD_CONTINUED, CLD_DUMPED, CLD_EXITED, CLD_KILLED, CLD_STOPPED, SIGCHLD};
-    let info = match result {
-        None => <SigInfo as frame::Pod>::new_zeroed(),
-        Some((pid, status, usage)) => {
-            let (code, st) = if status == 0xffff {
+    let info = match &result {
+        Ok(Some((pid, status, usage))) => {
+            let (code, st) = if *status == 0xffff {
                 (CLD_CONTINUED, 18)
             } else if status & 0xff == 0x7f {
                 (CLD_STOPPED, (status >> 8) & 0xff)
@@ -533,15 +503,62 @@ fn sys_waitid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
                 (CLD_KILLED, status & 0x7f)
             };
             if rusage != 0 {
-                ctx.write_val(rusage, &Rusage::from_usage(&usage))?;
+                ctx.write_val(rusage, &Rusage::from_usage(usage))?;
             }
-            let mut i = SigInfo::from_sender(SIGCHLD, code, pid);
+            let mut i = SigInfo::from_sender(SIGCHLD, code, *pid);
             i.status = st;
             i
         }
+        _ => <SigInfo as frame::Pod>::new_zeroed(),
     };
     if infop != 0 {
-        ctx.write_val(infop, &info)?;
+        // Only the fields waitid reports are stored: si_signo, si_errno,
+        // si_code, then si_pid, si_uid, si_status (the rest of the user's
+        // structure is left alone).
+        let bytes = frame::Pod::as_bytes(&info);
+        ctx.write_bytes(infop, &bytes[..12])?;
+        ctx.write_bytes(infop.wrapping_add(16), &bytes[16..28])?;
     }
-    Ok(0)
+    result.map(|_| 0)
+}
+
+type WaitResult = Option<(Pid, i32, crate::process::Usage)>;
+
+fn waitid(ctx: &Context, a: &SyscallArgs) -> Result<WaitResult> {
+    let (idtype, id, options) = (a[0] as u32 as u64, a[1] as i32, u64::from(a[3] as u32));
+    if options & !(WNOHANG | WSTOPPED | WEXITED | WCONTINUED | WNOWAIT | WALL | WCLONE | WNOTHREAD) != 0
+        || options & (WEXITED | WSTOPPED | WCONTINUED) == 0
+    {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let mut nonblocking_pidfd = false;
+    let target = match idtype {
+        P_ALL => WaitTarget::Any,
+        P_PID if id <= 0 => return Err(Error::new(Errno::EINVAL)),
+        P_PID => WaitTarget::Pid(id as Pid),
+        P_PGID if id < 0 => return Err(Error::new(Errno::EINVAL)),
+        P_PGID => WaitTarget::Pgid(if id == 0 { ctx.process.pgid() } else { id as Pid }),
+        P_PIDFD if id < 0 => return Err(Error::new(Errno::EINVAL)),
+        P_PIDFD => {
+            let file = super::pidfd::pidfd_file(ctx, id)?;
+            nonblocking_pidfd = file.is_nonblocking();
+            WaitTarget::Pid(crate::process::pidfd::as_pidfd(&file).map_or(0, |p| p.pid()))
+        }
+        _ => return Err(Error::new(Errno::EINVAL)),
+    };
+    let opts = WaitOptions {
+        // A pidfd opened with PIDFD_NONBLOCK makes the wait non-blocking,
+        // and EAGAIN if nothing is ready (unless WNOHANG asked for 0).
+        nohang: options & WNOHANG != 0 || nonblocking_pidfd,
+        exited: options & WEXITED != 0,
+        stopped: options & WSTOPPED != 0,
+        continued: options & WCONTINUED != 0,
+        nowait: options & WNOWAIT != 0,
+        clone_children: clone_filter(options),
+    };
+    let result = process::wait_child(ctx.process, ctx.thread, target, opts)?;
+    if result.is_none() && nonblocking_pidfd && options & WNOHANG == 0 {
+        return Err(Error::new(Errno::EAGAIN));
+    }
+    Ok(result)
 }
