@@ -48,6 +48,8 @@ fn sys_getppid(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
     Ok(ctx.process.ppid() as isize)
 }
 
+/// The process of task `pid` (any thread id names its process; 0 is the
+/// caller), for getpgid/getsid.
 fn target_process(ctx: &Context, pid: u64) -> Result<alloc::sync::Arc<process::Process>> {
     let pid = pid as i32;
     if pid < 0 {
@@ -56,7 +58,7 @@ fn target_process(ctx: &Context, pid: u64) -> Result<alloc::sync::Arc<process::P
     if pid == 0 {
         return Ok(ctx.process.clone());
     }
-    process::find_process(pid as Pid).ok_or(Error::new(Errno::ESRCH))
+    process::find_task(pid as Pid).map(|(p, _)| p).ok_or(Error::new(Errno::ESRCH))
 }
 
 fn sys_getpgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
@@ -76,12 +78,22 @@ fn sys_getsid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 /// own pid.
 fn sys_setpgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let (pid, pgid) = (a[0] as i32, a[1] as i32);
-    if pgid < 0 || pid < 0 {
+    // Linux's order: pid 0 is the caller, pgid 0 is pid (so a negative
+    // pid with pgid 0 is EINVAL too), then a negative pgid is EINVAL.
+    let pid = if pid == 0 { ctx.process.pid() as i32 } else { pid };
+    let pgid_given = if pgid == 0 { pid } else { pgid };
+    if pgid_given < 0 {
         return Err(Error::new(Errno::EINVAL));
     }
+    // The target must exist (ESRCH), be a process rather than another
+    // thread (EINVAL), and be the caller or one of its children (ESRCH).
     let target = if pid == 0 || pid as Pid == ctx.process.pid() {
         ctx.process.clone()
     } else {
+        let (p, _) = u32::try_from(pid).ok().and_then(process::find_task).ok_or(Error::new(Errno::ESRCH))?;
+        if p.pid() != pid as Pid {
+            return Err(Error::new(Errno::EINVAL));
+        }
         let child = ctx.process.children().into_iter().find(|c| c.pid() == pid as Pid);
         child.ok_or(Error::new(Errno::ESRCH))?
     };
@@ -346,9 +358,19 @@ fn sys_set_robust_list(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     Ok(0)
 }
 
+/// get_robust_list(pid, head_ptr, len_ptr): the caller's (pid 0) or any
+/// thread's, given ptrace-like access to it.
 fn sys_get_robust_list(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    let thread = if a[0] == 0 { Some(ctx.thread.clone()) } else { None };
-    let thread = thread.ok_or(Error::new(Errno::ESRCH))?;
+    let tid = a[0] as i32;
+    let thread = if tid == 0 {
+        ctx.thread.clone()
+    } else {
+        let (p, t) = u32::try_from(tid).ok().and_then(process::find_thread).ok_or(Error::new(Errno::ESRCH))?;
+        if !ctx.process.creds().may_inspect(&p.creds()) {
+            return Err(Error::new(Errno::EPERM));
+        }
+        t
+    };
     ctx.write_val(a[1], &thread.robust_list.load(Ordering::Relaxed))?;
     ctx.write_val(a[2], &24u64)?;
     Ok(0)
