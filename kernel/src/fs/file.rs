@@ -89,6 +89,10 @@ pub struct File {
     /// The directory and name open(2) found a non-directory under, for
     /// /proc/pid/fd (directories find their own path).
     origin: Once<(Arc<dyn Inode>, String)>,
+    /// F_SETOWN/F_SETOWN_EX: (owner type << 32) | pid; F_SETSIG: the
+    /// signal. Recorded and reported back (no I/O signals are sent).
+    owner: AtomicU64,
+    io_signal: AtomicU32,
 }
 
 impl File {
@@ -102,7 +106,28 @@ impl File {
             flags: AtomicU32::new(flags),
             pos: AtomicU64::new(0),
             origin: Once::new(),
+            owner: AtomicU64::new(0),
+            io_signal: AtomicU32::new(0),
         })
+    }
+
+    /// The F_SETOWN_EX owner: (type, pid).
+    pub fn owner(&self) -> (u32, u32) {
+        let v = self.owner.load(Ordering::Relaxed);
+        ((v >> 32) as u32, v as u32)
+    }
+
+    pub fn set_owner(&self, kind: u32, pid: u32) {
+        self.owner.store((u64::from(kind) << 32) | u64::from(pid), Ordering::Relaxed);
+    }
+
+    /// The F_SETSIG signal (0: SIGIO).
+    pub fn io_signal(&self) -> u32 {
+        self.io_signal.load(Ordering::Relaxed)
+    }
+
+    pub fn set_io_signal(&self, sig: u32) {
+        self.io_signal.store(sig, Ordering::Relaxed);
     }
 
     /// Records the directory and name the file was opened under.

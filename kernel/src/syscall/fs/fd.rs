@@ -15,6 +15,17 @@ const F_GETFL: u32 = 3;
 const F_SETFL: u32 = 4;
 const F_SETOWN: u32 = 8;
 const F_GETOWN: u32 = 9;
+const F_SETSIG: u32 = 10;
+const F_GETSIG: u32 = 11;
+const F_SETOWN_EX: u32 = 15;
+const F_GETOWN_EX: u32 = 16;
+const F_SETLEASE: u32 = 1024;
+const F_GETLEASE: u32 = 1025;
+const F_NOTIFY: u32 = 1026;
+/// f_owner_ex types (F_OWNER_TID is 0).
+const F_OWNER_PID: u32 = 1;
+const F_OWNER_PGRP: u32 = 2;
+const F_UNLCK: isize = 2;
 const F_DUPFD_CLOEXEC: u32 = 1030;
 const F_SETPIPE_SZ: u32 = 1031;
 const F_GETPIPE_SZ: u32 = 1032;
@@ -149,8 +160,54 @@ pub fn sys_fcntl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         F_SETPIPE_SZ => crate::fs::pipe::pipe_capacity(&file, Some(arg as u32 as u64)),
         F_ADD_SEALS => add_seals(&file, arg as u32),
         F_GET_SEALS => Ok(file.node().seals()? as isize),
-        F_SETOWN => Ok(0),
-        F_GETOWN => Ok(0),
+        F_SETOWN => {
+            // A negative owner is a process group (INT_MIN: EINVAL).
+            let who = arg as i32;
+            if who == i32::MIN {
+                return Err(Error::new(Errno::EINVAL));
+            }
+            let kind = if who < 0 { F_OWNER_PGRP } else { F_OWNER_PID };
+            set_owner(&file, kind, who.unsigned_abs())?;
+            Ok(0)
+        }
+        F_GETOWN => {
+            let (kind, pid) = file.owner();
+            Ok(if kind == F_OWNER_PGRP { -(pid as isize) } else { pid as isize })
+        }
+        F_SETOWN_EX => {
+            let [kind, pid]: [i32; 2] = ctx.read_val(arg)?;
+            let kind = u32::try_from(kind).ok().filter(|k| *k <= F_OWNER_PGRP).ok_or(Error::new(Errno::EINVAL))?;
+            let pid = u32::try_from(pid).map_err(|_| Error::new(Errno::ESRCH))?;
+            set_owner(&file, kind, pid)?;
+            Ok(0)
+        }
+        F_GETOWN_EX => {
+            let (kind, pid) = file.owner();
+            let kind = if pid == 0 { F_OWNER_PID } else { kind };
+            ctx.write_val(arg, &[kind as i32, pid as i32])?;
+            Ok(0)
+        }
+        F_SETSIG => {
+            let sig = u32::try_from(arg as i32).ok().filter(|s| *s <= 64).ok_or(Error::new(Errno::EINVAL))?;
+            file.set_io_signal(sig);
+            Ok(0)
+        }
+        F_GETSIG => Ok(file.io_signal() as isize),
+        // Leases are not supported: there never is one to report.
+        F_GETLEASE => Ok(F_UNLCK),
+        // dnotify is not supported; clearing (no events) always works,
+        // and only directories can be watched.
+        F_NOTIFY => {
+            const DN_MULTISHOT: u64 = 0x8000_0000;
+            if arg as u32 as u64 & !DN_MULTISHOT == 0 {
+                Ok(0)
+            } else if file.node().file_type() != FileType::Directory {
+                Err(Error::new(Errno::ENOTDIR))
+            } else {
+                Err(Error::with_message(Errno::EINVAL, "dnotify is not supported"))
+            }
+        }
+        F_SETLEASE => Err(Error::with_message(Errno::EINVAL, "leases are not supported")),
         _ => Err(Error::new(Errno::EINVAL)),
     }
 }
@@ -224,6 +281,14 @@ pub fn sys_memfd_create(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> 
         .insert(file, flags & MFD_CLOEXEC != 0, limit)?;
     Ok(fd as isize)
 }
+
+/// F_SETOWN/F_SETOWN_EX: a nonzero owner must exist (ESRCH).
+fn set_owner(file: &crate::fs::File, kind: u32, pid: u32) -> Result<()> {
+    if pid != 0 && crate::process::find_task(pid).is_none() {
+        return Err(Error::new(Errno::ESRCH));
+    }
+    file.set_owner(kind, pid);
+    Ok(())}
 
 pub fn sys_ioctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (fd, cmd, arg) = (fd_arg(args[0]), args[1] as u32, args[2]);
