@@ -7,6 +7,8 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::xattr;
+use frame::sync::{level, SpinLock};
+
 use super::inode::{FileType, Inode, Metadata, Timespec, makedev};
 use crate::error::{Errno, Error, Result};
 
@@ -18,21 +20,55 @@ static NEXT_INO: AtomicU64 = AtomicU64::new(1);
 struct AnonInode {
     ino: u64,
     file_type: FileType,
-    perm: u32,
     rdev: u64,
-    created: Timespec,
+    /// Whether chmod/chown/utimes apply (pipes, as on Linux's pipefs).
+    settable: bool,
+    attrs: SpinLock<Attrs, { level::INODE }>,
+}
+
+#[derive(Clone, Copy)]
+struct Attrs {
+    perm: u32,
+    uid: u32,
+    gid: u32,
+    atime: Timespec,
+    mtime: Timespec,
+    ctime: Timespec,
 }
 
 /// A new inode of `file_type` with permissions `perm`, owned by root, in no
 /// file system; `rdev` for a device.
 pub fn anon_inode(file_type: FileType, perm: u32, rdev: u64) -> Arc<dyn Inode> {
+    new(file_type, perm, rdev, (0, 0), false)
+}
+
+/// A pipe's inode: owned by its creator (`owner`: fs uid and gid), and its
+/// owner and mode can be changed like a file's.
+pub fn pipe_inode(owner: (u32, u32)) -> Arc<dyn Inode> {
+    new(FileType::Fifo, 0o600, 0, owner, true)
+}
+
+fn new(file_type: FileType, perm: u32, rdev: u64, (uid, gid): (u32, u32), settable: bool) -> Arc<dyn Inode> {
+    let now = Timespec::now();
     Arc::new(AnonInode {
         ino: NEXT_INO.fetch_add(1, Ordering::Relaxed),
         file_type,
-        perm: perm & 0o7777,
         rdev,
-        created: Timespec::now(),
+        settable,
+        attrs: SpinLock::new(Attrs { perm: perm & 0o7777, uid, gid, atime: now, mtime: now, ctime: now }),
     })
+}
+
+impl AnonInode {
+    fn change(&self, f: impl FnOnce(&mut Attrs)) -> Result<()> {
+        if !self.settable {
+            return Err(Error::new(Errno::EPERM));
+        }
+        let mut a = self.attrs.lock();
+        f(&mut a);
+        a.ctime = Timespec::now();
+        Ok(())
+    }
 }
 
 impl Inode for AnonInode {
@@ -45,22 +81,41 @@ impl Inode for AnonInode {
     }
 
     fn metadata(&self) -> Metadata {
+        let a = *self.attrs.lock();
         Metadata {
             dev: ANON_DEV,
             ino: self.ino,
             file_type: self.file_type,
-            perm: self.perm,
+            perm: a.perm,
             nlink: 1,
-            uid: 0,
-            gid: 0,
+            uid: a.uid,
+            gid: a.gid,
             rdev: self.rdev,
             size: 0,
             blksize: 4096,
             blocks: 0,
-            atime: self.created,
-            mtime: self.created,
-            ctime: self.created,
+            atime: a.atime,
+            mtime: a.mtime,
+            ctime: a.ctime,
         }
+    }
+
+    fn set_perm(&self, perm: u32) -> Result<()> {
+        self.change(|a| a.perm = perm & 0o7777)
+    }
+
+    fn set_owner(&self, uid: Option<u32>, gid: Option<u32>) -> Result<()> {
+        self.change(|a| {
+            a.uid = uid.unwrap_or(a.uid);
+            a.gid = gid.unwrap_or(a.gid);
+        })
+    }
+
+    fn set_times(&self, atime: Option<Timespec>, mtime: Option<Timespec>) -> Result<()> {
+        self.change(|a| {
+            a.atime = atime.unwrap_or(a.atime);
+            a.mtime = mtime.unwrap_or(a.mtime);
+        })
     }
 
     fn file_type(&self) -> FileType {

@@ -17,9 +17,7 @@ use alloc::vec::Vec;
 
 use frame::sync::{SpinLock, level};
 
-use super::anon::anon_inode;
 use super::file::{File, O_NONBLOCK, O_RDONLY, O_WRONLY, kernel_buffer};
-use super::inode::FileType;
 use super::readiness::Readiness;
 use super::stream::*;
 use super::termios::FIONREAD;
@@ -438,10 +436,11 @@ pub fn pipe_end(file: &File) -> Option<&PipeEnd> {
 }
 
 /// pipe2(2): a new pipe's read and write ends, with `flags` (O_NONBLOCK;
-/// the caller applies O_CLOEXEC to the descriptors).
-pub fn new_pipe(flags: u32) -> Result<(Arc<File>, Arc<File>)> {
+/// the caller applies O_CLOEXEC to the descriptors), owned by `owner`
+/// (the creator's fs uid and gid).
+pub fn new_pipe(flags: u32, owner: (u32, u32)) -> Result<(Arc<File>, Arc<File>)> {
     let pipe = Pipe::new();
-    let node = anon_inode(FileType::Fifo, 0o600, 0);
+    let node = super::anon::pipe_inode(owner);
     let nonblock = flags & O_NONBLOCK;
     let reader = PipeEnd::attach(pipe.clone(), Ends::Read, false, false)?;
     let writer = PipeEnd::attach(pipe, Ends::Write, false, false)?;

@@ -40,7 +40,8 @@ fn pipe2(ctx: &Context, fds_addr: u64, flags: u32) -> Result<isize> {
     if flags & !(O_CLOEXEC | O_NONBLOCK) != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    let (reader, writer) = new_pipe(flags)?;
+    let cred = super::caller_cred(ctx);
+    let (reader, writer) = new_pipe(flags, (cred.uid, cred.gid))?;
     let fds = install_all(ctx, [reader, writer], flags & O_CLOEXEC != 0)?;
     let bytes = [fds[0].to_ne_bytes(), fds[1].to_ne_bytes()].concat();
     if let Err(e) = ctx.write_bytes(fds_addr, &bytes) {
