@@ -143,14 +143,24 @@ pub fn sys_flock(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     const LOCK_EX: u32 = 2;
     const LOCK_NB: u32 = 4;
     const LOCK_UN: u32 = 8;
+    const LOCK_MAND: u32 = 32;
     let (fd, operation) = (fd_arg(args[0]), args[1] as u32);
-    let file = get_io_file(ctx, fd)?;
+    // Linux accepts and ignores the obsolete LOCK_MAND requests before it
+    // looks at the descriptor, and checks the operation (EINVAL) before
+    // the descriptor (EBADF).
+    if operation & LOCK_MAND != 0 {
+        return Ok(0);
+    }
     let op = match operation & !LOCK_NB {
         LOCK_SH => FlockOp::Shared,
         LOCK_EX => FlockOp::Exclusive,
         LOCK_UN => FlockOp::Unlock,
         _ => return Err(Error::new(Errno::EINVAL)),
     };
+    let file = get_file(ctx, fd)?;
+    if file.is_path_only() {
+        return Err(Error::new(Errno::EBADF));
+    }
     let caller = CallerCtx(ctx);
     let wait = (operation & LOCK_NB == 0).then_some(&caller as _);
     lock::flock(lock::key_of(&**file.node()), file.id(), op, wait)?;

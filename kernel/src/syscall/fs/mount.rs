@@ -98,14 +98,16 @@ pub fn sys_mount(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 pub fn sys_umount2(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    let flags = args[1];
+    // The flags are an int; the path is looked up before the privilege
+    // check (Linux's ksys_umount, path_umount).
+    let flags = args[1] as u32 as u64;
     if flags & !(MNT_FORCE | MNT_DETACH | MNT_EXPIRE | UMOUNT_NOFOLLOW) != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
+    let root = resolve_at(ctx, AT_FDCWD, args[0], flags & UMOUNT_NOFOLLOW == 0, false)?;
     if !caller_cred(ctx).is_root() {
         return Err(Error::new(Errno::EPERM));
     }
-    let root = resolve_at(ctx, AT_FDCWD, args[0], flags & UMOUNT_NOFOLLOW == 0, false)?;
     let how = if flags & MNT_EXPIRE != 0 {
         if flags & (MNT_FORCE | MNT_DETACH) != 0 {
             return Err(Error::new(Errno::EINVAL));

@@ -72,6 +72,14 @@ pub fn sys_mkdirat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 fn mknodat(ctx: &Context, dirfd: i32, path_addr: u64, mode: u32, dev: u32) -> Result<isize> {
+    // The mode is a umode_t (16 bits); its type is checked before the
+    // path is even read (Linux's may_mknod).
+    let mode = mode & 0xffff;
+    match mode & 0o170_000 {
+        0 | 0o100_000 | 0o020_000 | 0o060_000 | 0o010_000 | 0o140_000 => {}
+        0o040_000 => return Err(Error::new(Errno::EPERM)),
+        _ => return Err(Error::new(Errno::EINVAL)),
+    }
     let path = ctx.read_path(path_addr)?;
     let fs = fs_context(ctx);
     let start = start_dir(ctx, &fs, dirfd, &path)?;

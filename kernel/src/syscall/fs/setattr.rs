@@ -176,19 +176,27 @@ fn set_times(
     Ok(0)
 }
 
+/// utimensat(2), in Linux's order: the times are read first (EFAULT) and
+/// two UTIME_OMITs succeed without looking at anything else; then the
+/// flags (EINVAL; none at all for a NULL path, futimens), the file, and
+/// only then the nanoseconds (EINVAL).
 pub fn sys_utimensat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    const UTIME_OMIT: i64 = (1 << 30) - 2;
     let (dirfd, path, times, flags) = (fd_arg(args[0]), args[1], args[2], args[3] as u32);
-    if flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
+    let raw: Option<[i64; 4]> = if times == 0 { None } else { Some(ctx.read_val(times)?) };
+    if raw.is_some_and(|t| t[1] == UTIME_OMIT && t[3] == UTIME_OMIT) {
+        return Ok(0);
+    }
+    let fd_only = path == 0 && dirfd != AT_FDCWD;
+    if (fd_only && flags != 0) || flags & !(AT_SYMLINK_NOFOLLOW | AT_EMPTY_PATH) != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    let now = Timespec::now();
-    let (atime, mtime) = if times == 0 {
-        ((Some(now), false), (Some(now), false))
-    } else {
-        let t: [i64; 4] = ctx.read_val(times)?;
-        (time_arg(t[0], t[1], now)?, time_arg(t[2], t[3], now)?)
-    };
     let node = times_target(ctx, dirfd, path, flags)?;
+    let now = Timespec::now();
+    let (atime, mtime) = match raw {
+        None => ((Some(now), false), (Some(now), false)),
+        Some(t) => (time_arg(t[0], t[1], now)?, time_arg(t[2], t[3], now)?),
+    };
     set_times(ctx, &node, atime, mtime)
 }
 
