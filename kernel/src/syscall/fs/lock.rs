@@ -157,10 +157,7 @@ pub fn sys_flock(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         LOCK_UN => FlockOp::Unlock,
         _ => return Err(Error::new(Errno::EINVAL)),
     };
-    let file = get_file(ctx, fd)?;
-    if file.is_path_only() {
-        return Err(Error::new(Errno::EBADF));
-    }
+    let file = get_io_file(ctx, fd)?;
     let caller = CallerCtx(ctx);
     let wait = (operation & LOCK_NB == 0).then_some(&caller as _);
     lock::flock(lock::key_of(&**file.node()), file.id(), op, wait)?;
