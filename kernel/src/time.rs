@@ -36,6 +36,9 @@ pub enum ClockId {
     RealtimeCoarse,
     MonotonicCoarse,
     Boottime,
+    /// International atomic time: no leap-second offset is kept, so it
+    /// reads as CLOCK_REALTIME (Linux's TAI offset is 0 until set).
+    Tai,
     /// A CPU-time clock: CLOCK_PROCESS_CPUTIME_ID, CLOCK_THREAD_CPUTIME_ID,
     /// or one made by clock_getcpuclockid(3)/pthread_getcpuclockid(3).
     Cpu(CpuClock),
@@ -101,6 +104,7 @@ impl ClockId {
             5 => ClockId::RealtimeCoarse,
             6 => ClockId::MonotonicCoarse,
             7 => ClockId::Boottime,
+            11 => ClockId::Tai,
             id if id < 0 => {
                 let kind = match id & 3 {
                     0 => CpuKind::Prof,
@@ -144,7 +148,7 @@ pub fn set_realtime_ns(ns: u64) {
 pub fn now_ns(clock: ClockId) -> u64 {
     let mono = frame::timer::monotonic_ns();
     match clock {
-        ClockId::Realtime | ClockId::RealtimeCoarse => realtime_at_boot_ns() + mono,
+        ClockId::Realtime | ClockId::RealtimeCoarse | ClockId::Tai => realtime_at_boot_ns() + mono,
         ClockId::Monotonic | ClockId::MonotonicRaw | ClockId::MonotonicCoarse | ClockId::Boottime => mono,
         ClockId::Cpu(_) => 0,
     }

@@ -29,7 +29,6 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (131, "sigaltstack", sys_sigaltstack),
     (200, "tkill", sys_tkill),
     (234, "tgkill", sys_tgkill),
-    (297, "rt_tgsigqueueinfo", sys_rt_tgsigqueueinfo),
 ];
 
 const SIGSET_SIZE: u64 = 8;
@@ -381,22 +380,25 @@ fn to_itimerval(remaining: u64, interval: u64) -> ItimerVal {
 const ITIMER_REAL: u64 = 0;
 
 fn sys_getitimer(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    if a[0] > 2 {
+    if a[0] as u32 > 2 {
         return Err(Error::new(Errno::EINVAL));
     }
-    let (r, i) = if a[0] == ITIMER_REAL { process::get_real_timer(ctx.process) } else { (0, 0) };
+    let (r, i) = if a[0] as u32 as u64 == ITIMER_REAL { process::get_real_timer(ctx.process) } else { (0, 0) };
     ctx.write_val(a[1], &to_itimerval(r, i))?;
     Ok(0)
 }
 
+/// setitimer(2), in Linux's order: the new value is read (EFAULT) and
+/// checked (EINVAL) before the timer kind is.
 fn sys_setitimer(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    if a[0] != ITIMER_REAL {
-        // ITIMER_VIRTUAL/PROF need per-thread CPU-time timers (not yet).
-        return Err(Error::new(if a[0] > 2 { Errno::EINVAL } else { Errno::ENOSYS }));
-    }
     let new: ItimerVal = if a[1] != 0 { ctx.read_val(a[1])? } else { <ItimerVal as frame::Pod>::new_zeroed() };
     let value = tv_ns(new.value_sec, new.value_usec)?;
     let interval = tv_ns(new.interval_sec, new.interval_usec)?;
+    let which = a[0] as u32 as u64;
+    if which != ITIMER_REAL {
+        // ITIMER_VIRTUAL/PROF need per-thread CPU-time timers (not yet).
+        return Err(Error::new(if which > 2 { Errno::EINVAL } else { Errno::ENOSYS }));
+    }
     let (r, i) = process::set_real_timer(ctx.process, ctx.thread, value, interval);
     if a[2] != 0 {
         ctx.write_val(a[2], &to_itimerval(r, i))?;

@@ -168,22 +168,38 @@ fn sys_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 
 const TIMER_ABSTIME: u64 = 1;
 
+/// clock_nanosleep(2), with Linux's order of checks: an unknown clock is
+/// EINVAL; a clock that cannot be slept on EOPNOTSUPP (the raw and coarse
+/// clocks, CLOCK_THREAD_CPUTIME_ID, and the alarm clocks, there being no
+/// wake-up alarm device, after the request is read); then the request
+/// (EFAULT, EINVAL); then a CPU clock's owner (EINVAL for the caller's
+/// own thread, whose clock cannot advance while it sleeps). Flags other
+/// than TIMER_ABSTIME are ignored.
 fn sys_clock_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    let clock = ClockId::from_raw(a[0] as i32)?;
-    match clock {
-        // The caller's own thread clock can never advance while it sleeps.
-        ClockId::Cpu(c) if c.per_thread && (c.pid == 0 || c.pid == ctx.thread.tid()) => {
-            return Err(Error::new(Errno::EINVAL));
-        }
-        ClockId::Cpu(_) | ClockId::Realtime | ClockId::Monotonic | ClockId::Boottime => {}
-        // The raw and coarse clocks cannot be slept on (no timers).
-        _ => return Err(Error::new(Errno::EOPNOTSUPP)),
+    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
+    const CLOCK_REALTIME_ALARM: i32 = 8;
+    const CLOCK_BOOTTIME_ALARM: i32 = 9;
+    let raw = a[0] as i32;
+    let read_request = |ctx: &Context| -> Result<u64> {
+        let req: Timespec = ctx.read_val(a[2])?;
+        req.to_ns().ok_or(Error::new(Errno::EINVAL))
+    };
+    if raw == CLOCK_REALTIME_ALARM || raw == CLOCK_BOOTTIME_ALARM {
+        read_request(ctx)?;
+        return Err(Error::new(Errno::EOPNOTSUPP));
     }
-    if a[1] & !TIMER_ABSTIME != 0 {
+    let clock = ClockId::from_raw(raw)?;
+    let sleepable = matches!(clock, ClockId::Cpu(_) | ClockId::Realtime | ClockId::Monotonic | ClockId::Boottime | ClockId::Tai);
+    if !sleepable || raw == CLOCK_THREAD_CPUTIME_ID {
+        return Err(Error::new(Errno::EOPNOTSUPP));
+    }
+    let ns = read_request(ctx)?;
+    if let ClockId::Cpu(c) = clock
+        && c.per_thread
+        && (c.pid == 0 || c.pid == ctx.thread.tid())
+    {
         return Err(Error::new(Errno::EINVAL));
     }
-    let req: Timespec = ctx.read_val(a[2])?;
-    let ns = req.to_ns().ok_or(Error::new(Errno::EINVAL))?;
     let abs = a[1] & TIMER_ABSTIME != 0;
     let rem = if abs { 0 } else { a[3] };
     if let ClockId::Cpu(c) = clock {
