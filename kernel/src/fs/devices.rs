@@ -72,6 +72,12 @@ impl FileOps for Mem {
     fn maps_as_anonymous(&self) -> bool {
         *self == Mem::Zero
     }
+
+    /// Linux's memory devices have no poll method: epoll refuses them
+    /// (EPERM), poll and select see them as always ready.
+    fn can_poll(&self) -> bool {
+        false
+    }
 }
 
 /// The driver of character device `rdev`: ENXIO if there is none.

@@ -139,6 +139,13 @@ pub trait FileOps: Any + Send + Sync {
     fn maps_as_anonymous(&self) -> bool {
         false
     }
+
+    /// Whether the stream has a readiness of its own (Linux: a ->poll
+    /// method) and so can be watched with epoll; poll(2) and select(2)
+    /// see the others as always ready.
+    fn can_poll(&self) -> bool {
+        true
+    }
 }
 
 static NEVER_WOKEN: WaitQueue = WaitQueue::new();

@@ -102,6 +102,12 @@ impl Context<'_> {
     }
 }
 
+/// Linux's access_ok(): the range lies in the user half (below
+/// USER_SPACE_END, Linux's TASK_SIZE_MAX), whether mapped or not.
+pub fn access_ok(addr: u64, len: u64) -> bool {
+    addr.checked_add(len).is_some_and(|end| end <= frame::mm::USER_SPACE_END as u64)
+}
+
 const MAX_NR: usize = 463;
 
 /// Syscalls already reported as missing (each is logged once).

@@ -56,8 +56,9 @@ pub fn sys_epoll_ctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     };
     let ep_file = get_io_file(ctx, epfd)?;
     let target = get_io_file(ctx, fd)?;
-    if target.ops().is_none() {
-        // Regular files and directories cannot be polled.
+    if !target.ops().is_some_and(|o| o.can_poll()) {
+        // Regular files, directories, /dev/null and the like cannot be
+        // polled.
         return Err(Error::new(Errno::EPERM));
     }
     let ep = as_epoll(&ep_file)
@@ -82,11 +83,16 @@ pub fn sys_epoll_ctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 /// epoll_wait and friends once the timeout is known.
 fn wait(ctx: &Context, args: &SyscallArgs, deadline: Option<u64>) -> Result<isize> {
     let (epfd, events_addr, max) = (fd_arg(args[0]), args[1], args[2] as i32);
+    // Linux's order: the descriptor (EBADF), the count (EINVAL), the
+    // range of the buffer (EFAULT), then whether it is an epoll (EINVAL).
+    let ep_file = get_io_file(ctx, epfd)?;
     let max = usize::try_from(max)
         .ok()
         .filter(|m| (1..=MAX_EVENTS).contains(m))
         .ok_or(Error::new(Errno::EINVAL))?;
-    let ep_file = get_io_file(ctx, epfd)?;
+    if !crate::syscall::access_ok(events_addr, (max * EVENT_SIZE) as u64) {
+        return Err(Error::new(Errno::EFAULT));
+    }
     let ep = as_epoll(&ep_file).ok_or(Error::new(Errno::EINVAL))?;
     let ready = ep.wait(max, deadline, &CallerCtx(ctx))?;
     let mut bytes = Vec::new();

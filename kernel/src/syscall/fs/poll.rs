@@ -119,6 +119,8 @@ fn wait_round(
 }
 
 fn do_poll(ctx: &Context, addr: u64, nfds: u64, deadline: Option<u64>) -> Result<isize> {
+    // nfds is an unsigned int.
+    let nfds = nfds as u32 as u64;
     if nfds > fd_limit(ctx) as u64 {
         return Err(Error::new(Errno::EINVAL));
     }
@@ -149,6 +151,10 @@ fn do_poll(ctx: &Context, addr: u64, nfds: u64, deadline: Option<u64>) -> Result
             }
         }
         if ready > 0 || !wait_round(ctx, &files, seen, deadline)? {
+            // Even an empty array must lie in user space (access_ok).
+            if !crate::syscall::access_ok(addr, raw.len() as u64) {
+                return Err(Error::new(Errno::EFAULT));
+            }
             ctx.write_bytes(addr, &raw)?;
             return Ok(ready);
         }
@@ -176,8 +182,9 @@ pub fn restartable_poll(ctx: &Context, fds: u64, nfds: u64, deadline: Option<u64
 }
 
 pub fn sys_ppoll(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    let mask = read_sigmask(ctx, args[3], args[4])?;
+    // The timeout is read and checked before the signal mask (Linux).
     let deadline = read_timeout(ctx, args[2], false)?;
+    let mask = read_sigmask(ctx, args[3], args[4])?;
     let r = with_sigmask(ctx, mask, || do_poll(ctx, args[0], args[1], deadline));
     finish(ctx, args[2], deadline, false, r)
 }
@@ -281,13 +288,13 @@ pub fn sys_select(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 pub fn sys_pselect6(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
+    // The sixth argument points at { const sigset_t *ss; size_t ss_len; },
+    // read first; then the timeout, then the mask itself (Linux's order).
+    let pack: Option<[u64; 2]> = if args[5] == 0 { None } else { Some(ctx.read_val(args[5])?) };
     let deadline = read_timeout(ctx, args[4], false)?;
-    // The sixth argument points at { const sigset_t *ss; size_t ss_len; }.
-    let mask = if args[5] == 0 {
-        None
-    } else {
-        let [set, size]: [u64; 2] = ctx.read_val(args[5])?;
-        read_sigmask(ctx, set, size)?
+    let mask = match pack {
+        None => None,
+        Some([set, size]) => read_sigmask(ctx, set, size)?,
     };
     let sets = [args[1], args[2], args[3]];
     let r = with_sigmask(ctx, mask, || do_select(ctx, args[0], sets, deadline));
