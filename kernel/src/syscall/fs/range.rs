@@ -4,10 +4,13 @@
 
 use alloc::sync::Arc;
 
-use super::{count_arg, fd_arg, get_io_file};
+use super::{fd_arg, get_io_file};
 use crate::error::{Errno, Error, Result};
 use crate::fs::{Allocate, File, FileType, IO_CHUNK, O_APPEND, kernel_buffer};
 use crate::syscall::{Context, SyscallArgs};
+
+/// Linux's MAX_RW_COUNT: most bytes one call moves.
+const MAX_COPY: usize = 0x7fff_f000;
 
 const FALLOC_FL_KEEP_SIZE: u32 = 0x01;
 const FALLOC_FL_PUNCH_HOLE: u32 = 0x02;
@@ -15,12 +18,14 @@ const FALLOC_FL_COLLAPSE_RANGE: u32 = 0x08;
 const FALLOC_FL_ZERO_RANGE: u32 = 0x10;
 const FALLOC_FL_INSERT_RANGE: u32 = 0x20;
 const FALLOC_FL_UNSHARE_RANGE: u32 = 0x40;
+const FALLOC_FL_WRITE_ZEROES: u32 = 0x80;
 /// The operations; at most one may be given (0 allocates).
 const FALLOC_FL_MODE_MASK: u32 = FALLOC_FL_PUNCH_HOLE
     | FALLOC_FL_COLLAPSE_RANGE
     | FALLOC_FL_ZERO_RANGE
     | FALLOC_FL_INSERT_RANGE
-    | FALLOC_FL_UNSHARE_RANGE;
+    | FALLOC_FL_UNSHARE_RANGE
+    | FALLOC_FL_WRITE_ZEROES;
 
 /// The file type checks fallocate and copy_file_range share: EISDIR for a
 /// directory, and `other` for anything but a regular file.
@@ -41,14 +46,14 @@ pub fn sys_fallocate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     if offset < 0 || len <= 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    // One operation, with KEEP_SIZE where it makes sense (Linux 6.11's
+    // One operation, with KEEP_SIZE where it makes sense (Linux 6.17's
     // vfs_fallocate; earlier kernels answer EINVAL for some of these).
     let keep = mode & FALLOC_FL_KEEP_SIZE != 0;
     let valid = match mode & FALLOC_FL_MODE_MASK {
         _ if mode & !(FALLOC_FL_MODE_MASK | FALLOC_FL_KEEP_SIZE) != 0 => false,
         0 | FALLOC_FL_UNSHARE_RANGE | FALLOC_FL_ZERO_RANGE => true,
         FALLOC_FL_PUNCH_HOLE => keep,
-        FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE => !keep,
+        FALLOC_FL_COLLAPSE_RANGE | FALLOC_FL_INSERT_RANGE | FALLOC_FL_WRITE_ZEROES => !keep,
         _ => false,
     };
     if !valid {
@@ -89,7 +94,7 @@ fn offset_arg(ctx: &Context, addr: u64) -> Result<Option<usize>> {
 /// system through a kernel buffer, from `*off_in` (or the input's
 /// position) to `*off_out` (or the output's), updating whichever was used.
 pub fn sys_copy_file_range(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    let (off_in_addr, off_out_addr, count, flags) = (args[1], args[3], count_arg(args[4]), args[5]);
+    let (off_in_addr, off_out_addr, raw_count, flags) = (args[1], args[3], args[4], args[5] as u32);
     let input = get_io_file(ctx, fd_arg(args[0]))?;
     let output = get_io_file(ctx, fd_arg(args[2]))?;
     let off_in = offset_arg(ctx, off_in_addr)?;
@@ -110,9 +115,12 @@ pub fn sys_copy_file_range(ctx: &mut Context, args: &SyscallArgs) -> Result<isiz
     }
     let pos_in = off_in.unwrap_or(input.position() as usize);
     let pos_out = off_out.unwrap_or(output.position() as usize);
-    if pos_in.checked_add(count).is_none() || pos_out.checked_add(count).is_none() {
+    // The length as given (a size_t) must not wrap either offset.
+    let wraps = |pos: usize| (pos as u64).checked_add(raw_count).is_none();
+    if wraps(pos_in) || wraps(pos_out) {
         return Err(Error::new(Errno::EOVERFLOW));
     }
+    let count = usize::try_from(raw_count).unwrap_or(usize::MAX).min(MAX_COPY);
     // rw_verify_area: offsets beyond the largest file offset.
     if pos_in > i64::MAX as usize || pos_out > i64::MAX as usize {
         return Err(Error::new(Errno::EINVAL));
