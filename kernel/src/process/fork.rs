@@ -51,7 +51,9 @@ pub struct CloneArgs {
 /// Creates a child process as a copy of the caller. Thread-creating flags
 /// (CLONE_VM without CLONE_VFORK, CLONE_THREAD, ...) are not supported yet.
 pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserContext, args: CloneArgs) -> Result<Pid> {
-    let f = args.flags & !CSIGNAL;
+    // Legacy clone(2) reads only the low 32 bits of its flags (Linux's
+    // lower_32_bits); the rest is ignored.
+    let f = args.flags & 0xffff_ffff & !CSIGNAL;
     // clone(2) returns the pidfd where CLONE_PARENT_SETTID writes the tid.
     if f & CLONE_PIDFD != 0 && f & CLONE_PARENT_SETTID != 0 {
         return Err(Error::new(Errno::EINVAL));

@@ -188,12 +188,26 @@ fn sys_clock_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         read_request(ctx)?;
         return Err(Error::new(Errno::EOPNOTSUPP));
     }
+    // A negative id is a CPU clock (the sleep is possible, the request is
+    // read before the id is checked) unless it names a descriptor's clock
+    // (low bits 3), which cannot be slept on.
+    const CLOCKFD: i32 = 3;
+    let ns = if raw < 0 {
+        if raw & 7 == CLOCKFD {
+            return Err(Error::new(Errno::EOPNOTSUPP));
+        }
+        let ns = read_request(ctx)?;
+        ClockId::from_raw(raw)?;
+        ns
+    } else {
+        0
+    };
     let clock = ClockId::from_raw(raw)?;
     let sleepable = matches!(clock, ClockId::Cpu(_) | ClockId::Realtime | ClockId::Monotonic | ClockId::Boottime | ClockId::Tai);
     if !sleepable || raw == CLOCK_THREAD_CPUTIME_ID {
         return Err(Error::new(Errno::EOPNOTSUPP));
     }
-    let ns = read_request(ctx)?;
+    let ns = if raw < 0 { ns } else { read_request(ctx)? };
     if let ClockId::Cpu(c) = clock
         && c.per_thread
         && (c.pid == 0 || c.pid == ctx.thread.tid())
