@@ -326,8 +326,8 @@ pub fn exit_robust_list(vm: &Arc<Vmar>, head: usize, tid: u32) {
         Ok(u64::from_le_bytes(b))
     };
     let Ok(first) = word(head) else { return };
-    let Ok(offset) = word(head + 8) else { return };
-    let Ok(pending) = word(head + 16) else { return };
+    let Ok(offset) = word(head.wrapping_add(8)) else { return };
+    let Ok(pending) = word(head.wrapping_add(16)) else { return };
     let offset = offset as i64;
     let at = |entry: u64| (entry & !1).wrapping_add_signed(offset) as usize;
     let pending_entry = pending & !1;
