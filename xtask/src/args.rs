@@ -28,8 +28,8 @@ options:
   --timeout SECS       kill QEMU after SECS seconds; 0 = never (run; default
                        300 with `--`, none interactively)
   --kernel ELF         boot this kernel image instead of building one (run, test)
-  --only LAYER,...     run only these test layers: host, miri, linux, user, glibc,
-                       busybox, interactive, bench (test)
+  --only LAYER,...     run only these test layers: host, miri, compile-fail,
+                       linux, user, glibc, busybox, interactive, ktest, bench (test)
   --smoke              one iteration of each benchmark, Trellis only (bench)
   --no-wall            skip the wall-clock pass (bench)
   -- CMD ARGS...       the command to run as init (run, initramfs)
@@ -85,6 +85,8 @@ pub const LAYERS: &[&str] = &[
     "glibc",
     "busybox",
     "interactive",
+    "ktest",
+    "compile-fail",
     "bench",
 ];
 

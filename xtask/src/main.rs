@@ -13,6 +13,7 @@ mod args;
 mod bench;
 mod bench_report;
 mod builder;
+mod compile_fail;
 mod cpio;
 mod initramfs;
 mod ksyms;
@@ -26,6 +27,7 @@ mod test;
 mod test_busybox;
 mod test_host;
 mod test_interactive;
+mod test_ktest;
 mod test_user;
 mod util;
 
