@@ -26,6 +26,7 @@ pub mod boot;
 pub mod console;
 #[cfg(target_os = "none")]
 pub mod cpu;
+mod index_pool;
 pub(crate) mod irq;
 pub mod mm;
 pub mod pod;

@@ -11,9 +11,11 @@ commands:
   run         build, then boot in QEMU: an interactive shell, or with
               `-- CMD ARGS...` run that one command and exit with its status
   initramfs   build only the user programs and target/initramfs.cpio
-  test        run every test layer (host, miri, user, busybox, interactive, bench)
+  test        run every test layer (host, miri, compile-fail, linux, user, glibc,
+              busybox, interactive, ktest, bench)
   tcb         linked code per crate of the release kernel, TCB share
               (docs/tcb.md)
+  api         list frame's public items (the list docs/frame-api.md must hold)
   miri        Miri over frame/'s host tests, then how many of frame's unsafe
               sites those tests reach (line coverage)
   bench       boot Trellis and Debian's Linux with the benchmark initramfs
@@ -46,6 +48,7 @@ pub enum Sub {
     Bench,
     Tcb,
     Miri,
+    Api,
     Help,
 }
 
@@ -103,6 +106,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
         "bench" => Sub::Bench,
         "tcb" => Sub::Tcb,
         "miri" => Sub::Miri,
+        "api" => Sub::Api,
         "help" | "-h" | "--help" => Sub::Help,
         other => return Err(format!("unknown command `{other}`")),
     };
@@ -185,7 +189,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         Sub::Initramfs => &["--add", "--"],
         Sub::Test => &["--kernel", "--only"],
         Sub::Bench => &["--kernel", "--smoke", "--no-wall"],
-        Sub::Tcb | Sub::Miri => &[],
+        Sub::Tcb | Sub::Miri | Sub::Api => &[],
         Sub::Help => &[],
     };
     for (name, present) in used {

@@ -82,7 +82,7 @@ pub(crate) fn note_release(level: u8, spin: bool, prev: u64) {
 
 /// Panics if the caller must not sleep: it holds a spin lock, or it runs in
 /// interrupt context (an interrupt handler or a timer callback).
-pub fn might_sleep() {
+pub(crate) fn might_sleep() {
     #[cfg(target_os = "none")]
     assert!(
         !crate::irq::in_interrupt(),

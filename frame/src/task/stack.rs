@@ -2,9 +2,8 @@
 //! an unmapped guard page below each, so an overflow faults (and is reported
 //! by the double-fault handler) instead of corrupting memory.
 
-use alloc::vec::Vec;
-
 use crate::Error;
+use crate::index_pool::IndexPool;
 use crate::mm::frame::Segment;
 use crate::mm::frame_alloc::FrameUsage;
 use crate::mm::{PAGE_SIZE, PageFlags, kspace};
@@ -15,41 +14,8 @@ const SLOT_SIZE: usize = (STACK_PAGES + 1) * PAGE_SIZE;
 
 const MAX_SLOTS: usize = kspace::KSTACK_REGION_SIZE / SLOT_SIZE;
 
-/// Slots of the kernel-stack region: those handed out so far (`next`) and
-/// those given back. `free` always has room for every slot handed out, so
-/// giving one back never allocates (teardown must not need memory).
-struct Slots {
-    next: usize,
-    free: Vec<usize>,
-}
-
-static SLOTS: SpinLock<Slots> = SpinLock::new(Slots {
-    next: 0,
-    free: Vec::new(),
-});
-
-fn claim_slot() -> Result<usize, Error> {
-    let mut slots = SLOTS.lock_irq_disabled();
-    if let Some(slot) = slots.free.pop() {
-        return Ok(slot);
-    }
-    if slots.next >= MAX_SLOTS {
-        return Err(Error::NoMemory);
-    }
-    slots.free.try_reserve(1).map_err(|_| Error::NoMemory)?;
-    let slot = slots.next;
-    slots.next += 1;
-    Ok(slot)
-}
-
-fn release_slot(slot: usize) {
-    let mut slots = SLOTS.lock_irq_disabled();
-    assert!(
-        slots.free.len() < slots.free.capacity(),
-        "invariant: the free-slot list has room for every slot handed out"
-    );
-    slots.free.push(slot);
-}
+/// Slots of the kernel-stack region, reused once their stack is gone.
+static SLOTS: SpinLock<IndexPool> = SpinLock::new(IndexPool::new(MAX_SLOTS));
 
 pub(crate) struct KernelStack {
     segment: Segment,
@@ -61,7 +27,7 @@ impl KernelStack {
     pub(crate) fn new() -> Result<KernelStack, Error> {
         let segment =
             Segment::alloc(STACK_PAGES, FrameUsage::KernelStack).ok_or(Error::NoMemory)?;
-        let slot = claim_slot()?;
+        let slot = SLOTS.lock_irq_disabled().claim().ok_or(Error::NoMemory)?;
         // Page 0 of the slot is the guard and stays unmapped.
         let base = kspace::KSTACK_REGION_BASE + slot * SLOT_SIZE + PAGE_SIZE;
         // From here on, dropping the stack unmaps whatever was mapped and
@@ -105,7 +71,7 @@ impl Drop for KernelStack {
         for i in 0..STACK_PAGES {
             kspace::unmap_kernel_page(self.base + i * PAGE_SIZE);
         }
-        release_slot(self.slot);
+        SLOTS.lock_irq_disabled().release(self.slot);
         let _ = &self.segment; // frames are freed when the segment drops
     }
 }
