@@ -246,6 +246,13 @@ impl UserContext {
 
     /// Runs the context in user mode in `vm` until it traps back.
     pub fn execute(&mut self, vm: &VmSpace) -> ReturnReason {
+        // From an interrupt handler (a timer callback), user mode would run
+        // on top of the interrupted context, which cannot be resumed until
+        // it returns.
+        assert!(
+            !crate::irq::in_interrupt(),
+            "invariant: user mode is not entered from interrupt context"
+        );
         self.frame.cs = u64::from(USER_CS);
         self.frame.ss = u64::from(USER_DS);
         self.frame.rflags = (self.frame.rflags & USER_RFLAGS_MASK) | RFLAGS_IF | RFLAGS_FIXED;

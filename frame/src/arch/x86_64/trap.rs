@@ -16,10 +16,10 @@ use super::gdt::{IST_DEBUG, IST_DOUBLE_FAULT, KERNEL_CS, USER_CS, USER_DS};
 /// Pseudo-vector recorded in the frame for a `syscall` instruction.
 pub const SYSCALL_VECTOR: u64 = 0x100;
 
-/// RFLAGS bits `syscall` clears (MSR SFMASK): all of them except bit 1,
-/// which is fixed to one. Linux masks the same set, so the kernel never
-/// runs with a user's AC (SMAP off), DF, TF, NT or IOPL.
-pub const SYSCALL_RFLAGS_MASK: u64 = 0x3f_7ffd;
+/// RFLAGS bits `syscall` clears (MSR SFMASK): every defined flag (CF PF AF
+/// ZF SF TF IF DF OF IOPL NT RF AC ID), the set Linux masks, so the kernel
+/// never runs with a user's AC (SMAP off), DF, TF, NT or IOPL.
+pub const SYSCALL_RFLAGS_MASK: u64 = 0x25_7fd5;
 
 /// RFLAGS bits user code may control: CF PF AF ZF SF TF DF OF NT AC ID.
 /// TF is delivered as a single-step trap in user mode; NT only matters to
