@@ -172,13 +172,13 @@ impl Drop for VmSpace {
                 ACTIVE_ROOT.store(kroot, Ordering::Release);
             }
         }
-        let mut leaves = Vec::new();
-        pt.for_each_user_leaf(|va, _, _| leaves.push(va));
-        for va in leaves {
-            if let Some((pa, _)) = pt.unmap(va) {
-                // SAFETY: each user leaf owns one frame reference (see `map`).
-                drop(unsafe { UFrame::from_raw(pa) });
-            }
-        }
+        // No longer loaded (switched away above; single CPU), so the leaves
+        // can go without TLB flushes, and without a list: freeing an address
+        // space must not need memory.
+        pt.take_user_leaves(|pa| {
+            // SAFETY: each user leaf owned one frame reference (see `map`),
+            // and `take_user_leaves` has removed the entry.
+            drop(unsafe { UFrame::from_raw(pa) });
+        });
     }
 }
