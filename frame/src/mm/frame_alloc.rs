@@ -3,7 +3,7 @@
 //! turns a proposal into owned frames only after checking each page's
 //! metadata (invariant 1).
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::meta::{self, slot};
 use super::{PAGE_SIZE, Paddr};
@@ -42,6 +42,17 @@ pub trait FrameAllocPolicy: Sync {
 }
 
 static POLICY: Once<&'static dyn FrameAllocPolicy> = Once::new();
+
+/// Frames handed out, per [`FrameUsage`] (indexed by its value): what
+/// /proc/meminfo's Slab, KernelStack and PageTables lines report.
+static IN_USE: [AtomicUsize; FrameUsage::HeapLarge as usize + 1] =
+    [const { AtomicUsize::new(0) }; FrameUsage::HeapLarge as usize + 1];
+
+/// Frames currently allocated for `usage` (0 for `Unused` and `Reserved`,
+/// which the allocator never hands out).
+pub fn frames_in_use(usage: FrameUsage) -> usize {
+    IN_USE[usage as usize].load(Ordering::Relaxed)
+}
 
 pub(crate) fn inject_policy(policy: &'static dyn FrameAllocPolicy) {
     POLICY.call_once(|| policy);
@@ -97,6 +108,7 @@ pub(crate) fn alloc_frames(count: usize, usage: FrameUsage) -> Option<Paddr> {
             .usage
             .store(usage as u8, Ordering::Release);
     }
+    IN_USE[usage as usize].fetch_add(count, Ordering::Relaxed);
     Some(start)
 }
 
@@ -104,7 +116,10 @@ pub(crate) fn alloc_frames(count: usize, usage: FrameUsage) -> Option<Paddr> {
 pub(crate) fn free_frame(pa: Paddr) {
     let s = meta::slot_of_owned(pa);
     debug_assert_eq!(s.ref_count.load(Ordering::Acquire), 0);
-    s.usage.store(FrameUsage::Unused as u8, Ordering::Release);
+    let usage = s.usage.swap(FrameUsage::Unused as u8, Ordering::AcqRel);
+    if let Some(n) = IN_USE.get(usize::from(usage)) {
+        n.fetch_sub(1, Ordering::Relaxed);
+    }
     policy().dealloc(pa / PAGE_SIZE, 1);
 }
 

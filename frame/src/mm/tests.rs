@@ -1,6 +1,6 @@
 //! Host tests of the memory core against simulated RAM.
 
-use super::frame_alloc::{FrameUsage, free_frames};
+use super::frame_alloc::{FrameUsage, frames_in_use, free_frames};
 use super::page_table::{CachePolicy, PageTable, Privilege};
 use super::vm_space::UserFault;
 use super::{
@@ -302,6 +302,35 @@ fn slab_hands_out_distinct_aligned_slots_and_takes_them_back() {
     assert_eq!(free_frames(), before);
     assert!(Slab::new(24).is_err(), "slot sizes must be powers of two");
     assert!(Slab::new(8192).is_err());
+}
+
+#[test]
+fn frames_in_use_are_counted_per_usage() {
+    let _g = sim::lock();
+    let (slab, large, untyped, tables) = (
+        frames_in_use(FrameUsage::Slab),
+        frames_in_use(FrameUsage::HeapLarge),
+        frames_in_use(FrameUsage::Untyped),
+        frames_in_use(FrameUsage::PageTable),
+    );
+    let s = Slab::new(64).unwrap();
+    let big = super::HeapSlot::alloc_large(3 * PAGE_SIZE - 1).unwrap();
+    let seg = USegment::alloc_zeroed(2).unwrap();
+    let vm = VmSpace::new().unwrap();
+    vm.map(0x40_0000, UFrame::alloc_zeroed().unwrap(), PageFlags::RW)
+        .unwrap();
+    assert_eq!(frames_in_use(FrameUsage::Slab), slab + 1);
+    assert_eq!(frames_in_use(FrameUsage::HeapLarge), large + 3);
+    assert_eq!(frames_in_use(FrameUsage::Untyped), untyped + 3);
+    // The root and one table per level below it.
+    assert_eq!(frames_in_use(FrameUsage::PageTable), tables + 4);
+    drop((s, seg, vm));
+    big.free_large();
+    assert_eq!(frames_in_use(FrameUsage::Slab), slab);
+    assert_eq!(frames_in_use(FrameUsage::HeapLarge), large);
+    assert_eq!(frames_in_use(FrameUsage::Untyped), untyped);
+    assert_eq!(frames_in_use(FrameUsage::PageTable), tables);
+    assert_eq!(frames_in_use(FrameUsage::Unused), 0);
 }
 
 #[test]

@@ -6,6 +6,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
 
+use frame::mm::frame_alloc::{FrameUsage, frames_in_use};
 use frame::sync::{SpinLock, level};
 
 use crate::error::Result;
@@ -86,12 +87,16 @@ pub(super) fn meminfo() -> Result<Vec<u8>> {
     );
     kb("Mapped", 0);
     kb("Shmem", cached);
+    // The kernel heap (slabs and large blocks; none of it reclaimable),
+    // kernel stacks and page tables, as frame counts their frames.
+    let pages = |usage| frames_in_use(usage) as u64 * 4;
+    let slab = super::slabinfo::heap_pages() as u64 * 4;
     kb("KReclaimable", 0);
-    kb("Slab", 0);
+    kb("Slab", slab);
     kb("SReclaimable", 0);
-    kb("SUnreclaim", 0);
-    kb("KernelStack", 0);
-    kb("PageTables", 0);
+    kb("SUnreclaim", slab);
+    kb("KernelStack", pages(FrameUsage::KernelStack));
+    kb("PageTables", pages(FrameUsage::PageTable));
     kb("NFS_Unstable", 0);
     kb("Bounce", 0);
     kb("WritebackTmp", 0);
