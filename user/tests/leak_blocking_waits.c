@@ -37,7 +37,7 @@
 #include <poll.h>
 #include <pthread.h>
 
-#define DEFAULT_WAITS 30000L
+#define DEFAULT_WAITS 100000L
 #define LONG_TIMEOUT_MS (3600 * 1000) /* never reached while the test runs */
 
 struct usage {
@@ -54,7 +54,7 @@ static int read_usage(struct usage *u)
 	int lines = 0;
 
 	memset(u, 0, sizeof *u);
-	u->free_kb = t_proc_kv("/proc/meminfo", "MemFree");
+	u->free_kb = t_proc_kv("/proc/meminfo", "MemFree:");
 	if (t_read_file("/proc/slabinfo", buf, sizeof buf) <= 0)
 		return 0;
 	for (line = strtok_r(buf, "\n", &save); line;
