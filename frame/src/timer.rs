@@ -66,13 +66,6 @@ pub fn cancel(id: u64) -> bool {
     removed.is_some()
 }
 
-/// Pending timers: `(task wake-ups, callbacks)`. For tests and /proc: a
-/// wait that has ended must not leave an entry behind.
-pub fn pending() -> (usize, usize) {
-    let q = QUEUE.lock_irq_disabled();
-    (q.events.len() - q.callbacks.len(), q.callbacks.len())
-}
-
 pub(crate) fn init() {
     TSC_AT_BOOT.store(cpu::rdtsc(), Ordering::Relaxed);
     apic::init(TICK_HZ);

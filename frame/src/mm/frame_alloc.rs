@@ -43,15 +43,43 @@ pub trait FrameAllocPolicy: Sync {
 
 static POLICY: Once<&'static dyn FrameAllocPolicy> = Once::new();
 
-/// Frames handed out, per [`FrameUsage`] (indexed by its value): what
-/// /proc/meminfo's Slab, KernelStack and PageTables lines report.
+/// Frames handed out, per [`FrameUsage`] (indexed by its value).
 static IN_USE: [AtomicUsize; FrameUsage::HeapLarge as usize + 1] =
     [const { AtomicUsize::new(0) }; FrameUsage::HeapLarge as usize + 1];
 
-/// Frames currently allocated for `usage` (0 for `Unused` and `Reserved`,
-/// which the allocator never hands out).
-pub fn frames_in_use(usage: FrameUsage) -> usize {
+fn in_use(usage: FrameUsage) -> usize {
     IN_USE[usage as usize].load(Ordering::Relaxed)
+}
+
+/// Frames the kernel holds for itself, by purpose: what /proc/meminfo's
+/// Slab, KernelStack and PageTables lines report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelFrames {
+    /// Heap slabs (one frame each).
+    pub slab: usize,
+    /// Heap allocations too large for a slab (whole frames).
+    pub heap_large: usize,
+    /// Kernel stacks, guard pages included.
+    pub kernel_stack: usize,
+    /// Page tables of the kernel and of every address space.
+    pub page_table: usize,
+}
+
+/// The frames the kernel holds now (a snapshot of counters kept by the
+/// allocator itself, whatever the policies do).
+pub fn kernel_frames() -> KernelFrames {
+    KernelFrames {
+        slab: in_use(FrameUsage::Slab),
+        heap_large: in_use(FrameUsage::HeapLarge),
+        kernel_stack: in_use(FrameUsage::KernelStack),
+        page_table: in_use(FrameUsage::PageTable),
+    }
+}
+
+/// Frames of untyped memory (user pages, file pages) handed out.
+#[cfg(test)]
+pub(crate) fn untyped_frames() -> usize {
+    in_use(FrameUsage::Untyped)
 }
 
 pub(crate) fn inject_policy(policy: &'static dyn FrameAllocPolicy) {

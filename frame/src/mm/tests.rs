@@ -1,6 +1,6 @@
 //! Host tests of the memory core against simulated RAM.
 
-use super::frame_alloc::{FrameUsage, frames_in_use, free_frames};
+use super::frame_alloc::{FrameUsage, free_frames, kernel_frames, untyped_frames};
 use super::page_table::{CachePolicy, PageTable, Privilege};
 use super::vm_space::UserFault;
 use super::{
@@ -186,8 +186,16 @@ fn vm_space_copies_across_pages_and_reports_faults() {
 /// with the direction each one checks (`true`: writes user memory).
 type Copy = fn(&VmSpace, usize, usize) -> Result<(), UserFault>;
 const COPIES: [(&str, Copy, bool); 3] = [
-    ("read_bytes", |vm, va, len| vm.read_bytes(va, &mut vec![0; len]), false),
-    ("write_bytes", |vm, va, len| vm.write_bytes(va, &vec![0x5a; len]), true),
+    (
+        "read_bytes",
+        |vm, va, len| vm.read_bytes(va, &mut vec![0; len]),
+        false,
+    ),
+    (
+        "write_bytes",
+        |vm, va, len| vm.write_bytes(va, &vec![0x5a; len]),
+        true,
+    ),
     ("fill_zero", |vm, va, len| vm.fill_zero(va, len), true),
 ];
 
@@ -203,13 +211,25 @@ fn vm_space_copies_past_the_end_of_user_space_fault_outside_it() {
         let top = USER_SPACE_END - PAGE_SIZE;
         let last = UFrame::alloc_zeroed().unwrap();
         vm.map(top, last.clone(), PageFlags::RW).unwrap();
-        vm.map(top - PAGE_SIZE, UFrame::alloc_zeroed().unwrap(), PageFlags::RW)
-            .unwrap();
+        vm.map(
+            top - PAGE_SIZE,
+            UFrame::alloc_zeroed().unwrap(),
+            PageFlags::RW,
+        )
+        .unwrap();
         for (name, copy, write) in COPIES {
             // Ending exactly at the end of user space: fine.
             assert_eq!(copy(&vm, top, PAGE_SIZE), Ok(()), "{name}: whole last page");
-            assert_eq!(copy(&vm, USER_SPACE_END - 1, 1), Ok(()), "{name}: last byte");
-            assert_eq!(copy(&vm, top - 0x20, 0x20 + PAGE_SIZE), Ok(()), "{name}: across");
+            assert_eq!(
+                copy(&vm, USER_SPACE_END - 1, 1),
+                Ok(()),
+                "{name}: last byte"
+            );
+            assert_eq!(
+                copy(&vm, top - 0x20, 0x20 + PAGE_SIZE),
+                Ok(()),
+                "{name}: across"
+            );
             let outside = |addr| Err(UserFault { addr, write });
             // One byte past, the 0x1020 bytes from the last 0x20 of
             // a page, and far past (1 MiB: read/write need a buffer).
@@ -227,7 +247,12 @@ fn vm_space_copies_past_the_end_of_user_space_fault_outside_it() {
                 );
             }
             // Starting at or past the end: the start itself is outside.
-            for va in [USER_SPACE_END, USER_SPACE_END + 1, 0xffff_8000_0000_0000, usize::MAX] {
+            for va in [
+                USER_SPACE_END,
+                USER_SPACE_END + 1,
+                0xffff_8000_0000_0000,
+                usize::MAX,
+            ] {
                 assert_eq!(copy(&vm, va, 1), outside(va), "{name}: start {va:#x}");
                 assert!(copy(&vm, va, 1).unwrap_err().is_outside_user_space());
             }
@@ -237,7 +262,10 @@ fn vm_space_copies_past_the_end_of_user_space_fault_outside_it() {
         for len in [1 << 40, usize::MAX - top + 1, usize::MAX] {
             assert_eq!(
                 vm.fill_zero(top, len),
-                Err(UserFault { addr: USER_SPACE_END, write: true }),
+                Err(UserFault {
+                    addr: USER_SPACE_END,
+                    write: true
+                }),
                 "fill_zero {len:#x}"
             );
         }
@@ -249,7 +277,10 @@ fn vm_space_copies_past_the_end_of_user_space_fault_outside_it() {
             vm.write_bytes(top, &[9; PAGE_SIZE + 1]).unwrap_err().addr,
             USER_SPACE_END
         );
-        assert_eq!(vm.fill_zero(top, PAGE_SIZE + 1).unwrap_err().addr, USER_SPACE_END);
+        assert_eq!(
+            vm.fill_zero(top, PAGE_SIZE + 1).unwrap_err().addr,
+            USER_SPACE_END
+        );
         let mut got = [0u8; 16];
         last.read_bytes(0, &mut got).unwrap();
         assert_eq!(got, [7; 16], "a copy leaving user space wrote memory");
@@ -259,15 +290,26 @@ fn vm_space_copies_past_the_end_of_user_space_fault_outside_it() {
         for (name, copy, write) in COPIES {
             assert_eq!(
                 copy(&vm, top - 0x10, 0x20),
-                Err(UserFault { addr: top - 0x10, write }),
+                Err(UserFault {
+                    addr: top - 0x10,
+                    write
+                }),
                 "{name}"
             );
         }
         vm.protect(top, PageFlags::R);
-        vm.map(top - PAGE_SIZE, UFrame::alloc_zeroed().unwrap(), PageFlags::RW)
-            .unwrap();
+        vm.map(
+            top - PAGE_SIZE,
+            UFrame::alloc_zeroed().unwrap(),
+            PageFlags::RW,
+        )
+        .unwrap();
         for (name, copy, write) in COPIES {
-            let want = if write { Err(UserFault { addr: top, write }) } else { Ok(()) };
+            let want = if write {
+                Err(UserFault { addr: top, write })
+            } else {
+                Ok(())
+            };
             assert_eq!(copy(&vm, top - 0x10, 0x20), want, "{name}");
             assert_eq!(copy(&vm, top - 0x10, 0x10), Ok(()), "{name}");
         }
@@ -305,32 +347,26 @@ fn slab_hands_out_distinct_aligned_slots_and_takes_them_back() {
 }
 
 #[test]
-fn frames_in_use_are_counted_per_usage() {
+fn kernel_frames_are_counted_per_purpose() {
     let _g = sim::lock();
-    let (slab, large, untyped, tables) = (
-        frames_in_use(FrameUsage::Slab),
-        frames_in_use(FrameUsage::HeapLarge),
-        frames_in_use(FrameUsage::Untyped),
-        frames_in_use(FrameUsage::PageTable),
-    );
+    let (k, untyped) = (kernel_frames(), untyped_frames());
     let s = Slab::new(64).unwrap();
     let big = super::HeapSlot::alloc_large(3 * PAGE_SIZE - 1).unwrap();
     let seg = USegment::alloc_zeroed(2).unwrap();
     let vm = VmSpace::new().unwrap();
     vm.map(0x40_0000, UFrame::alloc_zeroed().unwrap(), PageFlags::RW)
         .unwrap();
-    assert_eq!(frames_in_use(FrameUsage::Slab), slab + 1);
-    assert_eq!(frames_in_use(FrameUsage::HeapLarge), large + 3);
-    assert_eq!(frames_in_use(FrameUsage::Untyped), untyped + 3);
+    let now = kernel_frames();
+    assert_eq!(now.slab, k.slab + 1);
+    assert_eq!(now.heap_large, k.heap_large + 3);
+    assert_eq!(untyped_frames(), untyped + 3);
     // The root and one table per level below it.
-    assert_eq!(frames_in_use(FrameUsage::PageTable), tables + 4);
+    assert_eq!(now.page_table, k.page_table + 4);
+    assert_eq!(now.kernel_stack, k.kernel_stack);
     drop((s, seg, vm));
     big.free_large();
-    assert_eq!(frames_in_use(FrameUsage::Slab), slab);
-    assert_eq!(frames_in_use(FrameUsage::HeapLarge), large);
-    assert_eq!(frames_in_use(FrameUsage::Untyped), untyped);
-    assert_eq!(frames_in_use(FrameUsage::PageTable), tables);
-    assert_eq!(frames_in_use(FrameUsage::Unused), 0);
+    assert_eq!(kernel_frames(), k);
+    assert_eq!(untyped_frames(), untyped);
 }
 
 #[test]

@@ -11,14 +11,14 @@ use alloc::vec::Vec;
 use core::fmt::Write;
 
 use frame::mm::PAGE_SIZE;
-use frame::mm::frame_alloc::{FrameUsage, frames_in_use};
 
 use crate::error::Result;
 
 /// Kernel heap in use, in pages: slab pages and large blocks, as frame
 /// counts them (/proc/meminfo's Slab).
 pub(super) fn heap_pages() -> usize {
-    frames_in_use(FrameUsage::Slab) + frames_in_use(FrameUsage::HeapLarge)
+    let k = frame::mm::frame_alloc::kernel_frames();
+    k.slab + k.heap_large
 }
 
 fn cache_name(obj_size: usize) -> String {
@@ -50,9 +50,21 @@ pub(super) fn slabinfo() -> Result<Vec<u8>> {
     };
     // Largest first, as Linux lists its kmalloc caches.
     let (_, large_frames) = crate::HEAP.large();
-    line("kmalloc-large", large_frames, large_frames, PAGE_SIZE, large_frames);
+    line(
+        "kmalloc-large",
+        large_frames,
+        large_frames,
+        PAGE_SIZE,
+        large_frames,
+    );
     for c in crate::HEAP.caches().iter().rev() {
-        line(&cache_name(c.obj_size), c.active_objs, c.num_objs, c.obj_size, c.num_slabs);
+        line(
+            &cache_name(c.obj_size),
+            c.active_objs,
+            c.num_objs,
+            c.obj_size,
+            c.num_slabs,
+        );
     }
     Ok(s.into_bytes())
 }

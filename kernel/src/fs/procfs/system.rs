@@ -6,7 +6,6 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
 
-use frame::mm::frame_alloc::{FrameUsage, frames_in_use};
 use frame::sync::{SpinLock, level};
 
 use crate::error::Result;
@@ -89,14 +88,14 @@ pub(super) fn meminfo() -> Result<Vec<u8>> {
     kb("Shmem", cached);
     // The kernel heap (slabs and large blocks; none of it reclaimable),
     // kernel stacks and page tables, as frame counts their frames.
-    let pages = |usage| frames_in_use(usage) as u64 * 4;
+    let k = frame::mm::frame_alloc::kernel_frames();
     let slab = super::slabinfo::heap_pages() as u64 * 4;
     kb("KReclaimable", 0);
     kb("Slab", slab);
     kb("SReclaimable", 0);
     kb("SUnreclaim", slab);
-    kb("KernelStack", pages(FrameUsage::KernelStack));
-    kb("PageTables", pages(FrameUsage::PageTable));
+    kb("KernelStack", k.kernel_stack as u64 * 4);
+    kb("PageTables", k.page_table as u64 * 4);
     kb("NFS_Unstable", 0);
     kb("Bounce", 0);
     kb("WritebackTmp", 0);
