@@ -110,6 +110,10 @@ pub(crate) fn alloc_frames(count: usize, usage: FrameUsage) -> Option<Paddr> {
     }
     let pfn = policy().alloc(count, 1)?;
     let start = pfn.checked_mul(PAGE_SIZE)?;
+    // A proposal running off the end of the address space is refused here,
+    // so that no address below wraps (the pages past the metadata array are
+    // refused by `slot` in the loop).
+    start.checked_add(count.checked_mul(PAGE_SIZE)?)?;
     // Invariant 1: claim every page, or none.
     for i in 0..count {
         let ok = slot(start + i * PAGE_SIZE).is_some_and(|s| {

@@ -67,6 +67,22 @@ fn policy_proposing_reserved_memory_is_refused() {
 }
 
 #[test]
+fn policy_proposing_frames_past_the_end_of_memory_is_refused() {
+    let _g = sim::lock();
+    let before = free_frames();
+    // The last representable frame number, and one whose pages would wrap
+    // around the address space: refused without a panic or a claim.
+    for pfn in [usize::MAX / PAGE_SIZE, usize::MAX / PAGE_SIZE - 1, 1 << 40] {
+        sim::policy().force_pfn.store(pfn, Ordering::Relaxed);
+        let one = UFrame::alloc_zeroed();
+        let two = USegment::alloc_zeroed(2);
+        sim::policy().force_pfn.store(0, Ordering::Relaxed);
+        assert!(one.is_err() && two.is_err(), "pfn {pfn:#x} was accepted");
+    }
+    assert_eq!(free_frames(), before);
+}
+
+#[test]
 fn page_table_map_query_protect_unmap() {
     let _g = sim::lock();
     let before = free_frames();
