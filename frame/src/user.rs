@@ -279,6 +279,7 @@ impl UserContext {
         load_user_segments(self);
         fpu::restore(&self.fpu);
         enter_user(&mut self.frame);
+        cpu::assert_entry_flags();
         fpu::save(&mut self.fpu);
         save_user_segments(self);
         let vector = self.frame.vector;

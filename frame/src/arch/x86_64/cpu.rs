@@ -136,11 +136,26 @@ pub fn flush_tlb_page(vaddr: usize) {
     unsafe { asm!("invlpg [{}]", in(reg) vaddr, options(nostack, preserves_flags)) }
 }
 
-pub fn interrupts_enabled() -> bool {
+pub fn rflags() -> u64 {
     let flags: u64;
     // SAFETY: reading RFLAGS has no side effects.
     unsafe { asm!("pushfq; pop {}", out(reg) flags, options(nomem, preserves_flags)) }
-    flags & (1 << 9) != 0
+    flags
+}
+
+pub fn interrupts_enabled() -> bool {
+    rflags() & (1 << 9) != 0
+}
+
+/// Entry hygiene (docs/soundness.md), checked on every entry to ring 0:
+/// no user-controlled flag — TF, DF, IOPL, NT, AC — is set in the kernel.
+pub fn assert_entry_flags() {
+    const USER_CONTROLLED: u64 = (1 << 8) | (1 << 10) | (3 << 12) | (1 << 14) | (1 << 18);
+    let f = rflags();
+    assert!(
+        f & USER_CONTROLLED == 0,
+        "invariant: ring 0 runs with TF, DF, IOPL, NT and AC clear (RFLAGS {f:#x})"
+    );
 }
 
 pub fn disable_interrupts() {

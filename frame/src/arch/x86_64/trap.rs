@@ -317,6 +317,7 @@ pub fn init() {
 }
 
 extern "C" fn kernel_trap_entry(frame: &mut TrapFrame) {
+    super::cpu::assert_entry_flags();
     crate::trap::handle_kernel_trap(frame);
 }
 
