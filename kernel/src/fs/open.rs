@@ -105,6 +105,7 @@ fn open_node(fs: &FsContext, node: Arc<dyn Inode>, created: bool, flags: u32) ->
             fs.cred().check(&*node, want)?;
         }
     }
+    node.check_open()?;
     let ops = match file_type {
         FileType::Symlink => return Err(Error::new(Errno::ELOOP)),
         FileType::Directory if writes || flags & O_TRUNC != 0 => {

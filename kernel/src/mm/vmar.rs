@@ -175,6 +175,8 @@ struct State {
     /// Where execve put the argument and environment strings.
     args: (usize, usize),
     env: (usize, usize),
+    /// The auxiliary vector execve gave the program (/proc/pid/auxv).
+    auxv: Vec<u64>,
 }
 
 pub struct Vmar {
@@ -219,6 +221,7 @@ impl Vmar {
                 brk: 0,
                 args: (0, 0),
                 env: (0, 0),
+                auxv: Vec::new(),
             }),
             stack_limit: AtomicUsize::new(STACK_SIZE),
             rss_pages: AtomicUsize::new(0),
@@ -438,6 +441,7 @@ impl Vmar {
                 brk: st.brk,
                 args: st.args,
                 env: st.env,
+                auxv: st.auxv.clone(),
             }),
             stack_limit: AtomicUsize::new(self.stack_limit()),
             // The child starts with the parent's pages, and that is its peak
@@ -1006,6 +1010,16 @@ impl Vmar {
         let mut st = self.state.lock();
         st.args = args;
         st.env = env;
+    }
+
+    /// Records the auxiliary vector (key, value words up to AT_NULL).
+    pub fn set_auxv(&self, words: Vec<u64>) {
+        self.state.lock().auxv = words;
+    }
+
+    /// The auxiliary vector execve gave the program.
+    pub fn auxv(&self) -> Vec<u64> {
+        self.state.lock().auxv.clone()
     }
 
     /// The (start, end) of the argument and environment strings

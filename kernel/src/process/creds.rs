@@ -25,15 +25,6 @@ impl Credentials {
         self.euid == 0
     }
 
-    /// Linux's ptrace access check with real credentials (used by
-    /// get_robust_list): privilege, or our real uid and gid are all of the
-    /// target's uids and gids.
-    pub fn may_inspect(&self, them: &Credentials) -> bool {
-        self.is_privileged()
-            || ([them.ruid, them.euid, them.suid].iter().all(|u| *u == self.ruid)
-                && [them.rgid, them.egid, them.sgid].iter().all(|g| *g == self.rgid))
-    }
-
     pub fn in_group(&self, gid: u32) -> bool {
         self.fsgid == gid || self.groups.contains(&gid)
     }

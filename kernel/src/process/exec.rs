@@ -239,6 +239,7 @@ fn build_stack(vm: &Vmar, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8], aux
     }
     words.extend_from_slice(&[AT_PLATFORM, platform as u64, AT_RANDOM, random as u64, AT_EXECFN, execfn_addr as u64]);
     words.extend_from_slice(&[AT_NULL, 0]);
+    vm.set_auxv(words[arg_ptrs.len() + env_ptrs.len() + 3..].to_vec());
     // argc must sit at a 16-byte-aligned address.
     let mut top = sp & !15;
     top -= words.len() * 8;

@@ -28,7 +28,7 @@ fn update(ctx: &Context, f: impl FnOnce(&mut Credentials) -> bool) -> Result<isi
     if !f(&mut c) {
         return Err(Error::new(Errno::EPERM));
     }
-    ctx.process.set_creds(c);
+    ctx.process.commit_creds(c);
     Ok(0)
 }
 
@@ -91,7 +91,7 @@ fn sys_setfsuid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     // -1 is no uid: nothing changes.
     if v != u32::MAX && (c.is_privileged() || [c.ruid, c.euid, c.suid, c.fsuid].contains(&v)) {
         c.fsuid = v;
-        ctx.process.set_creds(c);
+        ctx.process.commit_creds(c);
     }
     Ok(old as isize)
 }
@@ -102,7 +102,7 @@ fn sys_setfsgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let v = id(a[0]);
     if v != u32::MAX && (c.is_privileged() || [c.rgid, c.egid, c.sgid, c.fsgid].contains(&v)) {
         c.fsgid = v;
-        ctx.process.set_creds(c);
+        ctx.process.commit_creds(c);
     }
     Ok(old as isize)
 }

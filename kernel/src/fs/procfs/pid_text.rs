@@ -8,7 +8,7 @@ use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use core::fmt::Write;
 
-use super::pid::{Target, may_inspect};
+use super::pid::{Target, may_access};
 use crate::error::Result;
 use crate::fs::inode::{dev_major, dev_minor};
 use crate::mm::Vmar;
@@ -334,10 +334,21 @@ pub(super) fn cmdline(t: Target) -> Result<Vec<u8>> {
     Ok(read_range(&vm, args))
 }
 
+/// /proc/pid/auxv: the auxiliary vector the program was started with,
+/// as native-endian (key, value) words ending with AT_NULL.
+pub(super) fn auxv(t: Target) -> Result<Vec<u8>> {
+    let p = t.process()?;
+    may_access(&p)?;
+    if p.exit_status().is_some() {
+        return Ok(Vec::new());
+    }
+    Ok(p.vm().auxv().iter().flat_map(|w| w.to_ne_bytes()).collect())
+}
+
 /// /proc/pid/environ: the environment strings (owner or root only).
 pub(super) fn environ(t: Target) -> Result<Vec<u8>> {
     let p = t.process()?;
-    may_inspect(&p)?;
+    may_access(&p)?;
     if p.exit_status().is_some() {
         return Ok(Vec::new());
     }
