@@ -121,6 +121,13 @@ pub fn link(
     }
     let parent = path::lookup_parent(fs, start, path)?;
     let name = new_name(&parent, false)?;
+    // Linux's order: EEXIST, EROFS, then fs.protected_hardlinks (EPERM),
+    // then the directory's permission (EACCES).
+    if parent.dir.lookup(name).is_ok() {
+        return Err(Error::new(Errno::EEXIST));
+    }
+    mount::check_writable(&parent.dir)?;
+    fs.cred().may_link(&**node)?;
     check_create(fs, &parent, name)?;
     parent.dir.link(name, node)
 }

@@ -157,6 +157,7 @@ fn open_or_create(
                 if links > MAX_SYMLINKS {
                     return Err(Error::new(Errno::ELOOP));
                 }
+                fs.cred().may_follow_link(&*parent.dir, &*node)?;
                 if let Some(magic) = node.follow_magic() {
                     let magic = magic?;
                     let found = Found {
