@@ -14,6 +14,7 @@ use frame::mm::UserFault;
 use frame::mm::{PageFlags, UFrame, VmSpace, PAGE_SIZE, USER_SPACE_END};
 use frame::sync::{level, Mutex};
 
+use super::MapLimits;
 use crate::error::{Errno, Error, Result};
 use crate::fs::Inode;
 
@@ -514,20 +515,28 @@ impl Vmar {
         (top >= MMAP_BOTTOM + len).then(|| top - len)
     }
 
-    /// mmap: places `vma` (start ignored unless `fixed`), length `len`.
-    pub fn map_area(&self, hint: usize, len: usize, fixed: bool, noreplace: bool, mut vma: Vma) -> Result<usize> {
+    /// mmap: places `vma` (start ignored unless `fixed`), length `len`,
+    /// locked if `vma.locked` (MAP_LOCKED) or after mlockall(MCL_FUTURE).
+    /// Checked in Linux's order: EPERM below `limits.min_addr`, EEXIST
+    /// for `noreplace` over a mapping, EAGAIN for locked memory beyond
+    /// RLIMIT_MEMLOCK, ENOMEM beyond RLIMIT_AS or RLIMIT_DATA (only what
+    /// the mapping adds counts: areas it replaces are subtracted).
+    pub fn map_area(&self, hint: usize, len: usize, fixed: bool, noreplace: bool, mut vma: Vma, limits: &MapLimits) -> Result<usize> {
         let len = page_up(len).filter(|l| *l > 0 && *l <= USER_SPACE_END).ok_or(Error::new(Errno::ENOMEM))?;
         let mut st = self.state.lock();
         let start = if fixed {
             let end = hint.checked_add(len).filter(|e| *e <= USER_SPACE_END).ok_or(Error::new(Errno::ENOMEM))?;
-            if overlaps(&st.areas, hint, end) {
-                if noreplace {
-                    return Err(Error::new(Errno::EEXIST));
-                }
-                self.unmap_locked(&mut st, hint, end);
+            if hint < limits.min_addr {
+                return Err(Error::with_message(Errno::EPERM, "below vm.mmap_min_addr"));
+            }
+            if noreplace && overlaps(&st.areas, hint, end) {
+                return Err(Error::new(Errno::EEXIST));
             }
             hint
         } else {
+            // A hint below vm.mmap_min_addr is moved up to it (Linux's
+            // round_hint_to_min).
+            let hint = if hint != 0 && hint < limits.min_addr { limits.min_addr } else { hint };
             let hinted = hint != 0
                 && hint % PAGE_SIZE == 0
                 && hint.checked_add(len).is_some_and(|e| e <= USER_SPACE_END && !overlaps(&st.areas, hint, e));
@@ -535,7 +544,12 @@ impl Vmar {
         };
         vma.start = start;
         vma.end = start + len;
-        vma.locked = self.lock_future.load(Ordering::Relaxed);
+        vma.locked |= self.lock_future.load(Ordering::Relaxed);
+        if vma.locked && limits.memlock.is_some_and(|l| locked_total(&st.areas).saturating_add(len) > l) {
+            return Err(Error::with_message(Errno::EAGAIN, "RLIMIT_MEMLOCK"));
+        }
+        check_growth(&st.areas, start, vma.end, is_data(&vma), len, limits)?;
+        self.unmap_locked(&mut st, start, vma.end);
         let populate = vma.locked && !self.lock_onfault.load(Ordering::Relaxed);
         st.areas.insert(start, vma);
         drop(st);
@@ -644,9 +658,25 @@ impl Vmar {
     /// EFAULT unless `[old, old + old_len)` lies in one area; ENOMEM if
     /// the area cannot grow in place and may not move (or there is no
     /// room). An `old_len` of 0 maps the pages of a shared area a second
-    /// time (EINVAL for a private one).
-    pub fn remap(&self, old: usize, old_len: usize, new_len: usize, may_move: bool, fixed: Option<usize>, dontunmap: bool) -> Result<usize> {
-        let dest = self.remap_locked(old, old_len, new_len, may_move, fixed, dontunmap)?;
+    /// time (EINVAL for a private one). `limits`: EPERM for a fixed
+    /// destination below the lowest address; growth (what the area
+    /// gains, or all of it with `dontunmap`) EAGAIN beyond RLIMIT_MEMLOCK
+    /// for a locked area, ENOMEM beyond RLIMIT_AS or RLIMIT_DATA.
+    #[allow(clippy::too_many_arguments)]
+    pub fn remap(
+        &self,
+        old: usize,
+        old_len: usize,
+        new_len: usize,
+        may_move: bool,
+        fixed: Option<usize>,
+        dontunmap: bool,
+        limits: &MapLimits,
+    ) -> Result<usize> {
+        if fixed.is_some_and(|d| d < limits.min_addr) {
+            return Err(Error::with_message(Errno::EPERM, "below vm.mmap_min_addr"));
+        }
+        let dest = self.remap_locked(old, old_len, new_len, may_move, fixed, dontunmap, limits)?;
         // A locked area that grew while moving: fault in the new part.
         let grown = find(&self.state.lock().areas, dest).is_some_and(|v| v.locked) && new_len > old_len && old_len > 0;
         if grown && dest != old {
@@ -655,9 +685,30 @@ impl Vmar {
         Ok(dest)
     }
 
-    fn remap_locked(&self, old: usize, old_len: usize, new_len: usize, may_move: bool, fixed: Option<usize>, dontunmap: bool) -> Result<usize> {
+    #[allow(clippy::too_many_arguments)]
+    fn remap_locked(
+        &self,
+        old: usize,
+        old_len: usize,
+        new_len: usize,
+        may_move: bool,
+        fixed: Option<usize>,
+        dontunmap: bool,
+        limits: &MapLimits,
+    ) -> Result<usize> {
         let mut st = self.state.lock();
         let vma = find(&st.areas, old).cloned().ok_or(Error::new(Errno::EFAULT))?;
+        // Linux's vma_to_resize and the MREMAP_DONTUNMAP check.
+        let may_grow = |st: &State| -> Result<()> {
+            let grow = new_len.saturating_sub(old_len) + if dontunmap { old_len } else { 0 };
+            if grow == 0 {
+                return Ok(());
+            }
+            if vma.locked && limits.memlock.is_some_and(|l| locked_total(&st.areas).saturating_add(grow) > l) {
+                return Err(Error::with_message(Errno::EAGAIN, "RLIMIT_MEMLOCK"));
+            }
+            check_growth(&st.areas, 0, 0, is_data(&vma), grow, limits)
+        };
         if old_len == 0 {
             if !vma.shared || vma.shm.is_none() {
                 return Err(Error::new(Errno::EINVAL));
@@ -665,6 +716,7 @@ impl Vmar {
             if !may_move {
                 return Err(Error::new(Errno::ENOMEM));
             }
+            may_grow(&st)?;
             let dest = self.destination(&mut st, new_len, fixed)?;
             let mut copy = vma.clone();
             // A new area: a segment attachment of its own.
@@ -694,6 +746,7 @@ impl Vmar {
         if old_end > vma.end {
             return Err(Error::new(Errno::EFAULT));
         }
+        may_grow(&st)?;
         if let Some(dest) = fixed {
             if new_len < old_len {
                 // The tail goes first, then the rest moves (mremap(2)).
@@ -948,8 +1001,10 @@ impl Vmar {
         }
     }
 
-    /// brk(2): returns the new (or unchanged) break.
-    pub fn brk(&self, new: usize) -> usize {
+    /// brk(2): returns the new (or unchanged) break. Growing fails if
+    /// the heap would pass RLIMIT_DATA, or the new part RLIMIT_AS,
+    /// RLIMIT_DATA or (after mlockall(MCL_FUTURE)) RLIMIT_MEMLOCK.
+    pub fn brk(&self, new: usize, limits: &MapLimits) -> usize {
         let mut st = self.state.lock();
         let (base, cur) = (st.brk_start, st.brk);
         if new < base || new > base + BRK_MAX {
@@ -958,6 +1013,14 @@ impl Vmar {
         let (old_end, new_end) = (page_up(cur).unwrap_or(cur), page_up(new).unwrap_or(new));
         if new_end > old_end {
             if overlaps(&st.areas, old_end, new_end) {
+                return cur;
+            }
+            let grow = new_end - old_end;
+            let locked = self.lock_future.load(Ordering::Relaxed);
+            if limits.data.is_some_and(|l| new - base > l)
+                || (locked && limits.memlock.is_some_and(|l| locked_total(&st.areas).saturating_add(grow) > l))
+                || check_growth(&st.areas, old_end, new_end, true, grow, limits).is_err()
+            {
                 return cur;
             }
             // Extend the heap area (merging with an existing [heap] area).
@@ -1039,6 +1102,51 @@ impl Vmar {
     pub fn areas(&self) -> Vec<Vma> {
         self.state.lock().areas.values().cloned().collect()
     }
+}
+
+/// Whether an area counts as data for RLIMIT_DATA (Linux's
+/// is_data_mapping: private, writable, not the stack).
+fn is_data(v: &Vma) -> bool {
+    v.perms.write && !v.shared && v.name != "[stack]"
+}
+
+/// Bytes of locked areas (Linux's locked_vm).
+fn locked_total(areas: &BTreeMap<usize, Vma>) -> usize {
+    areas.values().filter(|v| v.locked).map(|v| v.end - v.start).sum()
+}
+
+/// Bytes of `[start, end)` already covered by areas that satisfy `pred`.
+fn covered_bytes(areas: &BTreeMap<usize, Vma>, start: usize, end: usize, pred: impl Fn(&Vma) -> bool) -> usize {
+    areas
+        .range(..end)
+        .map(|(_, v)| v)
+        .filter(|v| v.end > start && pred(v))
+        .map(|v| v.end.min(end) - v.start.max(start))
+        .sum()
+}
+
+/// Linux's may_expand_vm for `grow` bytes of a new area over `[start,
+/// end)` (less the areas it replaces there), a data area if `data`:
+/// ENOMEM if the address space would pass RLIMIT_AS, or the data areas
+/// RLIMIT_DATA.
+fn check_growth(areas: &BTreeMap<usize, Vma>, start: usize, end: usize, data: bool, grow: usize, limits: &MapLimits) -> Result<()> {
+    if let Some(limit) = limits.address_space {
+        let total: usize = areas.values().map(|v| v.end - v.start).sum();
+        let added = grow.saturating_sub(covered_bytes(areas, start, end, |_| true));
+        if total.saturating_add(added) > limit {
+            return Err(Error::with_message(Errno::ENOMEM, "RLIMIT_AS"));
+        }
+    }
+    if let Some(limit) = limits.data
+        && data
+    {
+        let total: usize = areas.values().filter(|v| is_data(v)).map(|v| v.end - v.start).sum();
+        let added = grow.saturating_sub(covered_bytes(areas, start, end, is_data));
+        if total.saturating_add(added) > limit {
+            return Err(Error::with_message(Errno::ENOMEM, "RLIMIT_DATA"));
+        }
+    }
+    Ok(())
 }
 
 fn find(areas: &BTreeMap<usize, Vma>, addr: usize) -> Option<&Vma> {

@@ -31,10 +31,11 @@ const MAP_SHARED_VALIDATE: u64 = 0x03;
 const MAP_TYPE: u64 = 0x0f;
 const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
+const MAP_LOCKED: u64 = 0x2000;
 const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
 /// Flags accepted and ignored (hints or no-ops for us).
 const MAP_IGNORED: u64 = 0x0100 /* GROWSDOWN */ | 0x0800 /* DENYWRITE */ | 0x1000 /* EXECUTABLE */
-    | 0x2000 /* LOCKED */ | 0x4000 /* NORESERVE */ | 0x8000 /* POPULATE */ | 0x1_0000 /* NONBLOCK */
+    | 0x4000 /* NORESERVE */ | 0x8000 /* POPULATE */ | 0x1_0000 /* NONBLOCK */
     | 0x2_0000 /* STACK */ | 0x4_0000 /* HUGETLB */ | 0x8_0000 /* SYNC */;
 const PROT_MASK: u64 = 0x7;
 
@@ -58,7 +59,7 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::EINVAL));
     }
     if map_type == MAP_SHARED_VALIDATE
-        && flags & !(MAP_TYPE | MAP_FIXED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_IGNORED) != 0
+        && flags & !(MAP_TYPE | MAP_FIXED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_LOCKED | MAP_IGNORED) != 0
     {
         return Err(Error::new(Errno::EOPNOTSUPP));
     }
@@ -120,13 +121,20 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     // Shared anonymous memory has its own pages; a shared file mapping maps
     // the file's.
     let shm = (shared && file.is_none()).then(|| ShmBacking { pages: SharedPages::new(), offset: 0, attach: None, may_write: true });
-    let vma = Vma { start: 0, end: 0, perms, shared, file, name, shm, locked: false };
+    // MAP_LOCKED: locked like mlock(2) (EPERM if RLIMIT_MEMLOCK is 0).
+    let locked = flags & MAP_LOCKED != 0;
+    if locked {
+        memlock_limit(ctx)?;
+    }
+    let vma = Vma { start: 0, end: 0, perms, shared, file, name, shm, locked };
+    let limits = crate::mm::MapLimits::of(ctx.process);
     let start = ctx.process.vm().map_area(
         addr as usize,
         len as usize,
         fixed,
         flags & MAP_FIXED_NOREPLACE != 0,
         vma,
+        &limits,
     )?;
     Ok(start as isize)
 }
@@ -160,7 +168,7 @@ fn sys_mprotect(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 }
 
 fn sys_brk(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    Ok(ctx.process.vm().brk(a[0] as usize) as isize)
+    Ok(ctx.process.vm().brk(a[0] as usize, &crate::mm::MapLimits::of(ctx.process)) as isize)
 }
 
 const MADV_DONTNEED: u64 = 4;
@@ -230,7 +238,8 @@ fn sys_mremap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if old.checked_add(old_len).is_none_or(|e| e > USER_SPACE_END) {
         return Err(einval());
     }
-    let start = ctx.process.vm().remap(old, old_len, new_len, may_move, fixed, dontunmap)?;
+    let limits = crate::mm::MapLimits::of(ctx.process);
+    let start = ctx.process.vm().remap(old, old_len, new_len, may_move, fixed, dontunmap, &limits)?;
     Ok(start as isize)
 }
 
