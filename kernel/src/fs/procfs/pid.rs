@@ -84,9 +84,13 @@ struct PidDir {
     dev: u64,
     target: Target,
     parent: Arc<dyn Inode>,
-    /// Owner and time of every node below.
+    /// Owner of the world-readable directories (the process's effective
+    /// ids), of the other nodes (root's if the process is not dumpable
+    /// or has no memory left: Linux's task_dump_owner), and their time.
     uid: u32,
     gid: u32,
+    dump_uid: u32,
+    dump_gid: u32,
     time: Timespec,
 }
 
@@ -99,13 +103,9 @@ pub(super) fn pid_dir(
     parent: Arc<dyn Inode>,
 ) -> Result<Arc<dyn Inode>> {
     let p = process::find_process(pid).ok_or(Error::new(Errno::ENOENT))?;
-    // A process that is not dumpable has its files owned by root
-    // (Linux's task_dump_owner).
-    let creds = if p.dumpable.load(core::sync::atomic::Ordering::Relaxed) == 1 {
-        p.creds()
-    } else {
-        process::creds::Credentials::default()
-    };
+    let creds = p.creds();
+    let dumpable = p.dumpable.load(core::sync::atomic::Ordering::Relaxed) == 1 && p.exit_status().is_none();
+    let (dump_uid, dump_gid) = if dumpable { (creds.euid, creds.egid) } else { (0, 0) };
     let start = boot_time();
     let since_boot = p.start_ns();
     let mut time = start;
@@ -121,6 +121,8 @@ pub(super) fn pid_dir(
         parent,
         uid: creds.euid,
         gid: creds.egid,
+        dump_uid,
+        dump_gid,
         time,
     };
     let attr = dir.attr(dir.ino(0, 0), 0o555);
@@ -137,12 +139,13 @@ impl PidDir {
     }
 
     fn attr(&self, ino: u64, perm: u32) -> Attr {
+        let (uid, gid) = if perm == 0o555 { (self.uid, self.gid) } else { (self.dump_uid, self.dump_gid) };
         Attr {
             dev: self.dev,
             ino,
             perm,
-            uid: self.uid,
-            gid: self.gid,
+            uid,
+            gid,
             time: self.time,
         }
     }
