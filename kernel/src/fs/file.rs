@@ -68,6 +68,36 @@ fn check_range(offset: usize, len: usize) -> Result<usize> {
     }
 }
 
+const SIGXFSZ: u32 = 25;
+
+/// RLIMIT_FSIZE for a write of `len` bytes at `offset` of a regular file
+/// (Linux's generic_write_check_limits): starting at or beyond the limit
+/// raises SIGXFSZ and fails with EFBIG (if the signal does not kill);
+/// otherwise the length is cut to end at the limit.
+pub fn file_size_check(offset: usize, len: usize, caller: &dyn Caller) -> Result<usize> {
+    let limit = usize::try_from(caller.file_size_limit()).unwrap_or(usize::MAX);
+    if len == 0 || limit == usize::MAX {
+        return Ok(len);
+    }
+    if offset >= limit {
+        caller.raise_thread(SIGXFSZ);
+        return Err(Error::with_message(Errno::EFBIG, "RLIMIT_FSIZE"));
+    }
+    Ok(len.min(limit - offset))
+}
+
+/// RLIMIT_FSIZE for growing a file from `old` to `new` bytes (truncate,
+/// fallocate; Linux's inode_newsize_ok): beyond the limit, SIGXFSZ and
+/// EFBIG.
+pub fn file_size_grow_check(old: usize, new: usize, caller: &dyn Caller) -> Result<()> {
+    let limit = usize::try_from(caller.file_size_limit()).unwrap_or(usize::MAX);
+    if new > old && new > limit {
+        caller.raise_thread(SIGXFSZ);
+        return Err(Error::with_message(Errno::EFBIG, "RLIMIT_FSIZE"));
+    }
+    Ok(())
+}
+
 /// Per-call options of preadv2/pwritev2: RWF_NOWAIT (a stream fails
 /// with EAGAIN instead of blocking) and RWF_APPEND (write at the end).
 #[derive(Clone, Copy, Default)]
@@ -481,6 +511,11 @@ impl File {
                 _ => Ok(0),
             };
         }
+        let len = match (&self.ops, offset) {
+            (None, Some(off)) => file_size_check(off, len, caller)?,
+            (None, None) => file_size_check(self.node.size(), len, caller)?,
+            (Some(_), _) => len,
+        };
         let mut buf = kernel_buffer(len.min(IO_CHUNK))?;
         let mut done = 0;
         while done < len {
