@@ -123,6 +123,9 @@ pub struct File {
     /// signal. Recorded and reported back (no I/O signals are sent).
     owner: AtomicU64,
     io_signal: AtomicU32,
+    /// A regular file open for writing counts as a writer (ETXTBSY for
+    /// executing it meanwhile).
+    write_access: Once<super::WriteAccess>,
 }
 
 impl File {
@@ -138,7 +141,13 @@ impl File {
             origin: Once::new(),
             owner: AtomicU64::new(0),
             io_signal: AtomicU32::new(0),
+            write_access: Once::new(),
         })
+    }
+
+    /// Makes the file a writer of its inode until it is closed.
+    pub fn hold_write_access(&self, access: super::WriteAccess) {
+        self.write_access.call_once(|| access);
     }
 
     /// The F_SETOWN_EX owner: (type, pid).

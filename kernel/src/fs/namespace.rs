@@ -277,7 +277,9 @@ pub fn open_tmpfile(
         gid: fs.cred().gid,
     };
     let node = dir.create_tmpfile(node, flags & O_EXCL == 0)?;
+    let access = super::WriteAccess::get(&*node)?;
     let file = File::new(node, None, flags & !O_TMPFILE);
+    file.hold_write_access(access);
     let (dir_part, name) = (dir, alloc::format!("#{}", file.node().metadata().ino));
     file.set_origin(dir_part, name);
     Ok(file)

@@ -113,10 +113,16 @@ fn open_node(fs: &FsContext, node: Arc<dyn Inode>, created: bool, flags: u32) ->
         }
         FileType::Directory => None,
         FileType::Regular => {
+            // A writer, or a truncation, of a running program: ETXTBSY.
+            let access = if writes || flags & O_TRUNC != 0 { Some(super::WriteAccess::get(&*node)?) } else { None };
             if flags & O_TRUNC != 0 && !created {
                 node.resize(0)?;
             }
-            None
+            let file = File::new(node, None, flags);
+            if let Some(access) = access.filter(|_| writes) {
+                file.hold_write_access(access);
+            }
+            return Ok(file);
         }
         FileType::CharDevice => Some(devices::char_device(node.metadata().rdev)?),
         FileType::Fifo => Some(super::fifo::open_fifo(&node, flags)?),

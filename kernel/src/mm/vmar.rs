@@ -197,6 +197,9 @@ pub struct Vmar {
     /// membarrier(2) registrations of this address space (the
     /// MEMBARRIER_CMD_REGISTER_* bits): kept by fork, reset by execve.
     pub membarrier: core::sync::atomic::AtomicU32,
+    /// The program's file may not be written while this address space
+    /// runs it (set by execve, kept by fork).
+    exe_deny_write: frame::sync::Once<crate::fs::DenyWrite>,
 }
 
 fn page_flags(perms: Perms, writable_now: bool) -> PageFlags {
@@ -230,7 +233,13 @@ impl Vmar {
             lock_future: AtomicBool::new(false),
             lock_onfault: AtomicBool::new(false),
             membarrier: core::sync::atomic::AtomicU32::new(0),
+            exe_deny_write: frame::sync::Once::new(),
         })
+    }
+
+    /// Holds `deny` (the program file's) while this address space lives.
+    pub fn set_exe_deny_write(&self, deny: crate::fs::DenyWrite) {
+        self.exe_deny_write.call_once(|| deny);
     }
 
     /// Resident pages now.
@@ -452,7 +461,11 @@ impl Vmar {
             lock_future: AtomicBool::new(false),
             lock_onfault: AtomicBool::new(false),
             membarrier: core::sync::atomic::AtomicU32::new(self.membarrier.load(Ordering::Relaxed)),
+            exe_deny_write: frame::sync::Once::new(),
         };
+        if let Some(deny) = self.exe_deny_write.get() {
+            child.set_exe_deny_write(deny.duplicate());
+        }
         for (va, frame, flags) in self.space.mappings() {
             let shared = find(&st.areas, va).is_some_and(|v| v.shared);
             if flags.write && !shared {

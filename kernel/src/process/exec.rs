@@ -370,6 +370,9 @@ fn load(
             inode = next;
             exe = found.unwrap_or_else(|| absolute_path(fs, &name));
         }
+        // A file open for writing cannot be run (ETXTBSY); the program's
+        // stays unwritable while the new address space runs it.
+        let deny = crate::fs::DenyWrite::get(&*inode)?;
         let mut data = read_head(&inode, HEAD_SIZE)?;
         if !data.starts_with(b"#!") && elf::parse_prefix(&data, inode.size()) == Err(elf::ElfError::Truncated) {
             // Headers beyond the first read: fall back to the whole file.
@@ -395,6 +398,7 @@ fn load(
         check_args(&argv, envp)?;
         let (new_creds, secure) = exec_creds(&inode, creds, no_new_privs);
         let image = load_elf(&inode, &data, &argv, envp, filename.as_bytes(), &new_creds, secure, stack_size)?;
+        image.vm.set_exe_deny_write(deny);
         return Ok(Loaded { image, exe, comm, creds: new_creds });
     }
     Err(Error::new(Errno::ELOOP))

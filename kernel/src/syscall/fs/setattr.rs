@@ -255,6 +255,8 @@ pub fn sys_truncate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         FileType::Regular => {
             mount::check_writable(&node)?;
             caller_cred(ctx).check(&*node, MAY_WRITE)?;
+            // A running program cannot be truncated (ETXTBSY).
+            let _access = crate::fs::WriteAccess::get(&*node)?;
             crate::fs::file_size_grow_check(node.size(), len, &CallerCtx(ctx))?;
             node.resize(len)?;
             Ok(0)
