@@ -15,9 +15,10 @@ use frame::sync::SpinLock;
 use super::inode::Inode;
 use crate::error::{Errno, Error, Result};
 
-/// Lock level of the table: taken last (only allocation happens while it
-/// is held), so holders may be dropped under any other kernel lock.
-const WRITE_ACCESS: u8 = 56;
+/// Lock level of the table: above every kernel lock a holder may be
+/// dropped under, below the timer's (the tick may interrupt its holder);
+/// only allocation happens while it is held.
+const WRITE_ACCESS: u8 = 48;
 
 /// Writers (> 0) or programs running the file (< 0), by inode identity.
 static COUNTS: SpinLock<BTreeMap<(u64, u64), i64>, WRITE_ACCESS> = SpinLock::new(BTreeMap::new());
