@@ -33,12 +33,13 @@ pub const O_DIRECTORY: u32 = 0o200000;
 pub const O_NOFOLLOW: u32 = 0o400000;
 pub const O_CLOEXEC: u32 = 0o2000000;
 pub const O_PATH: u32 = 0o10000000;
+pub const O_NOATIME: u32 = 0o1000000;
 pub const O_TMPFILE: u32 = 0o20200000;
 
 /// Flags that only matter while opening and are not kept in the file.
 const OPEN_ONLY_FLAGS: u32 = O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC;
 /// Flags F_SETFL may change (the rest of F_SETFL's argument is ignored).
-pub const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK;
+pub const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK | O_NOATIME;
 
 pub const SEEK_SET: u32 = 0;
 pub const SEEK_CUR: u32 = 1;

@@ -106,6 +106,10 @@ fn open_node(fs: &FsContext, node: Arc<dyn Inode>, created: bool, flags: u32) ->
         }
     }
     node.check_open()?;
+    // O_NOATIME: only the owner (or CAP_FOWNER) may ask (open(2), EPERM).
+    if flags & O_NOATIME != 0 && !fs.cred().owns(&node.metadata()) {
+        return Err(Error::new(Errno::EPERM));
+    }
     let ops = match file_type {
         FileType::Symlink => return Err(Error::new(Errno::ELOOP)),
         FileType::Directory if writes || flags & O_TRUNC != 0 => {
