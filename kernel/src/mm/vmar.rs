@@ -65,6 +65,9 @@ pub struct Vma {
     /// mlock(2)ed: its pages were faulted in and count in VmLck (nothing
     /// is ever swapped, so that is all locking means here).
     pub locked: bool,
+    /// Whether mprotect may make it writable (Linux's VM_MAYWRITE): not
+    /// for a MAP_SHARED mapping of a descriptor not open for writing.
+    pub may_write: bool,
 }
 
 /// Pages of a shared anonymous mapping, by page index, allocated on first
@@ -102,6 +105,18 @@ impl SharedPages {
 
     fn contains(&self, index: usize) -> bool {
         self.pages.lock().contains_key(&index)
+    }
+
+    /// Zeroes pages `first..end` (madvise MADV_REMOVE). They are cleared
+    /// in place rather than freed: every sharer maps the same frames, and
+    /// without reverse mappings they could not all be unmapped.
+    fn zero(&self, first: usize, end: usize) -> Result<()> {
+        let frames: Vec<UFrame> = self.pages.lock().range(first..end).map(|(_, f)| f.clone()).collect();
+        let zeros = [0u8; PAGE_SIZE];
+        for f in frames {
+            f.write_bytes(0, &zeros)?;
+        }
+        Ok(())
     }
 }
 
@@ -613,8 +628,9 @@ impl Vmar {
         if !covered(&st.areas, start, end) {
             return Err(Error::new(Errno::ENOMEM));
         }
-        // A segment attached read-only (SHM_RDONLY) never becomes writable.
-        let read_only = |v: &Vma| v.shm.as_ref().is_some_and(|m| !m.may_write);
+        // A segment attached read-only (SHM_RDONLY), or a shared mapping
+        // of a file not open for writing, never becomes writable.
+        let read_only = |v: &Vma| !v.may_write || v.shm.as_ref().is_some_and(|m| !m.may_write);
         if perms.write && st.areas.range(..end).any(|(_, v)| v.end > start && read_only(v)) {
             return Err(Error::new(Errno::EACCES));
         }
@@ -646,22 +662,55 @@ impl Vmar {
         Ok(())
     }
 
-    /// madvise(MADV_DONTNEED): drop the pages; private memory refills with
-    /// zeros (anonymous) or the file contents.
-    pub fn discard(&self, start: usize, end: usize) -> Result<()> {
+    /// The areas overlapping `[start, end)` (copies), and whether they
+    /// cover all of it (madvise(2) acts on the areas, then reports the
+    /// holes with ENOMEM).
+    pub fn areas_in(&self, start: usize, end: usize) -> (Vec<Vma>, bool) {
+        let st = self.state.lock();
+        let areas = st.areas.range(..end).map(|(_, v)| v).filter(|v| v.end > start).cloned().collect();
+        (areas, covered(&st.areas, start, end))
+    }
+
+    /// madvise(MADV_DONTNEED) on the mapped parts of `[start, end)`: drop
+    /// the pages; private memory refills with zeros (anonymous) or the
+    /// file contents, shared memory with its unchanged pages.
+    pub fn discard(&self, start: usize, end: usize) {
         let mut st = self.state.lock();
-        if !covered(&st.areas, start, end) {
-            return Err(Error::new(Errno::ENOMEM));
-        }
         let mut va = start;
         while va < end {
-            if !find(&st.areas, va).is_some_and(|v| v.shared) {
+            if find(&st.areas, va).is_some_and(|v| !v.shared) {
                 self.unmap_page(va);
                 if st.parked.remove(&va).is_some() {
                     self.page_gone();
                 }
             }
             va += PAGE_SIZE;
+        }
+    }
+
+    /// madvise(MADV_REMOVE) on the shared areas in `[start, end)`: every
+    /// sharer reads zeros there afterwards. The memory is zeroed where it
+    /// is (the shared object's pages, the file's data up to its end)
+    /// rather than freed, as other address spaces may map it.
+    pub fn remove_pages(&self, start: usize, end: usize) -> Result<()> {
+        let (areas, _) = self.areas_in(start, end);
+        for v in areas.iter().filter(|v| v.shared) {
+            let (s, e) = (v.start.max(start), v.end.min(end));
+            if let Some(m) = &v.shm {
+                let first = (m.offset + (s - v.start)) / PAGE_SIZE;
+                m.pages.zero(first, first + (e - s) / PAGE_SIZE)?;
+            } else if let Some(f) = &v.file {
+                let from = f.offset + (s - v.start);
+                let to = (f.offset + (e - v.start)).min(f.inode.size());
+                let zeros = [0u8; PAGE_SIZE];
+                let mut at = from;
+                while at < to {
+                    match f.inode.write_at(at, &zeros[..(to - at).min(PAGE_SIZE)])? {
+                        0 => break,
+                        n => at += n,
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -1054,6 +1103,7 @@ impl Vmar {
                             name: "[heap]",
                             shm: None,
                             locked: self.lock_future.load(Ordering::Relaxed),
+                            may_write: true,
                         });
                 }
             }
