@@ -257,6 +257,12 @@ impl SignalState {
         self.table().lock()[sig - 1]
     }
 
+    /// SA_RESETHAND at delivery: the handler becomes SIG_DFL, the flags
+    /// and mask stay (Linux's SA_ONESHOT handling).
+    pub fn reset_handler(&self, sig: usize) {
+        self.table().lock()[sig - 1].handler = SIG_DFL;
+    }
+
     pub fn set_action(&self, sig: usize, mut act: SigAction) {
         act.mask &= !UNBLOCKABLE;
         self.table().lock()[sig - 1] = act;

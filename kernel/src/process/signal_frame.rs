@@ -285,7 +285,7 @@ fn setup_frame(
     }
     thread.sigmask.store(new_mask & !UNBLOCKABLE, Ordering::Relaxed);
     if act.flags & SA_RESETHAND != 0 {
-        process.signals.set_action(sig, SigAction::default());
+        process.signals.reset_handler(sig);
     }
     // The handler starts with a clean FPU/SSE state (the interrupted one
     // is in the frame and comes back with rt_sigreturn).
