@@ -437,9 +437,17 @@ impl Process {
         if self.signals.stopped.load(Ordering::Acquire) {
             return 'T';
         }
-        let running = self.threads().iter().any(|t| {
+        // The thread-group leader's state, as Linux's /proc/<pid>/stat
+        // shows it (the others have /proc/<pid>/task/<tid>); any thread's
+        // once the leader has exited.
+        let threads = self.threads();
+        let runnable = |t: &Arc<Thread>| {
             t.task.get().and_then(Weak::upgrade).is_some_and(|k| k.state() == frame::task::TaskState::Runnable)
-        });
+        };
+        let running = match threads.iter().find(|t| t.tid() == self.pid) {
+            Some(leader) => runnable(leader),
+            None => threads.iter().any(runnable),
+        };
         if running { 'R' } else { 'S' }
     }
 
