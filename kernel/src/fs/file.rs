@@ -34,6 +34,7 @@ pub const O_NOFOLLOW: u32 = 0o400000;
 pub const O_CLOEXEC: u32 = 0o2000000;
 pub const O_PATH: u32 = 0o10000000;
 pub const O_NOATIME: u32 = 0o1000000;
+pub const O_DIRECT: u32 = 0o40000;
 pub const O_TMPFILE: u32 = 0o20200000;
 
 /// Flags that only matter while opening and are not kept in the file.
@@ -193,12 +194,19 @@ impl File {
         self.flags.load(Ordering::Relaxed)
     }
 
-    /// F_SETFL: changes the flags in [`SETFL_MASK`], keeps the rest.
+    /// F_SETFL: changes the flags in [`SETFL_MASK`] (and O_DIRECT of a
+    /// pipe, its packet mode), keeps the rest.
     pub fn set_status_flags(&self, flags: u32) {
+        let mask = if let Some(end) = super::pipe::pipe_end(self) {
+            end.set_packet(flags & O_DIRECT != 0);
+            SETFL_MASK | O_DIRECT
+        } else {
+            SETFL_MASK
+        };
         let _ = self
             .flags
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
-                Some((old & !SETFL_MASK) | (flags & SETFL_MASK))
+                Some((old & !mask) | (flags & mask))
             });
     }
 
