@@ -315,6 +315,7 @@ fn exec_creds(
     c.fsuid = c.euid;
     c.sgid = c.egid;
     c.fsgid = c.egid;
+    c.caps_for_exec();
     let secure = c.euid != c.ruid || c.egid != c.rgid;
     (c, secure)
 }

@@ -286,12 +286,10 @@ pub(super) fn status(t: Target) -> Result<String> {
     let _ = writeln!(s, "SigBlk:\t{blocked:016x}");
     let _ = writeln!(s, "SigIgn:\t{ignored:016x}");
     let _ = writeln!(s, "SigCgt:\t{caught:016x}");
-    // Only root holds capabilities (all of them).
-    let caps: u64 = if c.euid == 0 { 0x1ff_ffff_ffff } else { 0 };
-    let _ = writeln!(s, "CapInh:\t{:016x}", 0);
-    let _ = writeln!(s, "CapPrm:\t{caps:016x}");
-    let _ = writeln!(s, "CapEff:\t{caps:016x}");
-    let _ = writeln!(s, "CapBnd:\t{:016x}", 0x1ff_ffff_ffffu64);
+    let _ = writeln!(s, "CapInh:\t{:016x}", c.cap_inheritable);
+    let _ = writeln!(s, "CapPrm:\t{:016x}", c.cap_permitted);
+    let _ = writeln!(s, "CapEff:\t{:016x}", c.cap_effective);
+    let _ = writeln!(s, "CapBnd:\t{:016x}", crate::process::creds::CAP_FULL);
     let _ = writeln!(s, "CapAmb:\t{:016x}", 0);
     let nnp = p.no_new_privs.load(core::sync::atomic::Ordering::Relaxed);
     let _ = writeln!(s, "NoNewPrivs:\t{}", u8::from(nnp));
