@@ -3,7 +3,7 @@
 use super::frame_alloc::{FrameUsage, free_frames};
 use super::page_table::{CachePolicy, PageTable, Privilege};
 use super::vm_space::UserFault;
-use super::{PAGE_SIZE, PageFlags, Slab, SlabList, UFrame, USegment, VmSpace, meta, sim};
+use super::{PAGE_SIZE, PageFlags, Slab, SlabList, UFrame, USegment, VmSpace, heap, meta, sim};
 use core::sync::atomic::Ordering;
 
 #[test]
@@ -255,4 +255,60 @@ fn usegment_is_contiguous_and_bounds_checked() {
     assert_eq!(&b, b"cd");
     assert!(seg.frame(3).is_none());
     assert!(seg.read_bytes(3 * PAGE_SIZE - 1, &mut b).is_err());
+}
+
+/// Sets the next `SlabList` id for the life of the value, then restores
+/// the counter (also when the test panics).
+struct ListIdCounter(u64);
+
+impl ListIdCounter {
+    fn set(id: u64) -> ListIdCounter {
+        let saved = heap::next_list_id();
+        heap::set_next_list_id(id);
+        ListIdCounter(saved)
+    }
+}
+
+impl Drop for ListIdCounter {
+    fn drop(&mut self) {
+        heap::set_next_list_id(self.0);
+    }
+}
+
+#[test]
+fn slab_list_ids_stay_unique_after_2_pow_32_lists() {
+    let _g = sim::lock();
+    let mut a = SlabList::new();
+    let a_id = heap::next_list_id();
+    a.push(Slab::new(64).unwrap());
+    a.push(Slab::new(64).unwrap());
+    let (slot, _) = a.alloc_front().unwrap();
+    // 2^32 lists later, a new list must still have an id of its own.
+    let counter = ListIdCounter::set(a_id + (1 << 32));
+    let mut b = SlabList::new();
+    b.push(Slab::new(64).unwrap());
+    drop(counter);
+    assert!(
+        b.take_containing(&slot).is_none(),
+        "a list took a slab of another list with the same id"
+    );
+    assert_eq!(b.len(), 1);
+    let mut slab = a.take_containing(&slot).unwrap();
+    slab.dealloc(slot).unwrap();
+    for s in core::iter::once(slab).chain(core::iter::from_fn(|| a.pop())) {
+        drop(s);
+    }
+    while let Some(s) = b.pop() {
+        drop(s);
+    }
+}
+
+#[test]
+#[should_panic(expected = "SlabList ids exhausted")]
+fn slab_list_id_exhaustion_panics_instead_of_wrapping() {
+    let _g = sim::lock();
+    let _counter = ListIdCounter::set(u64::MAX);
+    let mut list = SlabList::new();
+    // Taking an id fails before the slab is linked; unwinding frees it.
+    list.push(Slab::new(64).unwrap());
 }
