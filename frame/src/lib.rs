@@ -19,9 +19,9 @@ pub mod arch {
     pub mod x86_64;
     pub use self::x86_64::*;
 }
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 mod backtrace;
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub mod boot;
 pub mod console;
 pub mod irq;

@@ -1,16 +1,155 @@
-//! Simulated physical memory for host tests: a host allocation stands in for
-//! RAM, the direct map points at it, and a simple allocator policy serves
-//! frames. Tests that use it must hold [`lock`] (frame state is global).
+//! A simulated machine for host tests, the stand-in for the bare-metal
+//! pieces that Miri cannot run: a host allocation plays the RAM, the
+//! firmware's PVH start-info structure and a kernel image are laid out in
+//! it, and the machine boots through frame's real boot path (start-info
+//! parsing, metadata placement, free-memory accounting, the kernel page
+//! table). Kernel virtual addresses are the bare-metal ones; [`kernel_ptr`]
+//! turns them into pointers into the simulated RAM the way the MMU would.
+//!
+//! Tests that use it must hold [`lock`] (frame state is global).
 
-use std::alloc::{Layout, alloc_zeroed};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, Once};
 use std::vec::Vec;
 
-use super::frame_alloc::{FrameAllocPolicy, add_free_range, inject_policy};
-use super::{PAGE_SIZE, meta, set_linear_base};
+use super::frame_alloc::{FrameAllocPolicy, inject_policy};
+use super::image::{KERNEL_VMA, Sections};
+use super::{KERNEL_LINEAR_BASE, PAGE_SIZE, Paddr, Vaddr, kernel_root, page_table};
 
 pub const SIM_BYTES: usize = 16 * 1024 * 1024;
+
+/// Where the simulated firmware and loader put things (physical addresses).
+pub const START_INFO: Paddr = 0x7000;
+const MODLIST: Paddr = 0x7100;
+const CMDLINE_AT: Paddr = 0x7200;
+const MEMMAP: Paddr = 0x7400;
+pub const CMDLINE: &str = "init=/sbin/init loglevel=2 -- a b";
+/// The initrd starts and ends inside pages, as a loader may place it.
+pub const INITRD_AT: Paddr = 0x13_0800;
+pub const INITRD_LEN: usize = 5000;
+
+/// The E820 map the firmware reports: (start, size, type).
+pub const MEMORY_MAP: [(Paddr, usize, u32); 6] = [
+    (0, 0x9_fc00, 1),
+    (0x9_fc00, 0x400, 2),
+    (0xf_0000, 0x1_0000, 2),
+    (0x10_0000, SIM_BYTES - 0x10_0000, 1),
+    (0xfec0_0000, 0x1000, 2),
+    (0xfee0_0000, 0x1000, 2),
+];
+
+/// The simulated kernel image, loaded at 1 MiB like the real one.
+pub(crate) const IMAGE: Sections = Sections {
+    text: (KERNEL_VMA + 0x10_1000, KERNEL_VMA + 0x11_1000),
+    rodata: (KERNEL_VMA + 0x11_1000, KERNEL_VMA + 0x11_9000),
+    data: (KERNEL_VMA + 0x11_9000, KERNEL_VMA + 0x12_1000),
+    ksyms: (KERNEL_VMA + 0x11_5000, KERNEL_VMA + 0x11_9000),
+};
+
+/// The symbols `xtask` would have written into the image's `.ksyms`.
+pub const SYMBOLS: [(Vaddr, &str); 3] = [
+    (KERNEL_VMA + 0x10_1000, "__trellis_rust_entry"),
+    (KERNEL_VMA + 0x10_2000, "frame::task::reschedule"),
+    (KERNEL_VMA + 0x10_2400, "kernel::main"),
+];
+
+/// The byte at offset `i` of the simulated initrd.
+pub fn initrd_byte(i: usize) -> u8 {
+    (i * 7 + i / 256) as u8
+}
+
+/// A page of RAM (page aligned, so that alignment in the simulated
+/// physical memory is alignment on the host, where Miri checks it).
+#[derive(Clone)]
+#[repr(C, align(4096))]
+struct Page([u8; PAGE_SIZE]);
+
+fn poke(ram: &mut [Page], pa: Paddr, bytes: &[u8]) {
+    for (i, b) in bytes.iter().enumerate() {
+        ram[(pa + i) / PAGE_SIZE].0[(pa + i) % PAGE_SIZE] = *b;
+    }
+}
+
+/// RAM as the firmware and the loader leave it at the kernel's entry.
+fn power_on() -> Vec<Page> {
+    let mut ram = vec![Page([0; PAGE_SIZE]); SIM_BYTES / PAGE_SIZE];
+    let u32b = |v: u32| v.to_le_bytes();
+    let u64b = |v: u64| v.to_le_bytes();
+    // hvm_start_info (Xen public header arch-x86/hvm/start_info.h), version 1.
+    poke(&mut ram, START_INFO, &u32b(crate::boot::PVH_MAGIC));
+    poke(&mut ram, START_INFO + 4, &u32b(1));
+    poke(&mut ram, START_INFO + 12, &u32b(1));
+    poke(&mut ram, START_INFO + 16, &u64b(MODLIST as u64));
+    poke(&mut ram, START_INFO + 24, &u64b(CMDLINE_AT as u64));
+    poke(&mut ram, START_INFO + 40, &u64b(MEMMAP as u64));
+    poke(&mut ram, START_INFO + 48, &u32b(MEMORY_MAP.len() as u32));
+    poke(&mut ram, MODLIST, &u64b(INITRD_AT as u64));
+    poke(&mut ram, MODLIST + 8, &u64b(INITRD_LEN as u64));
+    poke(&mut ram, CMDLINE_AT, CMDLINE.as_bytes());
+    for (i, (start, size, kind)) in MEMORY_MAP.iter().enumerate() {
+        let e = MEMMAP + i * 24;
+        poke(&mut ram, e, &u64b(*start as u64));
+        poke(&mut ram, e + 8, &u64b(*size as u64));
+        poke(&mut ram, e + 16, &u32b(*kind));
+    }
+    let initrd: Vec<u8> = (0..INITRD_LEN).map(initrd_byte).collect();
+    poke(&mut ram, INITRD_AT, &initrd);
+    // The image's symbol table: "KSYM", count, {addr, name offset, name
+    // length} sorted by address, then the names.
+    let mut ksyms = b"KSYM".to_vec();
+    ksyms.extend(u32b(SYMBOLS.len() as u32));
+    let mut names: Vec<u8> = Vec::new();
+    for (addr, name) in SYMBOLS {
+        ksyms.extend(u64b(addr as u64));
+        ksyms.extend(u32b(names.len() as u32));
+        ksyms.extend(u32b(name.len() as u32));
+        names.extend(name.as_bytes());
+    }
+    ksyms.extend(names);
+    poke(&mut ram, IMAGE.ksyms.0 - KERNEL_VMA, &ksyms);
+    ram
+}
+
+/// The simulated RAM. Every pointer into it derives from this one, so that
+/// it keeps the allocation's provenance (Miri then checks each access
+/// against the simulated RAM, with no integer-to-pointer casts); holding it
+/// in a static also keeps the allocation reachable.
+static RAM: AtomicPtr<u8> = AtomicPtr::new(core::ptr::null_mut());
+
+/// A pointer to simulated physical address `pa`. Anything but RAM is a bus
+/// error in this machine.
+fn phys_ptr<T>(pa: Paddr) -> *mut T {
+    assert!(
+        pa < SIM_BYTES,
+        "simulated bus error: no RAM at physical address {pa:#x}"
+    );
+    let ram = RAM.load(Ordering::Relaxed);
+    assert!(!ram.is_null(), "simulated RAM used before sim::lock()");
+    ram.wrapping_add(pa).cast()
+}
+
+/// The direct map of the boot page tables (and of the kernel page table
+/// built later): the low 4 GiB.
+const DIRECT_MAP_SIZE: usize = 1 << 32;
+
+/// The MMU: a pointer for kernel virtual address `va`. The direct map is
+/// linear; anything else (the kernel image, kernel stacks) is looked up in
+/// the kernel page table, and an unmapped address is a page fault, which
+/// in kernel mode is fatal.
+pub(crate) fn kernel_ptr<T>(va: Vaddr) -> *mut T {
+    if let Some(pa) = va
+        .checked_sub(KERNEL_LINEAR_BASE)
+        .filter(|pa| *pa < DIRECT_MAP_SIZE)
+    {
+        return phys_ptr(pa);
+    }
+    let root = kernel_root()
+        .unwrap_or_else(|| panic!("simulated page fault at {va:#x}: no kernel page table yet"));
+    match page_table::translate(root, va) {
+        Some(pa) => phys_ptr(pa),
+        None => panic!("simulated page fault: kernel access to unmapped {va:#x}"),
+    }
+}
 
 /// A first-fit policy over a `Vec<bool>`; `force_pfn` makes it propose a
 /// chosen frame, to test that frame refuses bad proposals.
@@ -62,20 +201,16 @@ pub fn policy() -> &'static TestPolicy {
     })
 }
 
-/// Sets up the simulated RAM once and serialises the calling test.
+/// Boots the simulated machine once and serialises the calling test.
 pub fn lock() -> MutexGuard<'static, ()> {
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     INIT.call_once(|| {
-        let layout = Layout::from_size_align(SIM_BYTES, PAGE_SIZE).unwrap();
-        // SAFETY (test support): a fresh, zeroed, page-aligned host
-        // allocation that is never freed; it plays the role of RAM.
-        let base = unsafe { alloc_zeroed(layout) };
-        assert!(!base.is_null());
-        set_linear_base(base);
-        let meta_bytes = meta::bytes_needed(SIM_BYTES).next_multiple_of(PAGE_SIZE);
-        meta::init(SIM_BYTES, 0);
+        let ram = Vec::leak(power_on());
+        RAM.store(ram.as_mut_ptr().cast(), Ordering::Relaxed);
+        // What `__trellis_rust_entry` and `frame::init` do first.
+        crate::boot::init_boot_info(START_INFO);
         inject_policy(policy());
-        add_free_range(meta_bytes, SIM_BYTES);
+        crate::boot::init_memory();
     });
     guard
 }

@@ -57,7 +57,7 @@ fn policy_proposing_a_used_frame_is_refused() {
 #[test]
 fn policy_proposing_reserved_memory_is_refused() {
     let _g = sim::lock();
-    // Page 1 holds the metadata array itself: reserved.
+    // Page 1 is in the first MiB, which boot reserves.
     sim::policy().force_pfn.store(1, Ordering::Relaxed);
     let r = UFrame::alloc_zeroed();
     sim::policy().force_pfn.store(0, Ordering::Relaxed);

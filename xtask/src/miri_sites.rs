@@ -1,0 +1,511 @@
+//! frame's `unsafe` sites, the `MIRI:` notes next to them, and whether the
+//! tests that pass under Miri reach each one.
+//!
+//! A site is every `unsafe` keyword (blocks, functions, impls, extern
+//! blocks, traits, `#[unsafe(..)]` attributes), spanning the braces that
+//! follow it. It counts as *reached* when
+//! - one of its lines ran in the coverage run of the tests that passed
+//!   under Miri, or
+//! - it governs no code (an `unsafe impl` of a marker trait, say) and its
+//!   note names the Miri-run tests that rely on it and exercise what it
+//!   vouches for: `// MIRI: relied on by sync::tests::a, sync::tests::b`.
+//!   Every named test must have passed under Miri.
+//!
+//! A site that is not reached must say why, in the comment block just
+//! above it: `// MIRI: not reached: <reason>`. `cargo xtask miri` fails on
+//! an unreached site without a reason and on a reason left on a site that
+//! is reached (so the notes cannot go stale).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::tcb_scan;
+
+/// What the comment block above a site says about Miri.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Note {
+    /// `// MIRI: not reached: <reason>`
+    NotReached(String),
+    /// `// MIRI: relied on by <test>, <test>`
+    ReliedOnBy(Vec<String>),
+    /// A `MIRI:` line that is neither.
+    Malformed(String),
+}
+
+/// One `unsafe` keyword in frame's source, and the lines it governs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Site {
+    pub file: PathBuf,
+    pub line: usize,
+    /// The lines of the block or item body (`line..=end`).
+    pub end: usize,
+    /// Under `#[cfg(target_os = "none")]`: never compiled for the host.
+    pub bare_metal: bool,
+    pub note: Option<Note>,
+}
+
+/// Whether a comment line starts another tagged paragraph (`SAFETY:`).
+fn starts_tag(text: &str) -> bool {
+    text.split_once(':').is_some_and(|(tag, _)| {
+        !tag.is_empty() && tag.chars().all(|c| c.is_ascii_uppercase() || c == '-')
+    })
+}
+
+/// Parses the `MIRI:` paragraph of the comment/attribute block right above
+/// line `line` (1-based), if any. The note runs from `MIRI:` to the next
+/// tagged paragraph (such as `SAFETY:`) or the end of the block.
+fn note_above(src_lines: &[&str], line: usize) -> Option<Note> {
+    let mut block = Vec::new();
+    for l in src_lines[..line - 1].iter().rev().map(|t| t.trim()) {
+        if l.starts_with("#[") {
+            continue;
+        }
+        let Some(comment) = l.strip_prefix("//") else {
+            break;
+        };
+        if comment.starts_with('/') || comment.starts_with('!') {
+            break; // doc comments belong to the item, not to the site
+        }
+        block.push(comment.trim());
+    }
+    block.reverse();
+    let at = block.iter().position(|c| c.starts_with("MIRI:"))?;
+    let mut text = block[at]["MIRI:".len()..].trim().to_string();
+    for c in &block[at + 1..] {
+        if starts_tag(c) {
+            break;
+        }
+        text.push(' ');
+        text.push_str(c);
+    }
+    let text = text.trim();
+    Some(if let Some(reason) = text.strip_prefix("not reached:") {
+        Note::NotReached(reason.trim().to_string())
+    } else if let Some(tests) = text.strip_prefix("relied on by") {
+        let tests: Vec<String> = tests
+            .split(',')
+            .map(|t| t.trim().trim_end_matches('.').to_string())
+            .filter(|t| !t.is_empty())
+            .collect();
+        if tests.is_empty() {
+            Note::Malformed(text.to_string())
+        } else {
+            Note::ReliedOnBy(tests)
+        }
+    } else {
+        Note::Malformed(text.to_string())
+    })
+}
+
+/// The sites of one file: each `unsafe` up to the end of the braces that
+/// follow it (a block, or the body of an unsafe function or impl); an
+/// attribute such as `#[unsafe(no_mangle)]` covers only its own line.
+pub fn sites_in(file: &Path, src: &str) -> Vec<Site> {
+    let code = tcb_scan::code_only(src);
+    let chars: Vec<char> = code.chars().collect();
+    let mut line_of = Vec::with_capacity(chars.len());
+    let mut line = 1;
+    for &c in &chars {
+        line_of.push(line);
+        if c == '\n' {
+            line += 1;
+        }
+    }
+    let src_lines: Vec<&str> = src.lines().collect();
+    let mut out = Vec::new();
+    let mut from = 0;
+    for l in tcb_scan::unsafe_uses(src) {
+        // The keyword's position: the first `unsafe` token on line `l`
+        // at or after the previous one.
+        let Some(at) = (from..chars.len())
+            .find(|&i| line_of[i] == l && chars[i..].starts_with(&['u', 'n', 's', 'a', 'f', 'e']))
+        else {
+            continue;
+        };
+        from = at + 6;
+        let mut i = at + 6;
+        while i < chars.len() && chars[i].is_whitespace() {
+            i += 1;
+        }
+        let mut end = l;
+        if chars.get(i) != Some(&'(') {
+            // Find the opening brace of the block or item, then its match.
+            while i < chars.len() && chars[i] != '{' && chars[i] != ';' {
+                i += 1;
+            }
+            if chars.get(i) == Some(&'{') {
+                let mut depth = 0;
+                while i < chars.len() {
+                    match chars[i] {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                end = line_of[i];
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+        }
+        // An attribute on the lines just above (comments skipped).
+        let bare_metal = src_lines[..l - 1]
+            .iter()
+            .rev()
+            .map(|t| t.trim())
+            .filter(|t| !t.starts_with("//"))
+            .take(3)
+            .take_while(|t| t.starts_with("#["))
+            .any(|t| t.contains("target_os = \"none\""));
+        out.push(Site {
+            file: file.to_path_buf(),
+            line: l,
+            end,
+            bare_metal,
+            note: note_above(&src_lines, l),
+        });
+    }
+    out
+}
+
+/// `file -> line -> execution count` from an lcov trace.
+pub fn parse_lcov(text: &str) -> BTreeMap<PathBuf, BTreeMap<usize, u64>> {
+    let mut out: BTreeMap<PathBuf, BTreeMap<usize, u64>> = BTreeMap::new();
+    let mut file: Option<PathBuf> = None;
+    for line in text.lines() {
+        if let Some(f) = line.strip_prefix("SF:") {
+            file = Some(PathBuf::from(f));
+        } else if let Some(da) = line.strip_prefix("DA:") {
+            let mut parts = da.split(',');
+            let (Some(l), Some(n)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            if let (Some(f), Ok(l), Ok(n)) = (&file, l.parse::<usize>(), n.parse::<u64>()) {
+                *out.entry(f.clone()).or_default().entry(l).or_default() += n;
+            }
+        } else if line == "end_of_record" {
+            file = None;
+        }
+    }
+    out
+}
+
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reach {
+    Reached,
+    /// Compiled for the host and instrumented, never executed.
+    NotReached,
+    /// No instrumented line: not compiled for the host (bare-metal only)
+    /// or no executable code (e.g. an unsafe `impl Send`).
+    NoHostCode,
+}
+
+pub fn reach(site: &Site, cov: &BTreeMap<PathBuf, BTreeMap<usize, u64>>) -> Reach {
+    let Some(lines) = cov.get(&site.file).filter(|_| !site.bare_metal) else {
+        return Reach::NoHostCode;
+    };
+    let mut instrumented = false;
+    for (_, n) in lines.range(site.line..=site.end) {
+        instrumented = true;
+        if *n > 0 {
+            return Reach::Reached;
+        }
+    }
+    if instrumented {
+        Reach::NotReached
+    } else {
+        Reach::NoHostCode
+    }
+}
+
+/// Where a site stands, all things considered.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Some of its lines ran.
+    Executed,
+    /// A declaration that the named Miri-run tests rely on.
+    ReliedOn(Vec<String>),
+    /// Not reached, for the reason in its note.
+    Unreached(String),
+    /// Something to fix before the figure means anything.
+    Error(String),
+}
+
+impl Verdict {
+    pub fn counts_as_reached(&self) -> bool {
+        matches!(self, Verdict::Executed | Verdict::ReliedOn(_))
+    }
+}
+
+/// Combines line coverage, the site's note and the tests that passed
+/// under Miri.
+pub fn judge(
+    site: &Site,
+    cov: &BTreeMap<PathBuf, BTreeMap<usize, u64>>,
+    miri_passed: &BTreeSet<String>,
+) -> Verdict {
+    let r = reach(site, cov);
+    match (&site.note, r) {
+        (Some(Note::Malformed(text)), _) => Verdict::Error(format!(
+            "malformed note `MIRI: {text}` (expected `not reached: <reason>` or \
+             `relied on by <test>, ...`)"
+        )),
+        (Some(Note::NotReached(reason)), Reach::Reached) => Verdict::Error(format!(
+            "stale note: says `not reached: {reason}`, but the tests reach it"
+        )),
+        (Some(Note::ReliedOnBy(_)), Reach::Reached | Reach::NotReached) => Verdict::Error(
+            "`relied on by` is for declarations without code; this site has code, \
+             so a test has to run it"
+                .into(),
+        ),
+        (_, Reach::Reached) => Verdict::Executed,
+        (Some(Note::NotReached(reason)), _) if reason.is_empty() => {
+            Verdict::Error("`not reached:` without a reason".into())
+        }
+        (Some(Note::NotReached(reason)), _) => Verdict::Unreached(reason.clone()),
+        (Some(Note::ReliedOnBy(tests)), Reach::NoHostCode) => {
+            if !cov.contains_key(&site.file) || site.bare_metal {
+                return Verdict::Error(
+                    "`relied on by`, but the site is not compiled for the host tests".into(),
+                );
+            }
+            let missing: Vec<&str> = tests
+                .iter()
+                .filter(|t| !miri_passed.contains(*t))
+                .map(String::as_str)
+                .collect();
+            if missing.is_empty() {
+                Verdict::ReliedOn(tests.clone())
+            } else {
+                Verdict::Error(format!(
+                    "relied on by test(s) that did not pass under Miri: {}",
+                    missing.join(", ")
+                ))
+            }
+        }
+        (None, Reach::NotReached) => Verdict::Error(
+            "not reached (host code that no Miri-run test executes) and no \
+             `// MIRI: not reached: <reason>` note"
+                .into(),
+        ),
+        (None, Reach::NoHostCode) => Verdict::Error(
+            "not reached (no host code) and no `// MIRI: not reached: <reason>` note".into(),
+        ),
+    }
+}
+
+/// The report `cargo xtask miri` prints, and whether it is clean.
+pub struct Report {
+    pub text: String,
+    pub reached: usize,
+    pub total: usize,
+    pub errors: usize,
+}
+
+pub fn report(
+    sites: &[Site],
+    cov: &BTreeMap<PathBuf, BTreeMap<usize, u64>>,
+    miri_passed: &BTreeSet<String>,
+    rel: &dyn Fn(&Path) -> String,
+) -> Report {
+    let verdicts: Vec<(&Site, Verdict)> = sites
+        .iter()
+        .map(|s| (s, judge(s, cov, miri_passed)))
+        .collect();
+    let executed = verdicts
+        .iter()
+        .filter(|(_, v)| *v == Verdict::Executed)
+        .count();
+    let relied = verdicts
+        .iter()
+        .filter(|(_, v)| matches!(v, Verdict::ReliedOn(_)))
+        .count();
+    let reached = executed + relied;
+    let total = sites.len();
+    let pct = if total == 0 {
+        100.0
+    } else {
+        reached as f64 * 100.0 / total as f64
+    };
+    let mut text = format!(
+        "unsafe sites in frame/ reached by the tests that pass under Miri: {reached} of {total} \
+         ({pct:.1}%)\n  executed: {executed}\n  declarations relied on by named Miri-run tests: \
+         {relied}\n"
+    );
+    let unreached: Vec<_> = verdicts
+        .iter()
+        .filter_map(|(s, v)| match v {
+            Verdict::Unreached(r) => Some((s, r)),
+            _ => None,
+        })
+        .collect();
+    text.push_str(&format!("not reached: {}\n", unreached.len()));
+    for (s, reason) in &unreached {
+        text.push_str(&format!("  {}:{}  {reason}\n", rel(&s.file), s.line));
+    }
+    let errors: Vec<_> = verdicts
+        .iter()
+        .filter_map(|(s, v)| match v {
+            Verdict::Error(e) => Some((s, e)),
+            _ => None,
+        })
+        .collect();
+    if !errors.is_empty() {
+        text.push_str(&format!(
+            "PROBLEMS (fix these notes or tests): {}\n",
+            errors.len()
+        ));
+        for (s, e) in &errors {
+            text.push_str(&format!("  {}:{}  {e}\n", rel(&s.file), s.line));
+        }
+    }
+    Report {
+        text,
+        reached,
+        total,
+        errors: errors.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kw(src: &str) -> String {
+        src.replace("@KW@", concat!("un", "safe"))
+    }
+
+    #[test]
+    fn sites_span_their_blocks() {
+        let src = kw(
+            "fn a() {\n    // SAFETY: x\n    @KW@ {\n        f();\n    }\n}\n\
+             @KW@ impl Send for X {}\n#[@KW@(no_mangle)]\nfn b() {}\n\
+             pub @KW@ fn c() -> u8 {\n    1\n}\nfn d() { @KW@ { g() }; @KW@ { h() } }\n",
+        );
+        let s = sites_in(Path::new("f.rs"), &src);
+        let spans: Vec<(usize, usize)> = s.iter().map(|s| (s.line, s.end)).collect();
+        assert_eq!(
+            spans,
+            [(3, 5), (7, 7), (8, 8), (10, 12), (13, 13), (13, 13)]
+        );
+    }
+
+    #[test]
+    fn notes_are_read_from_the_comment_block_above() {
+        let src = kw("// MIRI: not reached: the `hlt` instruction,\n\
+             //   which stops the CPU\n// SAFETY: parks the CPU.\n@KW@ { hlt() }\n\n\
+             // SAFETY: one holder at a time.\n\
+             // MIRI: relied on by sync::tests::a, sync::tests::b\n\
+             #[allow(dead_code)]\n@KW@ impl Sync for L {}\n\
+             // MIRI: not reached: old note\nfn x() {}\n@KW@ { y() }\n\
+             // MIRI: reached, trust me\n@KW@ { z() }\n");
+        let notes: Vec<Option<Note>> = sites_in(Path::new("f.rs"), &src)
+            .into_iter()
+            .map(|s| s.note)
+            .collect();
+        assert_eq!(
+            notes,
+            [
+                Some(Note::NotReached(
+                    "the `hlt` instruction, which stops the CPU".into()
+                )),
+                Some(Note::ReliedOnBy(vec![
+                    "sync::tests::a".into(),
+                    "sync::tests::b".into()
+                ])),
+                // A note above an unrelated item does not carry over.
+                None,
+                Some(Note::Malformed("reached, trust me".into())),
+            ]
+        );
+    }
+
+    fn site(line: usize, end: usize, note: Option<Note>) -> Site {
+        Site {
+            file: PathBuf::from("/f.rs"),
+            line,
+            end,
+            bare_metal: false,
+            note,
+        }
+    }
+
+    #[test]
+    fn lcov_and_reach() {
+        let cov = parse_lcov(
+            "SF:/f.rs\nDA:3,0\nDA:4,2\nDA:10,0\nend_of_record\nSF:/g.rs\nDA:1,1\nend_of_record\n",
+        );
+        assert_eq!(reach(&site(3, 5, None), &cov), Reach::Reached);
+        assert_eq!(reach(&site(10, 12, None), &cov), Reach::NotReached);
+        assert_eq!(reach(&site(7, 7, None), &cov), Reach::NoHostCode);
+        let other = Site {
+            file: PathBuf::from("/h.rs"),
+            ..site(1, 1, None)
+        };
+        assert_eq!(reach(&other, &cov), Reach::NoHostCode);
+        let gated = Site {
+            bare_metal: true,
+            ..site(3, 5, None)
+        };
+        assert_eq!(reach(&gated, &cov), Reach::NoHostCode);
+    }
+
+    #[test]
+    fn verdicts_follow_coverage_notes_and_miri_results() {
+        let cov = parse_lcov("SF:/f.rs\nDA:3,0\nDA:4,2\nDA:10,0\nend_of_record\n");
+        let passed: BTreeSet<String> = ["t::ok".to_string()].into();
+        let why = || Some(Note::NotReached("asm".into()));
+        let relied = |t: &str| Some(Note::ReliedOnBy(vec![t.into()]));
+        let j = |s: Site| judge(&s, &cov, &passed);
+        assert_eq!(j(site(3, 5, None)), Verdict::Executed);
+        assert_eq!(j(site(10, 12, why())), Verdict::Unreached("asm".into()));
+        assert_eq!(j(site(7, 7, why())), Verdict::Unreached("asm".into()));
+        assert_eq!(
+            j(site(7, 7, relied("t::ok"))),
+            Verdict::ReliedOn(vec!["t::ok".into()])
+        );
+        // Every one of these is a problem to fix, not a reason.
+        assert!(matches!(j(site(3, 5, why())), Verdict::Error(_)), "stale");
+        assert!(matches!(j(site(10, 12, None)), Verdict::Error(_)));
+        assert!(matches!(j(site(7, 7, None)), Verdict::Error(_)));
+        assert!(matches!(
+            j(site(7, 7, relied("t::gone"))),
+            Verdict::Error(_)
+        ));
+        assert!(matches!(
+            j(site(10, 12, relied("t::ok"))),
+            Verdict::Error(_)
+        ));
+        let far = Site {
+            file: PathBuf::from("/h.rs"),
+            ..site(1, 1, relied("t::ok"))
+        };
+        assert!(matches!(j(far), Verdict::Error(_)));
+        assert!(matches!(
+            j(site(7, 7, Some(Note::NotReached(String::new())))),
+            Verdict::Error(_)
+        ));
+    }
+
+    #[test]
+    fn report_counts_declarations_and_lists_reasons() {
+        let cov = parse_lcov("SF:/f.rs\nDA:3,1\nend_of_record\n");
+        let passed: BTreeSet<String> = ["t::ok".to_string()].into();
+        let sites = [
+            site(3, 3, None),
+            site(7, 7, Some(Note::ReliedOnBy(vec!["t::ok".into()]))),
+            site(8, 8, Some(Note::NotReached("the `in` instruction".into()))),
+            site(9, 9, None),
+        ];
+        let r = report(&sites, &cov, &passed, &|p| p.display().to_string());
+        assert_eq!((r.reached, r.total, r.errors), (2, 4, 1));
+        assert!(r.text.starts_with(
+            "unsafe sites in frame/ reached by the tests that pass under Miri: 2 of 4 (50.0%)"
+        ));
+        assert!(r.text.contains("  /f.rs:8  the `in` instruction\n"));
+        assert!(r.text.contains("PROBLEMS"));
+    }
+}
