@@ -16,7 +16,7 @@ const MAX_REGIONS: usize = 64;
 const MAX_CMDLINE: usize = 4096;
 
 #[derive(Clone, Copy, Debug, Default)]
-pub struct MemoryRegion {
+pub(crate) struct MemoryRegion {
     pub start: Paddr,
     pub end: Paddr,
     pub usable: bool,
@@ -121,7 +121,7 @@ pub fn initrd() -> Option<&'static [u8]> {
 }
 
 /// The firmware memory map.
-pub fn memory_regions() -> &'static [MemoryRegion] {
+pub(crate) fn memory_regions() -> &'static [MemoryRegion] {
     let info = boot_info();
     &info.regions[..info.nregions]
 }

@@ -1,4 +1,7 @@
-//! Local interrupt control.
+//! Local interrupt control, and whether the CPU is running an interrupt
+//! handler (in which nothing may sleep, yield or exit).
+
+use core::sync::atomic::{AtomicU32, Ordering};
 
 #[cfg(target_os = "none")]
 use crate::arch::cpu;
@@ -38,4 +41,19 @@ impl Drop for DisabledLocalIrqGuard {
 pub fn enable_local() {
     #[cfg(target_os = "none")]
     cpu::enable_interrupts();
+}
+
+/// Interrupt handlers running on this CPU (single CPU for now).
+static IRQ_DEPTH: AtomicU32 = AtomicU32::new(0);
+
+/// Runs `f` as an interrupt handler: [`in_interrupt`] is true meanwhile.
+pub(crate) fn run_handler(f: impl FnOnce()) {
+    IRQ_DEPTH.fetch_add(1, Ordering::Relaxed);
+    f();
+    IRQ_DEPTH.fetch_sub(1, Ordering::Relaxed);
+}
+
+/// Whether an interrupt handler (or a timer callback it runs) is executing.
+pub(crate) fn in_interrupt() -> bool {
+    IRQ_DEPTH.load(Ordering::Relaxed) != 0
 }

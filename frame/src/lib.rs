@@ -15,7 +15,7 @@
 extern crate alloc;
 
 #[cfg(target_os = "none")]
-pub mod arch {
+pub(crate) mod arch {
     pub mod x86_64;
     pub use self::x86_64::*;
 }
@@ -24,7 +24,10 @@ mod backtrace;
 #[cfg(any(target_os = "none", test))]
 pub mod boot;
 pub mod console;
-pub mod irq;
+#[cfg(target_os = "none")]
+pub mod cpu;
+mod index_pool;
+pub(crate) mod irq;
 pub mod mm;
 pub mod pod;
 pub mod sync;
@@ -56,9 +59,15 @@ pub struct Policies {
 }
 
 /// Brings up memory, the heap, the timer and the scheduler. The kernel's
-/// `main` calls this first.
+/// `main` calls this first, once: a second call would rebuild the frame
+/// metadata and the kernel page table under pages in use, so it panics.
 #[cfg(target_os = "none")]
 pub fn init(policies: Policies) {
+    static DONE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+    assert!(
+        !DONE.swap(true, core::sync::atomic::Ordering::AcqRel),
+        "invariant: frame::init runs once"
+    );
     mm::frame_alloc::inject_policy(policies.frame_alloc);
     boot::init_memory();
     mm::heap::inject_policy(policies.heap);
@@ -67,9 +76,12 @@ pub fn init(policies: Policies) {
     console::enable_input_interrupt();
 }
 
-/// Turns the boot context into the first task; never returns.
+/// Turns the boot context into the first task; never returns. Only the boot
+/// context may call it, once, after [`init`]: from a task it would abandon
+/// (and later reuse) the stack that task runs on, so that panics.
 #[cfg(target_os = "none")]
 pub fn run_first_task(options: task::TaskOptions) -> ! {
+    task::claim_first_run();
     let task = options.build().expect("cannot create the first task");
     task::run_first(task)
 }

@@ -42,6 +42,10 @@ pub(crate) const EXCEPTION_NAMES: [&str; 32] = [
 
 /// Dispatches a device or timer interrupt (from kernel or user mode).
 pub(crate) fn handle_irq(vector: u64) {
+    crate::irq::run_handler(|| dispatch_irq(vector));
+}
+
+fn dispatch_irq(vector: u64) {
     match vector {
         v if v == u64::from(TIMER_VECTOR) => {
             apic::eoi();
@@ -61,6 +65,11 @@ pub(crate) fn handle_irq(vector: u64) {
 pub(crate) fn handle_kernel_trap(frame: &mut TrapFrame) {
     if frame.vector >= 32 {
         handle_irq(frame.vector);
+        return;
+    }
+    if frame.vector == 1 {
+        // A debug trap in ring 0 can only be a single step left over from a
+        // user's TF (the entry paths clear TF); it needs nothing.
         return;
     }
     kernel_fault(frame)

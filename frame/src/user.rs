@@ -10,15 +10,11 @@
 use crate::arch::cpu;
 use crate::arch::fpu::{self, FpuState};
 use crate::arch::gdt::{USER_CS, USER_DS};
-use crate::arch::trap::{SYSCALL_VECTOR, TrapFrame, enter_user};
+use crate::arch::trap::{
+    RFLAGS_FIXED, RFLAGS_IF, SYSCALL_VECTOR, TrapFrame, USER_RFLAGS_MASK, enter_user,
+};
 use crate::irq::disable_local;
 use crate::mm::VmSpace;
-use core::sync::atomic::{AtomicU64, Ordering};
-
-/// RFLAGS bits user code may control: CF PF AF ZF SF DF OF AC ID.
-const USER_RFLAGS_MASK: u64 = 0x24_0cd5;
-const RFLAGS_IF: u64 = 1 << 9;
-const RFLAGS_FIXED: u64 = 1 << 1;
 
 /// Why user mode was left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -250,6 +246,13 @@ impl UserContext {
 
     /// Runs the context in user mode in `vm` until it traps back.
     pub fn execute(&mut self, vm: &VmSpace) -> ReturnReason {
+        // From an interrupt handler (a timer callback), user mode would run
+        // on top of the interrupted context, which cannot be resumed until
+        // it returns.
+        assert!(
+            !crate::irq::in_interrupt(),
+            "invariant: user mode is not entered from interrupt context"
+        );
         self.frame.cs = u64::from(USER_CS);
         self.frame.ss = u64::from(USER_DS);
         self.frame.rflags = (self.frame.rflags & USER_RFLAGS_MASK) | RFLAGS_IF | RFLAGS_FIXED;
@@ -263,7 +266,7 @@ impl UserContext {
         }
         let irq = disable_local();
         vm.activate();
-        set_user_bases(self.fs_base, self.gs_base);
+        load_user_bases(self.fs_base, self.gs_base);
         fpu::restore(&self.fpu);
         enter_user(&mut self.frame);
         fpu::save(&mut self.fpu);
@@ -290,17 +293,16 @@ impl UserContext {
     }
 }
 
-static LOADED_FS: AtomicU64 = AtomicU64::new(0);
-static LOADED_GS: AtomicU64 = AtomicU64::new(0);
-
-fn set_user_bases(fs: u64, gs: u64) {
-    if LOADED_FS.swap(fs, Ordering::Relaxed) != fs {
-        // SAFETY: `fs` is a canonical user address (checked by the setter);
-        // the kernel does not use FS.
-        unsafe { cpu::wrmsr(cpu::MSR_FS_BASE, fs) };
-    }
-    if LOADED_GS.swap(gs, Ordering::Relaxed) != gs {
-        // SAFETY: as above; the kernel does not use GS (no swapgs yet).
-        unsafe { cpu::wrmsr(cpu::MSR_GS_BASE, gs) };
+/// Loads the FS and GS bases of the context about to run, every time. A
+/// cache of the last values written would be wrong: user code can change
+/// the bases behind our back by loading a segment selector (`mov %eax,%fs`
+/// zeroes the base), so the hardware value is unknown after any stay in
+/// user mode. The kernel itself uses neither base.
+fn load_user_bases(fs: u64, gs: u64) {
+    // SAFETY: `fs` and `gs` are canonical user addresses (checked by the
+    // setters); no kernel code depends on the FS or GS base.
+    unsafe {
+        cpu::wrmsr(cpu::MSR_FS_BASE, fs);
+        cpu::wrmsr(cpu::MSR_GS_BASE, gs);
     }
 }

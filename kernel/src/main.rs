@@ -29,8 +29,17 @@ static SCHEDULER: RoundRobin = RoundRobin::new();
 
 frame::main!(kernel_main);
 
+/// The policies injected at boot. `ktest=sched_stale` swaps in a scheduler
+/// that misbehaves on purpose (see ktest.rs). Runs before the heap exists,
+/// so the command line is only scanned, not parsed into `Args`.
+pub(crate) fn policies() -> frame::Policies {
+    let stale = frame::boot::cmdline().split_ascii_whitespace().any(|w| w == "ktest=sched_stale");
+    let scheduler: &'static dyn frame::task::Scheduler = if stale { &ktest::STALE_SCHEDULER } else { &SCHEDULER };
+    frame::Policies { frame_alloc: &FRAME_ALLOCATOR, heap: &HEAP, scheduler }
+}
+
 fn kernel_main() -> ! {
-    frame::init(frame::Policies { frame_alloc: &FRAME_ALLOCATOR, heap: &HEAP, scheduler: &SCHEDULER });
+    frame::init(policies());
     let args = cmdline::parse(frame::boot::cmdline());
     if let Some(level) = args.loglevel {
         frame::console::set_log_level(level);

@@ -11,9 +11,11 @@ commands:
   run         build, then boot in QEMU: an interactive shell, or with
               `-- CMD ARGS...` run that one command and exit with its status
   initramfs   build only the user programs and target/initramfs.cpio
-  test        run every test layer (host, miri, user, busybox, interactive, bench)
+  test        run every test layer (host, miri, compile-fail, linux, user, glibc,
+              busybox, interactive, ktest, bench)
   tcb         linked code per crate of the release kernel, TCB share
               (docs/tcb.md)
+  api         list frame's public items (the list docs/frame-api.md must hold)
   miri        Miri over frame/'s host tests, then how many of frame's unsafe
               sites those tests reach (line coverage)
   bench       boot Trellis and Debian's Linux with the benchmark initramfs
@@ -28,8 +30,8 @@ options:
   --timeout SECS       kill QEMU after SECS seconds; 0 = never (run; default
                        300 with `--`, none interactively)
   --kernel ELF         boot this kernel image instead of building one (run, test)
-  --only LAYER,...     run only these test layers: host, miri, linux, user, glibc,
-                       busybox, interactive, bench (test)
+  --only LAYER,...     run only these test layers: host, miri, compile-fail,
+                       linux, user, glibc, busybox, interactive, ktest, bench (test)
   --smoke              one iteration of each benchmark, Trellis only (bench)
   --no-wall            skip the wall-clock pass (bench)
   -- CMD ARGS...       the command to run as init (run, initramfs)
@@ -46,6 +48,7 @@ pub enum Sub {
     Bench,
     Tcb,
     Miri,
+    Api,
     Help,
 }
 
@@ -85,6 +88,8 @@ pub const LAYERS: &[&str] = &[
     "glibc",
     "busybox",
     "interactive",
+    "ktest",
+    "compile-fail",
     "bench",
 ];
 
@@ -101,6 +106,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
         "bench" => Sub::Bench,
         "tcb" => Sub::Tcb,
         "miri" => Sub::Miri,
+        "api" => Sub::Api,
         "help" | "-h" | "--help" => Sub::Help,
         other => return Err(format!("unknown command `{other}`")),
     };
@@ -183,7 +189,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         Sub::Initramfs => &["--add", "--"],
         Sub::Test => &["--kernel", "--only"],
         Sub::Bench => &["--kernel", "--smoke", "--no-wall"],
-        Sub::Tcb | Sub::Miri => &[],
+        Sub::Tcb | Sub::Miri | Sub::Api => &[],
         Sub::Help => &[],
     };
     for (name, present) in used {

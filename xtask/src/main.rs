@@ -9,10 +9,12 @@
 //! - 1 when something could not be built or started, 2 on a usage error.
 //! - `test`: 0 when every test passed, 1 otherwise.
 
+mod api_scan;
 mod args;
 mod bench;
 mod bench_report;
 mod builder;
+mod compile_fail;
 mod cpio;
 mod initramfs;
 mod ksyms;
@@ -27,6 +29,7 @@ mod test;
 mod test_busybox;
 mod test_host;
 mod test_interactive;
+mod test_ktest;
 mod test_user;
 mod util;
 
@@ -80,6 +83,12 @@ fn dispatch(inv: &Invocation) -> util::Res<u8> {
         Sub::Bench => bench::run(&root, &inv.opts),
         Sub::Tcb => tcb::run(&root),
         Sub::Miri => miri::run(&root),
+        Sub::Api => api_scan::public_items(&root.join("frame/src/lib.rs")).map(|items| {
+            for i in items {
+                println!("{i}");
+            }
+            0
+        }),
     }
 }
 

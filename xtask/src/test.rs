@@ -8,7 +8,10 @@ use crate::args::{AddSpec, Options};
 use crate::builder::{self, UserBuild};
 use crate::qemu::{self, BootResult, Console};
 use crate::util::{Context, Res, target_dir};
-use crate::{bench, initramfs, miri, test_busybox, test_host, test_interactive, test_user};
+use crate::{
+    bench, compile_fail, initramfs, miri, test_busybox, test_host, test_interactive, test_ktest,
+    test_user,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -185,10 +188,14 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
     if want("miri") {
         let _ = miri::layer(root, &mut r);
     }
+    if want("compile-fail") {
+        compile_fail::run(root, &mut r);
+    }
     if want("linux") {
         test_user::run_on_host(root, &mut r);
     }
-    if want("user") || want("glibc") || want("busybox") || want("interactive") || want("bench") {
+    let guest_layers = ["user", "glibc", "busybox", "interactive", "ktest", "bench"];
+    if guest_layers.iter().any(|l| want(l)) {
         let env = prepare(root, opts, &mut r);
         for suite in test_user::SUITES {
             if want(suite.layer) {
@@ -203,6 +210,9 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         }
         if want("interactive") {
             test_interactive::run(env.as_ref(), &mut r);
+        }
+        if want("ktest") {
+            test_ktest::run(env.as_ref(), &mut r);
         }
         if want("bench") {
             bench::smoke_layer(env.as_ref(), &mut r);

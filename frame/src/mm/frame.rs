@@ -108,10 +108,6 @@ impl Segment {
         self.paddr
     }
 
-    pub fn nframes(&self) -> usize {
-        self.nframes
-    }
-
     pub fn size(&self) -> usize {
         self.nframes * PAGE_SIZE
     }

@@ -12,7 +12,7 @@ use crate::sync::Once;
 /// What a physical page is used for, recorded in its metadata.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
-pub enum FrameUsage {
+pub(crate) enum FrameUsage {
     /// Free: may be handed out by the allocator.
     Unused = 0,
     /// Firmware, kernel image, initrd, metadata: never allocated.

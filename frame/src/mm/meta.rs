@@ -105,13 +105,3 @@ pub(crate) fn mark_unused(start: Paddr, end: Paddr) {
         pa += PAGE_SIZE;
     }
 }
-
-/// Statistics for /proc/meminfo-like reports.
-pub fn count_usage(usage: FrameUsage) -> usize {
-    let n = META_FRAMES.load(Ordering::Acquire);
-    (0..n)
-        .filter(|pfn| {
-            slot(pfn * PAGE_SIZE).is_some_and(|s| s.usage.load(Ordering::Relaxed) == usage as u8)
-        })
-        .count()
-}

@@ -1,43 +1,42 @@
 //! Physical memory: the direct map, frame metadata, typed and untyped frames,
 //! page tables, user address spaces, and the kernel heap mechanism.
 
-pub mod frame;
+pub(crate) mod frame;
 pub mod frame_alloc;
 pub mod heap;
 #[cfg(any(target_os = "none", test))]
 pub(crate) mod image;
 #[cfg(any(target_os = "none", test))]
-pub mod kspace;
-pub mod meta;
-pub mod page_table;
+pub(crate) mod kspace;
+pub(crate) mod meta;
+pub(crate) mod page_table;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
 pub mod sim;
 #[cfg(test)]
 mod tests;
-pub mod vm_space;
+pub(crate) mod vm_space;
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-pub use self::frame::{Frame, Segment, UFrame, USegment};
-pub use self::frame_alloc::{FrameAllocPolicy, FrameUsage};
+pub use self::frame::{UFrame, USegment};
+pub use self::frame_alloc::FrameAllocPolicy;
 pub use self::heap::{HeapPolicy, HeapSlot, Slab, SlabList};
-pub use self::page_table::{CachePolicy, PageFlags};
-pub use self::vm_space::{USER_SPACE_END, VmSpace};
+pub use self::page_table::PageFlags;
+pub use self::vm_space::{USER_SPACE_END, UserFault, VmSpace};
 
 pub type Paddr = usize;
 pub type Vaddr = usize;
 
 pub const PAGE_SIZE: usize = 4096;
-pub const PAGE_SHIFT: usize = 12;
 
 /// Base of the direct map: physical address `pa` is visible at
 /// `KERNEL_LINEAR_BASE + pa`, on bare metal and in host tests alike.
-pub const KERNEL_LINEAR_BASE: usize = 0xffff_8000_0000_0000;
+pub(crate) const KERNEL_LINEAR_BASE: usize = 0xffff_8000_0000_0000;
 
 /// The direct-map address of a physical address.
-pub fn paddr_to_vaddr(pa: Paddr) -> Vaddr {
+pub(crate) fn paddr_to_vaddr(pa: Paddr) -> Vaddr {
     KERNEL_LINEAR_BASE + pa
 }
 
@@ -63,7 +62,7 @@ pub(crate) fn paddr_to_ptr<T>(pa: Paddr) -> *mut T {
 }
 
 /// The physical address behind a direct-map address, if it is one.
-pub fn vaddr_to_paddr(va: Vaddr) -> Option<Paddr> {
+pub(crate) fn vaddr_to_paddr(va: Vaddr) -> Option<Paddr> {
     va.checked_sub(KERNEL_LINEAR_BASE)
         .filter(|pa| *pa < meta::max_paddr())
 }

@@ -94,7 +94,7 @@ impl VmSpace {
     }
 
     /// Loads this address space into the MMU.
-    pub fn activate(&self) {
+    pub(crate) fn activate(&self) {
         let root = self.pt.lock().root_paddr();
         if ACTIVE_ROOT.swap(root, Ordering::AcqRel) != root {
             #[cfg(target_os = "none")]

@@ -80,8 +80,14 @@ pub(crate) fn note_release(level: u8, spin: bool, prev: u64) {
     }
 }
 
-/// Panics if the caller holds a spin lock: it must not sleep.
-pub fn might_sleep() {
+/// Panics if the caller must not sleep: it holds a spin lock, or it runs in
+/// interrupt context (an interrupt handler or a timer callback).
+pub(crate) fn might_sleep() {
+    #[cfg(target_os = "none")]
+    assert!(
+        !crate::irq::in_interrupt(),
+        "sleeping, yielding or exiting in interrupt context"
+    );
     let depth = SPIN_DEPTH.load(Ordering::Relaxed);
     assert!(
         depth == 0,

@@ -1,6 +1,7 @@
 //! A sleeping mutex.
 
 use core::cell::UnsafeCell;
+use core::marker::PhantomData;
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -12,15 +13,32 @@ pub struct Mutex<T: ?Sized, const LEVEL: u8 = 0> {
     value: UnsafeCell<T>,
 }
 
-// SAFETY: one holder at a time (see SpinLock).
+// SAFETY: the mutex hands `&mut T` to one holder at a time, so sharing the
+// mutex between tasks only ever moves access to `T` from one task to
+// another: `T: Send` is enough, exactly as for `std::sync::Mutex`.
 unsafe impl<T: ?Sized + Send, const L: u8> Sync for Mutex<T, L> {}
-// SAFETY: sending the lock sends the value.
+// SAFETY: sending the mutex sends the value it owns.
 unsafe impl<T: ?Sized + Send, const L: u8> Send for Mutex<T, L> {}
 
+/// Proof that the current task holds a [`Mutex`]. It stays with the task
+/// that locked it (`!Send`: the held lock levels are that task's state), and
+/// sharing `&MutexGuard` shares `&T`, so it is `Sync` only if `T` is.
 pub struct MutexGuard<'a, T: ?Sized, const L: u8> {
     lock: &'a Mutex<T, L>,
     prev_levels: u64,
+    _not_send: PhantomData<*const ()>,
 }
+
+// SAFETY: a `&MutexGuard` gives out only `&T` (DerefMut needs `&mut`), so
+// sharing it between tasks is sound exactly when sharing `&T` is: `T: Sync`.
+unsafe impl<T: ?Sized + Sync, const L: u8> Sync for MutexGuard<'_, T, L> {}
+
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    fn sync<T: Sync>() {}
+    send_sync::<Mutex<core::cell::Cell<u64>>>();
+    sync::<MutexGuard<'static, u64, 0>>();
+};
 
 impl<T, const L: u8> Mutex<T, L> {
     pub const fn new(value: T) -> Self {
@@ -44,6 +62,7 @@ impl<T: ?Sized, const L: u8> Mutex<T, L> {
         MutexGuard {
             lock: self,
             prev_levels,
+            _not_send: PhantomData,
         }
     }
 }

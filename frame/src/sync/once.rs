@@ -14,10 +14,17 @@ pub struct Once<T> {
 }
 
 // SAFETY: the value is written once (state RUNNING, by one caller) and only
-// read after state is DONE (Acquire pairs with the Release store).
+// read after state is DONE (Acquire pairs with the Release store). A shared
+// `Once` hands out `&T` to every thread (so `T: Sync`), and the value may be
+// created by one thread and dropped by another (so `T: Send`).
 unsafe impl<T: Send + Sync> Sync for Once<T> {}
 // SAFETY: sending the cell sends the value.
 unsafe impl<T: Send> Send for Once<T> {}
+
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Once<u64>>();
+};
 
 impl<T> Default for Once<T> {
     fn default() -> Self {

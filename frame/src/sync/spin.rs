@@ -12,17 +12,33 @@ pub struct SpinLock<T: ?Sized, const LEVEL: u8 = 0> {
     value: UnsafeCell<T>,
 }
 
-// SAFETY: the lock hands out access to `value` to one holder at a time, so
-// sharing the lock shares `T` only by moving it between threads (T: Send).
+// SAFETY: the lock hands out `&mut T` to one holder at a time, so sharing
+// the lock between threads only ever moves access to `T` from one thread to
+// another: `T: Send` is enough (as for `std::sync::Mutex`).
 unsafe impl<T: ?Sized + Send, const L: u8> Sync for SpinLock<T, L> {}
 // SAFETY: sending the lock sends the value.
 unsafe impl<T: ?Sized + Send, const L: u8> Send for SpinLock<T, L> {}
 
+/// Proof that this CPU holds a [`SpinLock`]. It is `!Send` (through the
+/// interrupt guard: the held lock levels and the interrupt state belong to
+/// this CPU and task), and sharing `&SpinLockGuard` shares `&T`, so it is
+/// `Sync` only if `T` is.
 pub struct SpinLockGuard<'a, T: ?Sized, const L: u8> {
     lock: &'a SpinLock<T, L>,
     prev_levels: u64,
     _irq: Option<DisabledLocalIrqGuard>,
 }
+
+// SAFETY: a `&SpinLockGuard` gives out only `&T`, so sharing it between
+// threads is sound exactly when sharing `&T` is: `T: Sync`.
+unsafe impl<T: ?Sized + Sync, const L: u8> Sync for SpinLockGuard<'_, T, L> {}
+
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    fn sync<T: Sync>() {}
+    send_sync::<SpinLock<core::cell::Cell<u64>>>();
+    sync::<SpinLockGuard<'static, u64, 0>>();
+};
 
 impl<T, const L: u8> SpinLock<T, L> {
     pub const fn new(value: T) -> Self {

@@ -64,12 +64,23 @@ pub struct Task {
     _stack: Option<KernelStack>,
 }
 
-// SAFETY: `saved_rsp`, `entry` and `held_locks` are touched only by the
-// switch code with interrupts disabled on the CPU that owns the task at that
-// moment (invariant 8 makes that CPU unique); everything else is atomic.
+// SAFETY: the non-`Sync` fields (`saved_rsp`, `entry`, `held_locks`) are
+// touched only by the switch code and the task's own entry, with interrupts
+// disabled on the CPU that runs the task at that moment; invariant 8 (a task
+// runs on one CPU at a time, claimed through `on_cpu`) makes that CPU
+// unique. Every other field is atomic, or immutable after `build`; the
+// payloads a client attaches (`entry`, `data`) are required to be `Send`
+// (and `data` `Sync`) by `TaskOptions`, so no client type crosses tasks
+// unchecked.
 unsafe impl Sync for Task {}
-// SAFETY: see above.
+// SAFETY: as above; a `Task` owns nothing tied to the CPU that created it.
 unsafe impl Send for Task {}
+
+const _: fn() = || {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Task>();
+    send_sync::<Arc<Task>>();
+};
 
 impl Task {
     pub fn id(&self) -> u64 {
@@ -252,10 +263,14 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
     let mut idled = false;
     let next = loop {
         match scheduler().pick_next() {
+            // The policy may hand back the current task only if it is still
+            // runnable (it yielded, or was woken before it slept); an exited
+            // or sleeping task it returns is stale, whatever the policy
+            // thinks, and must not run again.
             Some(next) if Arc::ptr_eq(&next, &cur) => {
-                cur.state
-                    .store(TaskState::Runnable as u8, Ordering::Release);
-                return;
+                if cur.state() == TaskState::Runnable {
+                    return;
+                }
             }
             Some(next) if next.state() != TaskState::Runnable => continue,
             Some(next) if next.on_cpu.swap(true, Ordering::AcqRel) => {
@@ -277,7 +292,8 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
                 cur.cpu_ns.fetch_add(ran, Ordering::Relaxed);
                 crate::arch::cpu::enable_interrupts_and_halt();
                 crate::arch::cpu::disable_interrupts();
-                cur.run_start_ns.store(crate::timer::monotonic_ns(), Ordering::Relaxed);
+                cur.run_start_ns
+                    .store(crate::timer::monotonic_ns(), Ordering::Relaxed);
             }
         }
     };
@@ -291,7 +307,10 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
         switches.fetch_add(1, Ordering::Relaxed);
     }
     let now = crate::timer::monotonic_ns();
-    cur.cpu_ns.fetch_add(now.saturating_sub(cur.run_start_ns.load(Ordering::Relaxed)), Ordering::Relaxed);
+    cur.cpu_ns.fetch_add(
+        now.saturating_sub(cur.run_start_ns.load(Ordering::Relaxed)),
+        Ordering::Relaxed,
+    );
     next.run_start_ns.store(now, Ordering::Relaxed);
     cur.held_locks.set(crate::sync::take_held_state());
     let next_rsp = {
@@ -361,8 +380,10 @@ pub(crate) fn sleep_current(irq: &DisabledLocalIrqGuard) {
     reschedule(irq, false);
 }
 
-/// Ends the current task.
+/// Ends the current task. Like any switch away, it must not happen in
+/// interrupt context or with a spin lock held.
 pub fn exit_current() -> ! {
+    crate::sync::might_sleep();
     let irq = disable_local();
     current()
         .state
@@ -389,12 +410,24 @@ pub fn preempt_point() {
     }
 }
 
+/// Checks that the first task is being started from the boot context, once:
+/// a running task that did this would have its stack abandoned while still
+/// referenced.
+pub(crate) fn claim_first_run() {
+    static CLAIMED: AtomicBool = AtomicBool::new(false);
+    assert!(
+        try_current().is_none() && !CLAIMED.swap(true, Ordering::AcqRel),
+        "invariant: run_first_task runs once, from the boot context"
+    );
+}
+
 /// Starts the first task; the boot stack is abandoned.
 pub(crate) fn run_first(task: Arc<Task>) -> ! {
     let _irq = disable_local();
     task.on_cpu.store(true, Ordering::Release);
     task.started.store(true, Ordering::Release);
-    task.run_start_ns.store(crate::timer::monotonic_ns(), Ordering::Relaxed);
+    task.run_start_ns
+        .store(crate::timer::monotonic_ns(), Ordering::Relaxed);
     // SAFETY: nothing runs yet; interrupts are disabled.
     let next_rsp = unsafe { *task.saved_rsp.get() };
     // SAFETY: interrupts off; the boot context is never resumed.

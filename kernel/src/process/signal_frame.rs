@@ -61,6 +61,11 @@ const USER_SS: u64 = 0x2b;
 /// the saved context shows them as Linux's does.
 const RFLAGS_IF: u64 = 1 << 9;
 const RFLAGS_FIXED: u64 = 1 << 1;
+const RFLAGS_TF: u64 = 1 << 8;
+const RFLAGS_DF: u64 = 1 << 10;
+/// RFLAGS bits rt_sigreturn takes from the signal frame: CF PF AF ZF SF TF
+/// DF OF AC (and RF, which frame does not keep), as Linux's FIX_EFLAGS.
+const SIGRETURN_RFLAGS: u64 = 0x4_0dd5;
 
 /// Turns expired timers (ITIMER_REAL, POSIX timers), which the timer
 /// interrupt only marked, into signals.
@@ -291,7 +296,9 @@ fn setup_frame(
     r.rsi = info_addr;
     r.rdx = uc_addr;
     r.rax = 0;
-    r.rflags &= !(1 << 10); // DF clear on entry (ABI)
+    // As Linux: DF clear on entry (the ABI), and TF clear so a program
+    // single-stepping itself does not trap again in its SIGTRAP handler.
+    r.rflags &= !(RFLAGS_DF | RFLAGS_TF);
     user.set_general_regs(&r);
     Ok(())
 }
@@ -321,9 +328,11 @@ fn restore_frame(process: &Process, thread: &Thread, user: &mut UserContext) -> 
     let regs = GeneralRegs {
         rax: m.rax, rbx: m.rbx, rcx: m.rcx, rdx: m.rdx, rsi: m.rsi, rdi: m.rdi, rbp: m.rbp, rsp: m.rsp,
         r8: m.r8, r9: m.r9, r10: m.r10, r11: m.r11, r12: m.r12, r13: m.r13, r14: m.r14, r15: m.r15,
-        rip: m.rip, rflags: m.eflags,
+        rip: m.rip, rflags: (user.general_regs().rflags & !SIGRETURN_RFLAGS) | (m.eflags & SIGRETURN_RFLAGS),
     };
-    // Privileged RFLAGS bits (IOPL, IF, VM, ...) are dropped here.
+    // Only the arithmetic flags, DF, TF and AC come from the frame (Linux's
+    // FIX_EFLAGS); the others (NT, ID) keep their value at the call. frame
+    // drops the privileged ones (IOPL, IF, VM, ...) whatever we pass.
     user.set_general_regs(&regs);
     // Linux loads CS and SS with RPL 3 forced; any code segment but the
     // 64-bit user one makes the return to user mode fault (the 32-bit one

@@ -62,13 +62,6 @@ pub fn read_cr2() -> u64 {
     v
 }
 
-pub fn read_cr3() -> u64 {
-    let v: u64;
-    // SAFETY: reading CR3 has no side effects.
-    unsafe { asm!("mov {}, cr3", out(reg) v, options(nomem, nostack, preserves_flags)) }
-    v
-}
-
 /// # Safety
 /// `pml4_paddr` must be the root of a page table that maps the kernel image,
 /// the current stack and the direct map exactly as the current one does.
@@ -108,11 +101,6 @@ pub unsafe fn write_cr4(v: u64) {
 pub fn flush_tlb_page(vaddr: usize) {
     // SAFETY: invalidating a TLB entry only forces a fresh page walk.
     unsafe { asm!("invlpg [{}]", in(reg) vaddr, options(nostack, preserves_flags)) }
-}
-
-pub fn flush_tlb_all() {
-    // SAFETY: reloading CR3 with its current value only flushes the TLB.
-    unsafe { write_cr3(read_cr3()) }
 }
 
 pub fn interrupts_enabled() -> bool {

@@ -18,6 +18,9 @@ const GDT_ENTRIES: usize = 9;
 
 /// Interrupt stack table slot used for double faults (1-based as in the IDT).
 pub const IST_DOUBLE_FAULT: u8 = 1;
+/// IST slot for #DB, NMI and #MC, which may arrive before the syscall entry
+/// has switched away from the user stack.
+pub const IST_DEBUG: u8 = 2;
 const DF_STACK_SIZE: usize = 16 * 1024;
 
 #[repr(C, packed(4))]
@@ -40,6 +43,7 @@ struct CpuTables {
     gdt: UnsafeCell<[u64; GDT_ENTRIES]>,
     tss: UnsafeCell<Tss>,
     df_stack: UnsafeCell<DfStack>,
+    debug_stack: UnsafeCell<DfStack>,
 }
 // SAFETY: the tables are written only during `init` (before interrupts are
 // enabled, on the boot CPU) and by `set_kernel_stack`, which runs with
@@ -59,6 +63,7 @@ static TABLES: CpuTables = CpuTables {
         iomap_base: size_of::<Tss>() as u16,
     }),
     df_stack: UnsafeCell::new(DfStack([0; DF_STACK_SIZE])),
+    debug_stack: UnsafeCell::new(DfStack([0; DF_STACK_SIZE])),
 };
 
 #[repr(C, packed)]
@@ -67,9 +72,10 @@ struct DescriptorPointer {
     base: u64,
 }
 
-pub fn init() {
+pub(crate) fn init() {
     let tss_addr = TABLES.tss.get() as u64;
     let df_top = TABLES.df_stack.get() as u64 + DF_STACK_SIZE as u64;
+    let debug_top = TABLES.debug_stack.get() as u64 + DF_STACK_SIZE as u64;
     let tss_limit = (size_of::<Tss>() - 1) as u64;
     let tss_low = (tss_limit & 0xffff)
         | ((tss_addr & 0xff_ffff) << 16)
@@ -80,6 +86,7 @@ pub fn init() {
     // SAFETY: boot CPU, interrupts disabled: nothing else accesses the tables yet.
     unsafe {
         (*TABLES.tss.get()).ist[usize::from(IST_DOUBLE_FAULT) - 1] = df_top;
+        (*TABLES.tss.get()).ist[usize::from(IST_DEBUG) - 1] = debug_top;
         *TABLES.gdt.get() = [
             0,
             0x00af_9a00_0000_ffff, // kernel code: 64-bit, DPL 0
@@ -120,8 +127,11 @@ pub fn init() {
 }
 
 /// Sets the stack the CPU switches to on a trap from user mode (TSS.RSP0).
-pub fn set_kernel_stack(top: u64) {
-    debug_assert!(!super::cpu::interrupts_enabled());
+pub(crate) fn set_kernel_stack(top: u64) {
+    assert!(
+        !super::cpu::interrupts_enabled(),
+        "invariant: TSS.RSP0 changes only with interrupts disabled"
+    );
     // SAFETY: single CPU with interrupts disabled; the CPU only reads RSP0
     // when a trap from ring 3 happens, which cannot happen concurrently.
     unsafe { (*TABLES.tss.get()).rsp[0] = top };

@@ -11,10 +11,24 @@ use core::arch::global_asm;
 use core::cell::UnsafeCell;
 use core::mem::size_of;
 
-use super::gdt::{IST_DOUBLE_FAULT, KERNEL_CS, USER_CS, USER_DS};
+use super::gdt::{IST_DEBUG, IST_DOUBLE_FAULT, KERNEL_CS, USER_CS, USER_DS};
 
 /// Pseudo-vector recorded in the frame for a `syscall` instruction.
 pub const SYSCALL_VECTOR: u64 = 0x100;
+
+/// RFLAGS bits `syscall` clears (MSR SFMASK): every defined flag (CF PF AF
+/// ZF SF TF IF DF OF IOPL NT RF AC ID), the set Linux masks, so the kernel
+/// never runs with a user's AC (SMAP off), DF, TF, NT or IOPL.
+pub const SYSCALL_RFLAGS_MASK: u64 = 0x25_7fd5;
+
+/// RFLAGS bits user code may control: CF PF AF ZF SF TF DF OF NT AC ID.
+/// TF is delivered as a single-step trap in user mode; NT only matters to
+/// an `iretq` executed while it is set, and the kernel's entry paths clear
+/// it before any `iretq` of ours runs. IOPL, IF, VM, VIF and VIP are never
+/// the user's.
+pub const USER_RFLAGS_MASK: u64 = 0x24_4dd5;
+pub const RFLAGS_IF: u64 = 1 << 9;
+pub const RFLAGS_FIXED: u64 = 1 << 1;
 
 /// Register state saved on a trap; the layout is fixed by the assembly below.
 #[derive(Clone, Copy, Debug, Default)]
@@ -64,7 +78,13 @@ __trellis_trap_stubs:
     .endr
 
 __trellis_trap_common:
-    cld
+    /* Entry hygiene (docs/soundness.md): whatever user or kernel code was
+       running, the handler starts with RFLAGS = 0x2 — IF off (the gate
+       already cleared it), and AC, DF, TF, NT and IOPL clear. AC would turn
+       SMAP off in ring 0; DF would make memcpy run backwards. A plain popfq
+       works whether or not the CPU has SMAP (clac would #UD without it). */
+    push 2
+    popfq
     push r15
     push r14
     push r13
@@ -114,6 +134,8 @@ __trellis_return_to_kernel:
     pop rbp
     ret
 
+    /* SFMASK (see `init`) has already cleared every RFLAGS bit but the
+       fixed one, so no user flag (AC, DF, TF, NT, IOPL) survives into ring 0. */
     .global __trellis_syscall_entry
 __trellis_syscall_entry:
     mov [rip + {user_rsp}], rsp
@@ -236,7 +258,14 @@ pub fn init() {
         *entry = IdtEntry {
             offset_low: handler as u16,
             selector: KERNEL_CS,
-            ist: if vector == 8 { IST_DOUBLE_FAULT } else { 0 },
+            // #DB, NMI and #MC can arrive on the first instruction of the
+            // syscall entry, before it has left the user stack: they get a
+            // known-good stack of their own, like #DF.
+            ist: match vector {
+                1 | 2 | 18 => IST_DEBUG,
+                8 => IST_DOUBLE_FAULT,
+                _ => 0,
+            },
             type_attr: 0x8e | (dpl << 5), // present interrupt gate
             offset_mid: (handler >> 16) as u16,
             offset_high: (handler >> 32) as u32,
@@ -258,8 +287,9 @@ pub fn init() {
 
     use super::cpu::*;
     // SAFETY: enables `syscall` and points it at the entry above; STAR holds
-    // the selector bases documented in gdt.rs; SFMASK clears IF, TF, DF, AC
-    // on entry so the entry code runs with interrupts off.
+    // the selector bases documented in gdt.rs; SFMASK clears every RFLAGS
+    // bit (IF, TF, DF, AC, NT, IOPL included) on entry, so the entry code
+    // runs with interrupts off and with no user-controlled flag.
     unsafe {
         wrmsr(MSR_EFER, rdmsr(MSR_EFER) | 1);
         wrmsr(
@@ -267,7 +297,7 @@ pub fn init() {
             (u64::from(KERNEL_CS) << 32) | (u64::from(USER_DS & !3) - 8) << 48,
         );
         wrmsr(MSR_LSTAR, __trellis_syscall_entry as *const () as u64);
-        wrmsr(MSR_SFMASK, 0x4_0700);
+        wrmsr(MSR_SFMASK, SYSCALL_RFLAGS_MASK);
     }
 }
 
@@ -278,13 +308,32 @@ extern "C" fn kernel_trap_entry(frame: &mut TrapFrame) {
 /// Runs `frame` in user mode until the next trap or syscall, which is saved
 /// back into `frame`.
 ///
-/// Must be called with interrupts disabled. The caller has already checked
-/// that `frame` is a valid user state (see `UserContext::sanitize`).
-pub fn enter_user(frame: &mut TrapFrame) {
-    debug_assert!(!super::cpu::interrupts_enabled());
-    debug_assert!(frame.cs == u64::from(USER_CS) && frame.ss == u64::from(USER_DS));
+/// `UserContext::execute` sanitises `frame` first; the checks here repeat
+/// the ones the `iretq` below depends on, in release builds too, because a
+/// wrong CS/SS or RFLAGS would enter ring 0 at a chosen RIP, or ring 3 with
+/// port access (invariant 2).
+pub(crate) fn enter_user(frame: &mut TrapFrame) {
+    assert!(
+        !super::cpu::interrupts_enabled(),
+        "invariant: user mode is entered with interrupts disabled"
+    );
+    assert!(
+        frame.cs == u64::from(USER_CS) && frame.ss == u64::from(USER_DS),
+        "invariant: user mode is entered with the user CS/SS selectors"
+    );
+    assert!(
+        frame.rflags & !USER_RFLAGS_MASK == RFLAGS_IF | RFLAGS_FIXED,
+        "invariant: user RFLAGS has IF set and no privileged bit"
+    );
+    assert!(
+        frame.rip < 0x0000_8000_0000_0000 && frame.rsp < 0x0000_8000_0000_0000,
+        "invariant: user RIP and RSP are canonical user addresses"
+    );
     let top = frame as *mut TrapFrame as u64 + size_of::<TrapFrame>() as u64;
-    debug_assert!(top.is_multiple_of(16));
+    assert!(
+        top.is_multiple_of(16),
+        "invariant: the trap frame ends 16-byte aligned"
+    );
     super::gdt::set_kernel_stack(top);
     // SAFETY: single CPU, interrupts disabled; the syscall entry reads it.
     unsafe { *USER_CTX_TOP.0.get() = top };

@@ -313,7 +313,7 @@ const FLAGS_7_EBX: [(u32, &str); 12] = [
 
 /// /proc/cpuinfo for the one CPU, from CPUID.
 pub(super) fn cpuinfo() -> Result<Vec<u8>> {
-    use frame::arch::cpu::cpuid;
+    use frame::cpu::cpuid;
     let leaf0 = cpuid(0, 0);
     let mut vendor = Vec::new();
     for r in [leaf0.ebx, leaf0.edx, leaf0.ecx] {
@@ -357,7 +357,7 @@ pub(super) fn cpuinfo() -> Result<Vec<u8>> {
             .map(|(_, n)| *n),
     );
     flags.retain(|f| !f.is_empty());
-    let khz = frame::arch::apic::tsc_hz() / 1000;
+    let khz = frame::cpu::tsc_hz() / 1000;
     let mhz = format!("{}.{:03}", khz / 1000, khz % 1000);
     let bogo = format!("{}.{:02}", khz * 2 / 1000, (khz * 2 % 1000) / 10);
     let mut s = String::new();

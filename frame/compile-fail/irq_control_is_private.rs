@@ -1,0 +1,4 @@
+// expect: module `irq` is private
+pub fn f() {
+    frame::irq::enable_local();
+}

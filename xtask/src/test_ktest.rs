@@ -1,0 +1,115 @@
+//! The `ktest` layer: boots the kernel with `ktest=NAME` for each in-kernel
+//! check (kernel/src/ktest.rs) and checks that the boot ends the way the
+//! check promises: a clean, reported panic naming the broken invariant, or
+//! a clean power-off after the check passed.
+
+use std::time::Duration;
+
+use crate::initramfs;
+use crate::qemu::{self, Console, Outcome};
+use crate::scan::serial_tail;
+use crate::test::{BootEnv, Reporter};
+use crate::util::target_dir;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+enum Expect {
+    /// A kernel panic whose report contains this text.
+    Panic(&'static str),
+    /// A power-off with status 0 after the output contained this text.
+    Poweroff(&'static str),
+}
+
+struct Case {
+    name: &'static str,
+    expect: Expect,
+}
+
+const CASES: &[Case] = &[
+    Case {
+        name: "panic",
+        expect: Expect::Panic("ktest: deliberate panic"),
+    },
+    Case {
+        name: "stack_overflow",
+        expect: Expect::Panic("kernel stack overflow: touched the guard page"),
+    },
+    Case {
+        name: "null_deref",
+        expect: Expect::Poweroff("read of unmapped user page: Some("),
+    },
+    Case {
+        name: "init_twice",
+        expect: Expect::Panic("invariant: frame::init runs once"),
+    },
+    Case {
+        name: "run_first_nested",
+        expect: Expect::Panic("invariant: run_first_task runs once, from the boot context"),
+    },
+    Case {
+        name: "timer_yield",
+        expect: Expect::Panic("sleeping, yielding or exiting in interrupt context"),
+    },
+    Case {
+        name: "timer_exit",
+        expect: Expect::Panic("sleeping, yielding or exiting in interrupt context"),
+    },
+    Case {
+        name: "sched_stale",
+        expect: Expect::Poweroff("ktest sched_stale: ok"),
+    },
+];
+
+pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
+    let Some(env) = env else {
+        r.skip("ktest:boot", "the kernel did not build");
+        return;
+    };
+    let initrd = target_dir(&env.root).join("initramfs-ktest.cpio");
+    let spec = initramfs::Spec {
+        user: None,
+        adds: &[],
+        argv: None,
+    };
+    if let Err(e) = initramfs::write(&spec, &initrd) {
+        r.fail("ktest:initramfs", e);
+        return;
+    }
+    for case in CASES {
+        let name = format!("ktest:{}", case.name);
+        let append = [format!("ktest={}", case.name)];
+        let boot = qemu::Boot {
+            kernel: &env.kernel,
+            initrd: &initrd,
+            append: &append,
+            timeout: Some(TIMEOUT),
+            console: Console::Capture,
+        };
+        let result = match qemu::boot(&boot, &mut |_| {}) {
+            Ok(res) => res,
+            Err(e) => {
+                r.fail(&name, e);
+                continue;
+            }
+        };
+        let _ = env.write_log(&name.replace(':', "_"), &result);
+        let text = result.lines.join("\n");
+        let verdict = match (&case.expect, &result.outcome) {
+            (Expect::Panic(want), Outcome::Panic(_)) if text.contains(want) => None,
+            (Expect::Poweroff(want), Outcome::Poweroff(0)) if text.contains(want) => None,
+            (Expect::Panic(want), outcome) | (Expect::Poweroff(want), outcome) => Some(format!(
+                "expected `{want}` and a {} end; got {outcome:?}\n{}",
+                if matches!(case.expect, Expect::Panic(_)) {
+                    "panic"
+                } else {
+                    "poweroff 0"
+                },
+                serial_tail(&result.lines, 15)
+            )),
+        };
+        match verdict {
+            None => r.pass(&name),
+            Some(why) => r.fail(&name, why),
+        }
+    }
+}
