@@ -151,21 +151,35 @@ pub(crate) fn kernel_ptr<T>(va: Vaddr) -> *mut T {
     }
 }
 
-/// A first-fit policy over a `Vec<bool>`; `force_pfn` makes it propose a
-/// chosen frame, to test that frame refuses bad proposals.
+/// A first-fit policy over a `Vec<bool>` (with a hint: no free frame lies
+/// below `first`, which keeps the scans short under Miri); `force_pfn`
+/// makes it propose a chosen frame, to test that frame refuses bad
+/// proposals.
 pub struct TestPolicy {
-    free: Mutex<Vec<bool>>,
+    free: Mutex<FreeMap>,
     pub force_pfn: AtomicUsize,
+}
+
+struct FreeMap {
+    free: Vec<bool>,
+    first: usize,
+}
+
+impl FreeMap {
+    fn set(&mut self, start: usize, count: usize, free: bool) {
+        let end = (start + count).min(self.free.len());
+        self.free[start.min(end)..end]
+            .iter_mut()
+            .for_each(|b| *b = free);
+        if free {
+            self.first = self.first.min(start);
+        }
+    }
 }
 
 impl FrameAllocPolicy for TestPolicy {
     fn add_free(&self, start: usize, count: usize) {
-        let mut f = self.free.lock().unwrap();
-        for p in start..start + count {
-            if p < f.len() {
-                f[p] = true;
-            }
-        }
+        self.free.lock().unwrap().set(start, count, true);
     }
 
     fn alloc(&self, count: usize, _align: usize) -> Option<usize> {
@@ -173,20 +187,27 @@ impl FrameAllocPolicy for TestPolicy {
         if forced != 0 {
             return Some(forced);
         }
-        let mut f = self.free.lock().unwrap();
-        let start =
-            (0..f.len().saturating_sub(count)).find(|&s| f[s..s + count].iter().all(|&b| b))?;
-        f[start..start + count].iter_mut().for_each(|b| *b = false);
+        let mut m = self.free.lock().unwrap();
+        let first = m.first + m.free[m.first..].iter().position(|&b| b)?;
+        m.first = first;
+        let start = (first..m.free.len().saturating_sub(count))
+            .find(|&s| m.free[s..s + count].iter().all(|&b| b))?;
+        m.set(start, count, false);
         Some(start)
     }
 
     fn dealloc(&self, start: usize, count: usize) {
-        let mut f = self.free.lock().unwrap();
-        f[start..start + count].iter_mut().for_each(|b| *b = true);
+        self.free.lock().unwrap().set(start, count, true);
     }
 
     fn free_count(&self) -> usize {
-        self.free.lock().unwrap().iter().filter(|&&b| b).count()
+        self.free
+            .lock()
+            .unwrap()
+            .free
+            .iter()
+            .filter(|&&b| b)
+            .count()
     }
 }
 
@@ -196,7 +217,10 @@ static LOCK: Mutex<()> = Mutex::new(());
 
 pub fn policy() -> &'static TestPolicy {
     POLICY.get_or_init(|| TestPolicy {
-        free: Mutex::new(vec![false; SIM_BYTES / PAGE_SIZE]),
+        free: Mutex::new(FreeMap {
+            free: vec![false; SIM_BYTES / PAGE_SIZE],
+            first: SIM_BYTES / PAGE_SIZE,
+        }),
         force_pfn: AtomicUsize::new(0),
     })
 }
