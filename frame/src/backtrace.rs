@@ -120,7 +120,8 @@ pub fn print_backtrace(pc: Option<u64>, rbp: u64) {
 mod tests {
     use super::*;
     use crate::mm::kspace::{KSTACK_REGION_BASE, map_kernel_page, unmap_kernel_page};
-    use crate::mm::{PAGE_SIZE, PageFlags, USegment, sim};
+    use crate::mm::{PAGE_SIZE, PageFlags, USegment};
+    use crate::sim;
 
     #[test]
     fn symbols_come_from_the_image_table() {

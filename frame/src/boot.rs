@@ -250,7 +250,8 @@ pub(crate) fn init_memory() {
 mod tests {
     use super::*;
     use crate::mm::frame_alloc::FrameUsage;
-    use crate::mm::{USegment, meta, sim};
+    use crate::mm::{USegment, meta};
+    use crate::sim;
 
     #[test]
     fn boot_info_comes_from_the_pvh_start_info() {

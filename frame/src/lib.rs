@@ -30,6 +30,8 @@ mod index_pool;
 pub(crate) mod irq;
 pub mod mm;
 pub mod pod;
+#[cfg(test)]
+mod sim;
 pub mod sync;
 #[cfg(target_os = "none")]
 pub mod task;

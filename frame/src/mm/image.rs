@@ -69,5 +69,5 @@ pub(crate) fn sections() -> Sections {
 /// Host tests: the simulated kernel image.
 #[cfg(test)]
 pub(crate) fn sections() -> Sections {
-    super::sim::IMAGE
+    crate::sim::IMAGE
 }

@@ -100,7 +100,8 @@ pub(crate) fn is_mapped(va: Vaddr) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{kernel_root, sim};
+    use super::super::kernel_root;
+    use crate::sim;
     use super::*;
 
     #[test]

@@ -13,8 +13,6 @@ pub(crate) mod page_table;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
-pub mod sim;
-#[cfg(test)]
 mod tests;
 pub(crate) mod vm_space;
 
@@ -48,7 +46,7 @@ pub(crate) fn paddr_to_vaddr(pa: Paddr) -> Vaddr {
 pub(crate) fn linear_ptr<T>(va: Vaddr) -> *mut T {
     #[cfg(test)]
     {
-        sim::kernel_ptr(va)
+        crate::sim::kernel_ptr(va)
     }
     #[cfg(not(test))]
     {

@@ -14,7 +14,8 @@ use proptest::test_runner::Config;
 
 use super::frame_alloc::free_frames;
 use super::page_table::{CachePolicy, PageTable, Privilege};
-use super::{PAGE_SIZE, Paddr, PageFlags, UFrame, USegment, Vaddr, VmSpace, sim};
+use super::{PAGE_SIZE, Paddr, PageFlags, UFrame, USegment, Vaddr, VmSpace};
+use crate::sim;
 
 fn config() -> Config {
     Config {

@@ -3,7 +3,8 @@
 use super::frame_alloc::{FrameUsage, free_frames};
 use super::page_table::{CachePolicy, PageTable, Privilege};
 use super::vm_space::UserFault;
-use super::{PAGE_SIZE, PageFlags, Slab, SlabList, UFrame, USegment, VmSpace, heap, meta, sim};
+use super::{PAGE_SIZE, PageFlags, Slab, SlabList, UFrame, USegment, VmSpace, heap, meta};
+use crate::sim;
 use core::sync::atomic::Ordering;
 
 #[test]

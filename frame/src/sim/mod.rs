@@ -12,9 +12,9 @@ use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, Once};
 use std::vec::Vec;
 
-use super::frame_alloc::{FrameAllocPolicy, inject_policy};
-use super::image::{KERNEL_VMA, Sections};
-use super::{KERNEL_LINEAR_BASE, PAGE_SIZE, Paddr, Vaddr, kernel_root, page_table};
+use crate::mm::frame_alloc::{FrameAllocPolicy, inject_policy};
+use crate::mm::image::{KERNEL_VMA, Sections};
+use crate::mm::{KERNEL_LINEAR_BASE, PAGE_SIZE, Paddr, Vaddr, kernel_root, page_table};
 
 pub const SIM_BYTES: usize = 16 * 1024 * 1024;
 
