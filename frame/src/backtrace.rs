@@ -125,22 +125,23 @@ mod tests {
 
     #[test]
     fn symbols_come_from_the_image_table() {
-        let _g = sim::lock();
-        let [(entry, _), (resched, _), (main, _)] = sim::SYMBOLS;
-        let (entry, resched, main) = (entry as u64, resched as u64, main as u64);
-        assert_eq!(symbolize(entry), Some(("__trellis_rust_entry", 0)));
-        assert_eq!(
-            symbolize(resched + 0x3ff),
-            Some(("frame::task::reschedule", 0x3ff))
-        );
-        assert_eq!(symbolize(main + 0x10), Some(("kernel::main", 0x10)));
-        let (text_start, text_end) = image::sections().text;
-        assert_eq!(
-            symbolize(text_end as u64 - 1).map(|s| s.0),
-            Some("kernel::main")
-        );
-        assert_eq!(symbolize(text_end as u64), None, "past .text");
-        assert_eq!(symbolize(text_start as u64 - 1), None, "before .text");
+        sim::run(move || {
+            let [(entry, _), (resched, _), (main, _)] = sim::SYMBOLS;
+            let (entry, resched, main) = (entry as u64, resched as u64, main as u64);
+            assert_eq!(symbolize(entry), Some(("__trellis_rust_entry", 0)));
+            assert_eq!(
+                symbolize(resched + 0x3ff),
+                Some(("frame::task::reschedule", 0x3ff))
+            );
+            assert_eq!(symbolize(main + 0x10), Some(("kernel::main", 0x10)));
+            let (text_start, text_end) = image::sections().text;
+            assert_eq!(
+                symbolize(text_end as u64 - 1).map(|s| s.0),
+                Some("kernel::main")
+            );
+            assert_eq!(symbolize(text_end as u64), None, "past .text");
+            assert_eq!(symbolize(text_start as u64 - 1), None, "before .text");
+        })
     }
 
     /// A two-page "stack" mapped in the kernel-stack region above an
@@ -190,37 +191,38 @@ mod tests {
 
     #[test]
     fn walker_follows_frame_records_up_the_stack() {
-        let _g = sim::lock();
-        let s = Stack::new();
-        let [(entry, _), (resched, _), (main, _)] = sim::SYMBOLS.map(|(a, n)| (a as u64, n));
-        let (f1, f2, f3) = (s.base + 0x100, s.base + 0x1200, s.base + 0x1ff0);
-        s.record(f1, f2 as u64, resched + 0x21);
-        s.record(f2, f3 as u64, main + 5);
-        s.record(f3, 0, entry + 0x41);
-        assert_eq!(
-            frames(f1),
-            [
-                (1, Some(("frame::task::reschedule", 0x20))),
-                (2, Some(("kernel::main", 4))),
-                (3, Some(("__trellis_rust_entry", 0x40))),
-            ]
-        );
-        // A record whose return address is 0 ends the chain (the first
-        // task's entry frame).
-        s.record(f3, 0, 0);
-        assert_eq!(frames(f1).len(), 2);
-        // A chain that points down the stack (a loop, or garbage) ends.
-        s.record(f2, f1 as u64, main + 5);
-        assert_eq!(frames(f1).len(), 2);
-        // A frame pointer into unmapped memory (here above the stack), into
-        // the guard page below it, misaligned or in the user half is never
-        // read.
-        s.record(f1, (s.base + 2 * PAGE_SIZE + 16) as u64, resched + 1);
-        assert_eq!(frames(f1).len(), 1);
-        for bad in [s.base - 8, s.base + 2 * PAGE_SIZE, f1 + 4, 0x40_0000] {
-            assert!(frames(bad).is_empty(), "{bad:#x}");
-        }
-        // The last word of the stack cannot hold a whole record.
-        assert!(frames(s.base + 2 * PAGE_SIZE - 8).is_empty());
+        sim::run(move || {
+            let s = Stack::new();
+            let [(entry, _), (resched, _), (main, _)] = sim::SYMBOLS.map(|(a, n)| (a as u64, n));
+            let (f1, f2, f3) = (s.base + 0x100, s.base + 0x1200, s.base + 0x1ff0);
+            s.record(f1, f2 as u64, resched + 0x21);
+            s.record(f2, f3 as u64, main + 5);
+            s.record(f3, 0, entry + 0x41);
+            assert_eq!(
+                frames(f1),
+                [
+                    (1, Some(("frame::task::reschedule", 0x20))),
+                    (2, Some(("kernel::main", 4))),
+                    (3, Some(("__trellis_rust_entry", 0x40))),
+                ]
+            );
+            // A record whose return address is 0 ends the chain (the first
+            // task's entry frame).
+            s.record(f3, 0, 0);
+            assert_eq!(frames(f1).len(), 2);
+            // A chain that points down the stack (a loop, or garbage) ends.
+            s.record(f2, f1 as u64, main + 5);
+            assert_eq!(frames(f1).len(), 2);
+            // A frame pointer into unmapped memory (here above the stack), into
+            // the guard page below it, misaligned or in the user half is never
+            // read.
+            s.record(f1, (s.base + 2 * PAGE_SIZE + 16) as u64, resched + 1);
+            assert_eq!(frames(f1).len(), 1);
+            for bad in [s.base - 8, s.base + 2 * PAGE_SIZE, f1 + 4, 0x40_0000] {
+                assert!(frames(bad).is_empty(), "{bad:#x}");
+            }
+            // The last word of the stack cannot hold a whole record.
+            assert!(frames(s.base + 2 * PAGE_SIZE - 8).is_empty());
+        })
     }
 }

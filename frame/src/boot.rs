@@ -3,7 +3,6 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-#[cfg(target_os = "none")]
 use crate::arch::{cpu, fpu, gdt, serial, trap};
 use crate::mm::{self, PAGE_SIZE, Paddr, paddr_to_ptr};
 use crate::sync::Once;
@@ -131,15 +130,15 @@ pub fn total_ram() -> usize {
     TOTAL_RAM.load(Ordering::Relaxed)
 }
 
-#[cfg(target_os = "none")]
 unsafe extern "Rust" {
     /// Defined by the kernel through `frame::main!`.
     fn __trellis_main() -> !;
 }
 
-#[cfg(target_os = "none")]
-#[unsafe(no_mangle)]
-extern "C" fn __trellis_rust_entry(start_info: u32) -> ! {
+/// The boot CPU's first Rust code, called by the PVH entry stub
+/// (`arch::x86_64::boot`) with the start-info address from `ebx`; host
+/// tests call it on the simulated machine's boot thread.
+pub(crate) extern "C" fn rust_entry(start_info: u32) -> ! {
     serial::init();
     init_boot_info(start_info as Paddr);
     gdt::init();
@@ -152,7 +151,6 @@ extern "C" fn __trellis_rust_entry(start_info: u32) -> ! {
     unsafe { __trellis_main() }
 }
 
-#[cfg(target_os = "none")]
 fn enable_protection_features() {
     let leaf7 = cpu::cpuid(7, 0);
     let mut cr4 = cpu::read_cr4();
@@ -168,7 +166,6 @@ fn enable_protection_features() {
 }
 
 /// Whether SMEP and SMAP are active.
-#[cfg(target_os = "none")]
 pub fn smep_smap_enabled() -> (bool, bool) {
     let cr4 = cpu::read_cr4();
     (cr4 & (1 << 20) != 0, cr4 & (1 << 21) != 0)
@@ -255,26 +252,27 @@ mod tests {
 
     #[test]
     fn boot_info_comes_from_the_pvh_start_info() {
-        let _g = sim::lock();
-        assert_eq!(cmdline(), sim::CMDLINE);
-        let regions: Vec<(Paddr, Paddr, bool)> = memory_regions()
-            .iter()
-            .map(|r| (r.start, r.end, r.usable))
-            .collect();
-        let expected: Vec<(Paddr, Paddr, bool)> = sim::MEMORY_MAP
-            .iter()
-            .map(|&(start, size, kind)| (start, start + size, kind == E820_RAM))
-            .collect();
-        assert_eq!(regions, expected);
-        assert_eq!(total_ram(), 0x9_fc00 + sim::SIM_BYTES - 0x10_0000);
-        let initrd = initrd().expect("the loader passed an initrd");
-        assert_eq!(initrd.len(), sim::INITRD_LEN);
-        assert!(
-            initrd
+        sim::run(move || {
+            assert_eq!(cmdline(), sim::CMDLINE);
+            let regions: Vec<(Paddr, Paddr, bool)> = memory_regions()
                 .iter()
-                .enumerate()
-                .all(|(i, &b)| b == sim::initrd_byte(i))
-        );
+                .map(|r| (r.start, r.end, r.usable))
+                .collect();
+            let expected: Vec<(Paddr, Paddr, bool)> = sim::MEMORY_MAP
+                .iter()
+                .map(|&(start, size, kind)| (start, start + size, kind == E820_RAM))
+                .collect();
+            assert_eq!(regions, expected);
+            assert_eq!(total_ram(), 0x9_fc00 + sim::SIM_BYTES - 0x10_0000);
+            let initrd = initrd().expect("the loader passed an initrd");
+            assert_eq!(initrd.len(), sim::INITRD_LEN);
+            assert!(
+                initrd
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &b)| b == sim::initrd_byte(i))
+            );
+        })
     }
 
     fn usage(pa: Paddr) -> u8 {
@@ -283,26 +281,27 @@ mod tests {
 
     #[test]
     fn boot_reserves_firmware_image_initrd_and_metadata() {
-        let _g = sim::lock();
-        let reserved = FrameUsage::Reserved as u8;
-        let image_end = mm::image::sections().phys_end();
-        let meta_bytes = mm::align_up(meta::bytes_needed(sim::SIM_BYTES), PAGE_SIZE);
-        // The metadata goes into the first free range big enough for it:
-        // right after the initrd's last page.
-        let meta_at = mm::align_up(sim::INITRD_AT + sim::INITRD_LEN, PAGE_SIZE);
-        for pa in (0..meta_at + meta_bytes).step_by(PAGE_SIZE) {
-            let free_gap = (image_end..mm::align_down(sim::INITRD_AT, PAGE_SIZE)).contains(&pa);
-            assert_eq!(
-                usage(pa) == reserved,
-                !free_gap,
-                "page {pa:#x}: reserved is {}",
-                usage(pa) == reserved
-            );
-        }
-        for pa in [meta_at + meta_bytes, sim::SIM_BYTES - PAGE_SIZE] {
-            assert_ne!(usage(pa), reserved, "page {pa:#x} should be RAM");
-        }
-        assert_eq!(meta::max_paddr(), sim::SIM_BYTES);
+        sim::run(move || {
+            let reserved = FrameUsage::Reserved as u8;
+            let image_end = mm::image::sections().phys_end();
+            let meta_bytes = mm::align_up(meta::bytes_needed(sim::SIM_BYTES), PAGE_SIZE);
+            // The metadata goes into the first free range big enough for it:
+            // right after the initrd's last page.
+            let meta_at = mm::align_up(sim::INITRD_AT + sim::INITRD_LEN, PAGE_SIZE);
+            for pa in (0..meta_at + meta_bytes).step_by(PAGE_SIZE) {
+                let free_gap = (image_end..mm::align_down(sim::INITRD_AT, PAGE_SIZE)).contains(&pa);
+                assert_eq!(
+                    usage(pa) == reserved,
+                    !free_gap,
+                    "page {pa:#x}: reserved is {}",
+                    usage(pa) == reserved
+                );
+            }
+            for pa in [meta_at + meta_bytes, sim::SIM_BYTES - PAGE_SIZE] {
+                assert_ne!(usage(pa), reserved, "page {pa:#x} should be RAM");
+            }
+            assert_eq!(meta::max_paddr(), sim::SIM_BYTES);
+        })
     }
 
     /// Writes a start-info structure into `seg` and returns its address.
@@ -329,32 +328,35 @@ mod tests {
 
     #[test]
     fn start_info_parsing_is_bounded() {
-        let _g = sim::lock();
-        let seg = USegment::alloc_zeroed(2).unwrap();
-        // A command line without a NUL in the first 4 KiB, more regions
-        // than the table holds, and no modules.
-        let long = vec![b'x'; MAX_CMDLINE + 100];
-        let info = parse_start_info(start_info(&seg, PVH_MAGIC, &long[..PAGE_SIZE - 0x100], 70));
-        assert_eq!(info.cmdline_len, PAGE_SIZE - 0x100);
-        assert_eq!(info.nregions, MAX_REGIONS);
-        assert!(info.initrd.is_none());
-        let last = info.regions[MAX_REGIONS - 1];
-        assert_eq!(
-            (last.start, last.end, last.usable),
-            (63 << 20, 64 << 20, false)
-        );
-        let seg2 = USegment::alloc_zeroed(3).unwrap();
-        seg2.write_bytes(0x100, &long).unwrap();
-        let info = parse_start_info(start_info(&seg2, PVH_MAGIC, &long[..1], 0));
-        assert_eq!(info.cmdline_len, MAX_CMDLINE - 1);
-        assert_eq!(info.nregions, 0);
+        sim::run(move || {
+            let seg = USegment::alloc_zeroed(2).unwrap();
+            // A command line without a NUL in the first 4 KiB, more regions
+            // than the table holds, and no modules.
+            let long = vec![b'x'; MAX_CMDLINE + 100];
+            let info =
+                parse_start_info(start_info(&seg, PVH_MAGIC, &long[..PAGE_SIZE - 0x100], 70));
+            assert_eq!(info.cmdline_len, PAGE_SIZE - 0x100);
+            assert_eq!(info.nregions, MAX_REGIONS);
+            assert!(info.initrd.is_none());
+            let last = info.regions[MAX_REGIONS - 1];
+            assert_eq!(
+                (last.start, last.end, last.usable),
+                (63 << 20, 64 << 20, false)
+            );
+            let seg2 = USegment::alloc_zeroed(3).unwrap();
+            seg2.write_bytes(0x100, &long).unwrap();
+            let info = parse_start_info(start_info(&seg2, PVH_MAGIC, &long[..1], 0));
+            assert_eq!(info.cmdline_len, MAX_CMDLINE - 1);
+            assert_eq!(info.nregions, 0);
+        })
     }
 
     #[test]
     #[should_panic(expected = "not booted through PVH")]
     fn start_info_with_a_bad_magic_is_refused() {
-        let _g = sim::lock();
-        let seg = USegment::alloc_zeroed(2).unwrap();
-        parse_start_info(start_info(&seg, 0x1bad_b002, b"", 1));
+        sim::run(move || {
+            let seg = USegment::alloc_zeroed(2).unwrap();
+            parse_start_info(start_info(&seg, 0x1bad_b002, b"", 1));
+        })
     }
 }

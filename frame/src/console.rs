@@ -20,9 +20,9 @@ impl Write for Serial {
 }
 
 fn write_raw(b: u8) {
-    #[cfg(target_os = "none")]
+    #[cfg(any(target_os = "none", test))]
     crate::arch::serial::write_byte(b);
-    #[cfg(not(target_os = "none"))]
+    #[cfg(not(any(target_os = "none", test)))]
     let _ = b;
 }
 
@@ -93,7 +93,7 @@ pub fn write_bytes(bytes: &[u8]) {
 
 /// Tasks waiting for console input sleep here; the UART receive interrupt
 /// wakes them. Drain input with [`try_read_byte`] after waking.
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub fn input_wait_queue() -> &'static crate::sync::WaitQueue {
     static RX: crate::sync::WaitQueue = crate::sync::WaitQueue::new();
     &RX
@@ -106,13 +106,13 @@ pub fn input_interrupts_enabled() -> bool {
 
 static INPUT_IRQ: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
 
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub(crate) fn on_input_interrupt() {
     input_wait_queue().wake_all();
 }
 
 /// Routes the UART receive interrupt (called once the timer is up).
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub(crate) fn enable_input_interrupt() {
     crate::arch::ioapic::route(4, crate::arch::apic::SERIAL_VECTOR);
     crate::arch::serial::enable_rx_interrupt();
@@ -121,9 +121,9 @@ pub(crate) fn enable_input_interrupt() {
 
 /// Reads one byte of console input if one is waiting.
 pub fn try_read_byte() -> Option<u8> {
-    #[cfg(target_os = "none")]
+    #[cfg(any(target_os = "none", test))]
     return crate::arch::serial::try_read_byte();
-    #[cfg(not(target_os = "none"))]
+    #[cfg(not(any(target_os = "none", test)))]
     None
 }
 

@@ -159,7 +159,7 @@ pub fn sites_in(file: &Path, src: &str) -> Vec<Site> {
             .filter(|t| !t.starts_with("//"))
             .take(3)
             .take_while(|t| t.starts_with("#["))
-            .any(|t| t.contains("target_os = \"none\""));
+            .any(|t| t.contains("cfg(target_os = \"none\")"));
         out.push(Site {
             file: file.to_path_buf(),
             line: l,

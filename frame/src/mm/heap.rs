@@ -373,12 +373,14 @@ pub(crate) fn inject_policy(policy: &'static dyn HeapPolicy) {
     POLICY.call_once(|| policy);
 }
 
-#[cfg(target_os = "none")]
-mod global {
+#[cfg(any(target_os = "none", test))]
+pub(crate) mod global {
     use super::*;
     use core::alloc::GlobalAlloc;
 
-    struct FrameHeap;
+    /// The kernel's global allocator (host tests call it directly: the
+    /// test binary keeps the host's allocator).
+    pub(crate) struct FrameHeap;
 
     // SAFETY: `alloc` returns only slots whose size and alignment fit the
     // layout (invariant 10) and that no one else owns (a slot is handed out
@@ -391,7 +393,7 @@ mod global {
             };
             match policy.alloc(layout) {
                 Some(slot) if slot.size >= layout.size() && slot.addr % layout.align() == 0 => {
-                    slot.addr as *mut u8
+                    linear_ptr(slot.addr)
                 }
                 Some(slot) => {
                     crate::log_warn!("heap policy returned an unfit slot; refused");
@@ -405,13 +407,14 @@ mod global {
         // SAFETY: (the trait's contract) `ptr` came from `alloc`; the slot
         // is rebuilt from frame metadata and handed back to the policy.
         unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
-            let slot = HeapSlot::from_allocated(ptr as usize);
+            let slot = HeapSlot::from_allocated(ptr.addr());
             if let Some(policy) = POLICY.get() {
                 policy.dealloc(slot);
             }
         }
     }
 
+    #[cfg(target_os = "none")]
     #[global_allocator]
     static HEAP: FrameHeap = FrameHeap;
 }

@@ -52,10 +52,7 @@ pub(crate) fn init(max_paddr: Paddr) -> Result<(), Error> {
     // SAFETY: the new table maps the kernel image at the same addresses, the
     // direct map (where the boot stack's frames are also visible) and the
     // current boot stack (in .bss), so execution continues unchanged.
-    #[cfg(target_os = "none")]
-    unsafe {
-        crate::arch::cpu::write_cr3(root as u64)
-    };
+    unsafe { crate::arch::cpu::write_cr3(root as u64) };
     set_kernel_root(root);
     KERNEL_PT.call_once(|| SpinLock::new(pt));
     Ok(())
@@ -101,45 +98,47 @@ pub(crate) fn is_mapped(va: Vaddr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::kernel_root;
-    use crate::sim;
     use super::*;
+    use crate::sim;
 
     #[test]
     fn kernel_page_table_maps_image_sections_with_their_rights() {
-        let _g = sim::lock();
-        let image = image::sections();
-        let pt = kernel_pt().lock();
-        for ((start, end), flags) in [
-            (image.text, PageFlags::RX),
-            (image.rodata, PageFlags::R),
-            (image.data, PageFlags::RW),
-        ] {
-            for va in [start, end - PAGE_SIZE] {
-                assert_eq!(pt.query(va), Some((va - KERNEL_VMA, flags)), "{va:#x}");
+        sim::run(move || {
+            let image = image::sections();
+            let pt = kernel_pt().lock();
+            for ((start, end), flags) in [
+                (image.text, PageFlags::RX),
+                (image.rodata, PageFlags::R),
+                (image.data, PageFlags::RW),
+            ] {
+                for va in [start, end - PAGE_SIZE] {
+                    assert_eq!(pt.query(va), Some((va - KERNEL_VMA, flags)), "{va:#x}");
+                }
             }
-        }
-        assert_eq!(pt.query(image.data.1), None, "past the image");
-        assert_eq!(pt.query(image.text.0 - PAGE_SIZE), None, "boot stub");
+            assert_eq!(pt.query(image.data.1), None, "past the image");
+            assert_eq!(pt.query(image.text.0 - PAGE_SIZE), None, "boot stub");
+        })
     }
 
     #[test]
     fn kernel_page_table_direct_maps_the_low_4_gib_and_shares_its_top_half() {
-        let _g = sim::lock();
-        let root = kernel_root().unwrap();
-        for pa in [0, 0x1234_5678, sim::SIM_BYTES, (1 << 32) - 1] {
-            assert_eq!(translate(root, KERNEL_LINEAR_BASE + pa), Some(pa));
-            assert!(is_mapped(KERNEL_LINEAR_BASE + pa));
-        }
-        assert_eq!(translate(root, KERNEL_LINEAR_BASE + (1 << 32)), None);
-        // Every top-half root entry exists, so user page tables that copy
-        // them see later kernel mappings too.
-        let va = KSTACK_REGION_BASE + KSTACK_REGION_SIZE - PAGE_SIZE;
-        assert!(!is_mapped(va));
-        let vm = PageTable::new_with_kernel_half(Some(root)).unwrap();
-        map_kernel_page(va, 0x5000, PageFlags::RW).unwrap();
-        assert_eq!(translate(vm.root_paddr(), va + 8), Some(0x5008));
-        assert!(is_mapped(va));
-        unmap_kernel_page(va);
-        assert_eq!(translate(vm.root_paddr(), va), None);
+        sim::run(move || {
+            let root = kernel_root().unwrap();
+            for pa in [0, 0x1234_5678, sim::SIM_BYTES, (1 << 32) - 1] {
+                assert_eq!(translate(root, KERNEL_LINEAR_BASE + pa), Some(pa));
+                assert!(is_mapped(KERNEL_LINEAR_BASE + pa));
+            }
+            assert_eq!(translate(root, KERNEL_LINEAR_BASE + (1 << 32)), None);
+            // Every top-half root entry exists, so user page tables that copy
+            // them see later kernel mappings too.
+            let va = KSTACK_REGION_BASE + KSTACK_REGION_SIZE - PAGE_SIZE;
+            assert!(!is_mapped(va));
+            let vm = PageTable::new_with_kernel_half(Some(root)).unwrap();
+            map_kernel_page(va, 0x5000, PageFlags::RW).unwrap();
+            assert_eq!(translate(vm.root_paddr(), va + 8), Some(0x5008));
+            assert!(is_mapped(va));
+            unmap_kernel_page(va);
+            assert_eq!(translate(vm.root_paddr(), va), None);
+        })
     }
 }

@@ -75,9 +75,9 @@ pub const fn align_up(v: usize, align: usize) -> usize {
 
 /// Invalidates a TLB entry for `va` (a no-op on the host).
 pub(crate) fn flush_tlb(va: Vaddr) {
-    #[cfg(target_os = "none")]
+    #[cfg(any(target_os = "none", test))]
     crate::arch::cpu::flush_tlb_page(va);
-    #[cfg(not(target_os = "none"))]
+    #[cfg(not(any(target_os = "none", test)))]
     let _ = va;
 }
 

@@ -95,7 +95,7 @@ fn entries(table_pa: Paddr) -> *mut u64 {
     super::paddr_to_ptr(table_pa)
 }
 
-fn read_entry(table_pa: Paddr, index: usize) -> u64 {
+pub(crate) fn read_entry(table_pa: Paddr, index: usize) -> u64 {
     debug_assert!(index < ENTRIES);
     // SAFETY: `table_pa` is a page-table frame owned by this page table (or
     // the kernel's), reachable through the direct map; `index` < 512.

@@ -93,7 +93,7 @@ proptest! {
 
     #[test]
     fn page_table_refines_map_model(ops in prop::collection::vec(arb_pt_op(), 1..MAX_OPS)) {
-        let _g = sim::lock();
+        sim::run(move || -> Result<(), TestCaseError> {
         let before = free_frames();
         let vas = candidate_vas();
         {
@@ -135,6 +135,8 @@ proptest! {
             }
         }
         prop_assert_eq!(free_frames(), before, "intermediate tables leaked");
+            Ok(())
+        })?;
     }
 }
 
@@ -219,7 +221,7 @@ proptest! {
 
     #[test]
     fn vm_space_refines_map_model(ops in prop::collection::vec(arb_vm_op(), 1..MAX_OPS)) {
-        let _g = sim::lock();
+        sim::run(move || -> Result<(), TestCaseError> {
         let before = free_frames();
         // A small neighbourhood so that multi-page copies cross mapped and
         // unmapped pages.
@@ -300,6 +302,8 @@ proptest! {
             }
         }
         prop_assert_eq!(free_frames(), before, "frames or tables leaked");
+            Ok(())
+        })?;
     }
 }
 
@@ -346,7 +350,7 @@ proptest! {
     /// dropping the last handle gives the page back (no leak).
     #[test]
     fn frame_allocation_refines_owned_set(ops in prop::collection::vec(arb_alloc_op(), 1..MAX_OPS)) {
-        let _g = sim::lock();
+        sim::run(move || -> Result<(), TestCaseError> {
         let before = free_frames();
         let mut live: Vec<Live> = Vec::new();
         // Model: page -> number of live handles.
@@ -412,5 +416,7 @@ proptest! {
         }
         drop(live);
         prop_assert_eq!(free_frames(), before, "pages leaked");
+            Ok(())
+        })?;
     }
 }

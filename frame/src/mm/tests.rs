@@ -9,253 +9,263 @@ use core::sync::atomic::Ordering;
 
 #[test]
 fn uframe_refcount_follows_clones_and_drops() {
-    let _g = sim::lock();
-    let before = free_frames();
-    let f = UFrame::alloc_zeroed().unwrap();
-    assert_eq!(f.ref_count(), 1);
-    assert_eq!(free_frames(), before - 1);
-    let g = f.clone();
-    assert_eq!(f.ref_count(), 2);
-    drop(g);
-    assert_eq!(f.ref_count(), 1);
-    let pa = f.paddr();
-    drop(f);
-    assert_eq!(free_frames(), before);
-    let s = meta::slot(pa).unwrap();
-    assert_eq!(s.ref_count.load(Ordering::Relaxed), 0);
-    assert_eq!(s.usage.load(Ordering::Relaxed), FrameUsage::Unused as u8);
+    sim::run(move || {
+        let before = free_frames();
+        let f = UFrame::alloc_zeroed().unwrap();
+        assert_eq!(f.ref_count(), 1);
+        assert_eq!(free_frames(), before - 1);
+        let g = f.clone();
+        assert_eq!(f.ref_count(), 2);
+        drop(g);
+        assert_eq!(f.ref_count(), 1);
+        let pa = f.paddr();
+        drop(f);
+        assert_eq!(free_frames(), before);
+        let s = meta::slot(pa).unwrap();
+        assert_eq!(s.ref_count.load(Ordering::Relaxed), 0);
+        assert_eq!(s.usage.load(Ordering::Relaxed), FrameUsage::Unused as u8);
+    })
 }
 
 #[test]
 fn uframe_contents_are_zeroed_and_copied_in_bounds() {
-    let _g = sim::lock();
-    let f = UFrame::alloc_zeroed().unwrap();
-    let mut buf = [0xffu8; 16];
-    f.read_bytes(4080, &mut buf).unwrap();
-    assert_eq!(buf, [0; 16]);
-    f.write_bytes(10, b"hello").unwrap();
-    let copy = UFrame::alloc_copy_of(&f).unwrap();
-    let mut out = [0u8; 5];
-    copy.read_bytes(10, &mut out).unwrap();
-    assert_eq!(&out, b"hello");
-    assert!(f.write_bytes(4092, &[0; 8]).is_err());
-    assert!(f.read_bytes(usize::MAX, &mut [0; 2]).is_err());
+    sim::run(move || {
+        let f = UFrame::alloc_zeroed().unwrap();
+        let mut buf = [0xffu8; 16];
+        f.read_bytes(4080, &mut buf).unwrap();
+        assert_eq!(buf, [0; 16]);
+        f.write_bytes(10, b"hello").unwrap();
+        let copy = UFrame::alloc_copy_of(&f).unwrap();
+        let mut out = [0u8; 5];
+        copy.read_bytes(10, &mut out).unwrap();
+        assert_eq!(&out, b"hello");
+        assert!(f.write_bytes(4092, &[0; 8]).is_err());
+        assert!(f.read_bytes(usize::MAX, &mut [0; 2]).is_err());
+    })
 }
 
 #[test]
 fn policy_proposing_a_used_frame_is_refused() {
-    let _g = sim::lock();
-    let f = UFrame::alloc_zeroed().unwrap();
-    sim::policy()
-        .force_pfn
-        .store(f.paddr() / PAGE_SIZE, Ordering::Relaxed);
-    let second = UFrame::alloc_zeroed();
-    sim::policy().force_pfn.store(0, Ordering::Relaxed);
-    assert!(second.is_err(), "frame handed out a page that is in use");
-    assert_eq!(f.ref_count(), 1);
+    sim::run(move || {
+        let f = UFrame::alloc_zeroed().unwrap();
+        sim::policy()
+            .force_pfn
+            .store(f.paddr() / PAGE_SIZE, Ordering::Relaxed);
+        let second = UFrame::alloc_zeroed();
+        sim::policy().force_pfn.store(0, Ordering::Relaxed);
+        assert!(second.is_err(), "frame handed out a page that is in use");
+        assert_eq!(f.ref_count(), 1);
+    })
 }
 
 #[test]
 fn policy_proposing_reserved_memory_is_refused() {
-    let _g = sim::lock();
-    // Page 1 is in the first MiB, which boot reserves.
-    sim::policy().force_pfn.store(1, Ordering::Relaxed);
-    let r = UFrame::alloc_zeroed();
-    sim::policy().force_pfn.store(0, Ordering::Relaxed);
-    assert!(r.is_err());
+    sim::run(move || {
+        // Page 1 is in the first MiB, which boot reserves.
+        sim::policy().force_pfn.store(1, Ordering::Relaxed);
+        let r = UFrame::alloc_zeroed();
+        sim::policy().force_pfn.store(0, Ordering::Relaxed);
+        assert!(r.is_err());
+    })
 }
 
 #[test]
 fn page_table_map_query_protect_unmap() {
-    let _g = sim::lock();
-    let before = free_frames();
-    {
-        let pt = PageTable::new_empty().unwrap();
-        let va = 0x40_0000;
-        assert_eq!(
+    sim::run(move || {
+        let before = free_frames();
+        {
+            let pt = PageTable::new_empty().unwrap();
+            let va = 0x40_0000;
+            assert_eq!(
+                pt.map(
+                    va,
+                    0x5000,
+                    PageFlags::RX,
+                    Privilege::User,
+                    CachePolicy::WriteBack
+                )
+                .unwrap(),
+                None
+            );
+            assert_eq!(pt.query(va), Some((0x5000, PageFlags::RX)));
+            assert_eq!(pt.query(va + PAGE_SIZE), None);
+            assert_eq!(pt.protect(va, PageFlags::RW), Some(PageFlags::RX));
+            assert_eq!(pt.query(va), Some((0x5000, PageFlags::RW)));
+            assert_eq!(
+                pt.map(
+                    va,
+                    0x6000,
+                    PageFlags::R,
+                    Privilege::User,
+                    CachePolicy::WriteBack
+                )
+                .unwrap(),
+                Some(0x5000)
+            );
+            assert_eq!(pt.unmap(va), Some((0x6000, PageFlags::R)));
+            assert_eq!(pt.unmap(va), None);
+            assert!(
+                pt.map(
+                    va + 1,
+                    0x6000,
+                    PageFlags::R,
+                    Privilege::User,
+                    CachePolicy::WriteBack
+                )
+                .is_err()
+            );
+            let mut seen = 0;
             pt.map(
-                va,
-                0x5000,
-                PageFlags::RX,
-                Privilege::User,
-                CachePolicy::WriteBack
-            )
-            .unwrap(),
-            None
-        );
-        assert_eq!(pt.query(va), Some((0x5000, PageFlags::RX)));
-        assert_eq!(pt.query(va + PAGE_SIZE), None);
-        assert_eq!(pt.protect(va, PageFlags::RW), Some(PageFlags::RX));
-        assert_eq!(pt.query(va), Some((0x5000, PageFlags::RW)));
-        assert_eq!(
-            pt.map(
-                va,
-                0x6000,
+                0x7fff_0000_0000,
+                0x7000,
                 PageFlags::R,
                 Privilege::User,
-                CachePolicy::WriteBack
+                CachePolicy::WriteBack,
             )
-            .unwrap(),
-            Some(0x5000)
-        );
-        assert_eq!(pt.unmap(va), Some((0x6000, PageFlags::R)));
-        assert_eq!(pt.unmap(va), None);
-        assert!(
-            pt.map(
-                va + 1,
-                0x6000,
-                PageFlags::R,
-                Privilege::User,
-                CachePolicy::WriteBack
-            )
-            .is_err()
-        );
-        let mut seen = 0;
-        pt.map(
-            0x7fff_0000_0000,
-            0x7000,
-            PageFlags::R,
-            Privilege::User,
-            CachePolicy::WriteBack,
-        )
-        .unwrap();
-        pt.for_each_user_leaf(|v, p, _| {
-            assert_eq!((v, p), (0x7fff_0000_0000, 0x7000));
-            seen += 1;
-        });
-        assert_eq!(seen, 1);
-        pt.unmap(0x7fff_0000_0000);
-    }
-    assert_eq!(free_frames(), before, "intermediate tables leaked");
+            .unwrap();
+            pt.for_each_user_leaf(|v, p, _| {
+                assert_eq!((v, p), (0x7fff_0000_0000, 0x7000));
+                seen += 1;
+            });
+            assert_eq!(seen, 1);
+            pt.unmap(0x7fff_0000_0000);
+        }
+        assert_eq!(free_frames(), before, "intermediate tables leaked");
+    })
 }
 
 #[test]
 fn vm_space_copies_across_pages_and_reports_faults() {
-    let _g = sim::lock();
-    let before = free_frames();
-    {
-        let vm = VmSpace::new().unwrap();
-        let (a, b) = (
-            UFrame::alloc_zeroed().unwrap(),
-            UFrame::alloc_zeroed().unwrap(),
-        );
-        vm.map(0x1000, a, PageFlags::RW).unwrap();
-        vm.map(0x2000, b.clone(), PageFlags::R).unwrap();
-        assert_eq!(b.ref_count(), 2);
-        // Read across the boundary works; writing into the read-only page fails.
-        let mut buf = [1u8; 32];
-        vm.read_bytes(0x1ff0, &mut buf).unwrap();
-        assert_eq!(buf, [0; 32]);
-        assert_eq!(
-            vm.write_bytes(0x1ff0, &[7; 32]),
-            Err(UserFault {
-                addr: 0x2000,
-                write: true
-            })
-        );
-        vm.write_bytes(0x1ff0, &[7; 16]).unwrap();
-        assert_eq!(
-            vm.read_bytes(0x3000, &mut buf),
-            Err(UserFault {
-                addr: 0x3000,
-                write: false
-            })
-        );
-        assert!(vm.read_bytes(usize::MAX - 4, &mut buf).is_err());
-        assert!(
-            vm.map(
-                0xffff_8000_0000_0000,
+    sim::run(move || {
+        let before = free_frames();
+        {
+            let vm = VmSpace::new().unwrap();
+            let (a, b) = (
                 UFrame::alloc_zeroed().unwrap(),
-                PageFlags::R
-            )
-            .is_err()
+                UFrame::alloc_zeroed().unwrap(),
+            );
+            vm.map(0x1000, a, PageFlags::RW).unwrap();
+            vm.map(0x2000, b.clone(), PageFlags::R).unwrap();
+            assert_eq!(b.ref_count(), 2);
+            // Read across the boundary works; writing into the read-only page fails.
+            let mut buf = [1u8; 32];
+            vm.read_bytes(0x1ff0, &mut buf).unwrap();
+            assert_eq!(buf, [0; 32]);
+            assert_eq!(
+                vm.write_bytes(0x1ff0, &[7; 32]),
+                Err(UserFault {
+                    addr: 0x2000,
+                    write: true
+                })
+            );
+            vm.write_bytes(0x1ff0, &[7; 16]).unwrap();
+            assert_eq!(
+                vm.read_bytes(0x3000, &mut buf),
+                Err(UserFault {
+                    addr: 0x3000,
+                    write: false
+                })
+            );
+            assert!(vm.read_bytes(usize::MAX - 4, &mut buf).is_err());
+            assert!(
+                vm.map(
+                    0xffff_8000_0000_0000,
+                    UFrame::alloc_zeroed().unwrap(),
+                    PageFlags::R
+                )
+                .is_err()
+            );
+            assert_eq!(vm.mappings().len(), 2);
+            let old = vm.unmap(0x2000).unwrap();
+            assert_eq!(old.ref_count(), 2);
+        }
+        assert_eq!(
+            free_frames(),
+            before,
+            "VmSpace drop must release frames and tables"
         );
-        assert_eq!(vm.mappings().len(), 2);
-        let old = vm.unmap(0x2000).unwrap();
-        assert_eq!(old.ref_count(), 2);
-    }
-    assert_eq!(
-        free_frames(),
-        before,
-        "VmSpace drop must release frames and tables"
-    );
+    })
 }
 
 #[test]
 fn slab_hands_out_distinct_aligned_slots_and_takes_them_back() {
-    let _g = sim::lock();
-    let before = free_frames();
-    let mut slab = Slab::new(64).unwrap();
-    assert_eq!(slab.capacity(), 64);
-    let mut slots = Vec::new();
-    while let Some(s) = slab.alloc() {
-        assert_eq!(s.size(), 64);
-        slots.push(s);
-    }
-    assert_eq!(slots.len(), 64);
-    assert!(slab.is_full());
-    let other = Slab::new(64).unwrap();
-    let first = slots.pop().unwrap();
-    assert!(!other.contains(&first));
-    assert!(slab.contains(&first));
-    slab.dealloc(first).unwrap();
-    for s in slots.drain(..) {
-        slab.dealloc(s).unwrap();
-    }
-    assert!(slab.is_empty());
-    drop(slab);
-    drop(other);
-    assert_eq!(free_frames(), before);
-    assert!(Slab::new(24).is_err(), "slot sizes must be powers of two");
-    assert!(Slab::new(8192).is_err());
+    sim::run(move || {
+        let before = free_frames();
+        let mut slab = Slab::new(64).unwrap();
+        assert_eq!(slab.capacity(), 64);
+        let mut slots = Vec::new();
+        while let Some(s) = slab.alloc() {
+            assert_eq!(s.size(), 64);
+            slots.push(s);
+        }
+        assert_eq!(slots.len(), 64);
+        assert!(slab.is_full());
+        let other = Slab::new(64).unwrap();
+        let first = slots.pop().unwrap();
+        assert!(!other.contains(&first));
+        assert!(slab.contains(&first));
+        slab.dealloc(first).unwrap();
+        for s in slots.drain(..) {
+            slab.dealloc(s).unwrap();
+        }
+        assert!(slab.is_empty());
+        drop(slab);
+        drop(other);
+        assert_eq!(free_frames(), before);
+        assert!(Slab::new(24).is_err(), "slot sizes must be powers of two");
+        assert!(Slab::new(8192).is_err());
+    })
 }
 
 #[test]
 fn slab_with_live_slots_is_never_freed() {
-    let _g = sim::lock();
-    let before = free_frames();
-    let mut slab = Slab::new(128).unwrap();
-    let _live = slab.alloc().unwrap();
-    drop(slab); // invariant 9: the page must stay allocated
-    assert_eq!(free_frames(), before - 1);
+    sim::run(move || {
+        let before = free_frames();
+        let mut slab = Slab::new(128).unwrap();
+        let _live = slab.alloc().unwrap();
+        drop(slab); // invariant 9: the page must stay allocated
+        assert_eq!(free_frames(), before - 1);
+    })
 }
 
 #[test]
 fn slab_list_finds_the_slab_of_a_slot() {
-    let _g = sim::lock();
-    let mut list = SlabList::new();
-    let mut other = SlabList::new();
-    list.push(Slab::new(32).unwrap());
-    list.push(Slab::new(32).unwrap());
-    let (slot, full) = list.alloc_front().unwrap();
-    assert!(!full);
-    assert!(
-        other.take_containing(&slot).is_none(),
-        "slot attributed to the wrong list"
-    );
-    let mut slab = list.take_containing(&slot).unwrap();
-    assert_eq!(list.len(), 1);
-    slab.dealloc(slot).unwrap();
-    other.push(slab);
-    while let Some(s) = list.pop() {
-        drop(s);
-    }
-    while let Some(s) = other.pop() {
-        drop(s);
-    }
+    sim::run(move || {
+        let mut list = SlabList::new();
+        let mut other = SlabList::new();
+        list.push(Slab::new(32).unwrap());
+        list.push(Slab::new(32).unwrap());
+        let (slot, full) = list.alloc_front().unwrap();
+        assert!(!full);
+        assert!(
+            other.take_containing(&slot).is_none(),
+            "slot attributed to the wrong list"
+        );
+        let mut slab = list.take_containing(&slot).unwrap();
+        assert_eq!(list.len(), 1);
+        slab.dealloc(slot).unwrap();
+        other.push(slab);
+        while let Some(s) = list.pop() {
+            drop(s);
+        }
+        while let Some(s) = other.pop() {
+            drop(s);
+        }
+    })
 }
 
 #[test]
 fn usegment_is_contiguous_and_bounds_checked() {
-    let _g = sim::lock();
-    let seg = USegment::alloc_zeroed(3).unwrap();
-    seg.write_bytes(PAGE_SIZE - 2, b"abcd").unwrap();
-    let f = seg.frame(1).unwrap();
-    let mut b = [0u8; 2];
-    f.read_bytes(0, &mut b).unwrap();
-    assert_eq!(&b, b"cd");
-    assert!(seg.frame(3).is_none());
-    assert!(seg.read_bytes(3 * PAGE_SIZE - 1, &mut b).is_err());
+    sim::run(move || {
+        let seg = USegment::alloc_zeroed(3).unwrap();
+        seg.write_bytes(PAGE_SIZE - 2, b"abcd").unwrap();
+        let f = seg.frame(1).unwrap();
+        let mut b = [0u8; 2];
+        f.read_bytes(0, &mut b).unwrap();
+        assert_eq!(&b, b"cd");
+        assert!(seg.frame(3).is_none());
+        assert!(seg.read_bytes(3 * PAGE_SIZE - 1, &mut b).is_err());
+    })
 }
 
 /// Sets the next `SlabList` id for the life of the value, then restores
@@ -278,38 +288,40 @@ impl Drop for ListIdCounter {
 
 #[test]
 fn slab_list_ids_stay_unique_after_2_pow_32_lists() {
-    let _g = sim::lock();
-    let mut a = SlabList::new();
-    let a_id = heap::next_list_id();
-    a.push(Slab::new(64).unwrap());
-    a.push(Slab::new(64).unwrap());
-    let (slot, _) = a.alloc_front().unwrap();
-    // 2^32 lists later, a new list must still have an id of its own.
-    let counter = ListIdCounter::set(a_id + (1 << 32));
-    let mut b = SlabList::new();
-    b.push(Slab::new(64).unwrap());
-    drop(counter);
-    assert!(
-        b.take_containing(&slot).is_none(),
-        "a list took a slab of another list with the same id"
-    );
-    assert_eq!(b.len(), 1);
-    let mut slab = a.take_containing(&slot).unwrap();
-    slab.dealloc(slot).unwrap();
-    for s in core::iter::once(slab).chain(core::iter::from_fn(|| a.pop())) {
-        drop(s);
-    }
-    while let Some(s) = b.pop() {
-        drop(s);
-    }
+    sim::run(move || {
+        let mut a = SlabList::new();
+        let a_id = heap::next_list_id();
+        a.push(Slab::new(64).unwrap());
+        a.push(Slab::new(64).unwrap());
+        let (slot, _) = a.alloc_front().unwrap();
+        // 2^32 lists later, a new list must still have an id of its own.
+        let counter = ListIdCounter::set(a_id + (1 << 32));
+        let mut b = SlabList::new();
+        b.push(Slab::new(64).unwrap());
+        drop(counter);
+        assert!(
+            b.take_containing(&slot).is_none(),
+            "a list took a slab of another list with the same id"
+        );
+        assert_eq!(b.len(), 1);
+        let mut slab = a.take_containing(&slot).unwrap();
+        slab.dealloc(slot).unwrap();
+        for s in core::iter::once(slab).chain(core::iter::from_fn(|| a.pop())) {
+            drop(s);
+        }
+        while let Some(s) = b.pop() {
+            drop(s);
+        }
+    })
 }
 
 #[test]
 #[should_panic(expected = "SlabList ids exhausted")]
 fn slab_list_id_exhaustion_panics_instead_of_wrapping() {
-    let _g = sim::lock();
-    let _counter = ListIdCounter::set(u64::MAX);
-    let mut list = SlabList::new();
-    // Taking an id fails before the slab is linked; unwinding frees it.
-    list.push(Slab::new(64).unwrap());
+    sim::run(move || {
+        let _counter = ListIdCounter::set(u64::MAX);
+        let mut list = SlabList::new();
+        // Taking an id fails before the slab is linked; unwinding frees it.
+        list.push(Slab::new(64).unwrap());
+    })
 }

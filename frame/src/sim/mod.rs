@@ -1,20 +1,33 @@
 //! A simulated machine for host tests, the stand-in for the bare-metal
 //! pieces that Miri cannot run: a host allocation plays the RAM, the
 //! firmware's PVH start-info structure and a kernel image are laid out in
-//! it, and the machine boots through frame's real boot path (start-info
-//! parsing, metadata placement, free-memory accounting, the kernel page
-//! table). Kernel virtual addresses are the bare-metal ones; [`kernel_ptr`]
-//! turns them into pointers into the simulated RAM the way the MMU would.
+//! it, devices (`devices`) and a CPU model (`cpu`) stand in for the
+//! hardware, and the machine boots through frame's real entry path
+//! (`boot::rust_entry`: start-info parsing, GDT, IDT, FPU, then
+//! `frame::init` and `run_first_task` from the `main` below). Kernel
+//! virtual addresses are the bare-metal ones; [`kernel_ptr`] turns them
+//! into pointers into the simulated RAM the way the MMU would.
 //!
-//! Tests that use it must hold [`lock`] (frame state is global).
+//! Tests run kernel code on the machine with [`run`]: the closure becomes
+//! a job of the first task (the "driver"), so it runs in task context on
+//! the one simulated CPU, and may spawn tasks, sleep, take interrupts and
+//! enter user mode.
 
+pub mod cpu;
+pub mod devices;
+
+use std::boxed::Box;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, Once};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once, mpsc};
 use std::vec::Vec;
 
-use crate::mm::frame_alloc::{FrameAllocPolicy, inject_policy};
+use crate::mm::frame_alloc::FrameAllocPolicy;
+use crate::mm::heap::{HeapPolicy, HeapSlot, MAX_SLOT, MIN_SLOT, Slab, SlabList};
 use crate::mm::image::{KERNEL_VMA, Sections};
 use crate::mm::{KERNEL_LINEAR_BASE, PAGE_SIZE, Paddr, Vaddr, kernel_root, page_table};
+use crate::sync::SpinLock;
+use crate::task::{Scheduler, Task};
 
 pub const SIM_BYTES: usize = 16 * 1024 * 1024;
 
@@ -116,15 +129,25 @@ fn power_on() -> Vec<Page> {
 /// in a static also keeps the allocation reachable.
 static RAM: AtomicPtr<u8> = AtomicPtr::new(core::ptr::null_mut());
 
-/// A pointer to simulated physical address `pa`. Anything but RAM is a bus
-/// error in this machine.
+/// A pointer to simulated physical address `pa`: RAM or a device's MMIO
+/// page. Anything else is a bus error in this machine.
 fn phys_ptr<T>(pa: Paddr) -> *mut T {
+    if let Some(page) = devices::mmio_page(pa) {
+        return (&raw const page.0)
+            .cast::<u8>()
+            .cast_mut()
+            .wrapping_add(pa & 0xfff)
+            .cast();
+    }
     assert!(
         pa < SIM_BYTES,
-        "simulated bus error: no RAM at physical address {pa:#x}"
+        "simulated bus error: no RAM or device at physical address {pa:#x}"
     );
     let ram = RAM.load(Ordering::Relaxed);
-    assert!(!ram.is_null(), "simulated RAM used before sim::lock()");
+    assert!(
+        !ram.is_null(),
+        "simulated RAM used before the machine booted"
+    );
     ram.wrapping_add(pa).cast()
 }
 
@@ -212,8 +235,6 @@ impl FrameAllocPolicy for TestPolicy {
 }
 
 static POLICY: std::sync::OnceLock<TestPolicy> = std::sync::OnceLock::new();
-static INIT: Once = Once::new();
-static LOCK: Mutex<()> = Mutex::new(());
 
 pub fn policy() -> &'static TestPolicy {
     POLICY.get_or_init(|| TestPolicy {
@@ -225,16 +246,193 @@ pub fn policy() -> &'static TestPolicy {
     })
 }
 
-/// Boots the simulated machine once and serialises the calling test.
+/// A slab heap policy: one list of slabs with free slots per power-of-two
+/// size class, and one of full slabs; larger requests take whole frames.
+pub struct TestHeap {
+    classes: [SpinLock<(SlabList, SlabList)>; 8],
+}
+
+fn class_of(size: usize) -> Option<(usize, usize)> {
+    let slot = size.max(MIN_SLOT).next_power_of_two();
+    (slot <= MAX_SLOT).then(|| (slot, (slot / MIN_SLOT).trailing_zeros() as usize))
+}
+
+impl HeapPolicy for TestHeap {
+    fn alloc(&self, layout: core::alloc::Layout) -> Option<HeapSlot> {
+        let size = layout.size().max(layout.align());
+        let Some((slot_size, class)) = class_of(size) else {
+            return HeapSlot::alloc_large(size).ok();
+        };
+        let mut lists = self.classes[class].lock();
+        let (partial, full) = &mut *lists;
+        if partial.is_empty() {
+            partial.push(Slab::new(slot_size).ok()?);
+        }
+        let (slot, now_full) = partial.alloc_front()?;
+        if now_full && let Some(slab) = partial.pop() {
+            full.push(slab);
+        }
+        Some(slot)
+    }
+
+    fn dealloc(&self, slot: HeapSlot) {
+        if slot.is_large() {
+            return slot.free_large();
+        }
+        let Some((_, class)) = class_of(slot.size()) else {
+            return;
+        };
+        let mut lists = self.classes[class].lock();
+        let (partial, full) = &mut *lists;
+        let Some(mut slab) = full
+            .take_containing(&slot)
+            .or_else(|| partial.take_containing(&slot))
+        else {
+            panic!("sim heap: a slot of no slab of this heap");
+        };
+        slab.dealloc(slot).expect("the slab that contains the slot");
+        if slab.is_empty() && !partial.is_empty() {
+            drop(slab);
+        } else {
+            partial.push(slab);
+        }
+    }
+}
+
+pub static HEAP: TestHeap = TestHeap {
+    classes: [const { SpinLock::new((SlabList::new(), SlabList::new())) }; 8],
+};
+
+/// First come, first served; the timer asks to preempt at every tick.
+pub struct Fifo {
+    queue: Mutex<VecDeque<Arc<Task>>>,
+}
+
+impl Fifo {
+    fn queue(&self) -> MutexGuard<'_, VecDeque<Arc<Task>>> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether a task waits to run.
+    pub fn has_runnable(&self) -> bool {
+        !self.queue().is_empty()
+    }
+}
+
+impl Scheduler for Fifo {
+    fn enqueue(&self, task: Arc<Task>) {
+        self.queue().push_back(task);
+    }
+
+    fn pick_next(&self) -> Option<Arc<Task>> {
+        self.queue().pop_front()
+    }
+
+    fn tick(&self, _current: &Task) -> bool {
+        true
+    }
+}
+
+pub static SCHEDULER: Fifo = Fifo {
+    queue: Mutex::new(VecDeque::new()),
+};
+
+type Job = Box<dyn FnOnce() + Send>;
+static JOBS: Mutex<VecDeque<Job>> = Mutex::new(VecDeque::new());
+/// The interrupt a test raises to wake the CPU for a new job (a vector
+/// frame gives no meaning: its handler only acknowledges the APIC).
+pub const JOB_VECTOR: u8 = 0x40;
+static BOOTED: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+static INIT: Once = Once::new();
+static LOCK: Mutex<()> = Mutex::new(());
+
+fn take_job() -> Option<Job> {
+    JOBS.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
+}
+
+crate::main!(sim_main);
+
+/// The kernel's `main` on the simulated machine.
+fn sim_main() -> ! {
+    crate::init(crate::Policies {
+        frame_alloc: policy(),
+        heap: &HEAP,
+        scheduler: &SCHEDULER,
+    });
+    crate::run_first_task(crate::task::TaskOptions::new(driver))
+}
+
+/// The first task: runs the tests' jobs, lets the tasks they spawn run,
+/// and halts when there is nothing to do.
+fn driver() {
+    *BOOTED.0.lock().unwrap() = true;
+    BOOTED.1.notify_all();
+    loop {
+        if let Some(job) = take_job() {
+            job();
+        } else if SCHEDULER.has_runnable() {
+            crate::task::yield_now();
+        } else {
+            let _irq = crate::irq::disable_local();
+            if JOBS.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
+                cpu::enable_interrupts_and_halt();
+            }
+        }
+    }
+}
+
+/// Powers the machine on and boots it (once per test process).
+fn boot() {
+    let ram = Vec::leak(power_on());
+    RAM.store(ram.as_mut_ptr().cast(), Ordering::Relaxed);
+    // The APIC timer counts down from the initial count; after the 10 ms
+    // of calibration it shows 1/100 of its rate gone.
+    devices::LAPIC
+        .reg(devices::LAPIC_TIMER_CURRENT)
+        .store(u32::MAX - devices::APIC_TIMER_HZ / 100, Ordering::Relaxed);
+    std::thread::Builder::new()
+        .name("sim-cpu0-boot".into())
+        .spawn(|| crate::boot::rust_entry(START_INFO as u32))
+        .expect("sim: cannot start the boot CPU");
+    let mut up = BOOTED.0.lock().unwrap();
+    while !*up {
+        up = BOOTED.1.wait(up).unwrap();
+    }
+}
+
+/// Serialises tests that use the machine, booting it first if needed.
 pub fn lock() -> MutexGuard<'static, ()> {
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    INIT.call_once(|| {
-        let ram = Vec::leak(power_on());
-        RAM.store(ram.as_mut_ptr().cast(), Ordering::Relaxed);
-        // What `__trellis_rust_entry` and `frame::init` do first.
-        crate::boot::init_boot_info(START_INFO);
-        inject_policy(policy());
-        crate::boot::init_memory();
-    });
+    INIT.call_once(boot);
     guard
+}
+
+/// Runs `f` on the simulated machine, in the driver task, and returns its
+/// result (a panic in `f` is passed on to the caller).
+pub fn run<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
+    let _g = lock();
+    let (tx, rx) = mpsc::channel();
+    JOBS.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push_back(Box::new(move || {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+            let _ = tx.send(r);
+        }));
+    cpu::raise(JOB_VECTOR);
+    match rx.recv() {
+        Ok(Ok(r)) => r,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => panic!("sim: the machine died running the job"),
+    }
+}
+
+/// What the kernel wrote to the serial console so far.
+pub fn serial_output() -> String {
+    String::from_utf8_lossy(
+        &devices::PORTS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .uart_out,
+    )
+    .into_owned()
 }

@@ -9,18 +9,18 @@
 //!
 //! Sleeping while holding a spin lock is refused at run time (`might_sleep`).
 
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 mod mutex;
 mod once;
 mod spin;
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 mod wait;
 
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub use self::mutex::{Mutex, MutexGuard};
 pub use self::once::Once;
 pub use self::spin::{SpinLock, SpinLockGuard};
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub use self::wait::WaitQueue;
 
 /// Lock levels, outermost first. A lock may be taken only while every held
@@ -83,7 +83,7 @@ pub(crate) fn note_release(level: u8, spin: bool, prev: u64) {
 /// Panics if the caller must not sleep: it holds a spin lock, or it runs in
 /// interrupt context (an interrupt handler or a timer callback).
 pub(crate) fn might_sleep() {
-    #[cfg(target_os = "none")]
+    #[cfg(any(target_os = "none", test))]
     assert!(
         !crate::irq::in_interrupt(),
         "sleeping, yielding or exiting in interrupt context"

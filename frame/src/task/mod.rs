@@ -17,7 +17,8 @@ use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
 use self::stack::KernelStack;
 use crate::Error;
-use crate::arch::switch::{INITIAL_FRAME_WORDS, context_switch, initial_stack};
+use crate::arch::cpu::context_switch;
+use crate::arch::switch::{INITIAL_FRAME_WORDS, initial_stack};
 use crate::irq::{DisabledLocalIrqGuard, disable_local};
 use crate::sync::Once;
 
