@@ -270,10 +270,21 @@ pub fn raise(vector: u8) {
     INTERRUPT.notify_all();
 }
 
-/// Enables interrupts and waits until one is pending, then takes it.
+/// Enables interrupts and halts until an interrupt comes, then takes it.
+/// With nothing else pending, the local APIC timer (if programmed) fires
+/// at the end of its period, which is simulated time passing.
 pub fn enable_interrupts_and_halt() {
     let mut c = state();
     c.interrupts = true;
+    if c.pending.is_empty() {
+        let lapic = |off| super::devices::LAPIC.reg(off).load(Ordering::Relaxed);
+        let (lvt, initial) = (lapic(0x320), lapic(0x380));
+        if lvt & (1 << 16) == 0 && initial != 0 {
+            // Divided by 16, counting `initial` ticks of APIC_TIMER_HZ.
+            c.tsc += u64::from(initial) * TSC_HZ / u64::from(super::devices::APIC_TIMER_HZ);
+            c.pending.push_back(lvt as u8);
+        }
+    }
     while c.pending.is_empty() {
         c = INTERRUPT.wait(c).unwrap_or_else(|e| e.into_inner());
     }

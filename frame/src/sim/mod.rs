@@ -338,17 +338,11 @@ pub static SCHEDULER: Fifo = Fifo {
 };
 
 type Job = Box<dyn FnOnce() + Send>;
-static JOBS: Mutex<VecDeque<Job>> = Mutex::new(VecDeque::new());
-/// The interrupt a test raises to wake the CPU for a new job (a vector
-/// frame gives no meaning: its handler only acknowledges the APIC).
-pub const JOB_VECTOR: u8 = 0x40;
+/// Jobs for the driver task, and the signal that one arrived.
+static JOBS: (Mutex<VecDeque<Job>>, Condvar) = (Mutex::new(VecDeque::new()), Condvar::new());
 static BOOTED: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
 static INIT: Once = Once::new();
 static LOCK: Mutex<()> = Mutex::new(());
-
-fn take_job() -> Option<Job> {
-    JOBS.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
-}
 
 crate::main!(sim_main);
 
@@ -362,21 +356,25 @@ fn sim_main() -> ! {
     crate::run_first_task(crate::task::TaskOptions::new(driver))
 }
 
-/// The first task: runs the tests' jobs, lets the tasks they spawn run,
-/// and halts when there is nothing to do.
+/// The first task: runs the tests' jobs one at a time, and after each lets
+/// the tasks it spawned or woke run until none is runnable. Between jobs
+/// it waits outside the simulation (the machine stands still).
 fn driver() {
     *BOOTED.0.lock().unwrap() = true;
     BOOTED.1.notify_all();
     loop {
-        if let Some(job) = take_job() {
-            job();
-        } else if SCHEDULER.has_runnable() {
-            crate::task::yield_now();
-        } else {
-            let _irq = crate::irq::disable_local();
-            if JOBS.lock().unwrap_or_else(|e| e.into_inner()).is_empty() {
-                cpu::enable_interrupts_and_halt();
+        let job = {
+            let mut jobs = JOBS.0.lock().unwrap_or_else(|e| e.into_inner());
+            loop {
+                if let Some(job) = jobs.pop_front() {
+                    break job;
+                }
+                jobs = JOBS.1.wait(jobs).unwrap_or_else(|e| e.into_inner());
             }
+        };
+        job();
+        while SCHEDULER.has_runnable() {
+            crate::task::yield_now();
         }
     }
 }
@@ -412,13 +410,14 @@ pub fn lock() -> MutexGuard<'static, ()> {
 pub fn run<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
     let _g = lock();
     let (tx, rx) = mpsc::channel();
-    JOBS.lock()
+    JOBS.0
+        .lock()
         .unwrap_or_else(|e| e.into_inner())
         .push_back(Box::new(move || {
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
             let _ = tx.send(r);
         }));
-    cpu::raise(JOB_VECTOR);
+    JOBS.1.notify_all();
     match rx.recv() {
         Ok(Ok(r)) => r,
         Ok(Err(panic)) => std::panic::resume_unwind(panic),

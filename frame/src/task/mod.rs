@@ -8,6 +8,8 @@
 //! before returning to user space. Kernel code is not preempted.
 
 mod stack;
+#[cfg(test)]
+mod tests;
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;

@@ -21,3 +21,5 @@ pub mod regs;
 pub mod serial;
 pub mod switch;
 pub mod trap;
+#[cfg(test)]
+mod tests;
