@@ -130,6 +130,8 @@ pub fn total_ram() -> usize {
     TOTAL_RAM.load(Ordering::Relaxed)
 }
 
+// The simulated machine of the host tests boots through it:
+// MIRI: relied on by arch::x86_64::tests::boot_cpu_tables_are_loaded_and_checked
 unsafe extern "Rust" {
     /// Defined by the kernel through `frame::main!`.
     fn __trellis_main() -> !;

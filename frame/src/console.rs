@@ -55,8 +55,10 @@ impl Write for Logger<'_> {
     }
 }
 
-static CONSOLE: SpinLock<Ring, { level::LOG }> =
-    SpinLock::new(Ring { buf: [0; LOG_RING_SIZE], written: 0 });
+static CONSOLE: SpinLock<Ring, { level::LOG }> = SpinLock::new(Ring {
+    buf: [0; LOG_RING_SIZE],
+    written: 0,
+});
 
 #[doc(hidden)]
 pub fn _print(args: fmt::Arguments) {
@@ -162,4 +164,60 @@ macro_rules! log_info {
 #[macro_export]
 macro_rules! log_debug {
     ($($arg:tt)*) => { if $crate::console::log_enabled(3) { $crate::println!("[debug] {}", format_args!($($arg)*)) } };
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::sync::Arc;
+    use alloc::vec::Vec;
+
+    use super::*;
+    use crate::arch::apic::SERIAL_VECTOR;
+    use crate::sim;
+    use crate::task::{TaskOptions, TaskState, yield_now};
+
+    #[test]
+    fn console_input_interrupt_wakes_a_waiting_reader() {
+        sim::run(|| {
+            let got: Arc<SpinLock<Vec<u8>>> = Arc::new(SpinLock::new(Vec::new()));
+            let reader = {
+                let got = got.clone();
+                TaskOptions::new(move || {
+                    let b = input_wait_queue().wait_until(try_read_byte);
+                    got.lock().push(b);
+                })
+                .spawn()
+                .unwrap()
+            };
+            yield_now();
+            assert_eq!(reader.state(), TaskState::Sleeping, "no input yet");
+            sim::devices::PORTS.lock().unwrap().uart_in.extend(b"hi");
+            // The UART's receive interrupt, through the I/O APIC; taken when
+            // this task next enables interrupts.
+            sim::cpu::raise(SERIAL_VECTOR);
+            while reader.state() != TaskState::Exited {
+                yield_now();
+            }
+            assert_eq!(*got.lock(), b"h");
+            assert_eq!(try_read_byte(), Some(b'i'));
+            assert_eq!(try_read_byte(), None);
+            assert!(input_interrupts_enabled());
+        });
+    }
+
+    #[test]
+    fn user_output_goes_to_the_serial_port_but_not_the_log() {
+        let (log_before, log_after) = sim::run(|| {
+            let (_, before) = read_log(0);
+            write_bytes(b"raw\nbytes");
+            crate::println!("logged {}", 42);
+            let (log, after) = read_log(before);
+            (before, (log, after))
+        });
+        let (log, after) = log_after;
+        assert_eq!(log, b"logged 42\n");
+        assert_eq!(after, log_before + 10);
+        // No newline translation for user output; the log's gets a CR.
+        assert!(sim::serial_output().contains("raw\nbyteslogged 42\r\n"));
+    }
 }

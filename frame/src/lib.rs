@@ -104,6 +104,8 @@ pub(crate) fn power_off_after_panic() -> ! {
 #[macro_export]
 macro_rules! main {
     ($f:path) => {
+        // The simulated machine of the host tests has its `main` too:
+        // MIRI: relied on by arch::x86_64::tests::boot_cpu_tables_are_loaded_and_checked
         #[unsafe(export_name = "__trellis_main")]
         extern "Rust" fn __trellis_main() -> ! {
             $f()

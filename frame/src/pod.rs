@@ -39,6 +39,7 @@ pub unsafe trait Pod: Copy + Sized + 'static {
 macro_rules! impl_pod {
     ($($t:ty),*) => { $(
         // SAFETY: primitive integers accept every bit pattern and have no padding.
+        // MIRI: relied on by pod::tests::pod_primitives_and_arrays_have_every_byte_initialised
         unsafe impl Pod for $t {}
     )* };
 }
@@ -47,6 +48,7 @@ impl_pod!(
 );
 // SAFETY: an array of Pod elements has no padding between elements and
 // accepts every bit pattern.
+// MIRI: relied on by pod::tests::pod_primitives_and_arrays_have_every_byte_initialised, pod::tests::pod_struct_values_have_every_byte_initialised
 unsafe impl<T: Pod, const N: usize> Pod for [T; N] {}
 
 /// Compile-time helper used by `pod_struct!`.
@@ -114,6 +116,7 @@ macro_rules! pod_struct {
         // SAFETY: every field is Pod and the struct has no padding (both
         // checked by the constant above over the exact field list: field
         // attributes other than docs are refused), and it is repr(C).
+        // MIRI: relied on by pod::tests::pod_struct_values_have_every_byte_initialised, pod::tests::pod_round_trips_through_bytes
         unsafe impl $crate::pod::Pod for $name {}
     };
 }
@@ -170,6 +173,24 @@ mod tests {
         assert_eq!(byte_sum(&[inner; 2]), 16);
         assert_eq!(byte_sum(&0u128), 0);
         assert_eq!([0u64; 0].as_bytes().len(), 0);
+    }
+
+    #[test]
+    fn pod_primitives_and_arrays_have_every_byte_initialised() {
+        fn all<T: Pod>(v: T) -> u64 {
+            let sum = byte_sum(&v);
+            let arr = [v; 3];
+            assert_eq!(byte_sum(&arr), 3 * sum);
+            assert_eq!(T::from_bytes(v.as_bytes()).map(|w| byte_sum(&w)), Some(sum));
+            sum
+        }
+        assert_eq!(all(0xffu8) + all(-1i8), 2 * 0xff);
+        assert_eq!(all(0x0101u16) + all(-1i16), 2 + 2 * 0xff);
+        assert_eq!(all(1u32) + all(-1i32), 1 + 4 * 0xff);
+        assert_eq!(all(1u64) + all(-1i64), 1 + 8 * 0xff);
+        assert_eq!(all(1u128) + all(-1i128), 1 + 16 * 0xff);
+        assert_eq!(all(1usize) + all(-1isize), 1 + 8 * 0xff);
+        assert_eq!(<[u32; 0] as Pod>::new_zeroed().as_bytes(), &[] as &[u8]);
     }
 
     #[test]

@@ -82,10 +82,11 @@ fn note_above(src_lines: &[&str], line: usize) -> Option<Note> {
     Some(if let Some(reason) = text.strip_prefix("not reached:") {
         Note::NotReached(reason.trim().to_string())
     } else if let Some(tests) = text.strip_prefix("relied on by") {
+        // Each item is a test path, optionally followed by words.
         let tests: Vec<String> = tests
             .split(',')
-            .map(|t| t.trim().trim_end_matches('.').to_string())
-            .filter(|t| !t.is_empty())
+            .filter_map(|t| t.split_whitespace().next())
+            .map(|t| t.trim_end_matches('.').to_string())
             .collect();
         if tests.is_empty() {
             Note::Malformed(text.to_string())
@@ -97,9 +98,90 @@ fn note_above(src_lines: &[&str], line: usize) -> Option<Note> {
     })
 }
 
+/// The module a `#[cfg(test)]` attribute on line `at` (0-based) applies
+/// to, if the next item is `mod NAME` (`;` or `{`): its name, and whether
+/// it is inline.
+fn test_module_after(code_lines: &[&str], at: usize) -> Option<(String, bool)> {
+    let item = code_lines[at + 1..]
+        .iter()
+        .map(|l| l.trim())
+        .find(|l| !l.is_empty() && !l.starts_with("#["))?;
+    let rest = item
+        .strip_prefix("pub(crate) ")
+        .or_else(|| item.strip_prefix("pub "))
+        .unwrap_or(item)
+        .strip_prefix("mod ")?;
+    let name: String = rest
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let after = rest[name.len()..].trim_start();
+    Some((name, after.starts_with('{')))
+}
+
+fn is_cfg_test(line: &str) -> bool {
+    line.split_whitespace().collect::<String>() == "#[cfg(test)]"
+}
+
+/// The files of modules declared `#[cfg(test)] mod NAME;` in `file`:
+/// test-only code (with everything below it).
+pub fn test_module_files(file: &Path, src: &str) -> Vec<PathBuf> {
+    let code = tcb_scan::code_only(src);
+    let lines: Vec<&str> = code.lines().collect();
+    let dir = match file.file_name().and_then(|n| n.to_str()) {
+        Some("mod.rs" | "lib.rs" | "main.rs") => file.parent().map(Path::to_path_buf),
+        _ => file
+            .parent()
+            .map(|p| p.join(file.file_stem().unwrap_or_default())),
+    }
+    .unwrap_or_default();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if is_cfg_test(l)
+            && let Some((name, false)) = test_module_after(&lines, i)
+        {
+            out.push(dir.join(format!("{name}.rs")));
+            out.push(dir.join(&name));
+        }
+    }
+    out
+}
+
+/// Line ranges (1-based, inclusive) of inline `#[cfg(test)] mod NAME { }`.
+fn test_module_ranges(code: &str) -> Vec<(usize, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if !is_cfg_test(l) || !matches!(test_module_after(&lines, i), Some((_, true))) {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut opened = false;
+        for (j, l) in lines.iter().enumerate().skip(i + 1) {
+            for c in l.chars() {
+                match c {
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+            if opened && depth == 0 {
+                out.push((i + 1, j + 1));
+                break;
+            }
+        }
+    }
+    out
+}
+
 /// The sites of one file: each `unsafe` up to the end of the braces that
 /// follow it (a block, or the body of an unsafe function or impl); an
 /// attribute such as `#[unsafe(no_mangle)]` covers only its own line.
+/// Sites in inline `#[cfg(test)]` modules are test code, not frame's, and
+/// are left out.
 pub fn sites_in(file: &Path, src: &str) -> Vec<Site> {
     let code = tcb_scan::code_only(src);
     let chars: Vec<char> = code.chars().collect();
@@ -112,6 +194,7 @@ pub fn sites_in(file: &Path, src: &str) -> Vec<Site> {
         }
     }
     let src_lines: Vec<&str> = src.lines().collect();
+    let tests = test_module_ranges(&code);
     let mut out = Vec::new();
     let mut from = 0;
     for l in tcb_scan::unsafe_uses(src) {
@@ -160,6 +243,9 @@ pub fn sites_in(file: &Path, src: &str) -> Vec<Site> {
             .take(3)
             .take_while(|t| t.starts_with("#["))
             .any(|t| t.contains("cfg(target_os = \"none\")"));
+        if tests.iter().any(|&(a, b)| (a..=b).contains(&l)) {
+            continue;
+        }
         out.push(Site {
             file: file.to_path_buf(),
             line: l,
@@ -232,12 +318,6 @@ pub enum Verdict {
     Unreached(String),
     /// Something to fix before the figure means anything.
     Error(String),
-}
-
-impl Verdict {
-    pub fn counts_as_reached(&self) -> bool {
-        matches!(self, Verdict::Executed | Verdict::ReliedOn(_))
-    }
 }
 
 /// Combines line coverage, the site's note and the tests that passed
@@ -391,6 +471,27 @@ mod tests {
             spans,
             [(3, 5), (7, 7), (8, 8), (10, 12), (13, 13), (13, 13)]
         );
+    }
+
+    #[test]
+    fn test_modules_are_not_frame_code() {
+        let src = kw(
+            "fn a() { @KW@ { x() } }\n#[cfg(test)]\nmod tests {\n    fn t() {\n        \
+             @KW@ { y() }\n    }\n}\n#[cfg(test)]\npub(crate) mod sim;\n#[cfg(test)]\n\
+             #[path = \"t.rs\"]\nmod other;\nmod real;\n@KW@ fn z() {}\n",
+        );
+        let lines: Vec<usize> = sites_in(Path::new("src/lib.rs"), &src)
+            .iter()
+            .map(|s| s.line)
+            .collect();
+        assert_eq!(lines, [1, 14]);
+        let files = test_module_files(Path::new("src/mm/mod.rs"), &src);
+        assert!(files.contains(&PathBuf::from("src/mm/sim.rs")));
+        assert!(files.contains(&PathBuf::from("src/mm/sim")));
+        assert!(files.contains(&PathBuf::from("src/mm/other.rs")));
+        assert!(!files.iter().any(|f| f.ends_with("real.rs")));
+        let files = test_module_files(Path::new("src/task.rs"), "#[cfg(test)]\nmod tests;\n");
+        assert_eq!(files[0], PathBuf::from("src/task/tests.rs"));
     }
 
     #[test]

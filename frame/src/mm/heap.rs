@@ -407,7 +407,7 @@ pub(crate) mod global {
         // SAFETY: (the trait's contract) `ptr` came from `alloc`; the slot
         // is rebuilt from frame metadata and handed back to the policy.
         unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
-            let slot = HeapSlot::from_allocated(ptr.addr());
+            let slot = HeapSlot::from_allocated(crate::mm::ptr_to_vaddr(ptr));
             if let Some(policy) = POLICY.get() {
                 policy.dealloc(slot);
             }

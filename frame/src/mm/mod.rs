@@ -54,6 +54,20 @@ pub(crate) fn linear_ptr<T>(va: Vaddr) -> *mut T {
     }
 }
 
+/// The kernel virtual address a pointer from [`linear_ptr`] stands for
+/// (the address itself on bare metal; host tests map it back from the
+/// simulated RAM).
+pub(crate) fn ptr_to_vaddr<T>(ptr: *const T) -> Vaddr {
+    #[cfg(test)]
+    {
+        crate::sim::kernel_vaddr(ptr.cast())
+    }
+    #[cfg(not(test))]
+    {
+        ptr.addr()
+    }
+}
+
 /// A raw pointer to physical address `pa` through the direct map.
 pub(crate) fn paddr_to_ptr<T>(pa: Paddr) -> *mut T {
     linear_ptr(paddr_to_vaddr(pa))

@@ -325,3 +325,95 @@ fn slab_list_id_exhaustion_panics_instead_of_wrapping() {
         list.push(Slab::new(64).unwrap());
     })
 }
+
+#[test]
+fn frame_heap_places_objects_in_fitting_slots_and_takes_them_back() {
+    use core::alloc::{GlobalAlloc, Layout};
+    sim::run(move || {
+        let heap = super::heap::global::FrameHeap;
+        let mut live = Vec::new();
+        for (size, align) in [
+            (1, 1),
+            (24, 8),
+            (100, 64),
+            (2048, 2048),
+            (3000, 8),
+            (9000, 4096),
+        ] {
+            let layout = Layout::from_size_align(size, align).unwrap();
+            // SAFETY (test): a non-zero-sized layout.
+            let p = unsafe { heap.alloc(layout) };
+            assert!(
+                !p.is_null() && p.addr().is_multiple_of(align),
+                "{size}/{align}"
+            );
+            // SAFETY (test): the block is ours and `size` bytes long; Miri
+            // checks that it lies inside the simulated RAM.
+            unsafe {
+                p.write_bytes(size as u8, size);
+                assert_eq!(p.add(size - 1).read(), size as u8);
+            }
+            live.push((p, layout));
+        }
+        // Distinct blocks do not overlap.
+        for (i, (p, l)) in live.iter().enumerate() {
+            for (q, m) in &live[i + 1..] {
+                assert!(p.addr() + l.size() <= q.addr() || q.addr() + m.size() <= p.addr());
+            }
+        }
+        let before = free_frames();
+        let (big, big_layout) = live.pop().unwrap();
+        // SAFETY (test): allocated above with this layout, freed once.
+        unsafe { heap.dealloc(big, big_layout) };
+        assert_eq!(
+            free_frames(),
+            before + 3,
+            "a large block gives its frames back"
+        );
+        for (p, l) in live {
+            // SAFETY (test): as above.
+            unsafe { heap.dealloc(p, l) };
+        }
+    });
+}
+
+#[test]
+#[should_panic(expected = "is not a heap allocation")]
+fn frame_heap_refuses_to_free_what_it_did_not_allocate() {
+    use core::alloc::{GlobalAlloc, Layout};
+    sim::run(move || {
+        let f = UFrame::alloc_zeroed().unwrap();
+        let ptr = crate::mm::paddr_to_ptr::<u8>(f.paddr());
+        // SAFETY (test): the point is that the heap checks the pointer
+        // against frame metadata and refuses it.
+        unsafe { super::heap::global::FrameHeap.dealloc(ptr, Layout::new::<u64>()) };
+    });
+}
+
+#[test]
+fn fill_zero_clears_exactly_the_range_asked_for() {
+    sim::run(move || {
+        let f = UFrame::alloc_zeroed().unwrap();
+        f.write_bytes(0, &[0xee; PAGE_SIZE]).unwrap();
+        f.fill_zero(100, 50).unwrap();
+        let mut b = [0u8; 4];
+        f.read_bytes(98, &mut b).unwrap();
+        assert_eq!(b, [0xee, 0xee, 0, 0]);
+        f.read_bytes(148, &mut b).unwrap();
+        assert_eq!(b, [0, 0, 0xee, 0xee]);
+        assert!(f.fill_zero(PAGE_SIZE - 1, 2).is_err());
+        // Through an address space, across a page boundary.
+        let vm = VmSpace::new().unwrap();
+        vm.map(0x1000, f.clone(), PageFlags::RW).unwrap();
+        let g = UFrame::alloc_zeroed().unwrap();
+        g.write_bytes(0, &[0xee; 16]).unwrap();
+        vm.map(0x2000, g.clone(), PageFlags::RW).unwrap();
+        vm.fill_zero(0x1ff8, 16).unwrap();
+        let mut c = [0xffu8; 24];
+        vm.read_bytes(0x1ff4, &mut c).unwrap();
+        assert_eq!(c[..4], [0xee; 4]);
+        assert_eq!(c[4..20], [0; 16]);
+        assert_eq!(c[20..], [0xee; 4]);
+        assert!(vm.fill_zero(0x2ff8, 16).is_err(), "0x3000 is not mapped");
+    });
+}

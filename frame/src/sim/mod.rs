@@ -151,6 +151,14 @@ fn phys_ptr<T>(pa: Paddr) -> *mut T {
     ram.wrapping_add(pa).cast()
 }
 
+/// The direct-map address of a pointer into the simulated RAM (the inverse
+/// of [`kernel_ptr`] there); anything else is not a kernel address.
+pub(crate) fn kernel_vaddr(ptr: *const u8) -> Vaddr {
+    let pa = ptr.addr().wrapping_sub(RAM.load(Ordering::Relaxed).addr());
+    assert!(pa < SIM_BYTES, "sim: {ptr:p} is not in the simulated RAM");
+    KERNEL_LINEAR_BASE + pa
+}
+
 /// The direct map of the boot page tables (and of the kernel page table
 /// built later): the low 4 GiB.
 const DIRECT_MAP_SIZE: usize = 1 << 32;

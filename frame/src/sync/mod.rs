@@ -108,3 +108,75 @@ pub(crate) fn restore_held_state(state: (u64, u32)) {
     HELD_LEVELS.store(state.0, Ordering::Relaxed);
     SPIN_DEPTH.store(state.1, Ordering::Relaxed);
 }
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+    use core::sync::atomic::AtomicUsize;
+
+    use super::*;
+
+    const ROUNDS: usize = if cfg!(miri) { 20 } else { 2000 };
+
+    /// Host threads stand in for CPUs here; the lock state is global, so
+    /// the simulated machine must be idle meanwhile.
+    #[test]
+    fn spin_lock_serialises_threads_and_guards_share_only_the_value() {
+        let _machine = crate::sim::lock();
+        let lock: SpinLock<(usize, Vec<usize>)> = SpinLock::new((0, Vec::new()));
+        std::thread::scope(|s| {
+            for t in 0..3 {
+                let lock = &lock;
+                s.spawn(move || {
+                    for _ in 0..ROUNDS {
+                        let mut g = lock.lock();
+                        g.0 += 1;
+                        g.1.push(t);
+                    }
+                });
+            }
+        });
+        let g = lock.lock();
+        assert_eq!((g.0, g.1.len()), (3 * ROUNDS, 3 * ROUNDS));
+        // `&SpinLockGuard` crosses threads as a `&T` would.
+        std::thread::scope(|s| {
+            let g = &g;
+            s.spawn(move || assert_eq!(g.0, 3 * ROUNDS));
+        });
+        drop(g);
+        assert!(lock.try_lock().is_some());
+        // A lock moved to another thread takes its value along.
+        let moved: SpinLock<Vec<i32>> = SpinLock::new(Vec::from([1, 2, 3]));
+        let sum = std::thread::spawn(move || moved.into_inner().iter().sum::<i32>());
+        assert_eq!(sum.join().unwrap(), 6);
+    }
+
+    #[test]
+    fn once_runs_its_initialiser_once_for_racing_threads() {
+        let once: Once<Vec<u8>> = Once::new();
+        let runs = AtomicUsize::new(0);
+        let seen: Vec<usize> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..3)
+                .map(|_| {
+                    s.spawn(|| {
+                        let v = once.call_once(|| {
+                            runs.fetch_add(1, Ordering::Relaxed);
+                            Vec::from([7u8; 3])
+                        });
+                        v.as_ptr().addr()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(runs.load(Ordering::Relaxed), 1);
+        assert!(seen.iter().all(|&p| p == seen[0]), "one value for all");
+        assert_eq!(once.get().map(Vec::as_slice), Some(&[7u8; 3][..]));
+        // The value is dropped with the cell, on whichever thread has it.
+        let empty: Once<Vec<u8>> = Once::default();
+        assert!(empty.get().is_none());
+        std::thread::spawn(move || drop((once, empty)))
+            .join()
+            .unwrap();
+    }
+}

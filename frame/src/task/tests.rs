@@ -41,14 +41,22 @@ fn spawned_tasks_run_when_the_current_task_yields_and_exit_cleanly() {
                 .unwrap()
             })
             .collect();
-        assert_eq!(ran.load(Ordering::Relaxed), 0, "spawning does not run a task");
+        assert_eq!(
+            ran.load(Ordering::Relaxed),
+            0,
+            "spawning does not run a task"
+        );
         assert!(tasks.iter().all(|t| t.state() == TaskState::Runnable));
         // FIFO: one yield lets all three run to their end.
         yield_now();
         assert_eq!(ran.load(Ordering::Relaxed), 0x01_01_01);
         for t in &tasks {
             assert_eq!(t.state(), TaskState::Exited);
-            assert_eq!(t.context_switches(), (1, 0), "exiting is a voluntary switch");
+            assert_eq!(
+                t.context_switches(),
+                (1, 0),
+                "exiting is a voluntary switch"
+            );
         }
         let me = current();
         assert_eq!(me.context_switches().1, 1, "the yield was involuntary");
@@ -101,6 +109,28 @@ fn wait_queues_and_the_mutex_put_tasks_to_sleep_and_wake_them() {
 }
 
 #[test]
+fn a_mutex_guard_shares_only_the_value_across_threads() {
+    sim::run(|| {
+        let m: Mutex<Vec<u32>> = Mutex::new(Vec::from([1, 2, 3]));
+        let g = m.lock();
+        // `&MutexGuard` is `&T` for whoever it is shared with.
+        let sums: Vec<u32> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..2)
+                .map(|_| {
+                    let g = &g;
+                    s.spawn(move || g.iter().sum::<u32>())
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(sums, [6, 6]);
+        drop(g);
+        m.lock().push(4);
+        assert_eq!(*m.lock(), [1, 2, 3, 4]);
+    });
+}
+
+#[test]
 fn a_deadline_wakes_a_sleeper_when_the_timer_gets_there() {
     sim::run(|| {
         let queue = WaitQueue::new();
@@ -110,7 +140,10 @@ fn a_deadline_wakes_a_sleeper_when_the_timer_gets_there() {
         let r = queue.wait_until_or_deadline(|| None::<()>, t0 + 35_000_000);
         assert_eq!(r, None);
         let (t1, j1) = (monotonic_ns(), jiffies());
-        assert!((t0 + 35_000_000..t0 + 50_000_000).contains(&t1), "{t0} -> {t1}");
+        assert!(
+            (t0 + 35_000_000..t0 + 50_000_000).contains(&t1),
+            "{t0} -> {t1}"
+        );
         assert_eq!(j1 - j0, 4, "four ticks to get past 35 ms");
     });
 }

@@ -55,7 +55,7 @@ struct CpuTables {
 // enabled, on the boot CPU) and by `set_kernel_stack`, which runs with
 // interrupts disabled on the only CPU; the stacks are used by the CPU
 // alone. The hardware reads them concurrently, which is the intended use.
-// MIRI: relied on by arch::x86_64::tests::boot_cpu_tables_are_loaded_and_checked
+// MIRI: relied on by arch::x86_64::tests::boot_cpu_tables_are_loaded_and_checked, user::tests::user_mode_is_entered_with_sanitised_state_and_syscalls_come_back
 unsafe impl Sync for CpuTables {}
 
 static TABLES: CpuTables = CpuTables {

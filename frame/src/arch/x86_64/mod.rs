@@ -20,6 +20,6 @@ pub mod qemu;
 pub mod regs;
 pub mod serial;
 pub mod switch;
-pub mod trap;
 #[cfg(test)]
 mod tests;
+pub mod trap;

@@ -47,13 +47,13 @@ fn boot_programs_the_interrupt_controllers_and_the_timer() {
         assert_eq!(lapic(0x320), u32::from(TIMER_VECTOR) | 1 << 17, "periodic");
         assert_eq!(lapic(0x3e0), 0b0011, "divide by 16");
         // Calibrated against the PIT: the timer fires TICK_HZ times a second.
-        assert_eq!(
-            lapic(0x380),
-            devices::APIC_TIMER_HZ / crate::timer::TICK_HZ
-        );
+        assert_eq!(lapic(0x380), devices::APIC_TIMER_HZ / crate::timer::TICK_HZ);
         // The last I/O APIC register written: GSI 4's low word, COM1's vector.
         let ioapic = |off| devices::IOAPIC.reg(off).load(Ordering::Relaxed);
-        assert_eq!((ioapic(0), ioapic(0x10)), (0x10 + 2 * 4, u32::from(SERIAL_VECTOR)));
+        assert_eq!(
+            (ioapic(0), ioapic(0x10)),
+            (0x10 + 2 * 4, u32::from(SERIAL_VECTOR))
+        );
         let tsc_hz = crate::cpu::tsc_hz();
         assert!(
             tsc_hz.abs_diff(devices::TSC_HZ) < devices::TSC_HZ / 100,

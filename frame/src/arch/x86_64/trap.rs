@@ -209,6 +209,7 @@ __trellis_enter_user:
 struct AsmWord(UnsafeCell<u64>);
 // SAFETY: only the assembly above and `enter_user` (interrupts disabled, one
 // CPU) touch these words.
+// MIRI: relied on by user::tests::user_mode_is_entered_with_sanitised_state_and_syscalls_come_back
 unsafe impl Sync for AsmWord {}
 
 static KERNEL_RSP: AsmWord = AsmWord(UnsafeCell::new(0));
