@@ -428,7 +428,16 @@ pub fn run<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
     JOBS.1.notify_all();
     match rx.recv() {
         Ok(Ok(r)) => r,
-        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        // Panic again here, so that the message lands in this test's output
+        // (the machine's threads are not the test's).
+        Ok(Err(panic)) => match panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+        {
+            Some(msg) => panic!("{msg}"),
+            None => std::panic::resume_unwind(panic),
+        },
         Err(_) => panic!("sim: the machine died running the job"),
     }
 }
