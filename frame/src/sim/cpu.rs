@@ -58,6 +58,9 @@ pub struct Cpu {
     /// The last entry to user mode, as the user program saw it.
     pub last_user_entry: Option<UserEntry>,
     pub user_entries: u64,
+    /// The FS and GS selectors.
+    pub fs_sel: u16,
+    pub gs_sel: u16,
 }
 
 pub static CPU: Mutex<Cpu> = Mutex::new(Cpu {
@@ -74,6 +77,8 @@ pub static CPU: Mutex<Cpu> = Mutex::new(Cpu {
     pending: VecDeque::new(),
     last_user_entry: None,
     user_entries: 0,
+    fs_sel: 0,
+    gs_sel: 0,
 });
 /// Signalled when an interrupt is raised (wakes a halted CPU).
 static INTERRUPT: Condvar = Condvar::new();
@@ -223,8 +228,36 @@ pub fn flush_tlb_page(_vaddr: usize) {
     // The model has no TLB: every access walks the page table.
 }
 
+pub fn rflags() -> u64 {
+    // The model's kernel never runs with a flag but IF (and the fixed bit).
+    RFLAGS_FIXED | if state().interrupts { RFLAGS_IF } else { 0 }
+}
+
 pub fn interrupts_enabled() -> bool {
     state().interrupts
+}
+
+pub fn read_fs_gs_selectors() -> (u16, u16) {
+    let c = state();
+    (c.fs_sel, c.gs_sel)
+}
+
+/// As the bare-metal one: a selector that is not null or a user segment
+/// is replaced by null; loading anything else would be a #GP, which the
+/// model checks against the loaded GDT.
+pub fn load_fs_gs_selectors(fs: u16, gs: u16) {
+    use crate::arch::x86_64::gdt::user_selector_or_null;
+    let (fs, gs) = (user_selector_or_null(fs), user_selector_or_null(gs));
+    let mut c = state();
+    let gdt = c.gdt.expect("sim: segment load before the GDT");
+    for sel in [fs, gs].into_iter().filter(|s| *s & !3 != 0) {
+        let d = descriptor(gdt, sel);
+        assert!(
+            d & (1 << 47) != 0 && (d >> 45) & 3 == 3,
+            "sim: #GP: loading {sel:#x} into FS/GS"
+        );
+    }
+    (c.fs_sel, c.gs_sel) = (fs, gs);
 }
 
 pub fn disable_interrupts() {
@@ -479,11 +512,15 @@ pub enum UserExit {
     },
 }
 
-/// The user-visible machine state a user program may change.
+/// The user-visible machine state a user program may change. Loading a
+/// selector (`mov %eax,%fs`) sets `fs_sel` and the base from the
+/// descriptor: 0 for every user segment.
 pub struct UserState<'a> {
     pub regs: &'a mut TrapFrame,
     pub fs_base: u64,
     pub gs_base: u64,
+    pub fs_sel: u16,
+    pub gs_sel: u16,
     pub fpu: &'a mut [u8; 512],
 }
 
@@ -499,7 +536,7 @@ pub fn set_user_program(p: impl FnMut(&mut UserState) -> UserExit + Send + 'stat
 /// As `arch::x86_64::cpu::enter_user`; the model checks the frame as
 /// `iretq` to ring 3 needs it, and that interrupts are off.
 pub unsafe fn enter_user(frame: &mut TrapFrame) {
-    let (fs_base, gs_base, pending) = {
+    let (fs_base, gs_base, fs_sel, gs_sel, pending) = {
         let mut c = state();
         assert!(!c.interrupts, "sim: user entry with interrupts enabled");
         assert_eq!(frame.cs, u64::from(USER_CS), "sim: iretq to a non-user CS");
@@ -526,7 +563,7 @@ pub unsafe fn enter_user(frame: &mut TrapFrame) {
             cr3: c.cr3,
         });
         c.user_entries += 1;
-        (fs, gs, c.pending.pop_front())
+        (fs, gs, c.fs_sel, c.gs_sel, c.pending.pop_front())
     };
     frame.error_code = 0;
     // An interrupt raised meanwhile is taken as soon as user mode runs.
@@ -539,6 +576,8 @@ pub unsafe fn enter_user(frame: &mut TrapFrame) {
         regs: frame,
         fs_base,
         gs_base,
+        fs_sel,
+        gs_sel,
         fpu: &mut fpu,
     };
     let exit = {
@@ -548,12 +587,13 @@ pub unsafe fn enter_user(frame: &mut TrapFrame) {
             .expect("sim: user mode entered with no user program installed");
         program(&mut user)
     };
-    let (fs, gs) = (user.fs_base, user.gs_base);
+    let (fs, gs, fs_sel, gs_sel) = (user.fs_base, user.gs_base, user.fs_sel, user.gs_sel);
     let mut c = state();
     c.fpu = fpu;
-    // User code may have changed the bases (a segment load clears them).
+    // User code may have loaded selectors, which changed the bases.
     c.msrs.insert(MSR_FS_BASE, fs);
     c.msrs.insert(MSR_GS_BASE, gs);
+    (c.fs_sel, c.gs_sel) = (fs_sel, gs_sel);
     match exit {
         UserExit::Syscall => {
             frame.rip += 2;

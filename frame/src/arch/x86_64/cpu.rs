@@ -60,6 +60,36 @@ pub unsafe fn wrmsr(msr: u32, value: u64) {
     }
 }
 
+/// The FS and GS selectors (user code may load them).
+pub fn read_fs_gs_selectors() -> (u16, u16) {
+    let (fs, gs): (u16, u16);
+    // MIRI: not reached: inline assembly (`mov from fs`, `mov from gs`);
+    // the model keeps the selectors user code loads.
+    // SAFETY: reading segment registers has no side effects.
+    unsafe {
+        asm!("mov {0:x}, fs", "mov {1:x}, gs", out(reg) fs, out(reg) gs,
+             options(nomem, nostack, preserves_flags))
+    }
+    (fs, gs)
+}
+
+/// Loads FS and GS with `fs` and `gs` where each is null or one of the
+/// user segments of gdt.rs, else with null (`gdt::user_selector_or_null`):
+/// a selector that user code could load is loadable here too, and nothing
+/// else is tried, so the load cannot fault.
+pub fn load_fs_gs_selectors(fs: u16, gs: u16) {
+    use super::gdt::user_selector_or_null;
+    let (fs, gs) = (user_selector_or_null(fs), user_selector_or_null(gs));
+    // MIRI: not reached: inline assembly (`mov to fs`, `mov to gs`); the
+    // model loads them (and checks the descriptors) instead.
+    // SAFETY: null or a present DPL-3 data/readable-code descriptor, which
+    // CPL 0 may load; the kernel itself uses neither FS nor GS.
+    unsafe {
+        asm!("mov fs, {0:x}", "mov gs, {1:x}", in(reg) fs, in(reg) gs,
+             options(nomem, nostack, preserves_flags))
+    }
+}
+
 pub fn read_cr2() -> u64 {
     let v: u64;
     // MIRI: not reached: inline assembly (`mov from cr2`).
@@ -119,12 +149,16 @@ pub fn flush_tlb_page(vaddr: usize) {
     unsafe { asm!("invlpg [{}]", in(reg) vaddr, options(nostack, preserves_flags)) }
 }
 
-pub fn interrupts_enabled() -> bool {
+pub fn rflags() -> u64 {
     let flags: u64;
     // MIRI: not reached: inline assembly (`pushfq; pop`).
     // SAFETY: reading RFLAGS has no side effects.
     unsafe { asm!("pushfq; pop {}", out(reg) flags, options(nomem, preserves_flags)) }
-    flags & (1 << 9) != 0
+    flags
+}
+
+pub fn interrupts_enabled() -> bool {
+    rflags() & (1 << 9) != 0
 }
 
 pub fn disable_interrupts() {

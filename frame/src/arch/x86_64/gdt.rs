@@ -106,6 +106,17 @@ pub(crate) fn init() {
     unsafe { cpu::load_gdt(gdt, KERNEL_CS, KERNEL_DS, TSS_SEL) };
 }
 
+/// `sel` if it is null or selects one of the user segments above (any
+/// RPL), else null: the selectors the kernel may load for user code.
+pub(crate) fn user_selector_or_null(sel: u16) -> u16 {
+    let index = sel & !3;
+    if index == USER_DS & !3 || index == USER_CS & !3 {
+        sel
+    } else {
+        0
+    }
+}
+
 /// Sets the stack the CPU switches to on a trap from user mode (TSS.RSP0).
 pub(crate) fn set_kernel_stack(top: u64) {
     assert!(

@@ -103,7 +103,7 @@ __trellis_trap_common:
     push rbx
     push rax
     test byte ptr [rsp + 18 * 8], 3
-    jnz __trellis_return_to_kernel
+    jnz __trellis_trap_from_user
     mov rdi, rsp
     call {kernel_trap}
     pop rax
@@ -123,6 +123,19 @@ __trellis_trap_common:
     pop r15
     add rsp, 16
     iretq
+
+    /* A trap from user mode normally lands in the UserContext (TSS.RSP0
+       points just past its frame). The vectors with an IST stack (#DB, NMI,
+       #MC, #DF) land on that stack instead: copy the frame into the
+       context (DF is clear, see above) before going back to the kernel. */
+__trellis_trap_from_user:
+    mov rdi, [rip + {ctx_top}]
+    sub rdi, {frame_size}
+    cmp rdi, rsp
+    je __trellis_return_to_kernel
+    mov rsi, rsp
+    mov ecx, {frame_words}
+    rep movsq
 
     /* A trap or syscall from user mode: the user registers are saved in the
        UserContext; resume the kernel code that called __trellis_enter_user. */
@@ -202,6 +215,8 @@ __trellis_enter_user:
     user_ds = const USER_DS,
     user_cs = const USER_CS,
     syscall_vector = const SYSCALL_VECTOR,
+    frame_size = const size_of::<TrapFrame>(),
+    frame_words = const size_of::<TrapFrame>() / 8,
 );
 
 /// Per-CPU scratch words used by the assembly (single CPU for now).
@@ -287,7 +302,19 @@ pub fn init() {
     }
 }
 
+/// Entry hygiene (docs/soundness.md), checked on every entry to ring 0:
+/// no user-controlled flag — TF, DF, IOPL, NT, AC — is set in the kernel.
+pub(crate) fn assert_entry_flags() {
+    const USER_CONTROLLED: u64 = (1 << 8) | (1 << 10) | (3 << 12) | (1 << 14) | (1 << 18);
+    let f = cpu::rflags();
+    assert!(
+        f & USER_CONTROLLED == 0,
+        "invariant: ring 0 runs with TF, DF, IOPL, NT and AC clear (RFLAGS {f:#x})"
+    );
+}
+
 pub(crate) extern "C" fn kernel_trap_entry(frame: &mut TrapFrame) {
+    assert_entry_flags();
     crate::trap::handle_kernel_trap(frame);
 }
 
