@@ -380,52 +380,74 @@ pub fn judge(
 /// The report `cargo xtask miri` prints, and whether it is clean.
 pub struct Report {
     pub text: String,
-    pub reached: usize,
-    pub total: usize,
     pub errors: usize,
 }
 
+fn percent(n: usize, of: usize) -> f64 {
+    if of == 0 {
+        100.0
+    } else {
+        n as f64 * 100.0 / of as f64
+    }
+}
+
+/// The figure, every unreached site with its reason (the instruction
+/// layer's first: `in_layer` says which those are), the same figure
+/// without the instruction layer, and the notes to fix.
 pub fn report(
     sites: &[Site],
     cov: &BTreeMap<PathBuf, BTreeMap<usize, u64>>,
     miri_passed: &BTreeSet<String>,
     rel: &dyn Fn(&Path) -> String,
+    in_layer: &dyn Fn(&Site) -> bool,
 ) -> Report {
     let verdicts: Vec<(&Site, Verdict)> = sites
         .iter()
         .map(|s| (s, judge(s, cov, miri_passed)))
         .collect();
-    let executed = verdicts
-        .iter()
-        .filter(|(_, v)| *v == Verdict::Executed)
-        .count();
-    let relied = verdicts
-        .iter()
-        .filter(|(_, v)| matches!(v, Verdict::ReliedOn(_)))
-        .count();
+    let count =
+        |f: &dyn Fn(&Site, &Verdict) -> bool| verdicts.iter().filter(|(s, v)| f(s, v)).count();
+    let executed = count(&|_, v| *v == Verdict::Executed);
+    let relied = count(&|_, v| matches!(v, Verdict::ReliedOn(_)));
     let reached = executed + relied;
     let total = sites.len();
-    let pct = if total == 0 {
-        100.0
-    } else {
-        reached as f64 * 100.0 / total as f64
-    };
     let mut text = format!(
         "unsafe sites in frame/ reached by the tests that pass under Miri: {reached} of {total} \
-         ({pct:.1}%)\n  executed: {executed}\n  declarations relied on by named Miri-run tests: \
-         {relied}\n"
+         ({:.1}%)\n  executed: {executed}\n  declarations relied on by named Miri-run tests: \
+         {relied}\n",
+        percent(reached, total)
     );
-    let unreached: Vec<_> = verdicts
+    let unreached: Vec<(&Site, &String)> = verdicts
         .iter()
         .filter_map(|(s, v)| match v {
-            Verdict::Unreached(r) => Some((s, r)),
+            Verdict::Unreached(r) => Some((*s, r)),
             _ => None,
         })
         .collect();
     text.push_str(&format!("not reached: {}\n", unreached.len()));
-    for (s, reason) in &unreached {
-        text.push_str(&format!("  {}:{}  {reason}\n", rel(&s.file), s.line));
+    for (title, layer) in [
+        (
+            "in the instruction layer (inline assembly, bare metal only)",
+            true,
+        ),
+        ("elsewhere", false),
+    ] {
+        let group: Vec<_> = unreached
+            .iter()
+            .filter(|(s, _)| in_layer(s) == layer)
+            .collect();
+        text.push_str(&format!("  {title}: {}\n", group.len()));
+        for (s, reason) in group {
+            text.push_str(&format!("    {}:{}  {reason}\n", rel(&s.file), s.line));
+        }
     }
+    let outside = count(&|s, _| !in_layer(s));
+    let outside_reached =
+        count(&|s, v| !in_layer(s) && matches!(v, Verdict::Executed | Verdict::ReliedOn(_)));
+    text.push_str(&format!(
+        "outside the instruction layer: {outside_reached} of {outside} reached ({:.1}%)\n",
+        percent(outside_reached, outside)
+    ));
     let errors: Vec<_> = verdicts
         .iter()
         .filter_map(|(s, v)| match v {
@@ -444,8 +466,6 @@ pub fn report(
     }
     Report {
         text,
-        reached,
-        total,
         errors: errors.len(),
     }
 }
@@ -601,12 +621,20 @@ mod tests {
             site(8, 8, Some(Note::NotReached("the `in` instruction".into()))),
             site(9, 9, None),
         ];
-        let r = report(&sites, &cov, &passed, &|p| p.display().to_string());
-        assert_eq!((r.reached, r.total, r.errors), (2, 4, 1));
+        let layer = |s: &Site| s.line == 8;
+        let r = report(&sites, &cov, &passed, &|p| p.display().to_string(), &layer);
+        assert_eq!(r.errors, 1);
         assert!(r.text.starts_with(
             "unsafe sites in frame/ reached by the tests that pass under Miri: 2 of 4 (50.0%)"
         ));
-        assert!(r.text.contains("  /f.rs:8  the `in` instruction\n"));
+        assert!(r.text.contains(
+            "  in the instruction layer (inline assembly, bare metal only): 1\n    \
+             /f.rs:8  the `in` instruction\n  elsewhere: 0\n"
+        ));
+        assert!(
+            r.text
+                .contains("outside the instruction layer: 2 of 3 reached (66.7%)\n")
+        );
         assert!(r.text.contains("PROBLEMS"));
     }
 }
