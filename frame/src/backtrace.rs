@@ -10,8 +10,8 @@ use crate::mm::{image, linear_ptr};
 pub const KSYMS_SIZE: usize = 2 * 1024 * 1024;
 
 // MIRI: not reached: places the symbol table's room in the kernel image's
-// `.ksyms` section; host tests read a simulated image (mm::sim), whose
-// table the simulated loader wrote.
+// `.ksyms` section; host tests read a simulated image, whose
+// table the simulated loader wrote (sim/mod.rs).
 #[cfg(target_os = "none")]
 #[used]
 #[unsafe(link_section = ".ksyms")]

@@ -146,6 +146,8 @@ fn coverage_trace(root: &Path, tests: &BTreeSet<String>) -> Res<String> {
     let test = |extra: &[&str]| {
         let mut cmd = nightly_cargo(root);
         cmd.env("RUSTFLAGS", "-C instrument-coverage")
+            // The tests take the sizes they have under Miri (sim::miri_sized).
+            .env("TRELLIS_MIRI_SIZES", "1")
             .env("LLVM_PROFILE_FILE", dir.join("profraw/frame-%p-%m.profraw"))
             .arg("test")
             .arg("--target-dir")

@@ -3,7 +3,7 @@
 //! The kernel proper is linked at [`KERNEL_VMA`] plus its physical load
 //! address; the boot page tables and the kernel page table map it there.
 //! Host tests get a simulated image with the same shape, placed in the
-//! simulated RAM (`mm::sim`).
+//! simulated RAM (`sim`).
 
 use super::{Paddr, Vaddr};
 
@@ -37,7 +37,7 @@ pub(crate) fn sections() -> Sections {
     // so they are declared as bytes and taken with `&raw const` (safe).
     // MIRI: not reached: symbols of the linker script (linker.ld), which
     // the host tests' build has no counterpart of; they use the simulated
-    // image of mm::sim.
+    // image of sim/mod.rs.
     unsafe extern "C" {
         static __kernel_text_start: u8;
         static __kernel_text_end: u8;

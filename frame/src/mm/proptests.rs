@@ -19,14 +19,16 @@ use crate::sim;
 
 fn config() -> Config {
     Config {
-        cases: if cfg!(miri) { 2 } else { 64 },
+        cases: if sim::miri_sized() { 2 } else { 64 },
         failure_persistence: None,
         ..Config::default()
     }
 }
 
 /// Longest operation sequence per case.
-const MAX_OPS: usize = if cfg!(miri) { 16 } else { 160 };
+fn max_ops() -> usize {
+    if sim::miri_sized() { 16 } else { 160 }
+}
 
 /// Candidate pages, chosen to share and to split tables at every level:
 /// root entries 0, 1 and 255 (the top of the user half), level-3 entries 0
@@ -92,7 +94,7 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn page_table_refines_map_model(ops in prop::collection::vec(arb_pt_op(), 1..MAX_OPS)) {
+    fn page_table_refines_map_model(ops in prop::collection::vec(arb_pt_op(), 1..max_ops())) {
         sim::run(move || -> Result<(), TestCaseError> {
         let before = free_frames();
         let vas = candidate_vas();
@@ -225,7 +227,7 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn vm_space_refines_map_model(ops in prop::collection::vec(arb_vm_op(), 1..MAX_OPS)) {
+    fn vm_space_refines_map_model(ops in prop::collection::vec(arb_vm_op(), 1..max_ops())) {
         sim::run(move || -> Result<(), TestCaseError> {
         let before = free_frames();
         // Two small neighbourhoods so that multi-page copies cross mapped
@@ -365,7 +367,7 @@ proptest! {
     /// never in use (no double allocation), every owned page is counted, and
     /// dropping the last handle gives the page back (no leak).
     #[test]
-    fn frame_allocation_refines_owned_set(ops in prop::collection::vec(arb_alloc_op(), 1..MAX_OPS)) {
+    fn frame_allocation_refines_owned_set(ops in prop::collection::vec(arb_alloc_op(), 1..max_ops())) {
         sim::run(move || -> Result<(), TestCaseError> {
         let before = free_frames();
         let mut live: Vec<Live> = Vec::new();

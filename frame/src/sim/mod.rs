@@ -442,6 +442,12 @@ pub fn run<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
     }
 }
 
+/// Whether tests should take Miri's (small) sizes: under Miri, and in the
+/// coverage run of `cargo xtask miri`, which measures what Miri runs.
+pub fn miri_sized() -> bool {
+    cfg!(miri) || std::env::var_os("TRELLIS_MIRI_SIZES").is_some()
+}
+
 /// What the kernel wrote to the serial console so far.
 pub fn serial_output() -> String {
     String::from_utf8_lossy(

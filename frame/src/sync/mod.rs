@@ -116,7 +116,9 @@ mod tests {
 
     use super::*;
 
-    const ROUNDS: usize = if cfg!(miri) { 20 } else { 2000 };
+    fn rounds() -> usize {
+        if crate::sim::miri_sized() { 20 } else { 2000 }
+    }
 
     /// Host threads stand in for CPUs here; the lock state is global, so
     /// the simulated machine must be idle meanwhile.
@@ -128,7 +130,7 @@ mod tests {
             for t in 0..3 {
                 let lock = &lock;
                 s.spawn(move || {
-                    for _ in 0..ROUNDS {
+                    for _ in 0..rounds() {
                         let mut g = lock.lock();
                         g.0 += 1;
                         g.1.push(t);
@@ -137,11 +139,11 @@ mod tests {
             }
         });
         let g = lock.lock();
-        assert_eq!((g.0, g.1.len()), (3 * ROUNDS, 3 * ROUNDS));
+        assert_eq!((g.0, g.1.len()), (3 * rounds(), 3 * rounds()));
         // `&SpinLockGuard` crosses threads as a `&T` would.
         std::thread::scope(|s| {
             let g = &g;
-            s.spawn(move || assert_eq!(g.0, 3 * ROUNDS));
+            s.spawn(move || assert_eq!(g.0, 3 * rounds()));
         });
         drop(g);
         assert!(lock.try_lock().is_some());
