@@ -19,6 +19,7 @@ mod cpio;
 mod initramfs;
 mod ksyms;
 mod miri;
+mod miri_sites;
 mod qemu;
 mod scan;
 mod tcb;
