@@ -452,9 +452,15 @@ void pools_child_fill(const struct fdent *fds, int n, int self_pid)
 
 static uint64_t g_int(struct rng *r, const char **l)
 {
-	uint64_t v = next(r);
+	uint64_t v = next(r), u = below(r, 100);
 
 	*l = 0;
+	/* Flags of 0 and small values are valid for most calls: without a
+	 * bias most calls would stop at their EINVAL check. */
+	if (u < 20)
+		return 0;
+	if (u < 30)
+		return below(r, 4);
 	switch (below(r, 14)) {
 	case 0:
 		return 0;

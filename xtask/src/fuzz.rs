@@ -413,16 +413,19 @@ impl Report {
     pub fn summary(&self) -> Vec<String> {
         let secs = self.guest_secs();
         let calls = self.calls();
+        let boots: Duration = self.segments.iter().map(|s| s.wall).sum();
         let mut out = vec![format!(
-            "fuzz {}: {} calls, {} batches, {:.0} calls/s in the guest ({:.0} calls/s wall, {} s), {} panics, {} hangs",
+            "fuzz {}: {} calls, {} batches, {:.0} calls/s ({} s of fuzzing boots, boot time included; \
+             the guest's own clock says {:.0} calls/s), {} panics, {} hangs, {} s in all",
             self.campaign.describe(),
             calls,
             self.segments.iter().map(|s| s.batches).sum::<u64>(),
+            calls as f64 / boots.as_secs_f64().max(1e-3),
+            boots.as_secs(),
             if secs > 0.0 { calls as f64 / secs } else { 0.0 },
-            calls as f64 / self.wall.as_secs_f64().max(1e-3),
-            self.wall.as_secs(),
             self.count(Kind::Panic),
             self.count(Kind::Hang),
+            self.wall.as_secs(),
         )];
         out.push(format!(
             "  child deaths {} (a fuzzed call killed the batch's child), stalls {} (a call ignored signals), stops continued {}, sacrificial calls {}, ok {}, errors {}, ENOSYS {}, odd errnos {}",
