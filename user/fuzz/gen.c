@@ -705,6 +705,9 @@ static uint64_t g_uid(struct rng *r, const char **l)
 	};
 
 	*l = 0;
+	/* Root campaigns would otherwise drop root early in a batch. */
+	if (below(r, 3) == 0)
+		return 0;
 	switch (below(r, 6)) {
 	case 0:
 		return cfg.uid >= 0 ? (uint64_t)cfg.uid : 1000;
@@ -900,6 +903,14 @@ static uint64_t g_mmflags(struct rng *r, const char **l)
 	return v;
 }
 
+/* A size argument that must be exactly `want` (sigsetsize, robust list
+ * head): mostly right, sometimes any length. */
+static uint64_t g_exact(struct rng *r, uint64_t want, const char **l)
+{
+	*l = 0;
+	return below(r, 5) ? want : g_len(r, l);
+}
+
 static uint64_t g_kind(struct rng *r, char kind, const char **l);
 
 static uint64_t g_any(struct rng *r, const char **l)
@@ -950,6 +961,10 @@ static uint64_t g_kind(struct rng *r, char kind, const char **l)
 		return g_which(r, l);
 	case 'q':
 		return g_mmflags(r, l);
+	case 'Z':
+		return g_exact(r, 8, l);
+	case 'r':
+		return g_exact(r, 24, l);
 	default:
 		return g_any(r, l);
 	}
