@@ -14,6 +14,8 @@
 #define MAX_PROTECTED 64
 #define MAX_FDS 40
 #define MAX_ODD 16
+/* Highest syscall number in the table (syscalls.h). */
+#define FUZZ_SC_LAST 462
 
 /* The descriptor that trace lines go to (a copy of the console in --trace
  * mode, of /dev/null otherwise, so that fd numbering is the same). */
@@ -103,6 +105,8 @@ extern struct config cfg;
 /* gen.c */
 void pools_init(void);
 void pools_child_fill(const struct fdent *fds, int nfds, int self_pid);
+void gen_set_implemented(const uint64_t *bits);
+int sc_known(int nr);
 void gen_call(struct call *c, struct labels *lab, uint64_t batch, int thread,
 	      uint64_t idx);
 const char *sc_name(uint64_t nr, char *tmp);

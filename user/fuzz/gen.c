@@ -14,6 +14,8 @@
 #include "fuzz.h"
 #include "syscalls.h"
 
+_Static_assert(SC_LAST == FUZZ_SC_LAST, "syscalls.h and fuzz.h disagree");
+
 /* ---- PRNG (splitmix64) -------------------------------------------------- */
 
 struct rng {
@@ -970,9 +972,12 @@ static uint64_t g_kind(struct rng *r, char kind, const char **l)
 	}
 }
 
-/* Assigned numbers, to draw most calls from. */
+/* Assigned numbers, and those the kernel implements (a probe at start
+ * found they do not answer ENOSYS), to draw most calls from. */
 static uint16_t assigned[SC_LAST + 1];
 static int nassigned;
+static uint16_t implemented[SC_LAST + 1];
+static int nimplemented;
 
 static void init_assigned(void)
 {
@@ -981,6 +986,16 @@ static void init_assigned(void)
 	for (i = 0; i <= SC_LAST; i++)
 		if (sc_table[i].name)
 			assigned[nassigned++] = (uint16_t)i;
+}
+
+void gen_set_implemented(const uint64_t *bits)
+{
+	int i;
+
+	nimplemented = 0;
+	for (i = 0; i <= SC_LAST; i++)
+		if (bits[i / 64] & (1UL << (i % 64)))
+			implemented[nimplemented++] = (uint16_t)i;
 }
 
 static uint64_t g_nr(struct rng *r)
@@ -993,6 +1008,10 @@ static uint64_t g_nr(struct rng *r)
 
 	if (!nassigned)
 		init_assigned();
+	/* Mostly what the kernel implements; ENOSYS costs the kernel one
+	 * table lookup and tests nothing else. */
+	if (u < 75 && nimplemented)
+		return implemented[below(r, (uint64_t)nimplemented)];
 	if (u < 93)
 		return assigned[below(r, (uint64_t)nassigned)];
 	if (u < 96)
@@ -1034,6 +1053,11 @@ void gen_call(struct call *c, struct labels *lab, uint64_t batch, int thread,
 		if (lab)
 			lab->l[j] = l;
 	}
+}
+
+int sc_known(int nr)
+{
+	return nr >= 0 && nr <= SC_LAST && sc_table[nr].name;
 }
 
 const char *sc_name(uint64_t nr, char *tmp)
