@@ -336,11 +336,15 @@ impl Report {
         self.segments.iter().map(|s| s.batches).sum::<u64>() * self.campaign.calls_per_batch()
     }
 
-    fn guest_secs(&self) -> f64 {
-        self.segments
+    /// Calls per second by the guest's own clock, over the boots that
+    /// reported it (a boot that panicked did not).
+    fn guest_rate(&self) -> f64 {
+        let (calls, secs) = self
+            .segments
             .iter()
-            .filter_map(|s| s.done.get("secs"))
-            .sum()
+            .filter_map(|s| Some((s.done.get("calls")?, s.done.get("secs")?)))
+            .fold((0.0, 0.0), |(c, t), (dc, dt)| (c + dc, t + dt));
+        if secs > 0.0 { calls / secs } else { 0.0 }
     }
 
     fn sum(&self, key: &str) -> u64 {
@@ -411,7 +415,6 @@ impl Report {
     }
 
     pub fn summary(&self) -> Vec<String> {
-        let secs = self.guest_secs();
         let calls = self.calls();
         let boots: Duration = self.segments.iter().map(|s| s.wall).sum();
         let mut out = vec![format!(
@@ -422,13 +425,13 @@ impl Report {
             self.segments.iter().map(|s| s.batches).sum::<u64>(),
             calls as f64 / boots.as_secs_f64().max(1e-3),
             boots.as_secs(),
-            if secs > 0.0 { calls as f64 / secs } else { 0.0 },
+            self.guest_rate(),
             self.count(Kind::Panic),
             self.count(Kind::Hang),
             self.wall.as_secs(),
         )];
         out.push(format!(
-            "  child deaths {} (a fuzzed call killed the batch's child), stalls {} (a call ignored signals), stops continued {}, sacrificial calls {}, ok {}, errors {}, ENOSYS {}, odd errnos {}",
+            "  in the boots that ran to their end: child deaths {} (a fuzzed call killed the batch's child), stalls {} (a call ignored signals), stops continued {}, sacrificial calls {}, ok {}, errors {}, ENOSYS {}, odd errnos {}",
             self.sum("deaths"),
             self.sum("stalls"),
             self.sum("continued"),
