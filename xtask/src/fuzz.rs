@@ -11,6 +11,7 @@
 //! whether it reproduces on its own. The campaign goes on from batch K + 1.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -491,8 +492,19 @@ fn boot(
         is_progress: &is_progress,
         quiet: QUIET,
     };
+    // The log is written as the lines come, so a long boot can be watched
+    // (`tail -f`) and a host crash loses nothing.
+    let mut out = std::io::BufWriter::new(
+        std::fs::File::create(log).ctx(|| format!("cannot create {}", log.display()))?,
+    );
     let start = Instant::now();
+    let mut last_flush = Instant::now();
     let result = env.boot_watched(argv, &initrd, Some(timeout), watch, &mut |line| {
+        let _ = writeln!(out, "{line}");
+        if last_flush.elapsed() > Duration::from_secs(2) {
+            let _ = out.flush();
+            last_flush = Instant::now();
+        }
         let before = seg.batches;
         seg.feed(line);
         if seg.batches != before {
@@ -502,13 +514,11 @@ fn boot(
     seg.wall = start.elapsed();
     let _ = std::fs::remove_file(&initrd);
     let result = result?;
-    let mut text = result.lines.join("\n");
-    text.push('\n');
     if !result.stderr.is_empty() {
-        text.push_str("--- QEMU stderr ---\n");
-        text.push_str(&result.stderr);
+        let _ = writeln!(out, "--- QEMU stderr ---\n{}", result.stderr);
     }
-    std::fs::write(log, text).ctx(|| format!("cannot write {}", log.display()))?;
+    out.flush()
+        .ctx(|| format!("cannot write {}", log.display()))?;
     Ok(result)
 }
 
