@@ -104,6 +104,7 @@ struct config cfg = {
 #define STUCK_TICKS 25	   /* interrupts ignored before "stuck" */
 #define SAC_TRIES 50	   /* interrupted waits before killing a sacrifice */
 #define STALL_SECS 10	   /* no progress at all: kill the child */
+#define SETUP_SECS 5	   /* a child's setup takes longer: reset scratch */
 #define WORKER_STACK (256 * 1024)
 
 static struct shared *sh;
@@ -573,9 +574,12 @@ static void open_fds(void)
 	/* A child that resumes a batch finds the scratch tree as the one
 	 * before it left it: anything may be missing. */
 	mkdir(SCRATCH, 0777);
-	add_fd(open(SCRATCH "/file", O_RDWR | O_CREAT, 0666), "file");
-	add_fd(open(SCRATCH "/ro", O_RDONLY), "ro");
-	add_fd(open(SCRATCH, O_RDONLY | O_DIRECTORY), "dir");
+	/* O_NONBLOCK: a FIFO or a terminal may stand where a file was. */
+	add_fd(open(SCRATCH "/file", O_RDWR | O_CREAT | O_NONBLOCK | O_NOCTTY,
+		    0666),
+	       "file");
+	add_fd(open(SCRATCH "/ro", O_RDONLY | O_NONBLOCK | O_NOCTTY), "ro");
+	add_fd(open(SCRATCH, O_RDONLY | O_DIRECTORY | O_NONBLOCK), "dir");
 	if (pipe2(p, 0) == 0) {
 		add_fd(p[0], "pipe_r");
 		add_fd(p[1], "pipe_w");
@@ -621,7 +625,7 @@ static void open_fds(void)
 	add_fd((int)syscall(434, self_pid, 0), "pidfd");
 	add_fd(open("/proc/self/maps", O_RDONLY), "maps");
 	add_fd(open(SCRATCH "/file", O_PATH), "opath");
-	add_fd(open(SCRATCH "/fifo", O_RDONLY | O_NONBLOCK), "fifo");
+	add_fd(open(SCRATCH "/fifo", O_RDONLY | O_NONBLOCK | O_NOCTTY), "fifo");
 	add_fd((int)syscall(SYS_inotify_init1, O_NONBLOCK), "inotify");
 	fd = open("/dev/null", O_RDONLY);
 	if (fd >= 0) {
@@ -702,6 +706,7 @@ static void child_main(void)
 			raw0(SYS_sched_yield);
 	read_protected();
 	init_brk = (uint64_t)raw1(SYS_brk, 0);
+	sh->setup_done = 1;
 	go = 1;
 	watchdog();
 }
@@ -933,7 +938,7 @@ static void reap_all(int use_kill_all, pid_t group)
 }
 
 static struct {
-	uint64_t calls, deaths, stalls, batches, continued;
+	uint64_t calls, deaths, stalls, batches, continued, setup_stalls;
 	uint64_t ok, err, enosys, sacrificed, sac_fail, odd;
 	uint64_t answered[16], enosys_set[16];
 } tot;
@@ -982,7 +987,7 @@ static void collect(void)
 static void run_batch(uint64_t batch)
 {
 	uint64_t next[MAX_THREADS] = { 0 };
-	int t, fruitless = 0;
+	int t, fruitless = 0, setup_fails = 0;
 	double last_print = now();
 
 	reset_scratch();
@@ -992,7 +997,8 @@ static void run_batch(uint64_t batch)
 		pid_t pid, w;
 		int st = 0, gone = 0, killed = 0, remaining = 0, progressed = 0;
 		uint64_t seen = 0;
-		double last_progress = now(), killed_at = 0;
+		double last_progress = now(), killed_at = 0, started;
+		int setup_stalled = 0;
 		char why[64] = "";
 
 		for (t = 0; t < cfg.threads; t++) {
@@ -1007,6 +1013,8 @@ static void run_batch(uint64_t batch)
 		if (!remaining)
 			break;
 		sh->finished = 0;
+		sh->setup_done = 0;
+		started = now();
 		pid = fork();
 		if (pid == 0)
 			child_main();
@@ -1048,6 +1056,19 @@ static void run_batch(uint64_t batch)
 				}
 				continue;
 			}
+			if (!sh->setup_done && now() - started > SETUP_SECS) {
+				/* Something the last child left in the scratch
+				 * tree blocks the next one's setup: start over
+				 * from a clean tree. */
+				say("fuzz: batch %llu: a child's setup did not finish in %d s; resetting the scratch tree",
+				    (unsigned long long)batch, SETUP_SECS);
+				setup_stalled = 1;
+				killed = 1;
+				kill(pid, SIGKILL);
+				killed_at = now();
+				tot.setup_stalls++;
+				continue;
+			}
 			for (t = 0; t < cfg.threads; t++)
 				if (sh->stuck[t]) {
 					print_inflight("stall", batch, t,
@@ -1055,7 +1076,8 @@ static void run_batch(uint64_t batch)
 					snprintf(why, sizeof why, "stall");
 					killed = 1;
 				}
-			if (!killed && now() - last_progress > STALL_SECS) {
+			if (!killed && sh->setup_done &&
+			    now() - last_progress > STALL_SECS) {
 				for (t = 0; t < cfg.threads; t++)
 					if (sh->cur[t] > sh->done[t])
 						print_inflight("stall", batch, t,
@@ -1088,6 +1110,16 @@ static void run_batch(uint64_t batch)
 		}
 		if (sh->finished)
 			break;
+		if (setup_stalled) {
+			if (++setup_fails == 3) {
+				say("fuzz: batch %llu: three children could not set up, even from a clean scratch tree; giving up",
+				    (unsigned long long)batch);
+				exit(1);
+			}
+			reset_scratch();
+			continue;
+		}
+		setup_fails = 0;
 		if (!killed) {
 			char extra[64];
 
@@ -1359,10 +1391,11 @@ int main(int argc, char **argv)
 			only_enosys[k] = tot.enosys_set[k] & ~tot.answered[k];
 		print_set("enosys", only_enosys);
 	}
-	say("fuzz: done calls %llu batches %llu secs %.1f calls/s %.0f deaths %llu stalls %llu continued %llu sacrificial %llu sacrificial-fork-failed %llu ok %llu err %llu enosys %llu odd %llu",
+	say("fuzz: done calls %llu batches %llu secs %.1f calls/s %.0f deaths %llu stalls %llu setup-stalls %llu continued %llu sacrificial %llu sacrificial-fork-failed %llu ok %llu err %llu enosys %llu odd %llu",
 	    (unsigned long long)tot.calls, (unsigned long long)tot.batches,
 	    secs, secs > 0 ? (double)tot.calls / secs : 0.0,
 	    (unsigned long long)tot.deaths, (unsigned long long)tot.stalls,
+	    (unsigned long long)tot.setup_stalls,
 	    (unsigned long long)tot.continued,
 	    (unsigned long long)tot.sacrificed,
 	    (unsigned long long)tot.sac_fail, (unsigned long long)tot.ok,

@@ -75,6 +75,7 @@ struct shared {
 	/* Set by the watchdog when a worker ignores its interrupts. */
 	volatile int stuck[MAX_THREADS];
 	volatile int finished;
+	volatile int setup_done;
 	volatile int setup_failed;
 	volatile char setup_msg[128];
 	/* Counters, summed by the parent over every child. */

@@ -188,11 +188,15 @@ impl Segment {
         };
         if let Some(b) = rest.strip_prefix("batch ") {
             let words: Vec<&str> = b.split_whitespace().collect();
-            if let [k, "calls", _] = words[..]
-                && let Ok(k) = k.parse::<u64>()
-            {
-                self.last_done = Some(k);
-                self.batches += 1;
+            match words[..] {
+                [k, "calls", _] => {
+                    if let Ok(k) = k.parse::<u64>() {
+                        self.last_done = Some(k);
+                        self.batches += 1;
+                    }
+                }
+                [_, "at", _] => {}
+                _ => self.notes.push(rest.to_string()),
             }
         } else if let Some(m) = rest.strip_prefix("mem before") {
             self.before = Some(Mem::parse(m));
@@ -830,6 +834,7 @@ mod tests {
             "fuzz: death batch 1 t0 call 105 (signal 5): kill(0x1f, 0x5)",
             "\x1b[0mfuzz: batch 1 calls 2000",
             "fuzz: batch 2 at 455",
+            "fuzz: batch 2: a child's setup did not finish in 5 s; resetting the scratch tree",
             "fuzz: mem after MemFree=477296 kB Slab=4 kB",
             "fuzz: done calls 3000 batches 3 secs 1.7 calls/s 1779 deaths 1 odd 0",
         ]);
@@ -841,8 +846,9 @@ mod tests {
         );
         assert_eq!(s.after.as_ref().and_then(|m| m.get("Slab")), Some(4));
         assert_eq!(s.done.get("calls/s"), Some(&1779.0));
-        assert_eq!(s.notes.len(), 1);
+        assert_eq!(s.notes.len(), 2);
         assert!(s.notes[0].starts_with("death batch 1"));
+        assert!(s.notes[1].contains("setup did not finish"));
     }
 
     #[test]
