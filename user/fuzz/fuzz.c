@@ -474,6 +474,7 @@ static void *worker(void *arg)
 		sanitize(&c);
 		sac = needs_sacrifice(&c);
 		sh->inflight[t] = c;
+		sh->ring[t][i % RING] = c;
 		__atomic_store_n(&sh->cur[t], i + 1, __ATOMIC_SEQ_CST);
 		if (cfg.trace)
 			trace_line(sac ? "sac " : "", t, i, &c, &lab, 0);
@@ -955,6 +956,24 @@ static void print_inflight(const char *what, uint64_t batch, int t,
 	    (unsigned long long)(sh->cur[t] - 1), extra, line);
 }
 
+/* The calls before the one in flight (those this child issued). */
+static void print_ring(uint64_t batch, int t, uint64_t first)
+{
+	uint64_t cur = sh->cur[t], i;
+
+	if (!cur)
+		return;
+	for (i = cur - 1 > RING - 1 ? cur - RING : 0; i + 1 < cur; i++) {
+		char line[1024];
+
+		if (i < first)
+			continue;
+		format_call(line, sizeof line, &sh->ring[t][i % RING], 0);
+		say("fuzz:   before: batch %llu t%d call %llu: %s",
+		    (unsigned long long)batch, t, (unsigned long long)i, line);
+	}
+}
+
 static void collect(void)
 {
 	int k;
@@ -1073,15 +1092,19 @@ static void run_batch(uint64_t batch)
 				if (sh->stuck[t]) {
 					print_inflight("stall", batch, t,
 						       " (ignores signals)");
+					print_ring(batch, t, start_idx[t]);
 					snprintf(why, sizeof why, "stall");
 					killed = 1;
 				}
 			if (!killed && sh->setup_done &&
 			    now() - last_progress > STALL_SECS) {
 				for (t = 0; t < cfg.threads; t++)
-					if (sh->cur[t] > sh->done[t])
+					if (sh->cur[t] > sh->done[t]) {
 						print_inflight("stall", batch, t,
 							       " (no progress)");
+						print_ring(batch, t,
+							   start_idx[t]);
+					}
 				snprintf(why, sizeof why, "stall");
 				killed = 1;
 			}

@@ -14,6 +14,7 @@
 #define MAX_PROTECTED 64
 #define MAX_FDS 40
 #define MAX_ODD 16
+#define RING 8
 /* Highest syscall number in the table (syscalls.h). */
 #define FUZZ_SC_LAST 462
 
@@ -68,8 +69,10 @@ struct shared {
 	/* Per worker: index of the call started last, calls finished. */
 	volatile uint64_t cur[MAX_THREADS];
 	volatile uint64_t done[MAX_THREADS];
-	/* The call in flight, for the parent's reports. */
+	/* The call in flight, for the parent's reports, and the calls
+	 * before it (ring[t][i % RING] holds call i). */
 	struct call inflight[MAX_THREADS];
+	struct call ring[MAX_THREADS][RING];
 	/* Waiting for a sacrificial process (the watchdog leaves it be). */
 	volatile int waiting[MAX_THREADS];
 	/* Set by the watchdog when a worker ignores its interrupts. */
