@@ -55,8 +55,10 @@ impl Write for Logger<'_> {
     }
 }
 
-static CONSOLE: SpinLock<Ring, { level::LOG }> =
-    SpinLock::new(Ring { buf: [0; LOG_RING_SIZE], written: 0 });
+static CONSOLE: SpinLock<Ring, { level::LOG }> = SpinLock::new(Ring {
+    buf: [0; LOG_RING_SIZE],
+    written: 0,
+});
 
 #[doc(hidden)]
 pub fn _print(args: fmt::Arguments) {

@@ -2,8 +2,8 @@
 //! the TSC (calibrated at boot), the wall-clock time read from the CMOS RTC
 //! at boot, and task wake-ups at a deadline.
 
+use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
-use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::arch::{apic, cpu};
@@ -16,30 +16,54 @@ pub const TICK_HZ: u32 = 100;
 static JIFFIES: AtomicU64 = AtomicU64::new(0);
 static TSC_AT_BOOT: AtomicU64 = AtomicU64::new(0);
 static REALTIME_AT_BOOT_NS: AtomicU64 = AtomicU64::new(0);
-static WAKEUPS: SpinLock<Vec<(u64, Arc<Task>)>, { level::TIMER }> = SpinLock::new(Vec::new());
 
 /// A one-shot callback run from the timer interrupt. It must only touch
 /// interrupt-safe state (atomics, `Task::wake`).
 pub type TimerCallback = alloc::boxed::Box<dyn FnOnce() + Send>;
 
-static CALLBACKS: SpinLock<Vec<(u64, u64, TimerCallback)>, { level::TIMER }> =
-    SpinLock::new(Vec::new());
+/// What a pending timer does when it expires.
+enum Event {
+    Wake(Arc<Task>),
+    Call(TimerCallback),
+}
+
+/// Every pending timer, ordered by `(deadline, id)`, so the tick only looks
+/// at the front and each expiry or cancellation costs O(log n). An entry
+/// lives until it fires or is cancelled: a task that wakes before its
+/// deadline cancels its wake-up (see [`WakeAt`]), so the queue holds only
+/// live waits and armed timers.
+struct Queue {
+    events: BTreeMap<(u64, u64), Event>,
+    /// The deadline of each pending callback, so [`cancel`] can find it.
+    callbacks: BTreeMap<u64, u64>,
+}
+
+static QUEUE: SpinLock<Queue, { level::TIMER }> = SpinLock::new(Queue {
+    events: BTreeMap::new(),
+    callbacks: BTreeMap::new(),
+});
 static NEXT_TIMER_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Runs `f` from the timer interrupt once the monotonic clock reaches
 /// `deadline_ns`; returns an id for [`cancel`].
 pub fn call_at(deadline_ns: u64, f: TimerCallback) -> u64 {
     let id = NEXT_TIMER_ID.fetch_add(1, Ordering::Relaxed);
-    CALLBACKS.lock_irq_disabled().push((deadline_ns, id, f));
+    let mut q = QUEUE.lock_irq_disabled();
+    q.events.insert((deadline_ns, id), Event::Call(f));
+    q.callbacks.insert(id, deadline_ns);
     id
 }
 
 /// Cancels a pending callback; `false` if it already ran (or never existed).
 pub fn cancel(id: u64) -> bool {
-    let mut list = CALLBACKS.lock_irq_disabled();
-    let before = list.len();
-    list.retain(|(_, i, _)| *i != id);
-    list.len() != before
+    let removed = {
+        let mut q = QUEUE.lock_irq_disabled();
+        q.callbacks
+            .remove(&id)
+            .and_then(|deadline| q.events.remove(&(deadline, id)))
+    };
+    // The callback (and what it captured) is dropped outside the lock.
+    removed.is_some()
 }
 
 pub(crate) fn init() {
@@ -71,46 +95,57 @@ pub fn jiffies() -> u64 {
     JIFFIES.load(Ordering::Relaxed)
 }
 
-/// Wakes `task` once the monotonic clock reaches `deadline_ns`.
-pub(crate) fn wake_at(deadline_ns: u64, task: &Arc<Task>) {
-    WAKEUPS
+/// A registered wake-up of a task at a deadline; dropping it cancels the
+/// wake-up if it has not fired yet.
+#[must_use = "dropping the guard cancels the wake-up"]
+pub(crate) struct WakeAt {
+    key: (u64, u64),
+}
+
+/// Wakes `task` once the monotonic clock reaches `deadline_ns`, unless the
+/// returned guard is dropped first.
+pub(crate) fn wake_at(deadline_ns: u64, task: &Arc<Task>) -> WakeAt {
+    let key = (deadline_ns, NEXT_TIMER_ID.fetch_add(1, Ordering::Relaxed));
+    QUEUE
         .lock_irq_disabled()
-        .push((deadline_ns, task.clone()));
+        .events
+        .insert(key, Event::Wake(task.clone()));
+    WakeAt { key }
+}
+
+impl Drop for WakeAt {
+    fn drop(&mut self) {
+        // The task reference is released outside the lock.
+        let _task = QUEUE.lock_irq_disabled().events.remove(&self.key);
+    }
 }
 
 /// The timer interrupt.
 pub(crate) fn on_tick() {
     JIFFIES.fetch_add(1, Ordering::Relaxed);
     let now = monotonic_ns();
-    let due: Vec<Arc<Task>> = {
-        let mut list = WAKEUPS.lock_irq_disabled();
-        if list.iter().all(|(d, _)| *d > now) {
-            Vec::new()
-        } else {
-            let (due, keep): (Vec<_>, Vec<_>) = core::mem::take(&mut *list)
-                .into_iter()
-                .partition(|(d, _)| *d <= now);
-            *list = keep;
-            due.into_iter().map(|(_, t)| t).collect()
+    // Timers armed while this tick runs (a periodic callback re-arming
+    // itself) wait for the next tick, so the loop ends.
+    let first_new = NEXT_TIMER_ID.load(Ordering::Relaxed);
+    loop {
+        let due = {
+            let mut q = QUEUE.lock_irq_disabled();
+            match q.events.first_entry() {
+                Some(e) if e.key().0 <= now && e.key().1 < first_new => {
+                    let ((_, id), event) = e.remove_entry();
+                    if let Event::Call(_) = event {
+                        q.callbacks.remove(&id);
+                    }
+                    Some(event)
+                }
+                _ => None,
+            }
+        };
+        match due {
+            Some(Event::Wake(t)) => t.wake(),
+            Some(Event::Call(f)) => f(),
+            None => break,
         }
-    };
-    for t in due {
-        t.wake();
-    }
-    let fired: Vec<TimerCallback> = {
-        let mut list = CALLBACKS.lock_irq_disabled();
-        if list.iter().all(|(d, _, _)| *d > now) {
-            Vec::new()
-        } else {
-            let (due, keep): (Vec<_>, Vec<_>) = core::mem::take(&mut *list)
-                .into_iter()
-                .partition(|(d, _, _)| *d <= now);
-            *list = keep;
-            due.into_iter().map(|(_, _, f)| f).collect()
-        }
-    };
-    for f in fired {
-        f();
     }
     crate::task::on_tick();
 }

@@ -92,6 +92,10 @@ pub struct UserContext {
     frame: TrapFrame,
     fs_base: u64,
     gs_base: u64,
+    /// The FS/GS selectors user code left loaded (`mov %eax,%fs`), read
+    /// back on every exit from user mode; 0 unless it loaded one.
+    fs_sel: u16,
+    gs_sel: u16,
     fpu: FpuState,
 }
 
@@ -117,6 +121,8 @@ impl UserContext {
             frame,
             fs_base: 0,
             gs_base: 0,
+            fs_sel: 0,
+            gs_sel: 0,
             fpu: FpuState::default(),
         }
     }
@@ -189,12 +195,15 @@ impl UserContext {
         self.gs_base
     }
 
-    /// Sets the FS base (TLS); a non-canonical or kernel address is refused.
+    /// Sets the FS base (TLS), and the FS selector to null (as Linux's
+    /// `arch_prctl(ARCH_SET_FS)`); a non-canonical or kernel address is
+    /// refused.
     pub fn set_fs_base(&mut self, v: u64) -> Result<(), crate::Error> {
         if !canonical_user(v) {
             return Err(crate::Error::InvalidArgs);
         }
         self.fs_base = v;
+        self.fs_sel = 0;
         Ok(())
     }
 
@@ -203,6 +212,7 @@ impl UserContext {
             return Err(crate::Error::InvalidArgs);
         }
         self.gs_base = v;
+        self.gs_sel = 0;
         Ok(())
     }
 
@@ -266,10 +276,12 @@ impl UserContext {
         }
         let irq = disable_local();
         vm.activate();
-        load_user_bases(self.fs_base, self.gs_base);
+        load_user_segments(self);
         fpu::restore(&self.fpu);
         enter_user(&mut self.frame);
+        cpu::assert_entry_flags();
         fpu::save(&mut self.fpu);
+        save_user_segments(self);
         let vector = self.frame.vector;
         let reason = if vector == SYSCALL_VECTOR {
             ReturnReason::Syscall
@@ -293,16 +305,33 @@ impl UserContext {
     }
 }
 
-/// Loads the FS and GS bases of the context about to run, every time. A
-/// cache of the last values written would be wrong: user code can change
-/// the bases behind our back by loading a segment selector (`mov %eax,%fs`
-/// zeroes the base), so the hardware value is unknown after any stay in
-/// user mode. The kernel itself uses neither base.
-fn load_user_bases(fs: u64, gs: u64) {
-    // SAFETY: `fs` and `gs` are canonical user addresses (checked by the
-    // setters); no kernel code depends on the FS or GS base.
+/// Loads the FS and GS state of the context about to run: its selectors,
+/// then its bases. Both are written every time (no cache of the last values
+/// loaded): user code can change them behind our back with a segment load
+/// (`mov %eax,%fs` replaces the base with the descriptor's), so what the
+/// hardware holds after any stay in user mode is unknown.
+fn load_user_segments(ctx: &UserContext) {
+    cpu::load_fs_gs_selectors(ctx.fs_sel, ctx.gs_sel);
+    // SAFETY: the bases are canonical user addresses (checked by the
+    // setters, or 0); no kernel code depends on the FS or GS base.
     unsafe {
-        cpu::wrmsr(cpu::MSR_FS_BASE, fs);
-        cpu::wrmsr(cpu::MSR_GS_BASE, gs);
+        cpu::wrmsr(cpu::MSR_FS_BASE, ctx.fs_base);
+        cpu::wrmsr(cpu::MSR_GS_BASE, ctx.gs_base);
+    }
+}
+
+/// Records what user code did to FS and GS, as Linux does at a context
+/// switch: a non-null selector means the base came from its descriptor
+/// (base 0 for every user descriptor of gdt.rs); a null one leaves the
+/// saved base as it was.
+fn save_user_segments(ctx: &mut UserContext) {
+    let (fs, gs) = cpu::read_fs_gs_selectors();
+    ctx.fs_sel = fs;
+    ctx.gs_sel = gs;
+    if fs != 0 {
+        ctx.fs_base = 0;
+    }
+    if gs != 0 {
+        ctx.gs_base = 0;
     }
 }

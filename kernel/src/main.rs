@@ -24,7 +24,7 @@ use policies::heap::SlabHeap;
 use policies::sched::RoundRobin;
 
 static FRAME_ALLOCATOR: LockedFrameAllocator = LockedFrameAllocator::new();
-static HEAP: SlabHeap = SlabHeap::new();
+pub(crate) static HEAP: SlabHeap = SlabHeap::new();
 static SCHEDULER: RoundRobin = RoundRobin::new();
 
 frame::main!(kernel_main);

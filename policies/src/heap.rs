@@ -4,20 +4,40 @@
 //! frame allocator once the class has another partially free slab.
 
 use core::alloc::Layout;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use frame::mm::heap::{MAX_SLOT, MIN_SLOT};
-use frame::mm::{HeapPolicy, HeapSlot, Slab, SlabList};
+use frame::mm::{HeapPolicy, HeapSlot, PAGE_SIZE, Slab, SlabList};
 use frame::sync::{SpinLock, level};
 
-const NR_CLASSES: usize = (MAX_SLOT / MIN_SLOT).trailing_zeros() as usize + 1;
+/// Number of size classes (caches): slots of 16, 32, ... 2048 bytes.
+pub const NR_CLASSES: usize = (MAX_SLOT / MIN_SLOT).trailing_zeros() as usize + 1;
 
 struct SizeClass {
     partial: SlabList,
     full: SlabList,
+    /// Slots handed out and not yet returned.
+    active: usize,
 }
 
 pub struct SlabHeap {
     classes: [SpinLock<SizeClass, { level::HEAP }>; NR_CLASSES],
+    /// Large blocks (whole frames) handed out, and their frames.
+    large_blocks: AtomicUsize,
+    large_frames: AtomicUsize,
+}
+
+/// The usage of one cache, in the terms of /proc/slabinfo.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CacheUsage {
+    /// Object (slot) size in bytes.
+    pub obj_size: usize,
+    /// Objects in use.
+    pub active_objs: usize,
+    /// Objects the cache's slabs hold, used or free.
+    pub num_objs: usize,
+    /// Slabs (one page each) the cache holds.
+    pub num_slabs: usize,
 }
 
 impl Default for SlabHeap {
@@ -33,9 +53,37 @@ impl SlabHeap {
                 SpinLock::new(SizeClass {
                     partial: SlabList::new(),
                     full: SlabList::new(),
+                    active: 0,
                 })
             }; NR_CLASSES],
+            large_blocks: AtomicUsize::new(0),
+            large_frames: AtomicUsize::new(0),
         }
+    }
+
+    /// Usage of each slab cache, smallest objects first.
+    pub fn caches(&self) -> [CacheUsage; NR_CLASSES] {
+        let mut out = [CacheUsage::default(); NR_CLASSES];
+        for (i, (class, u)) in self.classes.iter().zip(out.iter_mut()).enumerate() {
+            let class = class.lock_irq_disabled();
+            let obj_size = MIN_SLOT << i;
+            let num_slabs = class.partial.len() + class.full.len();
+            *u = CacheUsage {
+                obj_size,
+                active_objs: class.active,
+                num_objs: num_slabs * (PAGE_SIZE / obj_size),
+                num_slabs,
+            };
+        }
+        out
+    }
+
+    /// Large allocations (whole frames): `(blocks, frames)` in use.
+    pub fn large(&self) -> (usize, usize) {
+        (
+            self.large_blocks.load(Ordering::Relaxed),
+            self.large_frames.load(Ordering::Relaxed),
+        )
     }
 }
 
@@ -49,7 +97,11 @@ impl HeapPolicy for SlabHeap {
     fn alloc(&self, layout: Layout) -> Option<HeapSlot> {
         let size = layout.size().max(layout.align());
         let Some((slot_size, idx)) = class_of(size) else {
-            return HeapSlot::alloc_large(size).ok();
+            let slot = HeapSlot::alloc_large(size).ok()?;
+            self.large_blocks.fetch_add(1, Ordering::Relaxed);
+            self.large_frames
+                .fetch_add(slot.size() / PAGE_SIZE, Ordering::Relaxed);
+            return Some(slot);
         };
         let mut class = self.classes.get(idx)?.lock_irq_disabled();
         if class.partial.is_empty() {
@@ -60,11 +112,15 @@ impl HeapPolicy for SlabHeap {
         if now_full && let Some(slab) = class.partial.pop() {
             class.full.push(slab);
         }
+        class.active += 1;
         Some(slot)
     }
 
     fn dealloc(&self, slot: HeapSlot) {
         if slot.is_large() {
+            self.large_blocks.fetch_sub(1, Ordering::Relaxed);
+            self.large_frames
+                .fetch_sub(slot.size() / PAGE_SIZE, Ordering::Relaxed);
             slot.free_large();
             return;
         }
@@ -86,6 +142,8 @@ impl HeapPolicy for SlabHeap {
         };
         if slab.dealloc(slot).is_err() {
             frame::log_warn!("heap: slot does not belong to its slab; leaked");
+        } else {
+            class.active = class.active.saturating_sub(1);
         }
         if slab.is_empty() && !class.partial.is_empty() {
             drop(slab); // back to the frame allocator

@@ -3,7 +3,7 @@
 //! turns a proposal into owned frames only after checking each page's
 //! metadata (invariant 1).
 
-use core::sync::atomic::Ordering;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::meta::{self, slot};
 use super::{PAGE_SIZE, Paddr};
@@ -43,6 +43,45 @@ pub trait FrameAllocPolicy: Sync {
 
 static POLICY: Once<&'static dyn FrameAllocPolicy> = Once::new();
 
+/// Frames handed out, per [`FrameUsage`] (indexed by its value).
+static IN_USE: [AtomicUsize; FrameUsage::HeapLarge as usize + 1] =
+    [const { AtomicUsize::new(0) }; FrameUsage::HeapLarge as usize + 1];
+
+fn in_use(usage: FrameUsage) -> usize {
+    IN_USE[usage as usize].load(Ordering::Relaxed)
+}
+
+/// Frames the kernel holds for itself, by purpose: what /proc/meminfo's
+/// Slab, KernelStack and PageTables lines report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct KernelFrames {
+    /// Heap slabs (one frame each).
+    pub slab: usize,
+    /// Heap allocations too large for a slab (whole frames).
+    pub heap_large: usize,
+    /// Kernel stacks, guard pages included.
+    pub kernel_stack: usize,
+    /// Page tables of the kernel and of every address space.
+    pub page_table: usize,
+}
+
+/// The frames the kernel holds now (a snapshot of counters kept by the
+/// allocator itself, whatever the policies do).
+pub fn kernel_frames() -> KernelFrames {
+    KernelFrames {
+        slab: in_use(FrameUsage::Slab),
+        heap_large: in_use(FrameUsage::HeapLarge),
+        kernel_stack: in_use(FrameUsage::KernelStack),
+        page_table: in_use(FrameUsage::PageTable),
+    }
+}
+
+/// Frames of untyped memory (user pages, file pages) handed out.
+#[cfg(test)]
+pub(crate) fn untyped_frames() -> usize {
+    in_use(FrameUsage::Untyped)
+}
+
 pub(crate) fn inject_policy(policy: &'static dyn FrameAllocPolicy) {
     POLICY.call_once(|| policy);
 }
@@ -71,6 +110,10 @@ pub(crate) fn alloc_frames(count: usize, usage: FrameUsage) -> Option<Paddr> {
     }
     let pfn = policy().alloc(count, 1)?;
     let start = pfn.checked_mul(PAGE_SIZE)?;
+    // A proposal running off the end of the address space is refused here,
+    // so that no address below wraps (the pages past the metadata array are
+    // refused by `slot` in the loop).
+    start.checked_add(count.checked_mul(PAGE_SIZE)?)?;
     // Invariant 1: claim every page, or none.
     for i in 0..count {
         let ok = slot(start + i * PAGE_SIZE).is_some_and(|s| {
@@ -97,6 +140,7 @@ pub(crate) fn alloc_frames(count: usize, usage: FrameUsage) -> Option<Paddr> {
             .usage
             .store(usage as u8, Ordering::Release);
     }
+    IN_USE[usage as usize].fetch_add(count, Ordering::Relaxed);
     Some(start)
 }
 
@@ -104,7 +148,10 @@ pub(crate) fn alloc_frames(count: usize, usage: FrameUsage) -> Option<Paddr> {
 pub(crate) fn free_frame(pa: Paddr) {
     let s = meta::slot_of_owned(pa);
     debug_assert_eq!(s.ref_count.load(Ordering::Acquire), 0);
-    s.usage.store(FrameUsage::Unused as u8, Ordering::Release);
+    let usage = s.usage.swap(FrameUsage::Unused as u8, Ordering::AcqRel);
+    if let Some(n) = IN_USE.get(usize::from(usage)) {
+        n.fetch_sub(1, Ordering::Relaxed);
+    }
     policy().dealloc(pa / PAGE_SIZE, 1);
 }
 

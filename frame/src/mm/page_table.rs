@@ -269,7 +269,18 @@ impl PageTable {
     }
 
     /// Visits every present leaf mapping in the user half in address order.
-    pub(crate) fn for_each_user_leaf(&self, mut f: impl FnMut(Vaddr, Paddr, PageFlags)) {
+    pub(crate) fn for_each_user_leaf(&self, f: impl FnMut(Vaddr, Paddr, PageFlags)) {
+        self.walk_user_leaves(false, f);
+    }
+
+    /// Removes every user leaf, handing each one's frame to `f`, without
+    /// allocating (teardown must not need memory) and without TLB flushes:
+    /// the caller makes sure the table is not loaded on any CPU.
+    pub(crate) fn take_user_leaves(&mut self, mut f: impl FnMut(Paddr)) {
+        self.walk_user_leaves(true, |_, pa, _| f(pa));
+    }
+
+    fn walk_user_leaves(&self, clear: bool, mut f: impl FnMut(Vaddr, Paddr, PageFlags)) {
         let root = self.root.paddr();
         for i4 in 0..ENTRIES / 2 {
             let e4 = read_entry(root, i4);
@@ -293,6 +304,9 @@ impl PageTable {
                         let e1 = read_entry(t1, i1);
                         if e1 & P != 0 {
                             let va = (i4 << 39) | (i3 << 30) | (i2 << 21) | (i1 << 12);
+                            if clear {
+                                write_entry(t1, i1, 0);
+                            }
                             f(va, (e1 & ADDR_MASK) as Paddr, PageFlags::from_bits(e1));
                         }
                     }

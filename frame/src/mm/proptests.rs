@@ -14,7 +14,7 @@ use proptest::test_runner::Config;
 
 use super::frame_alloc::free_frames;
 use super::page_table::{CachePolicy, PageTable, Privilege};
-use super::{PAGE_SIZE, Paddr, PageFlags, UFrame, USegment, Vaddr, VmSpace, sim};
+use super::{PAGE_SIZE, Paddr, PageFlags, UFrame, USER_SPACE_END, USegment, Vaddr, VmSpace, sim};
 
 fn config() -> Config {
     Config {
@@ -176,6 +176,11 @@ impl VmModel {
         write: bool,
     ) -> Result<Vec<(usize, usize, usize)>, Vaddr> {
         let mut out = Vec::new();
+        // A range leaving user space faults at once, at its first address
+        // outside it, before any byte is copied.
+        if va + len > USER_SPACE_END {
+            return Err(va.max(USER_SPACE_END));
+        }
         let (mut cur, end) = (va, va + len);
         while cur < end {
             let page = cur & !(PAGE_SIZE - 1);
@@ -220,9 +225,12 @@ proptest! {
     fn vm_space_refines_map_model(ops in prop::collection::vec(arb_vm_op(), 1..MAX_OPS)) {
         let _g = sim::lock();
         let before = free_frames();
-        // A small neighbourhood so that multi-page copies cross mapped and
-        // unmapped pages.
-        let vas: Vec<Vaddr> = (0..6).map(|i| 0x10_0000 + i * PAGE_SIZE).collect();
+        // Two small neighbourhoods so that multi-page copies cross mapped
+        // and unmapped pages, and run up to and past the end of user space.
+        let vas: Vec<Vaddr> = (0..3)
+            .map(|i| 0x10_0000 + i * PAGE_SIZE)
+            .chain((1..=3).rev().map(|i| USER_SPACE_END - i * PAGE_SIZE))
+            .collect();
         {
             let pool: Vec<UFrame> = (0..3).map(|_| UFrame::alloc_zeroed().unwrap()).collect();
             let mut m = VmModel {
@@ -262,9 +270,17 @@ proptest! {
                                     m.bytes[f][o..o + n].fill(byte.unwrap_or(0));
                                 }
                             }
+                            Err(fault) if fault >= USER_SPACE_END => {
+                                let e = write().unwrap_err();
+                                prop_assert_eq!((e.addr, e.write), (fault, true));
+                                prop_assert!(e.is_outside_user_space());
+                                // Refused before copying: no frame changed.
+                                check_vm_space(&vm, &pool, &m)?;
+                            }
                             Err(fault) => {
                                 let e = write().unwrap_err();
                                 prop_assert_eq!((e.addr, e.write), (fault, true));
+                                prop_assert!(!e.is_outside_user_space());
                                 // The pages before the fault were written:
                                 // resynchronise the model from the frames.
                                 for (i, f) in pool.iter().enumerate() {

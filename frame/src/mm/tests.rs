@@ -1,9 +1,11 @@
 //! Host tests of the memory core against simulated RAM.
 
-use super::frame_alloc::{FrameUsage, free_frames};
+use super::frame_alloc::{FrameUsage, free_frames, kernel_frames, untyped_frames};
 use super::page_table::{CachePolicy, PageTable, Privilege};
 use super::vm_space::UserFault;
-use super::{PAGE_SIZE, PageFlags, Slab, SlabList, UFrame, USegment, VmSpace, meta, sim};
+use super::{
+    PAGE_SIZE, PageFlags, Slab, SlabList, UFrame, USER_SPACE_END, USegment, VmSpace, meta, sim,
+};
 use core::sync::atomic::Ordering;
 
 #[test]
@@ -62,6 +64,22 @@ fn policy_proposing_reserved_memory_is_refused() {
     let r = UFrame::alloc_zeroed();
     sim::policy().force_pfn.store(0, Ordering::Relaxed);
     assert!(r.is_err());
+}
+
+#[test]
+fn policy_proposing_frames_past_the_end_of_memory_is_refused() {
+    let _g = sim::lock();
+    let before = free_frames();
+    // The last representable frame number, and one whose pages would wrap
+    // around the address space: refused without a panic or a claim.
+    for pfn in [usize::MAX / PAGE_SIZE, usize::MAX / PAGE_SIZE - 1, 1 << 40] {
+        sim::policy().force_pfn.store(pfn, Ordering::Relaxed);
+        let one = UFrame::alloc_zeroed();
+        let two = USegment::alloc_zeroed(2);
+        sim::policy().force_pfn.store(0, Ordering::Relaxed);
+        assert!(one.is_err() && two.is_err(), "pfn {pfn:#x} was accepted");
+    }
+    assert_eq!(free_frames(), before);
 }
 
 #[test]
@@ -180,6 +198,141 @@ fn vm_space_copies_across_pages_and_reports_faults() {
     );
 }
 
+/// The three user copies, as `copy(vm, va, len) -> Result<(), UserFault>`,
+/// with the direction each one checks (`true`: writes user memory).
+type Copy = fn(&VmSpace, usize, usize) -> Result<(), UserFault>;
+const COPIES: [(&str, Copy, bool); 3] = [
+    (
+        "read_bytes",
+        |vm, va, len| vm.read_bytes(va, &mut vec![0; len]),
+        false,
+    ),
+    (
+        "write_bytes",
+        |vm, va, len| vm.write_bytes(va, &vec![0x5a; len]),
+        true,
+    ),
+    ("fill_zero", |vm, va, len| vm.fill_zero(va, len), true),
+];
+
+/// The hang of issue 11: a copy that starts in a mapped page and runs past
+/// the end of user space must fault at an address outside user space, not
+/// at its (mapped, "resolvable") start, and must copy nothing.
+#[test]
+fn vm_space_copies_past_the_end_of_user_space_fault_outside_it() {
+    let _g = sim::lock();
+    let before = free_frames();
+    {
+        let vm = VmSpace::new().unwrap();
+        let top = USER_SPACE_END - PAGE_SIZE;
+        let last = UFrame::alloc_zeroed().unwrap();
+        vm.map(top, last.clone(), PageFlags::RW).unwrap();
+        vm.map(
+            top - PAGE_SIZE,
+            UFrame::alloc_zeroed().unwrap(),
+            PageFlags::RW,
+        )
+        .unwrap();
+        for (name, copy, write) in COPIES {
+            // Ending exactly at the end of user space: fine.
+            assert_eq!(copy(&vm, top, PAGE_SIZE), Ok(()), "{name}: whole last page");
+            assert_eq!(
+                copy(&vm, USER_SPACE_END - 1, 1),
+                Ok(()),
+                "{name}: last byte"
+            );
+            assert_eq!(
+                copy(&vm, top - 0x20, 0x20 + PAGE_SIZE),
+                Ok(()),
+                "{name}: across"
+            );
+            let outside = |addr| Err(UserFault { addr, write });
+            // One byte past, the issue's 0x1020 bytes from the last 0x20 of
+            // a page, and far past (1 MiB: read/write need a buffer).
+            for (va, len) in [
+                (top, PAGE_SIZE + 1),
+                (USER_SPACE_END - 1, 2),
+                (top - 0x20, 0x1020 + 1),
+                (USER_SPACE_END - 0x20, 0x1020),
+                (top - PAGE_SIZE, 1 << 20),
+            ] {
+                assert_eq!(
+                    copy(&vm, va, len),
+                    outside(USER_SPACE_END),
+                    "{name}: {va:#x}+{len:#x}"
+                );
+            }
+            // Starting at or past the end: the start itself is outside.
+            for va in [
+                USER_SPACE_END,
+                USER_SPACE_END + 1,
+                0xffff_8000_0000_0000,
+                usize::MAX,
+            ] {
+                assert_eq!(copy(&vm, va, 1), outside(va), "{name}: start {va:#x}");
+                assert!(copy(&vm, va, 1).unwrap_err().is_outside_user_space());
+            }
+        }
+        // Lengths only `fill_zero` can take: very far past, and wrapping
+        // around the address space.
+        for len in [1 << 40, usize::MAX - top + 1, usize::MAX] {
+            assert_eq!(
+                vm.fill_zero(top, len),
+                Err(UserFault {
+                    addr: USER_SPACE_END,
+                    write: true
+                }),
+                "fill_zero {len:#x}"
+            );
+        }
+        // A refused write changed nothing (fill_zero and write_bytes above
+        // wrote 0 and 0x5a over the whole page; put a marker in and check it
+        // survives the refused copies).
+        vm.write_bytes(top, &[7; 16]).unwrap();
+        assert_eq!(
+            vm.write_bytes(top, &[9; PAGE_SIZE + 1]).unwrap_err().addr,
+            USER_SPACE_END
+        );
+        assert_eq!(
+            vm.fill_zero(top, PAGE_SIZE + 1).unwrap_err().addr,
+            USER_SPACE_END
+        );
+        let mut got = [0u8; 16];
+        last.read_bytes(0, &mut got).unwrap();
+        assert_eq!(got, [7; 16], "a copy leaving user space wrote memory");
+        // Within user space the fault names the first byte that faulted,
+        // not the start of the copy.
+        vm.unmap(top - PAGE_SIZE);
+        for (name, copy, write) in COPIES {
+            assert_eq!(
+                copy(&vm, top - 0x10, 0x20),
+                Err(UserFault {
+                    addr: top - 0x10,
+                    write
+                }),
+                "{name}"
+            );
+        }
+        vm.protect(top, PageFlags::R);
+        vm.map(
+            top - PAGE_SIZE,
+            UFrame::alloc_zeroed().unwrap(),
+            PageFlags::RW,
+        )
+        .unwrap();
+        for (name, copy, write) in COPIES {
+            let want = if write {
+                Err(UserFault { addr: top, write })
+            } else {
+                Ok(())
+            };
+            assert_eq!(copy(&vm, top - 0x10, 0x20), want, "{name}");
+            assert_eq!(copy(&vm, top - 0x10, 0x10), Ok(()), "{name}");
+        }
+    }
+    assert_eq!(free_frames(), before);
+}
+
 #[test]
 fn slab_hands_out_distinct_aligned_slots_and_takes_them_back() {
     let _g = sim::lock();
@@ -207,6 +360,29 @@ fn slab_hands_out_distinct_aligned_slots_and_takes_them_back() {
     assert_eq!(free_frames(), before);
     assert!(Slab::new(24).is_err(), "slot sizes must be powers of two");
     assert!(Slab::new(8192).is_err());
+}
+
+#[test]
+fn kernel_frames_are_counted_per_purpose() {
+    let _g = sim::lock();
+    let (k, untyped) = (kernel_frames(), untyped_frames());
+    let s = Slab::new(64).unwrap();
+    let big = super::HeapSlot::alloc_large(3 * PAGE_SIZE - 1).unwrap();
+    let seg = USegment::alloc_zeroed(2).unwrap();
+    let vm = VmSpace::new().unwrap();
+    vm.map(0x40_0000, UFrame::alloc_zeroed().unwrap(), PageFlags::RW)
+        .unwrap();
+    let now = kernel_frames();
+    assert_eq!(now.slab, k.slab + 1);
+    assert_eq!(now.heap_large, k.heap_large + 3);
+    assert_eq!(untyped_frames(), untyped + 3);
+    // The root and one table per level below it.
+    assert_eq!(now.page_table, k.page_table + 4);
+    assert_eq!(now.kernel_stack, k.kernel_stack);
+    drop((s, seg, vm));
+    big.free_large();
+    assert_eq!(kernel_frames(), k);
+    assert_eq!(untyped_frames(), untyped);
 }
 
 #[test]

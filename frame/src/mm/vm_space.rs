@@ -24,11 +24,23 @@ pub const USER_SPACE_END: Vaddr = 0x0000_7fff_ffff_f000;
 /// Root of the page table currently loaded in CR3 (single CPU for now).
 static ACTIVE_ROOT: AtomicUsize = AtomicUsize::new(0);
 
-/// A user access that hit a missing or read-only page.
+/// A user access that hit a missing or read-only page, or left user space.
+///
+/// `addr` is the first address of the access that faulted; the bytes of the
+/// access below it were copied. An `addr` at or above [`USER_SPACE_END`]
+/// means the range leaves user space: nothing was copied and no mapping can
+/// make the access succeed (Linux's `access_ok()` failing).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UserFault {
     pub addr: Vaddr,
     pub write: bool,
+}
+
+impl UserFault {
+    /// Whether the access left user space (`EFAULT`, never resolvable).
+    pub fn is_outside_user_space(&self) -> bool {
+        self.addr >= USER_SPACE_END
+    }
 }
 
 pub struct VmSpace {
@@ -107,6 +119,16 @@ impl VmSpace {
         }
     }
 
+    /// Walks `[va, va + len)` page by page and calls `f(offset, paddr, n)`
+    /// for each piece, front to back.
+    ///
+    /// A range that does not lie wholly below [`USER_SPACE_END`] (or whose
+    /// end overflows) is refused before anything is copied, with a fault at
+    /// `max(va, USER_SPACE_END)`: an address no fault handling can make
+    /// valid. Otherwise the fault names the first byte of the first page
+    /// that is missing (or read-only, for writes); every byte before it has
+    /// been copied. Never reporting an address that did not fault keeps a
+    /// caller that resolves faults and retries from spinning.
     fn copy(
         &self,
         va: Vaddr,
@@ -117,7 +139,10 @@ impl VmSpace {
         let end = va
             .checked_add(len)
             .filter(|e| *e <= USER_SPACE_END)
-            .ok_or(UserFault { addr: va, write })?;
+            .ok_or(UserFault {
+                addr: va.max(USER_SPACE_END),
+                write,
+            })?;
         let pt = self.pt.lock();
         let mut cur = va;
         while cur < end {
@@ -172,13 +197,13 @@ impl Drop for VmSpace {
                 ACTIVE_ROOT.store(kroot, Ordering::Release);
             }
         }
-        let mut leaves = Vec::new();
-        pt.for_each_user_leaf(|va, _, _| leaves.push(va));
-        for va in leaves {
-            if let Some((pa, _)) = pt.unmap(va) {
-                // SAFETY: each user leaf owns one frame reference (see `map`).
-                drop(unsafe { UFrame::from_raw(pa) });
-            }
-        }
+        // No longer loaded (switched away above; single CPU), so the leaves
+        // can go without TLB flushes, and without a list: freeing an address
+        // space must not need memory.
+        pt.take_user_leaves(|pa| {
+            // SAFETY: each user leaf owned one frame reference (see `map`),
+            // and `take_user_leaves` has removed the entry.
+            drop(unsafe { UFrame::from_raw(pa) });
+        });
     }
 }

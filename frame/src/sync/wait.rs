@@ -34,7 +34,8 @@ impl WaitQueue {
     }
 
     /// Like [`WaitQueue::wait_until`], but gives up (returning `None`) once
-    /// the monotonic clock reaches `deadline_ns`.
+    /// the monotonic clock reaches `deadline_ns`. `u64::MAX` never comes:
+    /// such a wait is [`WaitQueue::wait_until`].
     pub fn wait_until_or_deadline<R>(
         &self,
         mut cond: impl FnMut() -> Option<R>,
@@ -68,11 +69,14 @@ impl WaitQueue {
             self.waiters.lock().retain(|t| !Arc::ptr_eq(t, &current));
             return Some(r);
         }
-        if let Some(d) = deadline {
-            crate::timer::wake_at(d, &current);
-        }
+        // Only a finite deadline needs a timer; the entry goes away as soon
+        // as the wait ends, whether the timer or a waker ended it.
+        let timer = deadline
+            .filter(|d| *d != u64::MAX)
+            .map(|d| crate::timer::wake_at(d, &current));
         task::sleep_current(&irq);
         drop(irq);
+        drop(timer);
         self.waiters
             .lock_irq_disabled()
             .retain(|t| !Arc::ptr_eq(t, &current));

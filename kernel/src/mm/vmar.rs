@@ -380,22 +380,41 @@ impl Vmar {
         Ok(())
     }
 
+    /// Runs a user copy, resolving its faults (demand paging, copy-on-write,
+    /// stack growth) and retrying, until it succeeds or a fault cannot be
+    /// resolved (`EFAULT`).
+    ///
+    /// The loop must end whatever the copy reports: a copy faults at the
+    /// first byte it could not reach, and the bytes before it are done, so
+    /// each resolved fault should move the next one further on. A fault at
+    /// or before an address already resolved means no progress (a racing
+    /// unmap on another thread, or a resolver that claims success without
+    /// mapping the page); that is tolerated a few times and then `EFAULT`,
+    /// so the loop runs at most `pages + MAX_STALLS + 1` times.
     fn with_faults<T>(&self, mut op: impl FnMut() -> core::result::Result<T, UserFault>) -> Result<T> {
-        // Each retry maps at least one more page, so the loop is bounded by
-        // the length of the access.
+        const MAX_STALLS: u32 = 4;
+        let mut furthest: Option<usize> = None;
+        let mut stalls = 0;
         loop {
-            match op() {
+            let fault = match op() {
                 Ok(v) => return Ok(v),
-                Err(fault) => {
-                    if fault.addr >= USER_SPACE_END {
-                        return Err(Error::new(Errno::EFAULT));
-                    }
-                    self.handle_page_fault(fault.addr, fault.write, false).map_err(|e| match e.errno() {
-                        Errno::EACCES => Error::new(Errno::EFAULT),
-                        _ => e,
-                    })?;
+                Err(fault) => fault,
+            };
+            if fault.is_outside_user_space() {
+                return Err(Error::new(Errno::EFAULT));
+            }
+            if furthest.is_some_and(|f| fault.addr <= f) {
+                stalls += 1;
+                if stalls > MAX_STALLS {
+                    frame::log_warn!("user copy makes no progress at {:#x}; EFAULT", fault.addr);
+                    return Err(Error::new(Errno::EFAULT));
                 }
             }
+            furthest = Some(furthest.map_or(fault.addr, |f| f.max(fault.addr)));
+            self.handle_page_fault(fault.addr, fault.write, false).map_err(|e| match e.errno() {
+                Errno::EACCES => Error::new(Errno::EFAULT),
+                _ => e,
+            })?;
         }
     }
 

@@ -58,6 +58,11 @@ fn key_of(vm: &Arc<Vmar>, uaddr: usize, private: bool) -> Result<Key> {
     if uaddr % 4 != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
+    // get_futex_key's access_ok(): even a private key, which reads nothing,
+    // must name a word in user space.
+    if !crate::syscall::access_ok(uaddr as u64, 4) {
+        return Err(Error::new(Errno::EFAULT));
+    }
     if private {
         return Ok(Key::Private(Arc::as_ptr(vm) as usize, uaddr));
     }

@@ -44,6 +44,11 @@ pub struct Context<'a> {
 impl Context<'_> {
     /// Copies `len` bytes of user memory at `addr`.
     pub fn read_bytes(&self, addr: u64, len: usize) -> Result<Vec<u8>> {
+        // A range leaving user space fails anyway: refuse it before
+        // allocating a buffer of the caller's size.
+        if len > 0 && !access_ok(addr, len as u64) {
+            return Err(Error::new(Errno::EFAULT));
+        }
         let mut buf = vec![0u8; len];
         self.process.vm().read_bytes(addr as usize, &mut buf)?;
         Ok(buf)

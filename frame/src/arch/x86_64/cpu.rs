@@ -55,6 +55,39 @@ pub unsafe fn wrmsr(msr: u32, value: u64) {
     }
 }
 
+/// The FS and GS selectors (user code may load them).
+pub fn read_fs_gs_selectors() -> (u16, u16) {
+    let (fs, gs): (u16, u16);
+    // SAFETY: reading segment registers has no side effects.
+    unsafe {
+        asm!("mov {0:x}, fs", "mov {1:x}, gs", out(reg) fs, out(reg) gs,
+             options(nomem, nostack, preserves_flags))
+    }
+    (fs, gs)
+}
+
+/// Loads FS and GS with `fs` and `gs` if each is null or one of the user
+/// segments of gdt.rs (any RPL), else with null: a selector that user code
+/// could load is loadable here too, and nothing else is tried, so the load
+/// cannot fault.
+pub fn load_fs_gs_selectors(fs: u16, gs: u16) {
+    let ok = |s: u16| {
+        let index = s & !3;
+        if index == super::gdt::USER_DS & !3 || index == super::gdt::USER_CS & !3 {
+            s
+        } else {
+            0
+        }
+    };
+    let (fs, gs) = (ok(fs), ok(gs));
+    // SAFETY: null or a present DPL-3 data/readable-code descriptor, which
+    // CPL 0 may load; the kernel itself uses neither FS nor GS.
+    unsafe {
+        asm!("mov fs, {0:x}", "mov gs, {1:x}", in(reg) fs, in(reg) gs,
+             options(nomem, nostack, preserves_flags))
+    }
+}
+
 pub fn read_cr2() -> u64 {
     let v: u64;
     // SAFETY: reading CR2 has no side effects.
@@ -103,11 +136,26 @@ pub fn flush_tlb_page(vaddr: usize) {
     unsafe { asm!("invlpg [{}]", in(reg) vaddr, options(nostack, preserves_flags)) }
 }
 
-pub fn interrupts_enabled() -> bool {
+pub fn rflags() -> u64 {
     let flags: u64;
     // SAFETY: reading RFLAGS has no side effects.
     unsafe { asm!("pushfq; pop {}", out(reg) flags, options(nomem, preserves_flags)) }
-    flags & (1 << 9) != 0
+    flags
+}
+
+pub fn interrupts_enabled() -> bool {
+    rflags() & (1 << 9) != 0
+}
+
+/// Entry hygiene (docs/soundness.md), checked on every entry to ring 0:
+/// no user-controlled flag — TF, DF, IOPL, NT, AC — is set in the kernel.
+pub fn assert_entry_flags() {
+    const USER_CONTROLLED: u64 = (1 << 8) | (1 << 10) | (3 << 12) | (1 << 14) | (1 << 18);
+    let f = rflags();
+    assert!(
+        f & USER_CONTROLLED == 0,
+        "invariant: ring 0 runs with TF, DF, IOPL, NT and AC clear (RFLAGS {f:#x})"
+    );
 }
 
 pub fn disable_interrupts() {

@@ -101,7 +101,7 @@ __trellis_trap_common:
     push rbx
     push rax
     test byte ptr [rsp + 18 * 8], 3
-    jnz __trellis_return_to_kernel
+    jnz __trellis_trap_from_user
     mov rdi, rsp
     call {kernel_trap}
     pop rax
@@ -121,6 +121,19 @@ __trellis_trap_common:
     pop r15
     add rsp, 16
     iretq
+
+    /* A trap from user mode normally lands in the UserContext (TSS.RSP0
+       points just past its frame). The vectors with an IST stack (#DB, NMI,
+       #MC, #DF) land on that stack instead: copy the frame into the
+       context (DF is clear, see above) before going back to the kernel. */
+__trellis_trap_from_user:
+    mov rdi, [rip + {ctx_top}]
+    sub rdi, {frame_size}
+    cmp rdi, rsp
+    je __trellis_return_to_kernel
+    mov rsi, rsp
+    mov ecx, {frame_words}
+    rep movsq
 
     /* A trap or syscall from user mode: the user registers are saved in the
        UserContext; resume the kernel code that called __trellis_enter_user. */
@@ -200,6 +213,8 @@ __trellis_enter_user:
     user_ds = const USER_DS,
     user_cs = const USER_CS,
     syscall_vector = const SYSCALL_VECTOR,
+    frame_size = const size_of::<TrapFrame>(),
+    frame_words = const size_of::<TrapFrame>() / 8,
 );
 
 unsafe extern "C" {
@@ -302,6 +317,7 @@ pub fn init() {
 }
 
 extern "C" fn kernel_trap_entry(frame: &mut TrapFrame) {
+    super::cpu::assert_entry_flags();
     crate::trap::handle_kernel_trap(frame);
 }
 

@@ -86,12 +86,16 @@ pub(super) fn meminfo() -> Result<Vec<u8>> {
     );
     kb("Mapped", 0);
     kb("Shmem", cached);
+    // The kernel heap (slabs and large blocks; none of it reclaimable),
+    // kernel stacks and page tables, as frame counts their frames.
+    let k = frame::mm::frame_alloc::kernel_frames();
+    let slab = super::slabinfo::heap_pages() as u64 * 4;
     kb("KReclaimable", 0);
-    kb("Slab", 0);
+    kb("Slab", slab);
     kb("SReclaimable", 0);
-    kb("SUnreclaim", 0);
-    kb("KernelStack", 0);
-    kb("PageTables", 0);
+    kb("SUnreclaim", slab);
+    kb("KernelStack", k.kernel_stack as u64 * 4);
+    kb("PageTables", k.page_table as u64 * 4);
     kb("NFS_Unstable", 0);
     kb("Bounce", 0);
     kb("WritebackTmp", 0);

@@ -37,6 +37,12 @@ fn getdents(ctx: &Context, args: &SyscallArgs, is64: bool) -> Result<isize> {
         .map_err(|_| Error::new(Errno::ENOMEM))?;
     let mut next = None;
     let mut too_small = false;
+    // Linux writes record by record, checking each against the end of
+    // user space (filldir64's user_write_access_begin): the records that
+    // fit are returned, the first that would leave user space ends the
+    // listing, and it is EFAULT only if none fitted.
+    let room = (frame::mm::USER_SPACE_END as u64).saturating_sub(dirp) as usize;
+    let mut outside = false;
     file.node().read_dir(file.position(), &mut |e| {
         let name = fs::name::to_user(e.name);
         let reclen = if is64 {
@@ -46,6 +52,10 @@ fn getdents(ctx: &Context, args: &SyscallArgs, is64: bool) -> Result<isize> {
         };
         if out.len() + reclen > count {
             too_small = out.is_empty();
+            return false;
+        }
+        if out.len() + reclen > room {
+            outside = out.is_empty();
             return false;
         }
         let start = out.len();
@@ -66,6 +76,8 @@ fn getdents(ctx: &Context, args: &SyscallArgs, is64: bool) -> Result<isize> {
     if out.is_empty() {
         return if too_small {
             Err(Error::new(Errno::EINVAL))
+        } else if outside {
+            Err(Error::new(Errno::EFAULT))
         } else {
             Ok(0)
         };

@@ -11,9 +11,47 @@ use crate::syscall::{Context, SyscallArgs};
 /// Most iovecs in one call (UIO_MAXIOV).
 const IOV_MAX: u64 = 1024;
 
+/// Linux's vfs_read/vfs_write check the whole buffer with access_ok()
+/// before anything moves (after the descriptor and its access mode): a
+/// buffer that leaves user space is EFAULT with the pipe's data, the file
+/// offset and the file untouched. `count` is the caller's, before
+/// MAX_RW_COUNT clamps it.
+fn user_buffer(buf: u64, count: u64) -> Result<()> {
+    if crate::syscall::access_ok(buf, count) {
+        Ok(())
+    } else {
+        Err(Error::new(Errno::EFAULT))
+    }
+}
+
+/// The checks read(2)/pread64(2) make before the buffer (EBADF for a file
+/// not open for reading; for pread, ESPIPE on a stream first).
+fn readable(file: &File, positional: bool) -> Result<()> {
+    if positional && file.ops().is_some_and(|ops| !ops.allows_positional_io()) {
+        return Err(Error::new(Errno::ESPIPE));
+    }
+    if !file.can_read() {
+        return Err(Error::new(Errno::EBADF));
+    }
+    Ok(())
+}
+
+/// [`readable`] for writes.
+fn writable(file: &File, positional: bool) -> Result<()> {
+    if positional && file.ops().is_some_and(|ops| !ops.allows_positional_io()) {
+        return Err(Error::new(Errno::ESPIPE));
+    }
+    if !file.can_write() {
+        return Err(Error::new(Errno::EBADF));
+    }
+    Ok(())
+}
+
 pub fn sys_read(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count) = (args[1], count_arg(args[2]));
     let file = get_io_file(ctx, fd_arg(args[0]))?;
+    readable(&file, false)?;
+    user_buffer(buf, args[2])?;
     let n = file.read(
         count,
         &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data),
@@ -25,6 +63,8 @@ pub fn sys_read(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 pub fn sys_write(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count) = (args[1], count_arg(args[2]));
     let file = get_io_file(ctx, fd_arg(args[0]))?;
+    writable(&file, false)?;
+    user_buffer(buf, args[2])?;
     let n = file.write(
         count,
         &mut |done, chunk| ctx.read_into(buf.wrapping_add(done as u64), chunk),
@@ -41,6 +81,8 @@ fn offset_arg(arg: u64) -> Result<usize> {
 pub fn sys_pread64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count, offset) = (args[1], count_arg(args[2]), offset_arg(args[3])?);
     let file = get_io_file(ctx, fd_arg(args[0]))?;
+    readable(&file, true)?;
+    user_buffer(buf, args[2])?;
     let n = file.read_at(
         offset,
         count,
@@ -53,13 +95,18 @@ pub fn sys_pread64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 pub fn sys_pwrite64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (buf, count, offset) = (args[1], count_arg(args[2]), offset_arg(args[3])?);
     let file = get_io_file(ctx, fd_arg(args[0]))?;
+    writable(&file, true)?;
+    user_buffer(buf, args[2])?;
     let source =
         &mut |done: usize, chunk: &mut [u8]| ctx.read_into(buf.wrapping_add(done as u64), chunk);
     let n = file.write_at(offset, count, source, &CallerCtx(ctx))?;
     Ok(n as isize)
 }
 
-/// A user iovec array: (base, len) pairs, validated as readv(2) requires.
+/// A user iovec array: (base, len) pairs, validated as readv(2) requires:
+/// EINVAL for a negative length, EFAULT for a vector that leaves user space
+/// (Linux's __import_iovec checks each one with access_ok() before any
+/// data moves).
 pub(super) struct IoVecs(Vec<(u64, usize)>);
 
 impl IoVecs {
@@ -83,11 +130,15 @@ impl IoVecs {
                 .ok()
                 .filter(|l| *l <= isize::MAX as usize)
                 .ok_or(Error::new(Errno::EINVAL))?;
+            let base = u64::from_ne_bytes(base);
+            if !crate::syscall::access_ok(base, len as u64) {
+                return Err(Error::new(Errno::EFAULT));
+            }
             total = total
                 .checked_add(len)
                 .filter(|t| *t <= isize::MAX as usize)
                 .ok_or(Error::new(Errno::EINVAL))?;
-            iovs.push((u64::from_ne_bytes(base), len));
+            iovs.push((base, len));
         }
         Ok(IoVecs(iovs))
     }
