@@ -4,14 +4,15 @@
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::arch::{cpu, fpu, gdt, serial, trap};
-use crate::mm::{self, PAGE_SIZE, Paddr, paddr_to_vaddr};
+use crate::mm::{self, PAGE_SIZE, Paddr, paddr_to_ptr};
 use crate::sync::Once;
 
-const PVH_MAGIC: u32 = 0x336e_c578;
-const E820_RAM: u32 = 1;
+/// `hvm_start_info.magic` (Xen public header `arch-x86/hvm/start_info.h`).
+pub(crate) const PVH_MAGIC: u32 = 0x336e_c578;
+/// E820 type of usable RAM.
+pub(crate) const E820_RAM: u32 = 1;
 const MAX_REGIONS: usize = 64;
 const MAX_CMDLINE: usize = 4096;
-const KERNEL_VMA: usize = 0xffff_ffff_8000_0000;
 
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct MemoryRegion {
@@ -34,12 +35,12 @@ static TOTAL_RAM: AtomicUsize = AtomicUsize::new(0);
 fn read_u32(pa: Paddr) -> u32 {
     // SAFETY: during early boot the boot page tables map the low 4 GiB at the
     // direct-map base; `pa` lies inside the start-info structures QEMU built.
-    unsafe { core::ptr::read_unaligned(paddr_to_vaddr(pa) as *const u32) }
+    unsafe { core::ptr::read_unaligned(paddr_to_ptr::<u32>(pa)) }
 }
 
 fn read_u64(pa: Paddr) -> u64 {
     // SAFETY: see `read_u32`.
-    unsafe { core::ptr::read_unaligned(paddr_to_vaddr(pa) as *const u64) }
+    unsafe { core::ptr::read_unaligned(paddr_to_ptr::<u64>(pa)) }
 }
 
 fn parse_start_info(pa: Paddr) -> BootInfo {
@@ -61,7 +62,7 @@ fn parse_start_info(pa: Paddr) -> BootInfo {
     if cmdline != 0 {
         while info.cmdline_len < MAX_CMDLINE - 1 {
             // SAFETY: see `read_u32`; the command line is NUL-terminated.
-            let b = unsafe { *(paddr_to_vaddr(cmdline + info.cmdline_len) as *const u8) };
+            let b = unsafe { *paddr_to_ptr::<u8>(cmdline + info.cmdline_len) };
             if b == 0 {
                 break;
             }
@@ -93,6 +94,12 @@ fn parse_start_info(pa: Paddr) -> BootInfo {
     info
 }
 
+/// Reads the PVH start-info structure at physical address `start_info`
+/// (once; the boot CPU's first act).
+pub(crate) fn init_boot_info(start_info: Paddr) {
+    BOOT_INFO.call_once(|| parse_start_info(start_info));
+}
+
 fn boot_info() -> &'static BootInfo {
     BOOT_INFO.get().expect("boot info not parsed")
 }
@@ -109,7 +116,7 @@ pub fn initrd() -> Option<&'static [u8]> {
     let (pa, size) = boot_info().initrd?;
     // SAFETY: the initrd pages are marked Reserved in the frame metadata and
     // never handed out; the direct map covers them for the kernel's lifetime.
-    Some(unsafe { core::slice::from_raw_parts(paddr_to_vaddr(pa) as *const u8, size) })
+    Some(unsafe { core::slice::from_raw_parts(paddr_to_ptr::<u8>(pa), size) })
 }
 
 /// The firmware memory map.
@@ -123,19 +130,19 @@ pub fn total_ram() -> usize {
     TOTAL_RAM.load(Ordering::Relaxed)
 }
 
+// The simulated machine of the host tests boots through it:
+// MIRI: relied on by arch::x86_64::tests::boot_cpu_tables_are_loaded_and_checked
 unsafe extern "Rust" {
     /// Defined by the kernel through `frame::main!`.
     fn __trellis_main() -> !;
 }
 
-unsafe extern "C" {
-    static __kernel_end: u8;
-}
-
-#[unsafe(no_mangle)]
-extern "C" fn __trellis_rust_entry(start_info: u32) -> ! {
+/// The boot CPU's first Rust code, called by the PVH entry stub
+/// (`arch::x86_64::boot`) with the start-info address from `ebx`; host
+/// tests call it on the simulated machine's boot thread.
+pub(crate) extern "C" fn rust_entry(start_info: u32) -> ! {
     serial::init();
-    BOOT_INFO.call_once(|| parse_start_info(start_info as Paddr));
+    init_boot_info(start_info as Paddr);
     gdt::init();
     trap::init();
     fpu::init();
@@ -168,8 +175,7 @@ pub fn smep_smap_enabled() -> (bool, bool) {
 
 /// Reserved physical ranges: the first MiB, the kernel image, the initrd.
 fn reserved_ranges() -> [(Paddr, Paddr); 3] {
-    // SAFETY: address of a linker-script symbol.
-    let kernel_end = unsafe { &__kernel_end as *const u8 as usize } - KERNEL_VMA;
+    let kernel_end = mm::image::sections().phys_end();
     let initrd = boot_info().initrd.map_or((0, 0), |(s, n)| {
         (mm::align_down(s, PAGE_SIZE), mm::align_up(s + n, PAGE_SIZE))
     });
@@ -237,4 +243,122 @@ pub(crate) fn init_memory() {
     for_each_free(extra, |s, e| mm::frame_alloc::add_free_range(s, e.min(LOW)));
     mm::kspace::init(max_paddr).expect("cannot build the kernel page table");
     for_each_free(extra, |s, e| mm::frame_alloc::add_free_range(s.max(LOW), e));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::frame_alloc::FrameUsage;
+    use crate::mm::{USegment, meta};
+    use crate::sim;
+
+    #[test]
+    fn boot_info_comes_from_the_pvh_start_info() {
+        sim::run(move || {
+            assert_eq!(cmdline(), sim::CMDLINE);
+            let regions: Vec<(Paddr, Paddr, bool)> = memory_regions()
+                .iter()
+                .map(|r| (r.start, r.end, r.usable))
+                .collect();
+            let expected: Vec<(Paddr, Paddr, bool)> = sim::MEMORY_MAP
+                .iter()
+                .map(|&(start, size, kind)| (start, start + size, kind == E820_RAM))
+                .collect();
+            assert_eq!(regions, expected);
+            assert_eq!(total_ram(), 0x9_fc00 + sim::SIM_BYTES - 0x10_0000);
+            let initrd = initrd().expect("the loader passed an initrd");
+            assert_eq!(initrd.len(), sim::INITRD_LEN);
+            assert!(
+                initrd
+                    .iter()
+                    .enumerate()
+                    .all(|(i, &b)| b == sim::initrd_byte(i))
+            );
+        })
+    }
+
+    fn usage(pa: Paddr) -> u8 {
+        meta::slot(pa).unwrap().usage.load(Ordering::Relaxed)
+    }
+
+    #[test]
+    fn boot_reserves_firmware_image_initrd_and_metadata() {
+        sim::run(move || {
+            let reserved = FrameUsage::Reserved as u8;
+            let image_end = mm::image::sections().phys_end();
+            let meta_bytes = mm::align_up(meta::bytes_needed(sim::SIM_BYTES), PAGE_SIZE);
+            // The metadata goes into the first free range big enough for it:
+            // right after the initrd's last page.
+            let meta_at = mm::align_up(sim::INITRD_AT + sim::INITRD_LEN, PAGE_SIZE);
+            for pa in (0..meta_at + meta_bytes).step_by(PAGE_SIZE) {
+                let free_gap = (image_end..mm::align_down(sim::INITRD_AT, PAGE_SIZE)).contains(&pa);
+                assert_eq!(
+                    usage(pa) == reserved,
+                    !free_gap,
+                    "page {pa:#x}: reserved is {}",
+                    usage(pa) == reserved
+                );
+            }
+            for pa in [meta_at + meta_bytes, sim::SIM_BYTES - PAGE_SIZE] {
+                assert_ne!(usage(pa), reserved, "page {pa:#x} should be RAM");
+            }
+            assert_eq!(meta::max_paddr(), sim::SIM_BYTES);
+        })
+    }
+
+    /// Writes a start-info structure into `seg` and returns its address.
+    fn start_info(seg: &USegment, magic: u32, cmdline: &[u8], nregions: usize) -> Paddr {
+        let base = seg.paddr();
+        let (cmd_at, map_at) = (base + 0x100, base + PAGE_SIZE);
+        let mut hdr = [0u8; 56];
+        hdr[0..4].copy_from_slice(&magic.to_le_bytes());
+        hdr[4..8].copy_from_slice(&1u32.to_le_bytes());
+        hdr[24..32].copy_from_slice(&(cmd_at as u64).to_le_bytes());
+        hdr[40..48].copy_from_slice(&(map_at as u64).to_le_bytes());
+        hdr[48..52].copy_from_slice(&(nregions as u32).to_le_bytes());
+        seg.write_bytes(0, &hdr).unwrap();
+        seg.write_bytes(0x100, cmdline).unwrap();
+        for i in 0..nregions {
+            let mut e = [0u8; 24];
+            e[0..8].copy_from_slice(&((i as u64) << 20).to_le_bytes());
+            e[8..16].copy_from_slice(&(1u64 << 20).to_le_bytes());
+            e[16..20].copy_from_slice(&(1 + (i as u32 % 2)).to_le_bytes());
+            seg.write_bytes(PAGE_SIZE + i * 24, &e).unwrap();
+        }
+        base
+    }
+
+    #[test]
+    fn start_info_parsing_is_bounded() {
+        sim::run(move || {
+            let seg = USegment::alloc_zeroed(2).unwrap();
+            // A command line without a NUL in the first 4 KiB, more regions
+            // than the table holds, and no modules.
+            let long = vec![b'x'; MAX_CMDLINE + 100];
+            let info =
+                parse_start_info(start_info(&seg, PVH_MAGIC, &long[..PAGE_SIZE - 0x100], 70));
+            assert_eq!(info.cmdline_len, PAGE_SIZE - 0x100);
+            assert_eq!(info.nregions, MAX_REGIONS);
+            assert!(info.initrd.is_none());
+            let last = info.regions[MAX_REGIONS - 1];
+            assert_eq!(
+                (last.start, last.end, last.usable),
+                (63 << 20, 64 << 20, false)
+            );
+            let seg2 = USegment::alloc_zeroed(3).unwrap();
+            seg2.write_bytes(0x100, &long).unwrap();
+            let info = parse_start_info(start_info(&seg2, PVH_MAGIC, &long[..1], 0));
+            assert_eq!(info.cmdline_len, MAX_CMDLINE - 1);
+            assert_eq!(info.nregions, 0);
+        })
+    }
+
+    #[test]
+    #[should_panic(expected = "not booted through PVH")]
+    fn start_info_with_a_bad_magic_is_refused() {
+        sim::run(move || {
+            let seg = USegment::alloc_zeroed(2).unwrap();
+            parse_start_info(start_info(&seg, 0x1bad_b002, b"", 1));
+        })
+    }
 }

@@ -20,9 +20,9 @@ impl Write for Serial {
 }
 
 fn write_raw(b: u8) {
-    #[cfg(target_os = "none")]
+    #[cfg(any(target_os = "none", test))]
     crate::arch::serial::write_byte(b);
-    #[cfg(not(target_os = "none"))]
+    #[cfg(not(any(target_os = "none", test)))]
     let _ = b;
 }
 
@@ -95,7 +95,7 @@ pub fn write_bytes(bytes: &[u8]) {
 
 /// Tasks waiting for console input sleep here; the UART receive interrupt
 /// wakes them. Drain input with [`try_read_byte`] after waking.
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub fn input_wait_queue() -> &'static crate::sync::WaitQueue {
     static RX: crate::sync::WaitQueue = crate::sync::WaitQueue::new();
     &RX
@@ -108,13 +108,13 @@ pub fn input_interrupts_enabled() -> bool {
 
 static INPUT_IRQ: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
 
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub(crate) fn on_input_interrupt() {
     input_wait_queue().wake_all();
 }
 
 /// Routes the UART receive interrupt (called once the timer is up).
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub(crate) fn enable_input_interrupt() {
     crate::arch::ioapic::route(4, crate::arch::apic::SERIAL_VECTOR);
     crate::arch::serial::enable_rx_interrupt();
@@ -123,9 +123,9 @@ pub(crate) fn enable_input_interrupt() {
 
 /// Reads one byte of console input if one is waiting.
 pub fn try_read_byte() -> Option<u8> {
-    #[cfg(target_os = "none")]
+    #[cfg(any(target_os = "none", test))]
     return crate::arch::serial::try_read_byte();
-    #[cfg(not(target_os = "none"))]
+    #[cfg(not(any(target_os = "none", test)))]
     None
 }
 
@@ -164,4 +164,60 @@ macro_rules! log_info {
 #[macro_export]
 macro_rules! log_debug {
     ($($arg:tt)*) => { if $crate::console::log_enabled(3) { $crate::println!("[debug] {}", format_args!($($arg)*)) } };
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::sync::Arc;
+    use alloc::vec::Vec;
+
+    use super::*;
+    use crate::arch::apic::SERIAL_VECTOR;
+    use crate::sim;
+    use crate::task::{TaskOptions, TaskState, yield_now};
+
+    #[test]
+    fn console_input_interrupt_wakes_a_waiting_reader() {
+        sim::run(|| {
+            let got: Arc<SpinLock<Vec<u8>>> = Arc::new(SpinLock::new(Vec::new()));
+            let reader = {
+                let got = got.clone();
+                TaskOptions::new(move || {
+                    let b = input_wait_queue().wait_until(try_read_byte);
+                    got.lock().push(b);
+                })
+                .spawn()
+                .unwrap()
+            };
+            yield_now();
+            assert_eq!(reader.state(), TaskState::Sleeping, "no input yet");
+            sim::devices::PORTS.lock().unwrap().uart_in.extend(b"hi");
+            // The UART's receive interrupt, through the I/O APIC; taken when
+            // this task next enables interrupts.
+            sim::cpu::raise(SERIAL_VECTOR);
+            while reader.state() != TaskState::Exited {
+                yield_now();
+            }
+            assert_eq!(*got.lock(), b"h");
+            assert_eq!(try_read_byte(), Some(b'i'));
+            assert_eq!(try_read_byte(), None);
+            assert!(input_interrupts_enabled());
+        });
+    }
+
+    #[test]
+    fn user_output_goes_to_the_serial_port_but_not_the_log() {
+        let (log_before, log_after) = sim::run(|| {
+            let (_, before) = read_log(0);
+            write_bytes(b"raw\nbytes");
+            crate::println!("logged {}", 42);
+            let (log, after) = read_log(before);
+            (before, (log, after))
+        });
+        let (log, after) = log_after;
+        assert_eq!(log, b"logged 42\n");
+        assert_eq!(after, log_before + 10);
+        // No newline translation for user output; the log's gets a CR.
+        assert!(sim::serial_output().contains("raw\nbyteslogged 42\r\n"));
+    }
 }

@@ -3,7 +3,7 @@
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 use crate::arch::cpu;
 
 /// Interrupts stay disabled on this CPU while the guard lives; dropping it
@@ -14,13 +14,13 @@ pub struct DisabledLocalIrqGuard {
 }
 
 pub fn disable_local() -> DisabledLocalIrqGuard {
-    #[cfg(target_os = "none")]
+    #[cfg(any(target_os = "none", test))]
     let was_enabled = {
         let e = cpu::interrupts_enabled();
         cpu::disable_interrupts();
         e
     };
-    #[cfg(not(target_os = "none"))]
+    #[cfg(not(any(target_os = "none", test)))]
     let was_enabled = false;
     DisabledLocalIrqGuard {
         was_enabled,
@@ -30,7 +30,7 @@ pub fn disable_local() -> DisabledLocalIrqGuard {
 
 impl Drop for DisabledLocalIrqGuard {
     fn drop(&mut self) {
-        #[cfg(target_os = "none")]
+        #[cfg(any(target_os = "none", test))]
         if self.was_enabled {
             cpu::enable_interrupts();
         }
@@ -39,7 +39,7 @@ impl Drop for DisabledLocalIrqGuard {
 
 /// Enables interrupts on this CPU (kernel code runs with them on).
 pub fn enable_local() {
-    #[cfg(target_os = "none")]
+    #[cfg(any(target_os = "none", test))]
     cpu::enable_interrupts();
 }
 

@@ -14,30 +14,32 @@
 
 extern crate alloc;
 
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub(crate) mod arch {
     pub mod x86_64;
     pub use self::x86_64::*;
 }
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 mod backtrace;
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub mod boot;
 pub mod console;
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub mod cpu;
 mod index_pool;
 pub(crate) mod irq;
 pub mod mm;
 pub mod pod;
+#[cfg(test)]
+mod sim;
 pub mod sync;
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub mod task;
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub mod timer;
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 mod trap;
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub mod user;
 
 pub use pod::Pod;
@@ -51,7 +53,7 @@ pub enum Error {
 }
 
 /// Policies the kernel injects at boot (ARCHITECTURE §3).
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub struct Policies {
     pub frame_alloc: &'static dyn mm::FrameAllocPolicy,
     pub heap: &'static dyn mm::HeapPolicy,
@@ -61,7 +63,7 @@ pub struct Policies {
 /// Brings up memory, the heap, the timer and the scheduler. The kernel's
 /// `main` calls this first, once: a second call would rebuild the frame
 /// metadata and the kernel page table under pages in use, so it panics.
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub fn init(policies: Policies) {
     static DONE: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
     assert!(
@@ -79,7 +81,7 @@ pub fn init(policies: Policies) {
 /// Turns the boot context into the first task; never returns. Only the boot
 /// context may call it, once, after [`init`]: from a task it would abandon
 /// (and later reuse) the stack that task runs on, so that panics.
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub fn run_first_task(options: task::TaskOptions) -> ! {
     task::claim_first_run();
     let task = options.build().expect("cannot create the first task");
@@ -87,12 +89,12 @@ pub fn run_first_task(options: task::TaskOptions) -> ! {
 }
 
 /// Powers the machine off, reporting `code` to the host (QEMU isa-debug-exit).
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub fn power_off(code: u32) -> ! {
     arch::qemu::exit(code)
 }
 
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub(crate) fn power_off_after_panic() -> ! {
     arch::qemu::exit(0x7f)
 }
@@ -102,6 +104,8 @@ pub(crate) fn power_off_after_panic() -> ! {
 #[macro_export]
 macro_rules! main {
     ($f:path) => {
+        // The simulated machine of the host tests has its `main` too:
+        // MIRI: relied on by arch::x86_64::tests::boot_cpu_tables_are_loaded_and_checked
         #[unsafe(export_name = "__trellis_main")]
         extern "Rust" fn __trellis_main() -> ! {
             $f()

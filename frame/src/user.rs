@@ -279,7 +279,7 @@ impl UserContext {
         load_user_segments(self);
         fpu::restore(&self.fpu);
         enter_user(&mut self.frame);
-        cpu::assert_entry_flags();
+        crate::arch::trap::assert_entry_flags();
         fpu::save(&mut self.fpu);
         save_user_segments(self);
         let vector = self.frame.vector;
@@ -333,5 +333,161 @@ fn save_user_segments(ctx: &mut UserContext) {
     }
     if gs != 0 {
         ctx.gs_base = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::sync::Arc;
+    use core::sync::atomic::{AtomicU64, Ordering};
+
+    use super::*;
+    use crate::arch::apic::TIMER_VECTOR;
+    use crate::mm::{PageFlags, UFrame};
+    use crate::sim::{self, cpu::UserExit};
+
+    const RFLAGS_IOPL3: u64 = 3 << 12;
+    const RFLAGS_TF: u64 = 1 << 8;
+    const RFLAGS_NT: u64 = 1 << 14;
+    const RFLAGS_AC: u64 = 1 << 18;
+
+    fn vm() -> VmSpace {
+        let vm = VmSpace::new().unwrap();
+        vm.map(0x40_0000, UFrame::alloc_zeroed().unwrap(), PageFlags::RX)
+            .unwrap();
+        vm
+    }
+
+    fn user_context(rip: u64) -> UserContext {
+        let mut ctx = UserContext::new();
+        ctx.set_rip(rip);
+        ctx.set_rsp(0x7fff_0000);
+        ctx
+    }
+
+    #[test]
+    fn user_mode_is_entered_with_sanitised_state_and_syscalls_come_back() {
+        sim::run(|| {
+            let vm = vm();
+            let mut ctx = user_context(0x40_0000);
+            // A client asks for every flag; only the user's may reach ring 3.
+            let mut regs = ctx.general_regs();
+            regs.rflags = u64::MAX;
+            regs.rax = 39;
+            ctx.set_general_regs(&regs);
+            ctx.set_fs_base(0x1000_0000).unwrap();
+            ctx.set_gs_base(0x2000_0000).unwrap();
+            sim::cpu::set_user_program(|u| {
+                // getpid() -> 7
+                assert_eq!(u.regs.rax, 39);
+                u.regs.rax = 7;
+                UserExit::Syscall
+            });
+            assert_eq!(ctx.execute(&vm), ReturnReason::Syscall);
+            let entry = sim::cpu::state().last_user_entry.unwrap();
+            assert_eq!(entry.rflags & (RFLAGS_IOPL3 | RFLAGS_IF), RFLAGS_IF);
+            assert_eq!(
+                entry.rflags & (RFLAGS_TF | RFLAGS_NT | RFLAGS_AC),
+                RFLAGS_TF | RFLAGS_NT | RFLAGS_AC,
+                "the user's own flags pass"
+            );
+            assert_eq!((entry.rip, entry.rsp), (0x40_0000, 0x7fff_0000));
+            assert_eq!((entry.fs_base, entry.gs_base), (0x1000_0000, 0x2000_0000));
+            // The program's address space is the one loaded.
+            let (code, _) = vm.query(0x40_0000).unwrap();
+            assert_eq!(
+                crate::mm::page_table::translate(entry.cr3 as usize, 0x40_0000),
+                Some(code.paddr())
+            );
+            let (nr, _) = ctx.syscall();
+            assert_eq!(nr, 7);
+            // `syscall` leaves the return address in RCX, past the instruction.
+            assert_eq!((ctx.rip(), ctx.general_regs().rcx), (0x40_0002, 0x40_0002));
+        });
+    }
+
+    #[test]
+    fn user_faults_and_interrupts_are_reported() {
+        sim::run(|| {
+            let vm = vm();
+            let mut ctx = user_context(0x40_0000);
+            sim::cpu::set_user_program(|_| UserExit::Exception {
+                vector: 14,
+                error_code: 6,
+                cr2: 0xdead_b000,
+            });
+            let ReturnReason::Exception(e) = ctx.execute(&vm) else {
+                panic!("not an exception");
+            };
+            assert_eq!((e.vector, e.fault_addr), (14, 0xdead_b000));
+            assert!(e.is_write() && !e.is_protection());
+            // An interrupt that arrives meanwhile is taken as soon as user
+            // mode runs, and handled before execute returns.
+            let j0 = crate::timer::jiffies();
+            sim::cpu::raise(TIMER_VECTOR);
+            assert_eq!(ctx.execute(&vm), ReturnReason::Interrupt);
+            assert_eq!(crate::timer::jiffies(), j0 + 1);
+            // A non-canonical RIP is refused before `iretq` could fault in
+            // ring 0.
+            let entries = sim::cpu::state().user_entries;
+            ctx.set_rip(0x8000_0000_0000);
+            let ReturnReason::Exception(e) = ctx.execute(&vm) else {
+                panic!("not an exception");
+            };
+            assert_eq!(e.vector, CpuException::GENERAL_PROTECTION);
+            assert_eq!(sim::cpu::state().user_entries, entries, "never entered");
+        });
+    }
+
+    #[test]
+    fn fpu_state_and_segment_bases_survive_user_mode_as_the_context_says() {
+        sim::run(|| {
+            let vm = vm();
+            // Two contexts with the same FS base: the second loads a user
+            // selector into FS (`mov $0x2b,%eax; mov %eax,%fs`), which makes
+            // the base the descriptor's (0) for it, and for it only.
+            let mut parent = user_context(0x40_0000);
+            let mut child = user_context(0x40_0010);
+            parent.set_fs_base(0x5000).unwrap();
+            child.set_fs_base(0x5000).unwrap();
+            let seen = Arc::new(AtomicU64::new(0));
+            let s = seen.clone();
+            sim::cpu::set_user_program(move |u| {
+                s.store(u.fs_base << 16 | u64::from(u.fs_sel), Ordering::Relaxed);
+                if u.regs.rip == 0x40_0010 {
+                    u.fs_sel = 0x2b;
+                    u.fs_base = 0;
+                }
+                u.fpu[160] = 0xab;
+                UserExit::Syscall
+            });
+            child.execute(&vm);
+            assert_eq!(child.fs_base(), 0, "the base came from the descriptor");
+            parent.execute(&vm);
+            assert_eq!(
+                seen.load(Ordering::Relaxed),
+                0x5000 << 16,
+                "parent's base, null FS"
+            );
+            child.set_rip(0x40_0010);
+            child.execute(&vm);
+            assert_eq!(
+                seen.load(Ordering::Relaxed),
+                0x2b,
+                "child keeps its selector"
+            );
+            let ctx = &mut parent;
+            assert_eq!(ctx.fpu_bytes()[160], 0xab, "FPU state saved after the trap");
+            // An FXSAVE image with a reserved MXCSR bit would fault in ring 0:
+            // refused, and the state is unchanged.
+            let mut bad = ctx.fpu_bytes();
+            bad[24..28].copy_from_slice(&0x1_0000u32.to_le_bytes());
+            assert_eq!(ctx.set_fpu_bytes(&bad), Err(crate::Error::InvalidArgs));
+            assert_eq!(ctx.fpu_bytes()[160], 0xab);
+            assert!(ctx.set_fs_base(0xffff_8000_0000_0000).is_err());
+            ctx.reset_fpu();
+            ctx.execute(&vm);
+            assert_eq!(sim::cpu::state().fpu[24..26], [0x80, 0x1f], "MXCSR reset");
+        });
     }
 }

@@ -31,6 +31,7 @@ pub enum Errno {
     ENFILE = 23,
     EMFILE = 24,
     ENOTTY = 25,
+    ETXTBSY = 26,
     EFBIG = 27,
     ENOSPC = 28,
     ESPIPE = 29,

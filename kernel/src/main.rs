@@ -14,6 +14,7 @@ pub mod ipc;
 pub mod mm;
 pub mod process;
 pub mod syscall;
+pub mod sysctl;
 pub mod system;
 pub mod time;
 

@@ -20,6 +20,7 @@ mod fuzz;
 mod initramfs;
 mod ksyms;
 mod miri;
+mod miri_sites;
 mod qemu;
 mod scan;
 mod tcb;

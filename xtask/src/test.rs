@@ -214,7 +214,7 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         test_host::run(root, &mut r);
     }
     if want("miri") {
-        miri::layer(root, &mut r);
+        let _ = miri::layer(root, &mut r);
     }
     if want("compile-fail") {
         compile_fail::run(root, &mut r);

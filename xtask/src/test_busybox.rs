@@ -147,9 +147,11 @@ const CASES: &[Case] = &[
         name: "kill-wait",
         argv: &["sh", "-c", "sleep 30 & kill -TERM $!; wait $!; echo $?"],
         status: 0,
-        // "Terminated" (the shell's job report) goes to stderr, which
-        // shares the console.
-        expect: Expect::Words(&["Terminated", "143"]),
+        // Only the status is deterministic: ash prints its "Terminated"
+        // job report only when the child dies while `wait` is blocked on
+        // it; on a loaded machine it may die earlier (reaped while `kill`
+        // runs) and the report is skipped, on Linux as here.
+        expect: Expect::Words(&["143"]),
     },
     Case {
         name: "pipeline",

@@ -7,7 +7,7 @@
 //! goes into a slot only if the slot's size and alignment fit its layout.
 
 use core::alloc::Layout;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::frame_alloc::{FrameUsage, alloc_frames, free_frame};
 use super::meta::{MetaSlot, slot as meta_slot, slot_of_owned};
@@ -127,7 +127,7 @@ impl Slab {
         }
         let meta = slot_of_owned(paddr);
         meta.aux_size.store(slot_size as u32, Ordering::Relaxed);
-        meta.aux_free.store(n as u32, Ordering::Relaxed);
+        meta.aux_free.store(n as u16, Ordering::Relaxed);
         meta.aux_head.store(0, Ordering::Relaxed);
         meta.prev.store(0, Ordering::Relaxed);
         meta.next.store(0, Ordering::Relaxed);
@@ -215,13 +215,44 @@ impl Drop for Slab {
     }
 }
 
-static NEXT_LIST_ID: AtomicU32 = AtomicU32::new(1);
+/// The id the next [`SlabList`] takes when its first slab is pushed.
+///
+/// Invariant 9 depends on it: `take_containing` trusts a slab's recorded
+/// list id to decide that the slab is linked into *this* list, and unlinks
+/// it through this list's head. Two live lists with one id would let one
+/// list unlink (and free) a slab the other still links, and hand out slots
+/// in a page that has been reused. So ids are never reused: a 64-bit
+/// counter would take centuries to run out at one new list per
+/// nanosecond, and if it ever does, taking an id panics rather than wrap.
+/// (Identity by address would need every list pinned, a burden on
+/// policies for no gain.)
+static NEXT_LIST_ID: AtomicU64 = AtomicU64::new(1);
+
+fn new_list_id() -> u64 {
+    match NEXT_LIST_ID.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1)) {
+        Ok(id) => id,
+        Err(_) => panic!("SlabList ids exhausted (invariant 9: a list id is never reused)"),
+    }
+}
+
+/// Test hook: the id the next new list will take.
+#[cfg(test)]
+pub(crate) fn next_list_id() -> u64 {
+    NEXT_LIST_ID.load(Ordering::Relaxed)
+}
+
+/// Test hook: pretends that many lists were created (sets the next id).
+#[cfg(test)]
+pub(crate) fn set_next_list_id(id: u64) {
+    NEXT_LIST_ID.store(id, Ordering::Relaxed);
+}
 
 /// An intrusive list of slabs linked through their page metadata, so a
 /// policy can keep any number of slabs without allocating.
 #[derive(Debug)]
 pub struct SlabList {
-    id: u32,
+    /// 0 until the first push; then unique for good (see `NEXT_LIST_ID`).
+    id: u64,
     head: usize,
     len: usize,
 }
@@ -249,9 +280,9 @@ impl SlabList {
         self.len == 0
     }
 
-    fn id(&mut self) -> u32 {
+    fn id(&mut self) -> u64 {
         if self.id == 0 {
-            self.id = NEXT_LIST_ID.fetch_add(1, Ordering::Relaxed);
+            self.id = new_list_id();
         }
         self.id
     }
@@ -342,12 +373,14 @@ pub(crate) fn inject_policy(policy: &'static dyn HeapPolicy) {
     POLICY.call_once(|| policy);
 }
 
-#[cfg(target_os = "none")]
-mod global {
+#[cfg(any(target_os = "none", test))]
+pub(crate) mod global {
     use super::*;
     use core::alloc::GlobalAlloc;
 
-    struct FrameHeap;
+    /// The kernel's global allocator (host tests call it directly: the
+    /// test binary keeps the host's allocator).
+    pub(crate) struct FrameHeap;
 
     // SAFETY: `alloc` returns only slots whose size and alignment fit the
     // layout (invariant 10) and that no one else owns (a slot is handed out
@@ -360,7 +393,7 @@ mod global {
             };
             match policy.alloc(layout) {
                 Some(slot) if slot.size >= layout.size() && slot.addr % layout.align() == 0 => {
-                    slot.addr as *mut u8
+                    linear_ptr(slot.addr)
                 }
                 Some(slot) => {
                     crate::log_warn!("heap policy returned an unfit slot; refused");
@@ -374,13 +407,14 @@ mod global {
         // SAFETY: (the trait's contract) `ptr` came from `alloc`; the slot
         // is rebuilt from frame metadata and handed back to the policy.
         unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
-            let slot = HeapSlot::from_allocated(ptr as usize);
+            let slot = HeapSlot::from_allocated(crate::mm::ptr_to_vaddr(ptr));
             if let Some(policy) = POLICY.get() {
                 policy.dealloc(slot);
             }
         }
     }
 
+    #[cfg(target_os = "none")]
     #[global_allocator]
     static HEAP: FrameHeap = FrameHeap;
 }

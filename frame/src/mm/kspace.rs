@@ -3,29 +3,16 @@
 //! a region for guarded kernel stacks. Every upper-half root entry is
 //! allocated up front so that user page tables can share them.
 
-use super::page_table::{CachePolicy, PageTable, Privilege};
+use super::image::{self, KERNEL_VMA};
+use super::page_table::{CachePolicy, PageTable, Privilege, translate};
 use super::{KERNEL_LINEAR_BASE, PAGE_SIZE, Paddr, PageFlags, Vaddr, set_kernel_root};
 use crate::Error;
 use crate::sync::{Once, SpinLock};
 
 pub const KSTACK_REGION_BASE: Vaddr = 0xffff_c000_0000_0000;
 pub const KSTACK_REGION_SIZE: usize = 1 << 39;
-const KERNEL_VMA: usize = 0xffff_ffff_8000_0000;
 
 static KERNEL_PT: Once<SpinLock<PageTable, 59>> = Once::new();
-
-unsafe extern "C" {
-    static __kernel_text_start: u8;
-    static __kernel_text_end: u8;
-    static __kernel_rodata_start: u8;
-    static __kernel_rodata_end: u8;
-    static __kernel_data_start: u8;
-    static __kernel_end: u8;
-}
-
-fn sym(s: &u8) -> usize {
-    s as *const u8 as usize
-}
 
 /// Builds the kernel page table and switches to it.
 pub(crate) fn init(max_paddr: Paddr) -> Result<(), Error> {
@@ -43,21 +30,11 @@ pub(crate) fn init(max_paddr: Paddr) -> Result<(), Error> {
         pt.map_huge_kernel(KERNEL_LINEAR_BASE + pa, pa, PageFlags::RW)?;
         pa += HUGE;
     }
-    // SAFETY: taking addresses of linker-script symbols.
-    let (ts, te, rs, re, ds, de) = unsafe {
-        (
-            sym(&__kernel_text_start),
-            sym(&__kernel_text_end),
-            sym(&__kernel_rodata_start),
-            sym(&__kernel_rodata_end),
-            sym(&__kernel_data_start),
-            sym(&__kernel_end),
-        )
-    };
-    for (start, end, flags) in [
-        (ts, te, PageFlags::RX),
-        (rs, re, PageFlags::R),
-        (ds, de, PageFlags::RW),
+    let image = image::sections();
+    for ((start, end), flags) in [
+        (image.text, PageFlags::RX),
+        (image.rodata, PageFlags::R),
+        (image.data, PageFlags::RW),
     ] {
         let mut va = start;
         while va < end {
@@ -102,9 +79,9 @@ pub(crate) fn unmap_kernel_page(va: Vaddr) {
     kernel_pt().lock_irq_disabled().unmap(va);
 }
 
-/// Whether `va` is mapped in the kernel page table (best effort: a held
-/// lock or a huge mapping in the direct map count as "mapped" only for the
-/// direct map and the image).
+/// Whether `va` is mapped in the kernel page table (best effort: while the
+/// table's lock is held elsewhere only the direct map of RAM and the image
+/// count as mapped).
 pub(crate) fn is_mapped(va: Vaddr) -> bool {
     if (KERNEL_LINEAR_BASE..KERNEL_LINEAR_BASE + super::meta::max_paddr()).contains(&va)
         || va >= KERNEL_VMA
@@ -112,7 +89,56 @@ pub(crate) fn is_mapped(va: Vaddr) -> bool {
         return true;
     }
     match KERNEL_PT.get().and_then(|pt| pt.try_lock()) {
-        Some(pt) => pt.query(va & !(PAGE_SIZE - 1)).is_some(),
+        // The lock keeps the tables from being freed during the walk.
+        Some(pt) => translate(pt.root_paddr(), va).is_some(),
         None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::kernel_root;
+    use super::*;
+    use crate::sim;
+
+    #[test]
+    fn kernel_page_table_maps_image_sections_with_their_rights() {
+        sim::run(move || {
+            let image = image::sections();
+            let pt = kernel_pt().lock();
+            for ((start, end), flags) in [
+                (image.text, PageFlags::RX),
+                (image.rodata, PageFlags::R),
+                (image.data, PageFlags::RW),
+            ] {
+                for va in [start, end - PAGE_SIZE] {
+                    assert_eq!(pt.query(va), Some((va - KERNEL_VMA, flags)), "{va:#x}");
+                }
+            }
+            assert_eq!(pt.query(image.data.1), None, "past the image");
+            assert_eq!(pt.query(image.text.0 - PAGE_SIZE), None, "boot stub");
+        })
+    }
+
+    #[test]
+    fn kernel_page_table_direct_maps_the_low_4_gib_and_shares_its_top_half() {
+        sim::run(move || {
+            let root = kernel_root().unwrap();
+            for pa in [0, 0x1234_5678, sim::SIM_BYTES, (1 << 32) - 1] {
+                assert_eq!(translate(root, KERNEL_LINEAR_BASE + pa), Some(pa));
+                assert!(is_mapped(KERNEL_LINEAR_BASE + pa));
+            }
+            assert_eq!(translate(root, KERNEL_LINEAR_BASE + (1 << 32)), None);
+            // Every top-half root entry exists, so user page tables that copy
+            // them see later kernel mappings too.
+            let va = KSTACK_REGION_BASE + KSTACK_REGION_SIZE - PAGE_SIZE;
+            assert!(!is_mapped(va));
+            let vm = PageTable::new_with_kernel_half(Some(root)).unwrap();
+            map_kernel_page(va, 0x5000, PageFlags::RW).unwrap();
+            assert_eq!(translate(vm.root_paddr(), va + 8), Some(0x5008));
+            assert!(is_mapped(va));
+            unmap_kernel_page(va);
+            assert_eq!(translate(vm.root_paddr(), va), None);
+        })
     }
 }

@@ -6,7 +6,7 @@
 //! use" (invariant 1): a page may become a `Frame` only by moving its count
 //! from 0 to 1 while its usage is [`FrameUsage::Unused`].
 
-use core::sync::atomic::{AtomicU8, AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicU16, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use super::frame_alloc::FrameUsage;
 use super::{PAGE_SIZE, Paddr, linear_ptr, paddr_to_vaddr};
@@ -15,15 +15,16 @@ use super::{PAGE_SIZE, Paddr, linear_ptr, paddr_to_vaddr};
 pub(crate) struct MetaSlot {
     pub ref_count: AtomicU32,
     pub usage: AtomicU8,
-    _pad: [u8; 3],
+    _pad: u8,
+    /// Slab: number of free slots (at most `PAGE_SIZE / MIN_SLOT` = 256).
+    pub aux_free: AtomicU16,
     /// Slab: slot size. Large heap block: number of frames.
     pub aux_size: AtomicU32,
-    /// Slab: number of free slots.
-    pub aux_free: AtomicU32,
     /// Slab: byte offset of the first free slot, or `NO_SLOT`.
     pub aux_head: AtomicU32,
-    /// Slab: id of the `SlabList` holding it, or 0.
-    pub aux_list: AtomicU32,
+    /// Slab: id of the `SlabList` holding it, or 0 (ids are never reused,
+    /// see `heap::NEXT_LIST_ID`).
+    pub aux_list: AtomicU64,
     /// Slab list links: page frame number + 1, or 0 for none.
     pub prev: AtomicUsize,
     pub next: AtomicUsize,
@@ -58,11 +59,11 @@ pub(crate) fn init(max_paddr: Paddr, meta_paddr: Paddr) {
             slot.write(MetaSlot {
                 ref_count: AtomicU32::new(0),
                 usage: AtomicU8::new(FrameUsage::Reserved as u8),
-                _pad: [0; 3],
+                _pad: 0,
+                aux_free: AtomicU16::new(0),
                 aux_size: AtomicU32::new(0),
-                aux_free: AtomicU32::new(0),
                 aux_head: AtomicU32::new(0),
-                aux_list: AtomicU32::new(0),
+                aux_list: AtomicU64::new(0),
                 prev: AtomicUsize::new(0),
                 next: AtomicUsize::new(0),
             })

@@ -4,20 +4,18 @@
 pub(crate) mod frame;
 pub mod frame_alloc;
 pub mod heap;
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
+pub(crate) mod image;
+#[cfg(any(target_os = "none", test))]
 pub(crate) mod kspace;
 pub(crate) mod meta;
 pub(crate) mod page_table;
 #[cfg(test)]
 mod proptests;
 #[cfg(test)]
-pub mod sim;
-#[cfg(test)]
 mod tests;
 pub(crate) mod vm_space;
 
-#[cfg(test)]
-use core::sync::atomic::AtomicPtr;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 pub use self::frame::{UFrame, USegment};
@@ -31,40 +29,42 @@ pub type Vaddr = usize;
 
 pub const PAGE_SIZE: usize = 4096;
 
-/// Base of the direct map: physical address `pa` is visible at `LINEAR_BASE + pa`.
-/// On bare metal it is fixed; host tests point it at a simulated RAM buffer.
+/// Base of the direct map: physical address `pa` is visible at
+/// `KERNEL_LINEAR_BASE + pa`, on bare metal and in host tests alike.
 pub(crate) const KERNEL_LINEAR_BASE: usize = 0xffff_8000_0000_0000;
-static LINEAR_BASE: AtomicUsize = AtomicUsize::new(KERNEL_LINEAR_BASE);
-
-/// Host tests: the simulated RAM allocation, from which every direct-map
-/// pointer is derived so that it keeps the allocation's provenance (Miri then
-/// checks each access against the simulated RAM, with no integer-to-pointer
-/// casts). Holding it in a static also keeps the allocation reachable.
-#[cfg(test)]
-static LINEAR_PTR: AtomicPtr<u8> = AtomicPtr::new(core::ptr::null_mut());
-
-#[cfg(test)]
-pub(crate) fn set_linear_base(base: *mut u8) {
-    LINEAR_PTR.store(base, Ordering::Relaxed);
-    LINEAR_BASE.store(base.addr(), Ordering::Relaxed);
-}
 
 /// The direct-map address of a physical address.
 pub(crate) fn paddr_to_vaddr(pa: Paddr) -> Vaddr {
-    LINEAR_BASE.load(Ordering::Relaxed) + pa
+    KERNEL_LINEAR_BASE + pa
 }
 
-/// A raw pointer to the direct-map address `va`. Creating it is safe;
-/// dereferencing it needs the usual justification.
+/// A raw pointer to the kernel virtual address `va` (the direct map, the
+/// kernel image or a kernel stack). Creating it is safe; dereferencing it
+/// needs the usual justification. On bare metal this is the address
+/// itself; host tests translate it the way the MMU would, through the
+/// simulated kernel page table into the simulated RAM (`sim::kernel_ptr`).
 pub(crate) fn linear_ptr<T>(va: Vaddr) -> *mut T {
     #[cfg(test)]
     {
-        let base = LINEAR_PTR.load(Ordering::Relaxed);
-        base.wrapping_add(va.wrapping_sub(base.addr())).cast()
+        crate::sim::kernel_ptr(va)
     }
     #[cfg(not(test))]
     {
         va as *mut T
+    }
+}
+
+/// The kernel virtual address a pointer from [`linear_ptr`] stands for
+/// (the address itself on bare metal; host tests map it back from the
+/// simulated RAM).
+pub(crate) fn ptr_to_vaddr<T>(ptr: *const T) -> Vaddr {
+    #[cfg(test)]
+    {
+        crate::sim::kernel_vaddr(ptr.cast())
+    }
+    #[cfg(not(test))]
+    {
+        ptr.addr()
     }
 }
 
@@ -75,7 +75,7 @@ pub(crate) fn paddr_to_ptr<T>(pa: Paddr) -> *mut T {
 
 /// The physical address behind a direct-map address, if it is one.
 pub(crate) fn vaddr_to_paddr(va: Vaddr) -> Option<Paddr> {
-    va.checked_sub(LINEAR_BASE.load(Ordering::Relaxed))
+    va.checked_sub(KERNEL_LINEAR_BASE)
         .filter(|pa| *pa < meta::max_paddr())
 }
 
@@ -89,9 +89,9 @@ pub const fn align_up(v: usize, align: usize) -> usize {
 
 /// Invalidates a TLB entry for `va` (a no-op on the host).
 pub(crate) fn flush_tlb(va: Vaddr) {
-    #[cfg(target_os = "none")]
+    #[cfg(any(target_os = "none", test))]
     crate::arch::cpu::flush_tlb_page(va);
-    #[cfg(not(target_os = "none"))]
+    #[cfg(not(any(target_os = "none", test)))]
     let _ = va;
 }
 
@@ -110,7 +110,7 @@ pub(crate) fn set_kernel_root(pa: Paddr) {
 }
 
 /// Whether a kernel virtual address is mapped (best effort, for backtraces).
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub(crate) fn kernel_addr_mapped(va: Vaddr) -> bool {
     kspace::is_mapped(va)
 }

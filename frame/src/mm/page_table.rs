@@ -95,7 +95,7 @@ fn entries(table_pa: Paddr) -> *mut u64 {
     super::paddr_to_ptr(table_pa)
 }
 
-fn read_entry(table_pa: Paddr, index: usize) -> u64 {
+pub(crate) fn read_entry(table_pa: Paddr, index: usize) -> u64 {
     debug_assert!(index < ENTRIES);
     // SAFETY: `table_pa` is a page-table frame owned by this page table (or
     // the kernel's), reachable through the direct map; `index` < 512.
@@ -314,6 +314,27 @@ impl PageTable {
             }
         }
     }
+}
+
+/// What the MMU does with `va` under the table rooted at `root`: the
+/// physical address it reaches (4 KiB, 2 MiB and 1 GiB pages), if mapped.
+/// Reads the entries without taking the table's lock, as the hardware
+/// walker does: the caller keeps the tables alive.
+pub(crate) fn translate(root: Paddr, va: Vaddr) -> Option<Paddr> {
+    let mut table = root;
+    for level in (1..=4).rev() {
+        let e = read_entry(table, index(va, level));
+        if e & P == 0 {
+            return None;
+        }
+        let size = 1usize << (12 + 9 * (level - 1));
+        if level == 1 || (level <= 3 && e & HUGE != 0) {
+            let base = (e & ADDR_MASK) as Paddr & !(size - 1);
+            return Some(base + (va & (size - 1)));
+        }
+        table = (e & ADDR_MASK) as Paddr;
+    }
+    None
 }
 
 impl Drop for PageTable {

@@ -14,18 +14,21 @@ use proptest::test_runner::Config;
 
 use super::frame_alloc::free_frames;
 use super::page_table::{CachePolicy, PageTable, Privilege};
-use super::{PAGE_SIZE, Paddr, PageFlags, UFrame, USER_SPACE_END, USegment, Vaddr, VmSpace, sim};
+use super::{PAGE_SIZE, Paddr, PageFlags, UFrame, USER_SPACE_END, USegment, Vaddr, VmSpace};
+use crate::sim;
 
 fn config() -> Config {
     Config {
-        cases: if cfg!(miri) { 2 } else { 64 },
+        cases: if sim::miri_sized() { 2 } else { 64 },
         failure_persistence: None,
         ..Config::default()
     }
 }
 
 /// Longest operation sequence per case.
-const MAX_OPS: usize = if cfg!(miri) { 16 } else { 160 };
+fn max_ops() -> usize {
+    if sim::miri_sized() { 16 } else { 160 }
+}
 
 /// Candidate pages, chosen to share and to split tables at every level:
 /// root entries 0, 1 and 255 (the top of the user half), level-3 entries 0
@@ -91,8 +94,8 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn page_table_refines_map_model(ops in prop::collection::vec(arb_pt_op(), 1..MAX_OPS)) {
-        let _g = sim::lock();
+    fn page_table_refines_map_model(ops in prop::collection::vec(arb_pt_op(), 1..max_ops())) {
+        sim::run(move || -> Result<(), TestCaseError> {
         let before = free_frames();
         let vas = candidate_vas();
         {
@@ -134,6 +137,8 @@ proptest! {
             }
         }
         prop_assert_eq!(free_frames(), before, "intermediate tables leaked");
+            Ok(())
+        })?;
     }
 }
 
@@ -222,8 +227,8 @@ proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn vm_space_refines_map_model(ops in prop::collection::vec(arb_vm_op(), 1..MAX_OPS)) {
-        let _g = sim::lock();
+    fn vm_space_refines_map_model(ops in prop::collection::vec(arb_vm_op(), 1..max_ops())) {
+        sim::run(move || -> Result<(), TestCaseError> {
         let before = free_frames();
         // Two small neighbourhoods so that multi-page copies cross mapped
         // and unmapped pages, and run up to and past the end of user space.
@@ -315,6 +320,8 @@ proptest! {
             }
         }
         prop_assert_eq!(free_frames(), before, "frames or tables leaked");
+            Ok(())
+        })?;
     }
 }
 
@@ -360,8 +367,8 @@ proptest! {
     /// never in use (no double allocation), every owned page is counted, and
     /// dropping the last handle gives the page back (no leak).
     #[test]
-    fn frame_allocation_refines_owned_set(ops in prop::collection::vec(arb_alloc_op(), 1..MAX_OPS)) {
-        let _g = sim::lock();
+    fn frame_allocation_refines_owned_set(ops in prop::collection::vec(arb_alloc_op(), 1..max_ops())) {
+        sim::run(move || -> Result<(), TestCaseError> {
         let before = free_frames();
         let mut live: Vec<Live> = Vec::new();
         // Model: page -> number of live handles.
@@ -427,5 +434,7 @@ proptest! {
         }
         drop(live);
         prop_assert_eq!(free_frames(), before, "pages leaked");
+            Ok(())
+        })?;
     }
 }

@@ -4,198 +4,206 @@ use super::frame_alloc::{FrameUsage, free_frames, kernel_frames, untyped_frames}
 use super::page_table::{CachePolicy, PageTable, Privilege};
 use super::vm_space::UserFault;
 use super::{
-    PAGE_SIZE, PageFlags, Slab, SlabList, UFrame, USER_SPACE_END, USegment, VmSpace, meta, sim,
+    PAGE_SIZE, PageFlags, Slab, SlabList, UFrame, USER_SPACE_END, USegment, VmSpace, heap, meta,
 };
+use crate::sim;
 use core::sync::atomic::Ordering;
 
 #[test]
 fn uframe_refcount_follows_clones_and_drops() {
-    let _g = sim::lock();
-    let before = free_frames();
-    let f = UFrame::alloc_zeroed().unwrap();
-    assert_eq!(f.ref_count(), 1);
-    assert_eq!(free_frames(), before - 1);
-    let g = f.clone();
-    assert_eq!(f.ref_count(), 2);
-    drop(g);
-    assert_eq!(f.ref_count(), 1);
-    let pa = f.paddr();
-    drop(f);
-    assert_eq!(free_frames(), before);
-    let s = meta::slot(pa).unwrap();
-    assert_eq!(s.ref_count.load(Ordering::Relaxed), 0);
-    assert_eq!(s.usage.load(Ordering::Relaxed), FrameUsage::Unused as u8);
+    sim::run(move || {
+        let before = free_frames();
+        let f = UFrame::alloc_zeroed().unwrap();
+        assert_eq!(f.ref_count(), 1);
+        assert_eq!(free_frames(), before - 1);
+        let g = f.clone();
+        assert_eq!(f.ref_count(), 2);
+        drop(g);
+        assert_eq!(f.ref_count(), 1);
+        let pa = f.paddr();
+        drop(f);
+        assert_eq!(free_frames(), before);
+        let s = meta::slot(pa).unwrap();
+        assert_eq!(s.ref_count.load(Ordering::Relaxed), 0);
+        assert_eq!(s.usage.load(Ordering::Relaxed), FrameUsage::Unused as u8);
+    })
 }
 
 #[test]
 fn uframe_contents_are_zeroed_and_copied_in_bounds() {
-    let _g = sim::lock();
-    let f = UFrame::alloc_zeroed().unwrap();
-    let mut buf = [0xffu8; 16];
-    f.read_bytes(4080, &mut buf).unwrap();
-    assert_eq!(buf, [0; 16]);
-    f.write_bytes(10, b"hello").unwrap();
-    let copy = UFrame::alloc_copy_of(&f).unwrap();
-    let mut out = [0u8; 5];
-    copy.read_bytes(10, &mut out).unwrap();
-    assert_eq!(&out, b"hello");
-    assert!(f.write_bytes(4092, &[0; 8]).is_err());
-    assert!(f.read_bytes(usize::MAX, &mut [0; 2]).is_err());
+    sim::run(move || {
+        let f = UFrame::alloc_zeroed().unwrap();
+        let mut buf = [0xffu8; 16];
+        f.read_bytes(4080, &mut buf).unwrap();
+        assert_eq!(buf, [0; 16]);
+        f.write_bytes(10, b"hello").unwrap();
+        let copy = UFrame::alloc_copy_of(&f).unwrap();
+        let mut out = [0u8; 5];
+        copy.read_bytes(10, &mut out).unwrap();
+        assert_eq!(&out, b"hello");
+        assert!(f.write_bytes(4092, &[0; 8]).is_err());
+        assert!(f.read_bytes(usize::MAX, &mut [0; 2]).is_err());
+    })
 }
 
 #[test]
 fn policy_proposing_a_used_frame_is_refused() {
-    let _g = sim::lock();
-    let f = UFrame::alloc_zeroed().unwrap();
-    sim::policy()
-        .force_pfn
-        .store(f.paddr() / PAGE_SIZE, Ordering::Relaxed);
-    let second = UFrame::alloc_zeroed();
-    sim::policy().force_pfn.store(0, Ordering::Relaxed);
-    assert!(second.is_err(), "frame handed out a page that is in use");
-    assert_eq!(f.ref_count(), 1);
+    sim::run(move || {
+        let f = UFrame::alloc_zeroed().unwrap();
+        sim::policy()
+            .force_pfn
+            .store(f.paddr() / PAGE_SIZE, Ordering::Relaxed);
+        let second = UFrame::alloc_zeroed();
+        sim::policy().force_pfn.store(0, Ordering::Relaxed);
+        assert!(second.is_err(), "frame handed out a page that is in use");
+        assert_eq!(f.ref_count(), 1);
+    })
 }
 
 #[test]
 fn policy_proposing_reserved_memory_is_refused() {
-    let _g = sim::lock();
-    // Page 1 holds the metadata array itself: reserved.
-    sim::policy().force_pfn.store(1, Ordering::Relaxed);
-    let r = UFrame::alloc_zeroed();
-    sim::policy().force_pfn.store(0, Ordering::Relaxed);
-    assert!(r.is_err());
+    sim::run(move || {
+        // Page 1 is in the first MiB, which boot reserves.
+        sim::policy().force_pfn.store(1, Ordering::Relaxed);
+        let r = UFrame::alloc_zeroed();
+        sim::policy().force_pfn.store(0, Ordering::Relaxed);
+        assert!(r.is_err());
+    })
 }
 
 #[test]
 fn policy_proposing_frames_past_the_end_of_memory_is_refused() {
-    let _g = sim::lock();
-    let before = free_frames();
-    // The last representable frame number, and one whose pages would wrap
-    // around the address space: refused without a panic or a claim.
-    for pfn in [usize::MAX / PAGE_SIZE, usize::MAX / PAGE_SIZE - 1, 1 << 40] {
-        sim::policy().force_pfn.store(pfn, Ordering::Relaxed);
-        let one = UFrame::alloc_zeroed();
-        let two = USegment::alloc_zeroed(2);
-        sim::policy().force_pfn.store(0, Ordering::Relaxed);
-        assert!(one.is_err() && two.is_err(), "pfn {pfn:#x} was accepted");
-    }
-    assert_eq!(free_frames(), before);
+    sim::run(move || {
+        let before = free_frames();
+        // The last representable frame number, and one whose pages would wrap
+        // around the address space: refused without a panic or a claim.
+        for pfn in [usize::MAX / PAGE_SIZE, usize::MAX / PAGE_SIZE - 1, 1 << 40] {
+            sim::policy().force_pfn.store(pfn, Ordering::Relaxed);
+            let one = UFrame::alloc_zeroed();
+            let two = USegment::alloc_zeroed(2);
+            sim::policy().force_pfn.store(0, Ordering::Relaxed);
+            assert!(one.is_err() && two.is_err(), "pfn {pfn:#x} was accepted");
+        }
+        assert_eq!(free_frames(), before);
+    })
 }
 
 #[test]
 fn page_table_map_query_protect_unmap() {
-    let _g = sim::lock();
-    let before = free_frames();
-    {
-        let pt = PageTable::new_empty().unwrap();
-        let va = 0x40_0000;
-        assert_eq!(
+    sim::run(move || {
+        let before = free_frames();
+        {
+            let pt = PageTable::new_empty().unwrap();
+            let va = 0x40_0000;
+            assert_eq!(
+                pt.map(
+                    va,
+                    0x5000,
+                    PageFlags::RX,
+                    Privilege::User,
+                    CachePolicy::WriteBack
+                )
+                .unwrap(),
+                None
+            );
+            assert_eq!(pt.query(va), Some((0x5000, PageFlags::RX)));
+            assert_eq!(pt.query(va + PAGE_SIZE), None);
+            assert_eq!(pt.protect(va, PageFlags::RW), Some(PageFlags::RX));
+            assert_eq!(pt.query(va), Some((0x5000, PageFlags::RW)));
+            assert_eq!(
+                pt.map(
+                    va,
+                    0x6000,
+                    PageFlags::R,
+                    Privilege::User,
+                    CachePolicy::WriteBack
+                )
+                .unwrap(),
+                Some(0x5000)
+            );
+            assert_eq!(pt.unmap(va), Some((0x6000, PageFlags::R)));
+            assert_eq!(pt.unmap(va), None);
+            assert!(
+                pt.map(
+                    va + 1,
+                    0x6000,
+                    PageFlags::R,
+                    Privilege::User,
+                    CachePolicy::WriteBack
+                )
+                .is_err()
+            );
+            let mut seen = 0;
             pt.map(
-                va,
-                0x5000,
-                PageFlags::RX,
-                Privilege::User,
-                CachePolicy::WriteBack
-            )
-            .unwrap(),
-            None
-        );
-        assert_eq!(pt.query(va), Some((0x5000, PageFlags::RX)));
-        assert_eq!(pt.query(va + PAGE_SIZE), None);
-        assert_eq!(pt.protect(va, PageFlags::RW), Some(PageFlags::RX));
-        assert_eq!(pt.query(va), Some((0x5000, PageFlags::RW)));
-        assert_eq!(
-            pt.map(
-                va,
-                0x6000,
+                0x7fff_0000_0000,
+                0x7000,
                 PageFlags::R,
                 Privilege::User,
-                CachePolicy::WriteBack
+                CachePolicy::WriteBack,
             )
-            .unwrap(),
-            Some(0x5000)
-        );
-        assert_eq!(pt.unmap(va), Some((0x6000, PageFlags::R)));
-        assert_eq!(pt.unmap(va), None);
-        assert!(
-            pt.map(
-                va + 1,
-                0x6000,
-                PageFlags::R,
-                Privilege::User,
-                CachePolicy::WriteBack
-            )
-            .is_err()
-        );
-        let mut seen = 0;
-        pt.map(
-            0x7fff_0000_0000,
-            0x7000,
-            PageFlags::R,
-            Privilege::User,
-            CachePolicy::WriteBack,
-        )
-        .unwrap();
-        pt.for_each_user_leaf(|v, p, _| {
-            assert_eq!((v, p), (0x7fff_0000_0000, 0x7000));
-            seen += 1;
-        });
-        assert_eq!(seen, 1);
-        pt.unmap(0x7fff_0000_0000);
-    }
-    assert_eq!(free_frames(), before, "intermediate tables leaked");
+            .unwrap();
+            pt.for_each_user_leaf(|v, p, _| {
+                assert_eq!((v, p), (0x7fff_0000_0000, 0x7000));
+                seen += 1;
+            });
+            assert_eq!(seen, 1);
+            pt.unmap(0x7fff_0000_0000);
+        }
+        assert_eq!(free_frames(), before, "intermediate tables leaked");
+    })
 }
 
 #[test]
 fn vm_space_copies_across_pages_and_reports_faults() {
-    let _g = sim::lock();
-    let before = free_frames();
-    {
-        let vm = VmSpace::new().unwrap();
-        let (a, b) = (
-            UFrame::alloc_zeroed().unwrap(),
-            UFrame::alloc_zeroed().unwrap(),
-        );
-        vm.map(0x1000, a, PageFlags::RW).unwrap();
-        vm.map(0x2000, b.clone(), PageFlags::R).unwrap();
-        assert_eq!(b.ref_count(), 2);
-        // Read across the boundary works; writing into the read-only page fails.
-        let mut buf = [1u8; 32];
-        vm.read_bytes(0x1ff0, &mut buf).unwrap();
-        assert_eq!(buf, [0; 32]);
-        assert_eq!(
-            vm.write_bytes(0x1ff0, &[7; 32]),
-            Err(UserFault {
-                addr: 0x2000,
-                write: true
-            })
-        );
-        vm.write_bytes(0x1ff0, &[7; 16]).unwrap();
-        assert_eq!(
-            vm.read_bytes(0x3000, &mut buf),
-            Err(UserFault {
-                addr: 0x3000,
-                write: false
-            })
-        );
-        assert!(vm.read_bytes(usize::MAX - 4, &mut buf).is_err());
-        assert!(
-            vm.map(
-                0xffff_8000_0000_0000,
+    sim::run(move || {
+        let before = free_frames();
+        {
+            let vm = VmSpace::new().unwrap();
+            let (a, b) = (
                 UFrame::alloc_zeroed().unwrap(),
-                PageFlags::R
-            )
-            .is_err()
+                UFrame::alloc_zeroed().unwrap(),
+            );
+            vm.map(0x1000, a, PageFlags::RW).unwrap();
+            vm.map(0x2000, b.clone(), PageFlags::R).unwrap();
+            assert_eq!(b.ref_count(), 2);
+            // Read across the boundary works; writing into the read-only page fails.
+            let mut buf = [1u8; 32];
+            vm.read_bytes(0x1ff0, &mut buf).unwrap();
+            assert_eq!(buf, [0; 32]);
+            assert_eq!(
+                vm.write_bytes(0x1ff0, &[7; 32]),
+                Err(UserFault {
+                    addr: 0x2000,
+                    write: true
+                })
+            );
+            vm.write_bytes(0x1ff0, &[7; 16]).unwrap();
+            assert_eq!(
+                vm.read_bytes(0x3000, &mut buf),
+                Err(UserFault {
+                    addr: 0x3000,
+                    write: false
+                })
+            );
+            assert!(vm.read_bytes(usize::MAX - 4, &mut buf).is_err());
+            assert!(
+                vm.map(
+                    0xffff_8000_0000_0000,
+                    UFrame::alloc_zeroed().unwrap(),
+                    PageFlags::R
+                )
+                .is_err()
+            );
+            assert_eq!(vm.mappings().len(), 2);
+            let old = vm.unmap(0x2000).unwrap();
+            assert_eq!(old.ref_count(), 2);
+        }
+        assert_eq!(
+            free_frames(),
+            before,
+            "VmSpace drop must release frames and tables"
         );
-        assert_eq!(vm.mappings().len(), 2);
-        let old = vm.unmap(0x2000).unwrap();
-        assert_eq!(old.ref_count(), 2);
-    }
-    assert_eq!(
-        free_frames(),
-        before,
-        "VmSpace drop must release frames and tables"
-    );
+    })
 }
 
 /// The three user copies, as `copy(vm, va, len) -> Result<(), UserFault>`,
@@ -220,215 +228,371 @@ const COPIES: [(&str, Copy, bool); 3] = [
 /// at its (mapped, "resolvable") start, and must copy nothing.
 #[test]
 fn vm_space_copies_past_the_end_of_user_space_fault_outside_it() {
-    let _g = sim::lock();
-    let before = free_frames();
-    {
-        let vm = VmSpace::new().unwrap();
-        let top = USER_SPACE_END - PAGE_SIZE;
-        let last = UFrame::alloc_zeroed().unwrap();
-        vm.map(top, last.clone(), PageFlags::RW).unwrap();
-        vm.map(
-            top - PAGE_SIZE,
-            UFrame::alloc_zeroed().unwrap(),
-            PageFlags::RW,
-        )
-        .unwrap();
-        for (name, copy, write) in COPIES {
-            // Ending exactly at the end of user space: fine.
-            assert_eq!(copy(&vm, top, PAGE_SIZE), Ok(()), "{name}: whole last page");
-            assert_eq!(
-                copy(&vm, USER_SPACE_END - 1, 1),
-                Ok(()),
-                "{name}: last byte"
-            );
-            assert_eq!(
-                copy(&vm, top - 0x20, 0x20 + PAGE_SIZE),
-                Ok(()),
-                "{name}: across"
-            );
-            let outside = |addr| Err(UserFault { addr, write });
-            // One byte past, the 0x1020 bytes from the last 0x20 of
-            // a page, and far past (1 MiB: read/write need a buffer).
-            for (va, len) in [
-                (top, PAGE_SIZE + 1),
-                (USER_SPACE_END - 1, 2),
-                (top - 0x20, 0x1020 + 1),
-                (USER_SPACE_END - 0x20, 0x1020),
-                (top - PAGE_SIZE, 1 << 20),
-            ] {
+    sim::run(move || {
+        let before = free_frames();
+        {
+            let vm = VmSpace::new().unwrap();
+            let top = USER_SPACE_END - PAGE_SIZE;
+            let last = UFrame::alloc_zeroed().unwrap();
+            vm.map(top, last.clone(), PageFlags::RW).unwrap();
+            vm.map(
+                top - PAGE_SIZE,
+                UFrame::alloc_zeroed().unwrap(),
+                PageFlags::RW,
+            )
+            .unwrap();
+            for (name, copy, write) in COPIES {
+                // Ending exactly at the end of user space: fine.
+                assert_eq!(copy(&vm, top, PAGE_SIZE), Ok(()), "{name}: whole last page");
                 assert_eq!(
-                    copy(&vm, va, len),
-                    outside(USER_SPACE_END),
-                    "{name}: {va:#x}+{len:#x}"
+                    copy(&vm, USER_SPACE_END - 1, 1),
+                    Ok(()),
+                    "{name}: last byte"
+                );
+                assert_eq!(
+                    copy(&vm, top - 0x20, 0x20 + PAGE_SIZE),
+                    Ok(()),
+                    "{name}: across"
+                );
+                let outside = |addr| Err(UserFault { addr, write });
+                // One byte past, the 0x1020 bytes from the last 0x20 of
+                // a page, and far past (1 MiB: read/write need a buffer).
+                for (va, len) in [
+                    (top, PAGE_SIZE + 1),
+                    (USER_SPACE_END - 1, 2),
+                    (top - 0x20, 0x1020 + 1),
+                    (USER_SPACE_END - 0x20, 0x1020),
+                    (top - PAGE_SIZE, 1 << 20),
+                ] {
+                    assert_eq!(
+                        copy(&vm, va, len),
+                        outside(USER_SPACE_END),
+                        "{name}: {va:#x}+{len:#x}"
+                    );
+                }
+                // Starting at or past the end: the start itself is outside.
+                for va in [
+                    USER_SPACE_END,
+                    USER_SPACE_END + 1,
+                    0xffff_8000_0000_0000,
+                    usize::MAX,
+                ] {
+                    assert_eq!(copy(&vm, va, 1), outside(va), "{name}: start {va:#x}");
+                    assert!(copy(&vm, va, 1).unwrap_err().is_outside_user_space());
+                }
+            }
+            // Lengths only `fill_zero` can take: very far past, and wrapping
+            // around the address space.
+            for len in [1 << 40, usize::MAX - top + 1, usize::MAX] {
+                assert_eq!(
+                    vm.fill_zero(top, len),
+                    Err(UserFault {
+                        addr: USER_SPACE_END,
+                        write: true
+                    }),
+                    "fill_zero {len:#x}"
                 );
             }
-            // Starting at or past the end: the start itself is outside.
-            for va in [
-                USER_SPACE_END,
-                USER_SPACE_END + 1,
-                0xffff_8000_0000_0000,
-                usize::MAX,
-            ] {
-                assert_eq!(copy(&vm, va, 1), outside(va), "{name}: start {va:#x}");
-                assert!(copy(&vm, va, 1).unwrap_err().is_outside_user_space());
+            // A refused write changed nothing (fill_zero and write_bytes above
+            // wrote 0 and 0x5a over the whole page; put a marker in and check it
+            // survives the refused copies).
+            vm.write_bytes(top, &[7; 16]).unwrap();
+            assert_eq!(
+                vm.write_bytes(top, &[9; PAGE_SIZE + 1]).unwrap_err().addr,
+                USER_SPACE_END
+            );
+            assert_eq!(
+                vm.fill_zero(top, PAGE_SIZE + 1).unwrap_err().addr,
+                USER_SPACE_END
+            );
+            let mut got = [0u8; 16];
+            last.read_bytes(0, &mut got).unwrap();
+            assert_eq!(got, [7; 16], "a copy leaving user space wrote memory");
+            // Within user space the fault names the first byte that faulted,
+            // not the start of the copy.
+            vm.unmap(top - PAGE_SIZE);
+            for (name, copy, write) in COPIES {
+                assert_eq!(
+                    copy(&vm, top - 0x10, 0x20),
+                    Err(UserFault {
+                        addr: top - 0x10,
+                        write
+                    }),
+                    "{name}"
+                );
+            }
+            vm.protect(top, PageFlags::R);
+            vm.map(
+                top - PAGE_SIZE,
+                UFrame::alloc_zeroed().unwrap(),
+                PageFlags::RW,
+            )
+            .unwrap();
+            for (name, copy, write) in COPIES {
+                let want = if write {
+                    Err(UserFault { addr: top, write })
+                } else {
+                    Ok(())
+                };
+                assert_eq!(copy(&vm, top - 0x10, 0x20), want, "{name}");
+                assert_eq!(copy(&vm, top - 0x10, 0x10), Ok(()), "{name}");
             }
         }
-        // Lengths only `fill_zero` can take: very far past, and wrapping
-        // around the address space.
-        for len in [1 << 40, usize::MAX - top + 1, usize::MAX] {
-            assert_eq!(
-                vm.fill_zero(top, len),
-                Err(UserFault {
-                    addr: USER_SPACE_END,
-                    write: true
-                }),
-                "fill_zero {len:#x}"
-            );
-        }
-        // A refused write changed nothing (fill_zero and write_bytes above
-        // wrote 0 and 0x5a over the whole page; put a marker in and check it
-        // survives the refused copies).
-        vm.write_bytes(top, &[7; 16]).unwrap();
-        assert_eq!(
-            vm.write_bytes(top, &[9; PAGE_SIZE + 1]).unwrap_err().addr,
-            USER_SPACE_END
-        );
-        assert_eq!(
-            vm.fill_zero(top, PAGE_SIZE + 1).unwrap_err().addr,
-            USER_SPACE_END
-        );
-        let mut got = [0u8; 16];
-        last.read_bytes(0, &mut got).unwrap();
-        assert_eq!(got, [7; 16], "a copy leaving user space wrote memory");
-        // Within user space the fault names the first byte that faulted,
-        // not the start of the copy.
-        vm.unmap(top - PAGE_SIZE);
-        for (name, copy, write) in COPIES {
-            assert_eq!(
-                copy(&vm, top - 0x10, 0x20),
-                Err(UserFault {
-                    addr: top - 0x10,
-                    write
-                }),
-                "{name}"
-            );
-        }
-        vm.protect(top, PageFlags::R);
-        vm.map(
-            top - PAGE_SIZE,
-            UFrame::alloc_zeroed().unwrap(),
-            PageFlags::RW,
-        )
-        .unwrap();
-        for (name, copy, write) in COPIES {
-            let want = if write {
-                Err(UserFault { addr: top, write })
-            } else {
-                Ok(())
-            };
-            assert_eq!(copy(&vm, top - 0x10, 0x20), want, "{name}");
-            assert_eq!(copy(&vm, top - 0x10, 0x10), Ok(()), "{name}");
-        }
-    }
-    assert_eq!(free_frames(), before);
+        assert_eq!(free_frames(), before);
+    })
 }
 
 #[test]
 fn slab_hands_out_distinct_aligned_slots_and_takes_them_back() {
-    let _g = sim::lock();
-    let before = free_frames();
-    let mut slab = Slab::new(64).unwrap();
-    assert_eq!(slab.capacity(), 64);
-    let mut slots = Vec::new();
-    while let Some(s) = slab.alloc() {
-        assert_eq!(s.size(), 64);
-        slots.push(s);
-    }
-    assert_eq!(slots.len(), 64);
-    assert!(slab.is_full());
-    let other = Slab::new(64).unwrap();
-    let first = slots.pop().unwrap();
-    assert!(!other.contains(&first));
-    assert!(slab.contains(&first));
-    slab.dealloc(first).unwrap();
-    for s in slots.drain(..) {
-        slab.dealloc(s).unwrap();
-    }
-    assert!(slab.is_empty());
-    drop(slab);
-    drop(other);
-    assert_eq!(free_frames(), before);
-    assert!(Slab::new(24).is_err(), "slot sizes must be powers of two");
-    assert!(Slab::new(8192).is_err());
+    sim::run(move || {
+        let before = free_frames();
+        let mut slab = Slab::new(64).unwrap();
+        assert_eq!(slab.capacity(), 64);
+        let mut slots = Vec::new();
+        while let Some(s) = slab.alloc() {
+            assert_eq!(s.size(), 64);
+            slots.push(s);
+        }
+        assert_eq!(slots.len(), 64);
+        assert!(slab.is_full());
+        let other = Slab::new(64).unwrap();
+        let first = slots.pop().unwrap();
+        assert!(!other.contains(&first));
+        assert!(slab.contains(&first));
+        slab.dealloc(first).unwrap();
+        for s in slots.drain(..) {
+            slab.dealloc(s).unwrap();
+        }
+        assert!(slab.is_empty());
+        drop(slab);
+        drop(other);
+        assert_eq!(free_frames(), before);
+        assert!(Slab::new(24).is_err(), "slot sizes must be powers of two");
+        assert!(Slab::new(8192).is_err());
+    })
 }
 
 #[test]
 fn kernel_frames_are_counted_per_purpose() {
-    let _g = sim::lock();
-    let (k, untyped) = (kernel_frames(), untyped_frames());
-    let s = Slab::new(64).unwrap();
-    let big = super::HeapSlot::alloc_large(3 * PAGE_SIZE - 1).unwrap();
-    let seg = USegment::alloc_zeroed(2).unwrap();
-    let vm = VmSpace::new().unwrap();
-    vm.map(0x40_0000, UFrame::alloc_zeroed().unwrap(), PageFlags::RW)
-        .unwrap();
-    let now = kernel_frames();
-    assert_eq!(now.slab, k.slab + 1);
-    assert_eq!(now.heap_large, k.heap_large + 3);
-    assert_eq!(untyped_frames(), untyped + 3);
-    // The root and one table per level below it.
-    assert_eq!(now.page_table, k.page_table + 4);
-    assert_eq!(now.kernel_stack, k.kernel_stack);
-    drop((s, seg, vm));
-    big.free_large();
-    assert_eq!(kernel_frames(), k);
-    assert_eq!(untyped_frames(), untyped);
+    sim::run(move || {
+        let (k, untyped) = (kernel_frames(), untyped_frames());
+        let s = Slab::new(64).unwrap();
+        let big = super::HeapSlot::alloc_large(3 * PAGE_SIZE - 1).unwrap();
+        let seg = USegment::alloc_zeroed(2).unwrap();
+        let vm = VmSpace::new().unwrap();
+        vm.map(0x40_0000, UFrame::alloc_zeroed().unwrap(), PageFlags::RW)
+            .unwrap();
+        let now = kernel_frames();
+        assert_eq!(now.slab, k.slab + 1);
+        assert_eq!(now.heap_large, k.heap_large + 3);
+        assert_eq!(untyped_frames(), untyped + 3);
+        // The root and one table per level below it.
+        assert_eq!(now.page_table, k.page_table + 4);
+        assert_eq!(now.kernel_stack, k.kernel_stack);
+        drop((s, seg, vm));
+        big.free_large();
+        assert_eq!(kernel_frames(), k);
+        assert_eq!(untyped_frames(), untyped);
+    })
 }
 
 #[test]
 fn slab_with_live_slots_is_never_freed() {
-    let _g = sim::lock();
-    let before = free_frames();
-    let mut slab = Slab::new(128).unwrap();
-    let _live = slab.alloc().unwrap();
-    drop(slab); // invariant 9: the page must stay allocated
-    assert_eq!(free_frames(), before - 1);
+    sim::run(move || {
+        let before = free_frames();
+        let mut slab = Slab::new(128).unwrap();
+        let _live = slab.alloc().unwrap();
+        drop(slab); // invariant 9: the page must stay allocated
+        assert_eq!(free_frames(), before - 1);
+    })
 }
 
 #[test]
 fn slab_list_finds_the_slab_of_a_slot() {
-    let _g = sim::lock();
-    let mut list = SlabList::new();
-    let mut other = SlabList::new();
-    list.push(Slab::new(32).unwrap());
-    list.push(Slab::new(32).unwrap());
-    let (slot, full) = list.alloc_front().unwrap();
-    assert!(!full);
-    assert!(
-        other.take_containing(&slot).is_none(),
-        "slot attributed to the wrong list"
-    );
-    let mut slab = list.take_containing(&slot).unwrap();
-    assert_eq!(list.len(), 1);
-    slab.dealloc(slot).unwrap();
-    other.push(slab);
-    while let Some(s) = list.pop() {
-        drop(s);
-    }
-    while let Some(s) = other.pop() {
-        drop(s);
-    }
+    sim::run(move || {
+        let mut list = SlabList::new();
+        let mut other = SlabList::new();
+        list.push(Slab::new(32).unwrap());
+        list.push(Slab::new(32).unwrap());
+        let (slot, full) = list.alloc_front().unwrap();
+        assert!(!full);
+        assert!(
+            other.take_containing(&slot).is_none(),
+            "slot attributed to the wrong list"
+        );
+        let mut slab = list.take_containing(&slot).unwrap();
+        assert_eq!(list.len(), 1);
+        slab.dealloc(slot).unwrap();
+        other.push(slab);
+        while let Some(s) = list.pop() {
+            drop(s);
+        }
+        while let Some(s) = other.pop() {
+            drop(s);
+        }
+    })
 }
 
 #[test]
 fn usegment_is_contiguous_and_bounds_checked() {
-    let _g = sim::lock();
-    let seg = USegment::alloc_zeroed(3).unwrap();
-    seg.write_bytes(PAGE_SIZE - 2, b"abcd").unwrap();
-    let f = seg.frame(1).unwrap();
-    let mut b = [0u8; 2];
-    f.read_bytes(0, &mut b).unwrap();
-    assert_eq!(&b, b"cd");
-    assert!(seg.frame(3).is_none());
-    assert!(seg.read_bytes(3 * PAGE_SIZE - 1, &mut b).is_err());
+    sim::run(move || {
+        let seg = USegment::alloc_zeroed(3).unwrap();
+        seg.write_bytes(PAGE_SIZE - 2, b"abcd").unwrap();
+        let f = seg.frame(1).unwrap();
+        let mut b = [0u8; 2];
+        f.read_bytes(0, &mut b).unwrap();
+        assert_eq!(&b, b"cd");
+        assert!(seg.frame(3).is_none());
+        assert!(seg.read_bytes(3 * PAGE_SIZE - 1, &mut b).is_err());
+    })
+}
+
+/// Sets the next `SlabList` id for the life of the value, then restores
+/// the counter (also when the test panics).
+struct ListIdCounter(u64);
+
+impl ListIdCounter {
+    fn set(id: u64) -> ListIdCounter {
+        let saved = heap::next_list_id();
+        heap::set_next_list_id(id);
+        ListIdCounter(saved)
+    }
+}
+
+impl Drop for ListIdCounter {
+    fn drop(&mut self) {
+        heap::set_next_list_id(self.0);
+    }
+}
+
+#[test]
+fn slab_list_ids_stay_unique_after_2_pow_32_lists() {
+    sim::run(move || {
+        let mut a = SlabList::new();
+        let a_id = heap::next_list_id();
+        a.push(Slab::new(64).unwrap());
+        a.push(Slab::new(64).unwrap());
+        let (slot, _) = a.alloc_front().unwrap();
+        // 2^32 lists later, a new list must still have an id of its own.
+        let counter = ListIdCounter::set(a_id + (1 << 32));
+        let mut b = SlabList::new();
+        b.push(Slab::new(64).unwrap());
+        drop(counter);
+        assert!(
+            b.take_containing(&slot).is_none(),
+            "a list took a slab of another list with the same id"
+        );
+        assert_eq!(b.len(), 1);
+        let mut slab = a.take_containing(&slot).unwrap();
+        slab.dealloc(slot).unwrap();
+        for s in core::iter::once(slab).chain(core::iter::from_fn(|| a.pop())) {
+            drop(s);
+        }
+        while let Some(s) = b.pop() {
+            drop(s);
+        }
+    })
+}
+
+#[test]
+#[should_panic(expected = "SlabList ids exhausted")]
+fn slab_list_id_exhaustion_panics_instead_of_wrapping() {
+    sim::run(move || {
+        let _counter = ListIdCounter::set(u64::MAX);
+        let mut list = SlabList::new();
+        // Taking an id fails before the slab is linked; unwinding frees it.
+        list.push(Slab::new(64).unwrap());
+    })
+}
+
+#[test]
+fn frame_heap_places_objects_in_fitting_slots_and_takes_them_back() {
+    use core::alloc::{GlobalAlloc, Layout};
+    sim::run(move || {
+        let heap = super::heap::global::FrameHeap;
+        let mut live = Vec::new();
+        for (size, align) in [
+            (1, 1),
+            (24, 8),
+            (100, 64),
+            (2048, 2048),
+            (3000, 8),
+            (9000, 4096),
+        ] {
+            let layout = Layout::from_size_align(size, align).unwrap();
+            // SAFETY (test): a non-zero-sized layout.
+            let p = unsafe { heap.alloc(layout) };
+            assert!(
+                !p.is_null() && p.addr().is_multiple_of(align),
+                "{size}/{align}"
+            );
+            // SAFETY (test): the block is ours and `size` bytes long; Miri
+            // checks that it lies inside the simulated RAM.
+            unsafe {
+                p.write_bytes(size as u8, size);
+                assert_eq!(p.add(size - 1).read(), size as u8);
+            }
+            live.push((p, layout));
+        }
+        // Distinct blocks do not overlap.
+        for (i, (p, l)) in live.iter().enumerate() {
+            for (q, m) in &live[i + 1..] {
+                assert!(p.addr() + l.size() <= q.addr() || q.addr() + m.size() <= p.addr());
+            }
+        }
+        let before = free_frames();
+        let (big, big_layout) = live.pop().unwrap();
+        // SAFETY (test): allocated above with this layout, freed once.
+        unsafe { heap.dealloc(big, big_layout) };
+        assert_eq!(
+            free_frames(),
+            before + 3,
+            "a large block gives its frames back"
+        );
+        for (p, l) in live {
+            // SAFETY (test): as above.
+            unsafe { heap.dealloc(p, l) };
+        }
+    });
+}
+
+#[test]
+#[should_panic(expected = "is not a heap allocation")]
+fn frame_heap_refuses_to_free_what_it_did_not_allocate() {
+    use core::alloc::{GlobalAlloc, Layout};
+    sim::run(move || {
+        let f = UFrame::alloc_zeroed().unwrap();
+        let ptr = crate::mm::paddr_to_ptr::<u8>(f.paddr());
+        // SAFETY (test): the point is that the heap checks the pointer
+        // against frame metadata and refuses it.
+        unsafe { super::heap::global::FrameHeap.dealloc(ptr, Layout::new::<u64>()) };
+    });
+}
+
+#[test]
+fn fill_zero_clears_exactly_the_range_asked_for() {
+    sim::run(move || {
+        let f = UFrame::alloc_zeroed().unwrap();
+        f.write_bytes(0, &[0xee; PAGE_SIZE]).unwrap();
+        f.fill_zero(100, 50).unwrap();
+        let mut b = [0u8; 4];
+        f.read_bytes(98, &mut b).unwrap();
+        assert_eq!(b, [0xee, 0xee, 0, 0]);
+        f.read_bytes(148, &mut b).unwrap();
+        assert_eq!(b, [0, 0, 0xee, 0xee]);
+        assert!(f.fill_zero(PAGE_SIZE - 1, 2).is_err());
+        // Through an address space, across a page boundary.
+        let vm = VmSpace::new().unwrap();
+        vm.map(0x1000, f.clone(), PageFlags::RW).unwrap();
+        let g = UFrame::alloc_zeroed().unwrap();
+        g.write_bytes(0, &[0xee; 16]).unwrap();
+        vm.map(0x2000, g.clone(), PageFlags::RW).unwrap();
+        vm.fill_zero(0x1ff8, 16).unwrap();
+        let mut c = [0xffu8; 24];
+        vm.read_bytes(0x1ff4, &mut c).unwrap();
+        assert_eq!(c[..4], [0xee; 4]);
+        assert_eq!(c[4..20], [0; 16]);
+        assert_eq!(c[20..], [0xee; 4]);
+        assert!(vm.fill_zero(0x2ff8, 16).is_err(), "0x3000 is not mapped");
+    });
 }

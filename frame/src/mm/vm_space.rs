@@ -109,7 +109,7 @@ impl VmSpace {
     pub(crate) fn activate(&self) {
         let root = self.pt.lock().root_paddr();
         if ACTIVE_ROOT.swap(root, Ordering::AcqRel) != root {
-            #[cfg(target_os = "none")]
+            #[cfg(any(target_os = "none", test))]
             // SAFETY: the root shares the kernel half with the kernel page
             // table, so the kernel stays mapped; it lives as long as `self`,
             // and `Drop` switches away before freeing it.
@@ -189,7 +189,7 @@ impl Drop for VmSpace {
     fn drop(&mut self) {
         let pt = self.pt.get_mut();
         if ACTIVE_ROOT.load(Ordering::Acquire) == pt.root_paddr() {
-            #[cfg(target_os = "none")]
+            #[cfg(any(target_os = "none", test))]
             if let Some(kroot) = super::kernel_root() {
                 // SAFETY: the kernel page table maps everything the kernel
                 // needs and lives forever.

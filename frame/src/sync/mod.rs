@@ -9,18 +9,18 @@
 //!
 //! Sleeping while holding a spin lock is refused at run time (`might_sleep`).
 
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 mod mutex;
 mod once;
 mod spin;
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 mod wait;
 
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub use self::mutex::{Mutex, MutexGuard};
 pub use self::once::Once;
 pub use self::spin::{SpinLock, SpinLockGuard};
-#[cfg(target_os = "none")]
+#[cfg(any(target_os = "none", test))]
 pub use self::wait::WaitQueue;
 
 /// Lock levels, outermost first. A lock may be taken only while every held
@@ -83,7 +83,7 @@ pub(crate) fn note_release(level: u8, spin: bool, prev: u64) {
 /// Panics if the caller must not sleep: it holds a spin lock, or it runs in
 /// interrupt context (an interrupt handler or a timer callback).
 pub(crate) fn might_sleep() {
-    #[cfg(target_os = "none")]
+    #[cfg(any(target_os = "none", test))]
     assert!(
         !crate::irq::in_interrupt(),
         "sleeping, yielding or exiting in interrupt context"
@@ -107,4 +107,78 @@ pub(crate) fn take_held_state() -> (u64, u32) {
 pub(crate) fn restore_held_state(state: (u64, u32)) {
     HELD_LEVELS.store(state.0, Ordering::Relaxed);
     SPIN_DEPTH.store(state.1, Ordering::Relaxed);
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::vec::Vec;
+    use core::sync::atomic::AtomicUsize;
+
+    use super::*;
+
+    fn rounds() -> usize {
+        if crate::sim::miri_sized() { 20 } else { 2000 }
+    }
+
+    /// Host threads stand in for CPUs here; the lock state is global, so
+    /// the simulated machine must be idle meanwhile.
+    #[test]
+    fn spin_lock_serialises_threads_and_guards_share_only_the_value() {
+        let _machine = crate::sim::lock();
+        let lock: SpinLock<(usize, Vec<usize>)> = SpinLock::new((0, Vec::new()));
+        std::thread::scope(|s| {
+            for t in 0..3 {
+                let lock = &lock;
+                s.spawn(move || {
+                    for _ in 0..rounds() {
+                        let mut g = lock.lock();
+                        g.0 += 1;
+                        g.1.push(t);
+                    }
+                });
+            }
+        });
+        let g = lock.lock();
+        assert_eq!((g.0, g.1.len()), (3 * rounds(), 3 * rounds()));
+        // `&SpinLockGuard` crosses threads as a `&T` would.
+        std::thread::scope(|s| {
+            let g = &g;
+            s.spawn(move || assert_eq!(g.0, 3 * rounds()));
+        });
+        drop(g);
+        assert!(lock.try_lock().is_some());
+        // A lock moved to another thread takes its value along.
+        let moved: SpinLock<Vec<i32>> = SpinLock::new(Vec::from([1, 2, 3]));
+        let sum = std::thread::spawn(move || moved.into_inner().iter().sum::<i32>());
+        assert_eq!(sum.join().unwrap(), 6);
+    }
+
+    #[test]
+    fn once_runs_its_initialiser_once_for_racing_threads() {
+        let once: Once<Vec<u8>> = Once::new();
+        let runs = AtomicUsize::new(0);
+        let seen: Vec<usize> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..3)
+                .map(|_| {
+                    s.spawn(|| {
+                        let v = once.call_once(|| {
+                            runs.fetch_add(1, Ordering::Relaxed);
+                            Vec::from([7u8; 3])
+                        });
+                        v.as_ptr().addr()
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(runs.load(Ordering::Relaxed), 1);
+        assert!(seen.iter().all(|&p| p == seen[0]), "one value for all");
+        assert_eq!(once.get().map(Vec::as_slice), Some(&[7u8; 3][..]));
+        // The value is dropped with the cell, on whichever thread has it.
+        let empty: Once<Vec<u8>> = Once::default();
+        assert!(empty.get().is_none());
+        std::thread::spawn(move || drop((once, empty)))
+            .join()
+            .unwrap();
+    }
 }

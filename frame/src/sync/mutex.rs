@@ -16,8 +16,10 @@ pub struct Mutex<T: ?Sized, const LEVEL: u8 = 0> {
 // SAFETY: the mutex hands `&mut T` to one holder at a time, so sharing the
 // mutex between tasks only ever moves access to `T` from one task to
 // another: `T: Send` is enough, exactly as for `std::sync::Mutex`.
+// MIRI: relied on by task::tests::wait_queues_and_the_mutex_put_tasks_to_sleep_and_wake_them
 unsafe impl<T: ?Sized + Send, const L: u8> Sync for Mutex<T, L> {}
 // SAFETY: sending the mutex sends the value it owns.
+// MIRI: relied on by task::tests::wait_queues_and_the_mutex_put_tasks_to_sleep_and_wake_them
 unsafe impl<T: ?Sized + Send, const L: u8> Send for Mutex<T, L> {}
 
 /// Proof that the current task holds a [`Mutex`]. It stays with the task
@@ -31,6 +33,7 @@ pub struct MutexGuard<'a, T: ?Sized, const L: u8> {
 
 // SAFETY: a `&MutexGuard` gives out only `&T` (DerefMut needs `&mut`), so
 // sharing it between tasks is sound exactly when sharing `&T` is: `T: Sync`.
+// MIRI: relied on by task::tests::a_mutex_guard_shares_only_the_value_across_threads
 unsafe impl<T: ?Sized + Sync, const L: u8> Sync for MutexGuard<'_, T, L> {}
 
 const _: fn() = || {

@@ -17,8 +17,10 @@ pub struct Once<T> {
 // read after state is DONE (Acquire pairs with the Release store). A shared
 // `Once` hands out `&T` to every thread (so `T: Sync`), and the value may be
 // created by one thread and dropped by another (so `T: Send`).
+// MIRI: relied on by sync::tests::once_runs_its_initialiser_once_for_racing_threads
 unsafe impl<T: Send + Sync> Sync for Once<T> {}
 // SAFETY: sending the cell sends the value.
+// MIRI: relied on by sync::tests::once_runs_its_initialiser_once_for_racing_threads
 unsafe impl<T: Send> Send for Once<T> {}
 
 const _: fn() = || {

@@ -15,8 +15,10 @@ pub struct SpinLock<T: ?Sized, const LEVEL: u8 = 0> {
 // SAFETY: the lock hands out `&mut T` to one holder at a time, so sharing
 // the lock between threads only ever moves access to `T` from one thread to
 // another: `T: Send` is enough (as for `std::sync::Mutex`).
+// MIRI: relied on by sync::tests::spin_lock_serialises_threads_and_guards_share_only_the_value
 unsafe impl<T: ?Sized + Send, const L: u8> Sync for SpinLock<T, L> {}
 // SAFETY: sending the lock sends the value.
+// MIRI: relied on by sync::tests::spin_lock_serialises_threads_and_guards_share_only_the_value
 unsafe impl<T: ?Sized + Send, const L: u8> Send for SpinLock<T, L> {}
 
 /// Proof that this CPU holds a [`SpinLock`]. It is `!Send` (through the
@@ -31,6 +33,7 @@ pub struct SpinLockGuard<'a, T: ?Sized, const L: u8> {
 
 // SAFETY: a `&SpinLockGuard` gives out only `&T`, so sharing it between
 // threads is sound exactly when sharing `&T` is: `T: Sync`.
+// MIRI: relied on by sync::tests::spin_lock_serialises_threads_and_guards_share_only_the_value
 unsafe impl<T: ?Sized + Sync, const L: u8> Sync for SpinLockGuard<'_, T, L> {}
 
 const _: fn() = || {

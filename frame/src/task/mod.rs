@@ -8,6 +8,8 @@
 //! before returning to user space. Kernel code is not preempted.
 
 mod stack;
+#[cfg(test)]
+mod tests;
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -17,7 +19,8 @@ use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
 use self::stack::KernelStack;
 use crate::Error;
-use crate::arch::switch::{INITIAL_FRAME_WORDS, context_switch, initial_stack};
+use crate::arch::cpu::context_switch;
+use crate::arch::switch::{INITIAL_FRAME_WORDS, initial_stack};
 use crate::irq::{DisabledLocalIrqGuard, disable_local};
 use crate::sync::Once;
 
@@ -72,8 +75,12 @@ pub struct Task {
 // payloads a client attaches (`entry`, `data`) are required to be `Send`
 // (and `data` `Sync`) by `TaskOptions`, so no client type crosses tasks
 // unchecked.
+// MIRI: relied on by task::tests::spawned_tasks_run_when_the_current_task_yields_and_exit_cleanly,
+// task::tests::wait_queues_and_the_mutex_put_tasks_to_sleep_and_wake_them
 unsafe impl Sync for Task {}
 // SAFETY: as above; a `Task` owns nothing tied to the CPU that created it.
+// MIRI: relied on by task::tests::spawned_tasks_run_when_the_current_task_yields_and_exit_cleanly,
+// task::tests::wait_queues_and_the_mutex_put_tasks_to_sleep_and_wake_them
 unsafe impl Send for Task {}
 
 const _: fn() = || {
@@ -233,6 +240,8 @@ struct CpuState {
     boot_rsp: UnsafeCell<usize>,
 }
 // SAFETY: accessed only with interrupts disabled on the owning CPU.
+// MIRI: relied on by task::tests::spawned_tasks_run_when_the_current_task_yields_and_exit_cleanly,
+// task::tests::wait_queues_and_the_mutex_put_tasks_to_sleep_and_wake_them
 unsafe impl Sync for CpuState {}
 
 static CPU: CpuState = CpuState {

@@ -60,7 +60,13 @@ impl KernelStack {
         );
         // SAFETY: the range lies inside this stack's mapped pages (checked),
         // which no task runs on yet.
-        unsafe { core::ptr::copy_nonoverlapping(words.as_ptr(), addr as *mut u64, words.len()) };
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                words.as_ptr(),
+                crate::mm::linear_ptr::<u64>(addr),
+                words.len(),
+            )
+        };
     }
 }
 

@@ -33,12 +33,14 @@ pub const O_DIRECTORY: u32 = 0o200000;
 pub const O_NOFOLLOW: u32 = 0o400000;
 pub const O_CLOEXEC: u32 = 0o2000000;
 pub const O_PATH: u32 = 0o10000000;
+pub const O_NOATIME: u32 = 0o1000000;
+pub const O_DIRECT: u32 = 0o40000;
 pub const O_TMPFILE: u32 = 0o20200000;
 
 /// Flags that only matter while opening and are not kept in the file.
 const OPEN_ONLY_FLAGS: u32 = O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_CLOEXEC;
 /// Flags F_SETFL may change (the rest of F_SETFL's argument is ignored).
-pub const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK;
+pub const SETFL_MASK: u32 = O_APPEND | O_NONBLOCK | O_NOATIME;
 
 pub const SEEK_SET: u32 = 0;
 pub const SEEK_CUR: u32 = 1;
@@ -68,6 +70,36 @@ fn check_range(offset: usize, len: usize) -> Result<usize> {
     }
 }
 
+const SIGXFSZ: u32 = 25;
+
+/// RLIMIT_FSIZE for a write of `len` bytes at `offset` of a regular file
+/// (Linux's generic_write_check_limits): starting at or beyond the limit
+/// raises SIGXFSZ and fails with EFBIG (if the signal does not kill);
+/// otherwise the length is cut to end at the limit.
+pub fn file_size_check(offset: usize, len: usize, caller: &dyn Caller) -> Result<usize> {
+    let limit = usize::try_from(caller.file_size_limit()).unwrap_or(usize::MAX);
+    if len == 0 || limit == usize::MAX {
+        return Ok(len);
+    }
+    if offset >= limit {
+        caller.raise_thread(SIGXFSZ);
+        return Err(Error::with_message(Errno::EFBIG, "RLIMIT_FSIZE"));
+    }
+    Ok(len.min(limit - offset))
+}
+
+/// RLIMIT_FSIZE for growing a file from `old` to `new` bytes (truncate,
+/// fallocate; Linux's inode_newsize_ok): beyond the limit, SIGXFSZ and
+/// EFBIG.
+pub fn file_size_grow_check(old: usize, new: usize, caller: &dyn Caller) -> Result<()> {
+    let limit = usize::try_from(caller.file_size_limit()).unwrap_or(usize::MAX);
+    if new > old && new > limit {
+        caller.raise_thread(SIGXFSZ);
+        return Err(Error::with_message(Errno::EFBIG, "RLIMIT_FSIZE"));
+    }
+    Ok(())
+}
+
 /// Per-call options of preadv2/pwritev2: RWF_NOWAIT (a stream fails
 /// with EAGAIN instead of blocking) and RWF_APPEND (write at the end).
 #[derive(Clone, Copy, Default)]
@@ -93,6 +125,9 @@ pub struct File {
     /// signal. Recorded and reported back (no I/O signals are sent).
     owner: AtomicU64,
     io_signal: AtomicU32,
+    /// A regular file open for writing counts as a writer (ETXTBSY for
+    /// executing it meanwhile).
+    write_access: Once<super::WriteAccess>,
 }
 
 impl File {
@@ -108,7 +143,13 @@ impl File {
             origin: Once::new(),
             owner: AtomicU64::new(0),
             io_signal: AtomicU32::new(0),
+            write_access: Once::new(),
         })
+    }
+
+    /// Makes the file a writer of its inode until it is closed.
+    pub fn hold_write_access(&self, access: super::WriteAccess) {
+        self.write_access.call_once(|| access);
     }
 
     /// The F_SETOWN_EX owner: (type, pid).
@@ -153,12 +194,19 @@ impl File {
         self.flags.load(Ordering::Relaxed)
     }
 
-    /// F_SETFL: changes the flags in [`SETFL_MASK`], keeps the rest.
+    /// F_SETFL: changes the flags in [`SETFL_MASK`] (and O_DIRECT of a
+    /// pipe, its packet mode), keeps the rest.
     pub fn set_status_flags(&self, flags: u32) {
+        let mask = if let Some(end) = super::pipe::pipe_end(self) {
+            end.set_packet(flags & O_DIRECT != 0);
+            SETFL_MASK | O_DIRECT
+        } else {
+            SETFL_MASK
+        };
         let _ = self
             .flags
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |old| {
-                Some((old & !SETFL_MASK) | (flags & SETFL_MASK))
+                Some((old & !mask) | (flags & mask))
             });
     }
 
@@ -481,6 +529,11 @@ impl File {
                 _ => Ok(0),
             };
         }
+        let len = match (&self.ops, offset) {
+            (None, Some(off)) => file_size_check(off, len, caller)?,
+            (None, None) => file_size_check(self.node.size(), len, caller)?,
+            (Some(_), _) => len,
+        };
         let mut buf = kernel_buffer(len.min(IO_CHUNK))?;
         let mut done = 0;
         while done < len {

@@ -25,8 +25,9 @@ pub enum MmapSource {
 }
 
 /// Descriptors above this are refused whatever the rlimit says, so a table
-/// never grows beyond a bounded size.
-pub const HARD_MAX_FDS: usize = 65536;
+/// never grows beyond a bounded size: the largest fs.nr_open (RLIMIT_NOFILE
+/// cannot be set higher).
+pub const HARD_MAX_FDS: usize = crate::sysctl::NR_OPEN_MAX as usize;
 
 #[derive(Clone)]
 struct Slot {
@@ -37,6 +38,10 @@ struct Slot {
 #[derive(Clone, Default)]
 pub struct FileTable {
     slots: Vec<Option<Slot>>,
+    /// Every descriptor below this is open (Linux's next_fd): searches
+    /// for the lowest free one start here, so filling a large table one
+    /// descriptor at a time is not quadratic.
+    free_hint: usize,
 }
 
 fn index(fd: i32) -> Result<usize> {
@@ -53,6 +58,7 @@ impl FileTable {
         });
         FileTable {
             slots: alloc::vec![slot.clone(), slot.clone(), slot],
+            free_hint: 3,
         }
     }
 
@@ -79,10 +85,21 @@ impl FileTable {
         self.slots.len().next_multiple_of(64).max(64)
     }
 
+    /// The lowest free descriptor at or above `from` and below `limit`.
+    fn find_free(&mut self, from: usize, limit: usize) -> Option<usize> {
+        let start = from.max(self.free_hint);
+        let free = (start..limit).find(|&i| self.slots.get(i).is_none_or(|s| s.is_none()));
+        if from <= self.free_hint {
+            // Everything from the hint to what was found is open.
+            self.free_hint = free.unwrap_or(limit.max(self.free_hint));
+        }
+        free
+    }
+
     /// Whether a descriptor below `limit` is free.
-    pub fn has_free(&self, limit: usize) -> bool {
+    pub fn has_free(&mut self, limit: usize) -> bool {
         let limit = limit.min(HARD_MAX_FDS);
-        self.slots.len() < limit || self.slots.iter().take(limit).any(Option::is_none)
+        self.find_free(0, limit).is_some()
     }
 
     /// Installs `file` on the lowest free descriptor at or above `min_fd`
@@ -95,8 +112,7 @@ impl FileTable {
         limit: usize,
     ) -> Result<i32> {
         let limit = limit.min(HARD_MAX_FDS);
-        let free = (min_fd..limit).find(|&i| self.slots.get(i).is_none_or(|s| s.is_none()));
-        let i = free.ok_or(Error::new(Errno::EMFILE))?;
+        let i = self.find_free(min_fd, limit).ok_or(Error::new(Errno::EMFILE))?;
         if i >= self.slots.len() {
             self.slots
                 .try_reserve(i + 1 - self.slots.len())
@@ -144,6 +160,7 @@ impl FileTable {
             .get_mut(i)
             .and_then(Option::take)
             .ok_or(Error::new(Errno::EBADF))?;
+        self.free_hint = self.free_hint.min(i);
         while self.slots.last().is_some_and(|s| s.is_none()) {
             self.slots.pop();
         }
@@ -156,6 +173,9 @@ impl FileTable {
     pub fn close_range(&mut self, first: usize, last: usize, cloexec: bool) -> Vec<Arc<File>> {
         let mut closed = Vec::new();
         let end = last.saturating_add(1).min(self.slots.len());
+        if !cloexec {
+            self.free_hint = self.free_hint.min(first);
+        }
         for slot in self.slots.iter_mut().take(end).skip(first) {
             if cloexec {
                 if let Some(s) = slot.as_mut() {
@@ -195,6 +215,7 @@ impl FileTable {
     /// (to be dropped after the lock).
     pub fn close_on_exec(&mut self) -> Vec<Arc<File>> {
         let mut closed = Vec::new();
+        self.free_hint = 0;
         for slot in self.slots.iter_mut() {
             if slot.as_ref().is_some_and(|s| s.cloexec)
                 && let Some(s) = slot.take()

@@ -208,6 +208,12 @@ pub trait Inode: Any + Send + Sync {
         self.metadata().file_type
     }
 
+    /// A check of its own that open(2) makes after the permission bits
+    /// (procfs: the ptrace access check of /proc/<pid>/maps and others).
+    fn check_open(&self) -> Result<()> {
+        Ok(())
+    }
+
     /// (device, inode number): what identifies the inode. Path resolution
     /// asks for it at every step (to find mounts), so file systems whose
     /// `metadata` takes a lock answer it without one.

@@ -46,6 +46,7 @@ mod tty;
 mod tty_ioctl;
 mod tty_job;
 pub mod xattr;
+mod write_access;
 
 use alloc::sync::Arc;
 
@@ -63,6 +64,7 @@ pub use self::path::{canonical_path, lookup, path_of};
 pub use self::perm::{Cred, MAY_EXEC, MAY_READ, MAY_WRITE};
 pub use self::pty::open_peer as open_pty_peer;
 pub use self::stat::{STATX_RESERVED, Stat, StatFs, Statx};
+pub use self::write_access::{DenyWrite, WriteAccess};
 pub use self::stream::*;
 use crate::error::{Errno, Error, Result};
 

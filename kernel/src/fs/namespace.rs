@@ -121,6 +121,13 @@ pub fn link(
     }
     let parent = path::lookup_parent(fs, start, path)?;
     let name = new_name(&parent, false)?;
+    // Linux's order: EEXIST, EROFS, then fs.protected_hardlinks (EPERM),
+    // then the directory's permission (EACCES).
+    if parent.dir.lookup(name).is_ok() {
+        return Err(Error::new(Errno::EEXIST));
+    }
+    mount::check_writable(&parent.dir)?;
+    fs.cred().may_link(&**node)?;
     check_create(fs, &parent, name)?;
     parent.dir.link(name, node)
 }
@@ -270,7 +277,9 @@ pub fn open_tmpfile(
         gid: fs.cred().gid,
     };
     let node = dir.create_tmpfile(node, flags & O_EXCL == 0)?;
+    let access = super::WriteAccess::get(&*node)?;
     let file = File::new(node, None, flags & !O_TMPFILE);
+    file.hold_write_access(access);
     let (dir_part, name) = (dir, alloc::format!("#{}", file.node().metadata().ino));
     file.set_origin(dir_part, name);
     Ok(file)

@@ -105,6 +105,11 @@ fn open_node(fs: &FsContext, node: Arc<dyn Inode>, created: bool, flags: u32) ->
             fs.cred().check(&*node, want)?;
         }
     }
+    node.check_open()?;
+    // O_NOATIME: only the owner (or CAP_FOWNER) may ask (open(2), EPERM).
+    if flags & O_NOATIME != 0 && !fs.cred().owns(&node.metadata()) {
+        return Err(Error::new(Errno::EPERM));
+    }
     let ops = match file_type {
         FileType::Symlink => return Err(Error::new(Errno::ELOOP)),
         FileType::Directory if writes || flags & O_TRUNC != 0 => {
@@ -112,10 +117,16 @@ fn open_node(fs: &FsContext, node: Arc<dyn Inode>, created: bool, flags: u32) ->
         }
         FileType::Directory => None,
         FileType::Regular => {
+            // A writer, or a truncation, of a running program: ETXTBSY.
+            let access = if writes || flags & O_TRUNC != 0 { Some(super::WriteAccess::get(&*node)?) } else { None };
             if flags & O_TRUNC != 0 && !created {
                 node.resize(0)?;
             }
-            None
+            let file = File::new(node, None, flags);
+            if let Some(access) = access.filter(|_| writes) {
+                file.hold_write_access(access);
+            }
+            return Ok(file);
         }
         FileType::CharDevice => Some(devices::char_device(node.metadata().rdev)?),
         FileType::Fifo => Some(super::fifo::open_fifo(&node, flags)?),
@@ -156,6 +167,7 @@ fn open_or_create(
                 if links > MAX_SYMLINKS {
                     return Err(Error::new(Errno::ELOOP));
                 }
+                fs.cred().may_follow_link(&*parent.dir, &*node)?;
                 if let Some(magic) = node.follow_magic() {
                     let magic = magic?;
                     let found = Found {

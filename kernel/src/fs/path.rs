@@ -121,6 +121,7 @@ impl<'a> Walk<'a> {
         if self.links > MAX_SYMLINKS {
             return Err(Error::new(Errno::ELOOP));
         }
+        self.cred.may_follow_link(&*self.cur, &**link)?;
         // (Asking a link for its magic target computes it: only when
         // magic links are taken.)
         if self.magic

@@ -66,6 +66,43 @@ impl Cred {
         self.is_root() || meta.uid == self.uid
     }
 
+    /// fs.protected_symlinks (Linux's may_follow_link): a symlink in a
+    /// sticky world-writable directory is followed only if the caller or
+    /// the directory's owner owns it; EACCES otherwise, for root too.
+    pub fn may_follow_link(&self, dir: &dyn Inode, link: &dyn Inode) -> Result<()> {
+        if crate::sysctl::PROTECTED_SYMLINKS.get() == 0 {
+            return Ok(());
+        }
+        let owner = link.metadata().uid;
+        if owner == self.uid {
+            return Ok(());
+        }
+        let dmeta = dir.metadata();
+        if dmeta.perm & 0o1002 != 0o1002 || dmeta.uid == owner {
+            return Ok(());
+        }
+        Err(Error::with_message(Errno::EACCES, "fs.protected_symlinks"))
+    }
+
+    /// fs.protected_hardlinks (Linux's may_linkat): only the owner (or
+    /// CAP_FOWNER) may hard-link a file, or anyone who could read and
+    /// write it if it is a plain regular file (not set-user-ID, not
+    /// set-group-ID with group execute); EPERM otherwise.
+    pub fn may_link(&self, node: &dyn Inode) -> Result<()> {
+        if crate::sysctl::PROTECTED_HARDLINKS.get() == 0 {
+            return Ok(());
+        }
+        let meta = node.metadata();
+        if self.owns(&meta) {
+            return Ok(());
+        }
+        let safe = meta.file_type == FileType::Regular
+            && meta.perm & 0o4000 == 0
+            && meta.perm & 0o2010 != 0o2010
+            && self.may(&meta, MAY_READ | MAY_WRITE);
+        if safe { Ok(()) } else { Err(Error::with_message(Errno::EPERM, "fs.protected_hardlinks")) }
+    }
+
     /// Removing or renaming `child` out of `dir`: write and search
     /// permission on `dir`, and with the sticky bit on `dir` only the owner
     /// of `child` or of `dir` may do it (EPERM).

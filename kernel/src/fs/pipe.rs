@@ -17,7 +17,7 @@ use alloc::vec::Vec;
 
 use frame::sync::{SpinLock, level};
 
-use super::file::{File, O_NONBLOCK, O_RDONLY, O_WRONLY, kernel_buffer};
+use super::file::{File, O_DIRECT, O_NONBLOCK, O_RDONLY, O_WRONLY, kernel_buffer};
 use super::readiness::Readiness;
 use super::stream::*;
 use super::termios::FIONREAD;
@@ -49,11 +49,13 @@ struct Shared {
 }
 
 /// A page of pipe data (Linux's pipe_buffer): bytes `start..end` of
-/// `page` are unread.
+/// `page` are unread. A packet (written in O_DIRECT mode) is never merged
+/// into and is read by one read(2), whose excess is discarded.
 struct Slot {
     page: Vec<u8>,
     start: usize,
     end: usize,
+    packet: bool,
 }
 
 /// The pipe's buffer as Linux keeps it: up to `max_slots` pages, each
@@ -85,12 +87,15 @@ impl Ring {
     /// Copies in what fits, as pipe_write does: first the part of `src`
     /// beyond whole pages into the last page if it has room, then page by
     /// page into free slots. So up to PIPE_BUF bytes go in whole or not at
-    /// all.
-    fn push(&mut self, src: &[u8]) -> Result<usize> {
+    /// all. With `packet` (pipe2 O_DIRECT) every page is a packet of its
+    /// own.
+    fn push(&mut self, src: &[u8], packet: bool) -> Result<usize> {
         let mut done = 0;
         let chars = src.len() % PAGE_SIZE;
         if chars != 0
+            && !packet
             && let Some(last) = self.slots.back_mut()
+            && !last.packet
             && last.end + chars <= PAGE_SIZE
         {
             last.page[last.end..last.end + chars].copy_from_slice(&src[..chars]);
@@ -109,6 +114,7 @@ impl Ring {
                 page,
                 start: 0,
                 end: n,
+                packet,
             });
             done += n;
         }
@@ -116,7 +122,8 @@ impl Ring {
         Ok(done)
     }
 
-    /// Moves up to `dst.len()` bytes out, freeing the pages emptied.
+    /// Moves up to `dst.len()` bytes out, freeing the pages emptied. A
+    /// packet ends the read, the part of it that did not fit discarded.
     fn pop(&mut self, dst: &mut [u8]) -> usize {
         let mut done = 0;
         while done < dst.len() {
@@ -125,8 +132,14 @@ impl Ring {
             };
             let n = (slot.end - slot.start).min(dst.len() - done);
             dst[done..done + n].copy_from_slice(&slot.page[slot.start..slot.start + n]);
-            slot.start += n;
             done += n;
+            let packet = slot.packet;
+            if packet {
+                self.len -= slot.end - slot.start - n;
+                slot.start = slot.end;
+            } else {
+                slot.start += n;
+            }
             // An emptied page is freed, or kept for the next write.
             if slot.start == slot.end
                 && let Some(slot) = self.slots.pop_front()
@@ -134,6 +147,9 @@ impl Ring {
                 && self.spare.try_reserve(1).is_ok()
             {
                 self.spare.push(slot.page);
+            }
+            if packet {
+                break;
             }
         }
         self.len -= done;
@@ -198,6 +214,8 @@ pub struct PipeEnd {
     writers_seen: u64,
     /// A FIFO end that waits in open(2) for its other end.
     fifo_wait: bool,
+    /// Packet mode (O_DIRECT): each write's pages are packets.
+    packet: core::sync::atomic::AtomicBool,
 }
 
 impl PipeEnd {
@@ -227,7 +245,13 @@ impl PipeEnd {
             ends,
             writers_seen,
             fifo_wait: fifo && ends != Ends::Both && !nonblocking,
+            packet: core::sync::atomic::AtomicBool::new(false),
         })
+    }
+
+    /// Turns packet mode (O_DIRECT) on or off for this end's writes.
+    pub fn set_packet(&self, on: bool) {
+        self.packet.store(on, core::sync::atomic::Ordering::Relaxed);
     }
 
     /// F_GETPIPE_SZ, and F_SETPIPE_SZ with `set` (rounded up to a power of
@@ -311,7 +335,7 @@ impl FileOps for PipeEnd {
             caller.raise(SIGPIPE);
             return Err(Error::new(Errno::EPIPE));
         }
-        let n = st.ring.push(buf)?;
+        let n = st.ring.push(buf, self.packet.load(core::sync::atomic::Ordering::Relaxed))?;
         drop(st);
         if n == 0 {
             return Err(Error::new(Errno::EAGAIN));
@@ -436,17 +460,19 @@ pub fn pipe_end(file: &File) -> Option<&PipeEnd> {
 }
 
 /// pipe2(2): a new pipe's read and write ends, with `flags` (O_NONBLOCK;
-/// the caller applies O_CLOEXEC to the descriptors), owned by `owner`
-/// (the creator's fs uid and gid).
+/// O_DIRECT, kept by the write end, for packet mode; the caller applies
+/// O_CLOEXEC to the descriptors), owned by `owner` (the creator's fs uid
+/// and gid).
 pub fn new_pipe(flags: u32, owner: (u32, u32)) -> Result<(Arc<File>, Arc<File>)> {
     let pipe = Pipe::new();
     let node = super::anon::pipe_inode(owner);
     let nonblock = flags & O_NONBLOCK;
     let reader = PipeEnd::attach(pipe.clone(), Ends::Read, false, false)?;
     let writer = PipeEnd::attach(pipe, Ends::Write, false, false)?;
+    writer.set_packet(flags & O_DIRECT != 0);
     Ok((
         File::new(node.clone(), Some(Arc::new(reader)), O_RDONLY | nonblock),
-        File::new(node, Some(Arc::new(writer)), O_WRONLY | nonblock),
+        File::new(node, Some(Arc::new(writer)), O_WRONLY | nonblock | (flags & O_DIRECT)),
     ))
 }
 

@@ -45,7 +45,7 @@ impl Attr {
         }
     }
 
-    fn metadata(&self, file_type: FileType, nlink: u32, size: u64) -> Metadata {
+    pub fn metadata(&self, file_type: FileType, nlink: u32, size: u64) -> Metadata {
         Metadata {
             dev: self.dev,
             ino: self.ino,
@@ -77,10 +77,13 @@ pub fn boot_time() -> Timespec {
 /// Produces a file's contents.
 pub type Generate = Box<dyn Fn() -> Result<Vec<u8>> + Send + Sync>;
 
+/// Decides whether the caller may open a file (see [`Inode::check_open`]).
+pub type OpenCheck = Box<dyn Fn() -> Result<()> + Send + Sync>;
+
 /// The size a generated file reports to the VFS's read path: its real
 /// length is unknown until it is generated, so readers read until a read
 /// returns 0 (`stat` reports 0, as for Linux's /proc files).
-const UNKNOWN_SIZE: usize = i64::MAX as usize;
+pub const UNKNOWN_SIZE: usize = i64::MAX as usize;
 
 /// A read-only file whose contents are generated on demand. Like Linux's
 /// seq_file, a read at offset 0 generates a fresh snapshot and reads at
@@ -90,6 +93,7 @@ pub struct GenFile {
     attr: Attr,
     generate: Generate,
     write: Option<Store>,
+    open_check: Option<OpenCheck>,
     snapshot: SpinLock<Option<Arc<Vec<u8>>>, { level::INODE }>,
 }
 
@@ -102,6 +106,18 @@ impl GenFile {
             attr,
             generate,
             write: None,
+            open_check: None,
+            snapshot: SpinLock::new(None),
+        })
+    }
+
+    /// A generated file that open(2) first asks `check` about.
+    pub fn checked(attr: Attr, generate: Generate, check: OpenCheck) -> Arc<GenFile> {
+        Arc::new(GenFile {
+            attr,
+            generate,
+            write: None,
+            open_check: Some(check),
             snapshot: SpinLock::new(None),
         })
     }
@@ -112,6 +128,7 @@ impl GenFile {
             attr,
             generate,
             write: Some(write),
+            open_check: None,
             snapshot: SpinLock::new(None),
         })
     }
@@ -148,6 +165,10 @@ impl Inode for GenFile {
         self.attr.metadata(FileType::Regular, 1, 0)
     }
 
+    fn check_open(&self) -> Result<()> {
+        self.open_check.as_ref().map_or(Ok(()), |check| check())
+    }
+
     fn file_type(&self) -> FileType {
         FileType::Regular
     }
@@ -169,8 +190,10 @@ impl Inode for GenFile {
         Ok((n, n))
     }
 
+    /// O_TRUNC on a writable file (`echo 1 > /proc/sys/...`) changes
+    /// nothing, as on Linux; the others cannot be truncated.
     fn resize(&self, _size: usize) -> Result<()> {
-        Err(Error::new(Errno::EACCES))
+        if self.write.is_some() { Ok(()) } else { Err(Error::new(Errno::EACCES)) }
     }
 
     fn can_mmap(&self) -> bool {
@@ -384,6 +407,8 @@ impl<S: DirSource> Inode for GenDir<S> {
 pub enum Node {
     Dir(&'static [(&'static str, Node)]),
     File(fn() -> String),
+    /// A tunable: its value, and writable by root (mode 0644).
+    Value(&'static crate::sysctl::Sysctl),
 }
 
 /// The inode number of entry `name` of directory `parent` in a fixed tree:
@@ -427,7 +452,7 @@ impl DirSource for TreeDir {
                 ino: tree_ino(self.ino, name),
                 file_type: match node {
                     Node::Dir(_) => FileType::Directory,
-                    Node::File(_) => FileType::Regular,
+                    Node::File(_) | Node::Value(_) => FileType::Regular,
                 },
             })
             .collect())
@@ -454,6 +479,15 @@ impl DirSource for TreeDir {
                 let f = *f;
                 let attr = Attr::root_owned(self.dev, ino, self.file_perm);
                 GenFile::new(attr, Box::new(move || Ok(f().into_bytes())))
+            }
+            Node::Value(v) => {
+                let v = *v;
+                let attr = Attr::root_owned(self.dev, ino, 0o644);
+                GenFile::writable(
+                    attr,
+                    Box::new(move || Ok(alloc::format!("{}\n", v.get()).into_bytes())),
+                    Box::new(move |data| v.write_text(data)),
+                )
             }
         })
     }

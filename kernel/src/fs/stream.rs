@@ -46,6 +46,14 @@ pub trait Caller {
     ) -> Result<bool>;
     /// Sends signal `signo` to the caller's own process (SIGPIPE).
     fn raise(&self, signo: u32);
+    /// Sends signal `signo` to the calling thread (SIGXFSZ).
+    fn raise_thread(&self, signo: u32) {
+        self.raise(signo);
+    }
+    /// The caller's RLIMIT_FSIZE in bytes (u64::MAX: none).
+    fn file_size_limit(&self) -> u64 {
+        u64::MAX
+    }
     /// Whether a signal waits to be handled: a long transfer that never
     /// blocks stops early (returning what it did) so the signal is seen.
     fn signal_pending(&self) -> bool {

@@ -80,6 +80,11 @@ pub const TCGETS: u32 = 0x5401;
 pub const TCSETS: u32 = 0x5402;
 pub const TCSETSW: u32 = 0x5403;
 pub const TCSETSF: u32 = 0x5404;
+/// The old System V `struct termio` calls (see [`Termio`]).
+pub const TCGETA: u32 = 0x5405;
+pub const TCSETA: u32 = 0x5406;
+pub const TCSETAW: u32 = 0x5407;
+pub const TCSETAF: u32 = 0x5408;
 pub const TCSBRK: u32 = 0x5409;
 pub const TCXONC: u32 = 0x540A;
 pub const TCFLSH: u32 = 0x540B;
@@ -138,5 +143,41 @@ impl Termios {
         let mut t = Termios::serial_console();
         t.c_cflag &= !HUPCL;
         t
+    }
+}
+
+/// The old `struct termio` (TCGETA/TCSETA*): 16-bit flags, the line
+/// discipline and the first NCC (8) control characters, 18 bytes with
+/// the trailing padding. Setting one replaces only the low 16 bits of
+/// each flag word and those 8 characters (Linux's
+/// user_termio_to_kernel_termios).
+pub struct Termio;
+
+impl Termio {
+    pub const SIZE: usize = 18;
+    const NCC: usize = 8;
+
+    /// `t` as a termio.
+    pub fn encode(t: &Termios) -> [u8; Self::SIZE] {
+        let mut b = [0u8; Self::SIZE];
+        for (i, flag) in [t.c_iflag, t.c_oflag, t.c_cflag, t.c_lflag].into_iter().enumerate() {
+            b[2 * i..2 * i + 2].copy_from_slice(&(flag as u16).to_ne_bytes());
+        }
+        b[8] = t.c_line;
+        b[9..9 + Self::NCC].copy_from_slice(&t.c_cc[..Self::NCC]);
+        b
+    }
+
+    /// `t` with the settings of termio `b` applied.
+    pub fn apply(t: &Termios, b: &[u8; Self::SIZE]) -> Termios {
+        let low = |i: usize| u32::from(u16::from_ne_bytes([b[2 * i], b[2 * i + 1]]));
+        let mut n = *t;
+        n.c_iflag = (t.c_iflag & 0xffff_0000) | low(0);
+        n.c_oflag = (t.c_oflag & 0xffff_0000) | low(1);
+        n.c_cflag = (t.c_cflag & 0xffff_0000) | low(2);
+        n.c_lflag = (t.c_lflag & 0xffff_0000) | low(3);
+        n.c_line = b[8];
+        n.c_cc[..Self::NCC].copy_from_slice(&b[9..9 + Self::NCC]);
+        n
     }
 }

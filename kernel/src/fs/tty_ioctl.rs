@@ -47,6 +47,23 @@ fn owner_for(tty: &Tty, side: Side) -> Result<Owner> {
     }
 }
 
+/// Installs the settings `make` derives from the current ones (output
+/// is never queued, so the W variants have nothing to wait for), first
+/// discarding unread input if `flush`.
+fn set_termios(tty: &Tty, make: impl FnOnce(&Termios) -> Termios, flush: bool) {
+    {
+        let mut st = tty.lock();
+        if flush {
+            st.ld.flush_input();
+        }
+        let t = make(&st.ld.termios);
+        st.ld.set_termios(t);
+    }
+    // Input may have become readable, or room for more.
+    tty.readiness().notify(POLLIN);
+    tty.driver().input_consumed();
+}
+
 pub fn ioctl(tty: &Tty, side: Side, cmd: u32, arg: u64, caller: &dyn Caller) -> Result<isize> {
     if side == Side::Terminal && tty.is_hung_up() {
         // Linux's hung_up_tty_ioctl.
@@ -67,16 +84,17 @@ pub fn ioctl(tty: &Tty, side: Side, cmd: u32, arg: u64, caller: &dyn Caller) -> 
             tty_job::check_access(tty.owner(), SIGTTOU)?;
             let mut t = Termios::new_zeroed();
             caller.read_bytes(arg, t.as_bytes_mut())?;
-            {
-                let mut st = tty.lock();
-                if cmd == TCSETSF {
-                    st.ld.flush_input();
-                }
-                st.ld.set_termios(t);
-            }
-            // Input may have become readable, or room for more.
-            tty.readiness().notify(POLLIN);
-            tty.driver().input_consumed();
+            set_termios(tty, |_| t, cmd == TCSETSF);
+        }
+        TCGETA => {
+            let t = tty.lock().ld.termios;
+            caller.write_bytes(arg, &Termio::encode(&t))?;
+        }
+        TCSETA | TCSETAW | TCSETAF => {
+            tty_job::check_access(tty.owner(), SIGTTOU)?;
+            let mut b = [0u8; Termio::SIZE];
+            caller.read_bytes(arg, &mut b)?;
+            set_termios(tty, |old| Termio::apply(old, &b), cmd == TCSETAF);
         }
         TIOCGWINSZ => {
             let w = tty.lock().winsize;

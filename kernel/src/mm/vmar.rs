@@ -14,6 +14,7 @@ use frame::mm::UserFault;
 use frame::mm::{PageFlags, UFrame, VmSpace, PAGE_SIZE, USER_SPACE_END};
 use frame::sync::{level, Mutex};
 
+use super::MapLimits;
 use crate::error::{Errno, Error, Result};
 use crate::fs::Inode;
 
@@ -64,6 +65,9 @@ pub struct Vma {
     /// mlock(2)ed: its pages were faulted in and count in VmLck (nothing
     /// is ever swapped, so that is all locking means here).
     pub locked: bool,
+    /// Whether mprotect may make it writable (Linux's VM_MAYWRITE): not
+    /// for a MAP_SHARED mapping of a descriptor not open for writing.
+    pub may_write: bool,
 }
 
 /// Pages of a shared anonymous mapping, by page index, allocated on first
@@ -101,6 +105,18 @@ impl SharedPages {
 
     fn contains(&self, index: usize) -> bool {
         self.pages.lock().contains_key(&index)
+    }
+
+    /// Zeroes pages `first..end` (madvise MADV_REMOVE). They are cleared
+    /// in place rather than freed: every sharer maps the same frames, and
+    /// without reverse mappings they could not all be unmapped.
+    fn zero(&self, first: usize, end: usize) -> Result<()> {
+        let frames: Vec<UFrame> = self.pages.lock().range(first..end).map(|(_, f)| f.clone()).collect();
+        let zeros = [0u8; PAGE_SIZE];
+        for f in frames {
+            f.write_bytes(0, &zeros)?;
+        }
+        Ok(())
     }
 }
 
@@ -175,6 +191,8 @@ struct State {
     /// Where execve put the argument and environment strings.
     args: (usize, usize),
     env: (usize, usize),
+    /// The auxiliary vector execve gave the program (/proc/pid/auxv).
+    auxv: Vec<u64>,
 }
 
 pub struct Vmar {
@@ -194,6 +212,9 @@ pub struct Vmar {
     /// membarrier(2) registrations of this address space (the
     /// MEMBARRIER_CMD_REGISTER_* bits): kept by fork, reset by execve.
     pub membarrier: core::sync::atomic::AtomicU32,
+    /// The program's file may not be written while this address space
+    /// runs it (set by execve, kept by fork).
+    exe_deny_write: frame::sync::Once<crate::fs::DenyWrite>,
 }
 
 fn page_flags(perms: Perms, writable_now: bool) -> PageFlags {
@@ -219,6 +240,7 @@ impl Vmar {
                 brk: 0,
                 args: (0, 0),
                 env: (0, 0),
+                auxv: Vec::new(),
             }),
             stack_limit: AtomicUsize::new(STACK_SIZE),
             rss_pages: AtomicUsize::new(0),
@@ -226,7 +248,13 @@ impl Vmar {
             lock_future: AtomicBool::new(false),
             lock_onfault: AtomicBool::new(false),
             membarrier: core::sync::atomic::AtomicU32::new(0),
+            exe_deny_write: frame::sync::Once::new(),
         })
+    }
+
+    /// Holds `deny` (the program file's) while this address space lives.
+    pub fn set_exe_deny_write(&self, deny: crate::fs::DenyWrite) {
+        self.exe_deny_write.call_once(|| deny);
     }
 
     /// Resident pages now.
@@ -457,6 +485,7 @@ impl Vmar {
                 brk: st.brk,
                 args: st.args,
                 env: st.env,
+                auxv: st.auxv.clone(),
             }),
             stack_limit: AtomicUsize::new(self.stack_limit()),
             // The child starts with the parent's pages, and that is its peak
@@ -466,7 +495,11 @@ impl Vmar {
             lock_future: AtomicBool::new(false),
             lock_onfault: AtomicBool::new(false),
             membarrier: core::sync::atomic::AtomicU32::new(self.membarrier.load(Ordering::Relaxed)),
+            exe_deny_write: frame::sync::Once::new(),
         };
+        if let Some(deny) = self.exe_deny_write.get() {
+            child.set_exe_deny_write(deny.duplicate());
+        }
         for (va, frame, flags) in self.space.mappings() {
             let shared = find(&st.areas, va).is_some_and(|v| v.shared);
             if flags.write && !shared {
@@ -530,20 +563,28 @@ impl Vmar {
         MMAP_BOTTOM.checked_add(len).is_some_and(|b| top >= b).then(|| top - len)
     }
 
-    /// mmap: places `vma` (start ignored unless `fixed`), length `len`.
-    pub fn map_area(&self, hint: usize, len: usize, fixed: bool, noreplace: bool, mut vma: Vma) -> Result<usize> {
+    /// mmap: places `vma` (start ignored unless `fixed`), length `len`,
+    /// locked if `vma.locked` (MAP_LOCKED) or after mlockall(MCL_FUTURE).
+    /// Checked in Linux's order: EPERM below `limits.min_addr`, EEXIST
+    /// for `noreplace` over a mapping, EAGAIN for locked memory beyond
+    /// RLIMIT_MEMLOCK, ENOMEM beyond RLIMIT_AS or RLIMIT_DATA (only what
+    /// the mapping adds counts: areas it replaces are subtracted).
+    pub fn map_area(&self, hint: usize, len: usize, fixed: bool, noreplace: bool, mut vma: Vma, limits: &MapLimits) -> Result<usize> {
         let len = page_up(len).filter(|l| *l > 0 && *l <= USER_SPACE_END).ok_or(Error::new(Errno::ENOMEM))?;
         let mut st = self.state.lock();
         let start = if fixed {
             let end = hint.checked_add(len).filter(|e| *e <= USER_SPACE_END).ok_or(Error::new(Errno::ENOMEM))?;
-            if overlaps(&st.areas, hint, end) {
-                if noreplace {
-                    return Err(Error::new(Errno::EEXIST));
-                }
-                self.unmap_locked(&mut st, hint, end);
+            if hint < limits.min_addr {
+                return Err(Error::with_message(Errno::EPERM, "below vm.mmap_min_addr"));
+            }
+            if noreplace && overlaps(&st.areas, hint, end) {
+                return Err(Error::new(Errno::EEXIST));
             }
             hint
         } else {
+            // A hint below vm.mmap_min_addr is moved up to it (Linux's
+            // round_hint_to_min).
+            let hint = if hint != 0 && hint < limits.min_addr { limits.min_addr } else { hint };
             let hinted = hint != 0
                 && hint % PAGE_SIZE == 0
                 && hint.checked_add(len).is_some_and(|e| e <= USER_SPACE_END && !overlaps(&st.areas, hint, e));
@@ -551,7 +592,12 @@ impl Vmar {
         };
         vma.start = start;
         vma.end = start + len;
-        vma.locked = self.lock_future.load(Ordering::Relaxed);
+        vma.locked |= self.lock_future.load(Ordering::Relaxed);
+        if vma.locked && limits.memlock.is_some_and(|l| locked_total(&st.areas).saturating_add(len) > l) {
+            return Err(Error::with_message(Errno::EAGAIN, "RLIMIT_MEMLOCK"));
+        }
+        check_growth(&st.areas, start, vma.end, is_data(&vma), len, limits)?;
+        self.unmap_locked(&mut st, start, vma.end);
         let populate = vma.locked && !self.lock_onfault.load(Ordering::Relaxed);
         st.areas.insert(start, vma);
         drop(st);
@@ -602,8 +648,9 @@ impl Vmar {
         if !covered(&st.areas, start, end) {
             return Err(Error::new(Errno::ENOMEM));
         }
-        // A segment attached read-only (SHM_RDONLY) never becomes writable.
-        let read_only = |v: &Vma| v.shm.as_ref().is_some_and(|m| !m.may_write);
+        // A segment attached read-only (SHM_RDONLY), or a shared mapping
+        // of a file not open for writing, never becomes writable.
+        let read_only = |v: &Vma| !v.may_write || v.shm.as_ref().is_some_and(|m| !m.may_write);
         if perms.write && st.areas.range(..end).any(|(_, v)| v.end > start && read_only(v)) {
             return Err(Error::new(Errno::EACCES));
         }
@@ -635,22 +682,55 @@ impl Vmar {
         Ok(())
     }
 
-    /// madvise(MADV_DONTNEED): drop the pages; private memory refills with
-    /// zeros (anonymous) or the file contents.
-    pub fn discard(&self, start: usize, end: usize) -> Result<()> {
+    /// The areas overlapping `[start, end)` (copies), and whether they
+    /// cover all of it (madvise(2) acts on the areas, then reports the
+    /// holes with ENOMEM).
+    pub fn areas_in(&self, start: usize, end: usize) -> (Vec<Vma>, bool) {
+        let st = self.state.lock();
+        let areas = st.areas.range(..end).map(|(_, v)| v).filter(|v| v.end > start).cloned().collect();
+        (areas, covered(&st.areas, start, end))
+    }
+
+    /// madvise(MADV_DONTNEED) on the mapped parts of `[start, end)`: drop
+    /// the pages; private memory refills with zeros (anonymous) or the
+    /// file contents, shared memory with its unchanged pages.
+    pub fn discard(&self, start: usize, end: usize) {
         let mut st = self.state.lock();
-        if !covered(&st.areas, start, end) {
-            return Err(Error::new(Errno::ENOMEM));
-        }
         let mut va = start;
         while va < end {
-            if !find(&st.areas, va).is_some_and(|v| v.shared) {
+            if find(&st.areas, va).is_some_and(|v| !v.shared) {
                 self.unmap_page(va);
                 if st.parked.remove(&va).is_some() {
                     self.page_gone();
                 }
             }
             va += PAGE_SIZE;
+        }
+    }
+
+    /// madvise(MADV_REMOVE) on the shared areas in `[start, end)`: every
+    /// sharer reads zeros there afterwards. The memory is zeroed where it
+    /// is (the shared object's pages, the file's data up to its end)
+    /// rather than freed, as other address spaces may map it.
+    pub fn remove_pages(&self, start: usize, end: usize) -> Result<()> {
+        let (areas, _) = self.areas_in(start, end);
+        for v in areas.iter().filter(|v| v.shared) {
+            let (s, e) = (v.start.max(start), v.end.min(end));
+            if let Some(m) = &v.shm {
+                let first = (m.offset + (s - v.start)) / PAGE_SIZE;
+                m.pages.zero(first, first + (e - s) / PAGE_SIZE)?;
+            } else if let Some(f) = &v.file {
+                let from = f.offset + (s - v.start);
+                let to = (f.offset + (e - v.start)).min(f.inode.size());
+                let zeros = [0u8; PAGE_SIZE];
+                let mut at = from;
+                while at < to {
+                    match f.inode.write_at(at, &zeros[..(to - at).min(PAGE_SIZE)])? {
+                        0 => break,
+                        n => at += n,
+                    }
+                }
+            }
         }
         Ok(())
     }
@@ -660,9 +740,25 @@ impl Vmar {
     /// EFAULT unless `[old, old + old_len)` lies in one area; ENOMEM if
     /// the area cannot grow in place and may not move (or there is no
     /// room). An `old_len` of 0 maps the pages of a shared area a second
-    /// time (EINVAL for a private one).
-    pub fn remap(&self, old: usize, old_len: usize, new_len: usize, may_move: bool, fixed: Option<usize>, dontunmap: bool) -> Result<usize> {
-        let dest = self.remap_locked(old, old_len, new_len, may_move, fixed, dontunmap)?;
+    /// time (EINVAL for a private one). `limits`: EPERM for a fixed
+    /// destination below the lowest address; growth (what the area
+    /// gains, or all of it with `dontunmap`) EAGAIN beyond RLIMIT_MEMLOCK
+    /// for a locked area, ENOMEM beyond RLIMIT_AS or RLIMIT_DATA.
+    #[allow(clippy::too_many_arguments)]
+    pub fn remap(
+        &self,
+        old: usize,
+        old_len: usize,
+        new_len: usize,
+        may_move: bool,
+        fixed: Option<usize>,
+        dontunmap: bool,
+        limits: &MapLimits,
+    ) -> Result<usize> {
+        if fixed.is_some_and(|d| d < limits.min_addr) {
+            return Err(Error::with_message(Errno::EPERM, "below vm.mmap_min_addr"));
+        }
+        let dest = self.remap_locked(old, old_len, new_len, may_move, fixed, dontunmap, limits)?;
         // A locked area that grew while moving: fault in the new part.
         let grown = find(&self.state.lock().areas, dest).is_some_and(|v| v.locked) && new_len > old_len && old_len > 0;
         if grown && dest != old {
@@ -671,9 +767,30 @@ impl Vmar {
         Ok(dest)
     }
 
-    fn remap_locked(&self, old: usize, old_len: usize, new_len: usize, may_move: bool, fixed: Option<usize>, dontunmap: bool) -> Result<usize> {
+    #[allow(clippy::too_many_arguments)]
+    fn remap_locked(
+        &self,
+        old: usize,
+        old_len: usize,
+        new_len: usize,
+        may_move: bool,
+        fixed: Option<usize>,
+        dontunmap: bool,
+        limits: &MapLimits,
+    ) -> Result<usize> {
         let mut st = self.state.lock();
         let vma = find(&st.areas, old).cloned().ok_or(Error::new(Errno::EFAULT))?;
+        // Linux's vma_to_resize and the MREMAP_DONTUNMAP check.
+        let may_grow = |st: &State| -> Result<()> {
+            let grow = new_len.saturating_sub(old_len) + if dontunmap { old_len } else { 0 };
+            if grow == 0 {
+                return Ok(());
+            }
+            if vma.locked && limits.memlock.is_some_and(|l| locked_total(&st.areas).saturating_add(grow) > l) {
+                return Err(Error::with_message(Errno::EAGAIN, "RLIMIT_MEMLOCK"));
+            }
+            check_growth(&st.areas, 0, 0, is_data(&vma), grow, limits)
+        };
         if old_len == 0 {
             if !vma.shared || vma.shm.is_none() {
                 return Err(Error::new(Errno::EINVAL));
@@ -681,6 +798,7 @@ impl Vmar {
             if !may_move {
                 return Err(Error::new(Errno::ENOMEM));
             }
+            may_grow(&st)?;
             let dest = self.destination(&mut st, new_len, fixed)?;
             let mut copy = vma.clone();
             // A new area: a segment attachment of its own.
@@ -710,6 +828,7 @@ impl Vmar {
         if old_end > vma.end {
             return Err(Error::new(Errno::EFAULT));
         }
+        may_grow(&st)?;
         if let Some(dest) = fixed {
             if new_len < old_len {
                 // The tail goes first, then the rest moves (mremap(2)).
@@ -964,8 +1083,10 @@ impl Vmar {
         }
     }
 
-    /// brk(2): returns the new (or unchanged) break.
-    pub fn brk(&self, new: usize) -> usize {
+    /// brk(2): returns the new (or unchanged) break. Growing fails if
+    /// the heap would pass RLIMIT_DATA, or the new part RLIMIT_AS,
+    /// RLIMIT_DATA or (after mlockall(MCL_FUTURE)) RLIMIT_MEMLOCK.
+    pub fn brk(&self, new: usize, limits: &MapLimits) -> usize {
         let mut st = self.state.lock();
         let (base, cur) = (st.brk_start, st.brk);
         if new < base || new > base + BRK_MAX {
@@ -974,6 +1095,14 @@ impl Vmar {
         let (old_end, new_end) = (page_up(cur).unwrap_or(cur), page_up(new).unwrap_or(new));
         if new_end > old_end {
             if overlaps(&st.areas, old_end, new_end) {
+                return cur;
+            }
+            let grow = new_end - old_end;
+            let locked = self.lock_future.load(Ordering::Relaxed);
+            if limits.data.is_some_and(|l| new - base > l)
+                || (locked && limits.memlock.is_some_and(|l| locked_total(&st.areas).saturating_add(grow) > l))
+                || check_growth(&st.areas, old_end, new_end, true, grow, limits).is_err()
+            {
                 return cur;
             }
             // Extend the heap area (merging with an existing [heap] area).
@@ -994,6 +1123,7 @@ impl Vmar {
                             name: "[heap]",
                             shm: None,
                             locked: self.lock_future.load(Ordering::Relaxed),
+                            may_write: true,
                         });
                 }
             }
@@ -1028,6 +1158,16 @@ impl Vmar {
         st.env = env;
     }
 
+    /// Records the auxiliary vector (key, value words up to AT_NULL).
+    pub fn set_auxv(&self, words: Vec<u64>) {
+        self.state.lock().auxv = words;
+    }
+
+    /// The auxiliary vector execve gave the program.
+    pub fn auxv(&self) -> Vec<u64> {
+        self.state.lock().auxv.clone()
+    }
+
     /// The (start, end) of the argument and environment strings
     /// (/proc/pid/cmdline and environ).
     pub fn arg_env(&self) -> ((usize, usize), (usize, usize)) {
@@ -1045,6 +1185,51 @@ impl Vmar {
     pub fn areas(&self) -> Vec<Vma> {
         self.state.lock().areas.values().cloned().collect()
     }
+}
+
+/// Whether an area counts as data for RLIMIT_DATA (Linux's
+/// is_data_mapping: private, writable, not the stack).
+fn is_data(v: &Vma) -> bool {
+    v.perms.write && !v.shared && v.name != "[stack]"
+}
+
+/// Bytes of locked areas (Linux's locked_vm).
+fn locked_total(areas: &BTreeMap<usize, Vma>) -> usize {
+    areas.values().filter(|v| v.locked).map(|v| v.end - v.start).sum()
+}
+
+/// Bytes of `[start, end)` already covered by areas that satisfy `pred`.
+fn covered_bytes(areas: &BTreeMap<usize, Vma>, start: usize, end: usize, pred: impl Fn(&Vma) -> bool) -> usize {
+    areas
+        .range(..end)
+        .map(|(_, v)| v)
+        .filter(|v| v.end > start && pred(v))
+        .map(|v| v.end.min(end) - v.start.max(start))
+        .sum()
+}
+
+/// Linux's may_expand_vm for `grow` bytes of a new area over `[start,
+/// end)` (less the areas it replaces there), a data area if `data`:
+/// ENOMEM if the address space would pass RLIMIT_AS, or the data areas
+/// RLIMIT_DATA.
+fn check_growth(areas: &BTreeMap<usize, Vma>, start: usize, end: usize, data: bool, grow: usize, limits: &MapLimits) -> Result<()> {
+    if let Some(limit) = limits.address_space {
+        let total: usize = areas.values().map(|v| v.end - v.start).sum();
+        let added = grow.saturating_sub(covered_bytes(areas, start, end, |_| true));
+        if total.saturating_add(added) > limit {
+            return Err(Error::with_message(Errno::ENOMEM, "RLIMIT_AS"));
+        }
+    }
+    if let Some(limit) = limits.data
+        && data
+    {
+        let total: usize = areas.values().filter(|v| is_data(v)).map(|v| v.end - v.start).sum();
+        let added = grow.saturating_sub(covered_bytes(areas, start, end, is_data));
+        if total.saturating_add(added) > limit {
+            return Err(Error::with_message(Errno::ENOMEM, "RLIMIT_DATA"));
+        }
+    }
+    Ok(())
 }
 
 fn find(areas: &BTreeMap<usize, Vma>, addr: usize) -> Option<&Vma> {

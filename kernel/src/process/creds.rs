@@ -3,7 +3,7 @@
 
 use alloc::vec::Vec;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Credentials {
     pub ruid: u32,
     pub euid: u32,
@@ -14,24 +14,116 @@ pub struct Credentials {
     pub sgid: u32,
     pub fsgid: u32,
     pub groups: Vec<u32>,
+    /// Capability sets (capabilities(7)), one bit per capability, as
+    /// Linux computes them for uid changes and execve; the bounding set
+    /// is always full and the ambient set empty. Permission checks still
+    /// go by the effective uid ([`Credentials::is_privileged`]).
+    pub cap_effective: u64,
+    pub cap_permitted: u64,
+    pub cap_inheritable: u64,
 }
 
 /// "Unchanged" in setreuid/setresuid arguments.
 pub const KEEP: u32 = u32::MAX;
 
+/// The highest capability number (CAP_CHECKPOINT_RESTORE,
+/// /proc/sys/kernel/cap_last_cap).
+pub const CAP_LAST_CAP: u32 = 40;
+/// Every capability: the bounding set.
+pub const CAP_FULL: u64 = (1 << (CAP_LAST_CAP + 1)) - 1;
+/// CAP_SETPCAP: may add any bounding-set capability to the inheritable set.
+pub const CAP_SETPCAP: u32 = 8;
+/// The capabilities that follow the file-system uid (Linux's CAP_FS_MASK:
+/// CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, FSETID, LINUX_IMMUTABLE,
+/// MKNOD, MAC_OVERRIDE).
+const CAP_FS_MASK: u64 = 0x1f | 1 << 9 | 1 << 27 | 1 << 32;
+
+impl Default for Credentials {
+    /// Root with every capability (the first process).
+    fn default() -> Self {
+        Credentials {
+            ruid: 0,
+            euid: 0,
+            suid: 0,
+            fsuid: 0,
+            rgid: 0,
+            egid: 0,
+            sgid: 0,
+            fsgid: 0,
+            groups: Vec::new(),
+            cap_effective: CAP_FULL,
+            cap_permitted: CAP_FULL,
+            cap_inheritable: 0,
+        }
+    }
+}
+
 impl Credentials {
+    /// The capability changes that follow a change of the real,
+    /// effective or saved uid from `old` (capabilities(7), "Effect of
+    /// user ID changes on capabilities"; Linux's cap_emulate_setxuid):
+    /// leaving uid 0 everywhere drops the permitted and effective sets,
+    /// leaving euid 0 the effective set, and regaining euid 0 makes the
+    /// permitted set effective.
+    fn fix_caps_for_uids(&mut self, old: &Credentials) {
+        let had_root = old.ruid == 0 || old.euid == 0 || old.suid == 0;
+        let has_root = self.ruid == 0 || self.euid == 0 || self.suid == 0;
+        if had_root && !has_root {
+            self.cap_permitted = 0;
+            self.cap_effective = 0;
+        }
+        if old.euid == 0 && self.euid != 0 {
+            self.cap_effective = 0;
+        }
+        if old.euid != 0 && self.euid == 0 {
+            self.cap_effective = self.cap_permitted;
+        }
+    }
+
+    /// setfsuid(2)'s capability change: leaving fsuid 0 drops the
+    /// file-system capabilities from the effective set, regaining it
+    /// restores those that are permitted.
+    pub fn fix_caps_for_fsuid(&mut self, old_fsuid: u32) {
+        if old_fsuid == 0 && self.fsuid != 0 {
+            self.cap_effective &= !CAP_FS_MASK;
+        }
+        if old_fsuid != 0 && self.fsuid == 0 {
+            self.cap_effective |= self.cap_permitted & CAP_FS_MASK;
+        }
+    }
+
+    /// The capability sets after an execve that leaves these ids
+    /// (Linux's cap_bprm_creds_from_file for a file without file
+    /// capabilities): a root real or effective uid permits the
+    /// inheritable and bounding sets, effective only with euid 0; anyone
+    /// else gets none. The inheritable set stays.
+    pub fn caps_for_exec(&mut self) {
+        self.cap_permitted = if self.ruid == 0 || self.euid == 0 { CAP_FULL | self.cap_inheritable } else { 0 };
+        self.cap_effective = if self.euid == 0 { self.cap_permitted } else { 0 };
+    }
+
+    /// capset(2) on these credentials (Linux's cap_capset): EPERM for a
+    /// permitted set that is not a subset of the current one, an
+    /// effective set outside the new permitted set, or an inheritable
+    /// set beyond the current inheritable and permitted ones (without
+    /// CAP_SETPCAP) or the bounding set.
+    pub fn capset(&mut self, effective: u64, permitted: u64, inheritable: u64) -> bool {
+        let setpcap = self.cap_effective & 1 << CAP_SETPCAP != 0;
+        let subset = |a: u64, b: u64| a & !b == 0;
+        if (!setpcap && !subset(inheritable, self.cap_inheritable | self.cap_permitted))
+            || !subset(inheritable, self.cap_inheritable | CAP_FULL)
+            || !subset(permitted, self.cap_permitted)
+            || !subset(effective, permitted)
+        {
+            return false;
+        }
+        (self.cap_effective, self.cap_permitted, self.cap_inheritable) = (effective, permitted, inheritable);
+        true
+    }
+
     /// CAP_SETUID/CAP_SETGID and friends: only euid 0 holds capabilities.
     pub fn is_privileged(&self) -> bool {
         self.euid == 0
-    }
-
-    /// Linux's ptrace access check with real credentials (used by
-    /// get_robust_list): privilege, or our real uid and gid are all of the
-    /// target's uids and gids.
-    pub fn may_inspect(&self, them: &Credentials) -> bool {
-        self.is_privileged()
-            || ([them.ruid, them.euid, them.suid].iter().all(|u| *u == self.ruid)
-                && [them.rgid, them.egid, them.sgid].iter().all(|g| *g == self.rgid))
     }
 
     pub fn in_group(&self, gid: u32) -> bool {
@@ -40,16 +132,17 @@ impl Credentials {
 
     /// setuid(2).
     pub fn setuid(&mut self, uid: u32) -> bool {
+        let old = self.clone();
         if self.is_privileged() {
             (self.ruid, self.euid, self.suid, self.fsuid) = (uid, uid, uid, uid);
-            true
         } else if uid == self.ruid || uid == self.suid {
             self.euid = uid;
             self.fsuid = uid;
-            true
         } else {
-            false
+            return false;
         }
+        self.fix_caps_for_uids(&old);
+        true
     }
 
     pub fn setgid(&mut self, gid: u32) -> bool {
@@ -72,6 +165,7 @@ impl Credentials {
         if !self.is_privileged() && !(allowed(r) && allowed(e) && allowed(s)) {
             return false;
         }
+        let old = self.clone();
         if r != KEEP {
             self.ruid = r;
         }
@@ -82,6 +176,7 @@ impl Credentials {
             self.suid = s;
         }
         self.fsuid = self.euid;
+        self.fix_caps_for_uids(&old);
         true
     }
 
@@ -107,6 +202,7 @@ impl Credentials {
     /// effective id when the real id is set or the effective id changes to
     /// something other than the old real id.
     pub fn setreuid(&mut self, r: u32, e: u32) -> bool {
+        let old = self.clone();
         let old_ruid = self.ruid;
         let ok_r = r == KEEP || self.is_privileged() || r == self.ruid || r == self.euid;
         let ok_e = e == KEEP || self.is_privileged() || e == self.ruid || e == self.euid || e == self.suid;
@@ -123,6 +219,7 @@ impl Credentials {
             self.suid = self.euid;
         }
         self.fsuid = self.euid;
+        self.fix_caps_for_uids(&old);
         true
     }
 

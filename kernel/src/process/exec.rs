@@ -24,7 +24,7 @@ const MAX_EXEC_SIZE: usize = 256 * 1024 * 1024;
 /// Limits on arguments and environment (execve(2): MAX_ARG_STRLEN, ARG_MAX).
 pub const MAX_ARG_STRLEN: usize = 32 * PAGE_SIZE;
 pub const ARG_MAX: usize = 2 * 1024 * 1024;
-const MAX_SHEBANG_DEPTH: usize = 4;
+const MAX_SHEBANG_DEPTH: usize = 5;
 
 const AT_NULL: u64 = 0;
 const AT_PHDR: u64 = 3;
@@ -72,19 +72,45 @@ pub fn read_whole(inode: &Arc<dyn Inode>) -> Result<Vec<u8>> {
     Ok(data)
 }
 
-/// Parses a `#!interpreter [arg]` line.
+/// The bytes of a file execve looks at for `#!` (Linux's BINPRM_BUF_SIZE).
+const SHEBANG_BUF: usize = 256;
+
+/// Parses a `#!interpreter [arg]` line as Linux's binfmt_script does,
+/// within the first [`SHEBANG_BUF`] bytes: the interpreter is the first
+/// word after `#!` (ended by a space, tab or NUL), the argument the rest
+/// of the line with surrounding blanks trimmed. Without a newline in
+/// those bytes the line may be cut short, which is fine for the argument
+/// but not for the interpreter: ENOEXEC unless a blank or NUL ends it
+/// there. ENOEXEC also for a line without an interpreter.
 fn parse_shebang(data: &[u8]) -> Result<(String, Option<String>)> {
-    let line_end = data.iter().position(|&b| b == b'\n').unwrap_or(data.len()).min(256);
-    let line = data.get(2..line_end).ok_or(Error::new(Errno::ENOEXEC))?;
-    let line = core::str::from_utf8(line).map_err(|_| Error::new(Errno::ENOEXEC))?.trim();
-    let (interp, arg) = match line.find([' ', '\t']) {
-        Some(i) => (&line[..i], Some(line[i..].trim())),
-        None => (line, None),
+    let mut buf = [0u8; SHEBANG_BUF];
+    let n = data.len().min(SHEBANG_BUF);
+    buf[..n].copy_from_slice(&data[..n]);
+    let blank = |b: u8| b == b' ' || b == b'\t';
+    let terminator = |b: u8| blank(b) || b == 0;
+    // Inclusive searches over [from, to], as Linux's helpers.
+    let find = |from: usize, to: usize, pred: &dyn Fn(u8) -> bool| (from..=to).find(|&i| pred(buf[i]));
+    let last = SHEBANG_BUF - 1;
+    let mut end = match buf.iter().position(|&b| b == b'\n') {
+        Some(nl) => nl,
+        None => {
+            let first = find(2, last, &|b| !blank(b)).ok_or(Error::new(Errno::ENOEXEC))?;
+            find(first, last, &terminator).ok_or(Error::with_message(Errno::ENOEXEC, "#! interpreter name too long"))?;
+            last
+        }
     };
-    if interp.is_empty() {
-        return Err(Error::new(Errno::ENOEXEC));
+    while end > 2 && blank(buf[end - 1]) {
+        end -= 1;
     }
-    Ok((String::from(interp), arg.filter(|a| !a.is_empty()).map(String::from)))
+    let name = find(2, end, &|b| !blank(b)).filter(|&i| i < end).ok_or(Error::new(Errno::ENOEXEC))?;
+    let sep = find(name, end, &terminator);
+    let arg = sep.filter(|&i| buf[i] != 0).and_then(|i| find(i, end, &|b| !blank(b))).filter(|&i| i < end);
+    let text = |r: core::ops::Range<usize>| {
+        core::str::from_utf8(&buf[r]).map(String::from).map_err(|_| Error::new(Errno::ENOEXEC))
+    };
+    let interp = text(name..sep.unwrap_or(end).min(end))?;
+    let arg = arg.map(|a| text(a..end)).transpose()?;
+    Ok((interp, arg))
 }
 
 /// Bytes read up front: enough for the ELF and program headers of any
@@ -148,7 +174,7 @@ fn load_elf(
         // A segment may share its first page with the previous one; give
         // that page to the earlier segment's area (it holds both contents
         // only if the file offsets line up, which linkers guarantee).
-        let vma = Vma { start, end, perms, shared: false, file: Some(file), name: "", shm: None, locked: false };
+        let vma = Vma { start, end, perms, shared: false, file: Some(file), name: "", shm: None, locked: false, may_write: true };
         if vm.add_area(vma.clone()).is_err() {
             let shifted = start + PAGE_SIZE;
             if shifted >= end {
@@ -176,6 +202,7 @@ fn load_elf(
         name: "[stack]",
         shm: None,
         locked: false,
+        may_write: true,
     })?;
     let entry = base.checked_add(elf.entry as usize).ok_or(Error::new(Errno::ENOEXEC))?;
     let phdr = elf.phdr_vaddr().map_or(0, |p| base as u64 + p);
@@ -239,6 +266,7 @@ fn build_stack(vm: &Vmar, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8], aux
     }
     words.extend_from_slice(&[AT_PLATFORM, platform as u64, AT_RANDOM, random as u64, AT_EXECFN, execfn_addr as u64]);
     words.extend_from_slice(&[AT_NULL, 0]);
+    vm.set_auxv(words[arg_ptrs.len() + env_ptrs.len() + 3..].to_vec());
     // argc must sit at a 16-byte-aligned address.
     let mut top = sp & !15;
     top -= words.len() * 8;
@@ -287,6 +315,7 @@ fn exec_creds(
     c.fsuid = c.euid;
     c.sgid = c.egid;
     c.fsgid = c.egid;
+    c.caps_for_exec();
     let secure = c.euid != c.ruid || c.egid != c.rgid;
     (c, secure)
 }
@@ -369,6 +398,9 @@ fn load(
             inode = next;
             exe = found.unwrap_or_else(|| absolute_path(fs, &name));
         }
+        // A file open for writing cannot be run (ETXTBSY); the program's
+        // stays unwritable while the new address space runs it.
+        let deny = crate::fs::DenyWrite::get(&*inode)?;
         let mut data = read_head(&inode, HEAD_SIZE)?;
         if !data.starts_with(b"#!") && elf::parse_prefix(&data, inode.size()) == Err(elf::ElfError::Truncated) {
             // Headers beyond the first read: fall back to the whole file.
@@ -394,6 +426,7 @@ fn load(
         check_args(&argv, envp)?;
         let (new_creds, secure) = exec_creds(&inode, creds, no_new_privs);
         let image = load_elf(&inode, &data, &argv, envp, filename.as_bytes(), &new_creds, secure, stack_size)?;
+        image.vm.set_exe_deny_write(deny);
         return Ok(Loaded { image, exe, comm, creds: new_creds });
     }
     Err(Error::new(Errno::ELOOP))

@@ -1,6 +1,11 @@
 //! ITIMER_REAL and alarm(2): a frame timer callback marks the process (the
 //! callback runs in interrupt context, so it only sets a flag and wakes a
 //! thread); the signal is generated on the next pass through delivery.
+//!
+//! ITIMER_VIRTUAL and ITIMER_PROF count the process's CPU time (user, and
+//! user plus system, of all its threads). They are checked whenever a
+//! thread is about to return to user mode, which a running thread does at
+//! least at every timer tick, so they fire within a tick of expiring.
 
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
@@ -69,4 +74,71 @@ pub fn on_alarm(process: &Process) {
         let next = deadline.saturating_add(interval).max(frame::timer::monotonic_ns());
         (arm(process, task, next), next, interval)
     };
+}
+
+const TICK_NS: u64 = 1_000_000_000 / frame::timer::TICK_HZ as u64;
+const SIGVTALRM: usize = 26;
+const SIGPROF: usize = 27;
+
+/// ITIMER_VIRTUAL (1) and ITIMER_PROF (2): the slot, clock and signal.
+fn cpu_timer(which: u32) -> (usize, super::CpuKind, usize) {
+    if which == 1 { (0, super::CpuKind::Virt, SIGVTALRM) } else { (1, super::CpuKind::Prof, SIGPROF) }
+}
+
+/// What is left of a CPU timer expiring at `expires` when the clock
+/// reads `now`: at least a tick if it is due (Linux's get_cpu_itimer).
+fn cpu_remaining(expires: u64, now: u64) -> u64 {
+    match expires {
+        0 => 0,
+        e if e <= now => TICK_NS,
+        e => e - now,
+    }
+}
+
+/// Sets ITIMER_VIRTUAL (`which` 1) or ITIMER_PROF (2); returns the
+/// previous (remaining, interval) in ns.
+pub fn set_cpu(process: &Process, which: u32, value_ns: u64, interval_ns: u64) -> (u64, u64) {
+    let (slot, kind, _) = cpu_timer(which);
+    let now = process.cpu_clock_ns(kind);
+    let mut timers = process.signals.cpu_itimers.lock();
+    let (old_expires, old_interval) = timers[slot];
+    timers[slot] = (if value_ns == 0 { 0 } else { now.saturating_add(value_ns) }, interval_ns);
+    let armed = timers.iter().any(|t| t.0 != 0);
+    drop(timers);
+    process.signals.cpu_itimers_armed.store(armed, Ordering::Release);
+    (cpu_remaining(old_expires, now), old_interval)
+}
+
+/// Current (remaining, interval) of ITIMER_VIRTUAL or ITIMER_PROF in ns.
+pub fn get_cpu(process: &Process, which: u32) -> (u64, u64) {
+    let (slot, kind, _) = cpu_timer(which);
+    let now = process.cpu_clock_ns(kind);
+    let (expires, interval) = process.signals.cpu_itimers.lock()[slot];
+    (cpu_remaining(expires, now), interval)
+}
+
+/// Fires the CPU-time timers that have expired (SIGVTALRM, SIGPROF to the
+/// process) and re-arms the periodic ones.
+pub fn run_cpu(process: &Arc<Process>) {
+    if !process.signals.cpu_itimers_armed.load(Ordering::Acquire) {
+        return;
+    }
+    let now = [process.cpu_clock_ns(super::CpuKind::Virt), process.cpu_clock_ns(super::CpuKind::Prof)];
+    let mut fired = [None, None];
+    {
+        let mut timers = process.signals.cpu_itimers.lock();
+        for which in 1..=2u32 {
+            let (slot, _, sig) = cpu_timer(which);
+            let (expires, interval) = timers[slot];
+            if expires != 0 && now[slot] >= expires {
+                fired[slot] = Some(sig);
+                timers[slot].0 = if interval == 0 { 0 } else { expires.saturating_add(interval) };
+            }
+        }
+        let armed = timers.iter().any(|t| t.0 != 0);
+        process.signals.cpu_itimers_armed.store(armed, Ordering::Release);
+    }
+    for sig in fired.into_iter().flatten() {
+        super::signal::send_to_process(process, super::signal::SigInfo::new(sig, super::signal::SI_KERNEL));
+    }
 }

@@ -5,6 +5,7 @@
 //! scheduler runs (one frame `Task` each). The first thread's tid equals
 //! the pid; after an execve only the exec'ing thread remains, with tid = pid.
 
+mod access;
 pub mod creds;
 mod exec;
 mod exit;
@@ -30,10 +31,11 @@ use frame::sync::{level, Mutex, SpinLock, WaitQueue};
 use crate::fs::{FileTable, FsContext};
 use crate::mm::Vmar;
 
+pub use self::access::{ptrace_may_access, AccessCreds};
 pub use self::exec::{exec_fs, execve, load_init, read_whole, ExecFile, ARG_MAX, MAX_ARG_STRLEN};
 pub use self::exit::{do_exit, exit_thread, exit_status_code as exit_status_for, signal_status_code, wait_child, WaitOptions, WaitTarget};
 pub use self::fork::{clone_process, CloneArgs, CLONE_VFORK, CLONE_VM};
-pub use self::itimer::{get_real as get_real_timer, set_real as set_real_timer};
+pub use self::itimer::{get_cpu as get_cpu_timer, get_real as get_real_timer, set_cpu as set_cpu_timer, set_real as set_real_timer};
 pub use self::run::spawn_user_thread;
 pub use self::usage::{count_minor_fault, CpuKind, Usage};
 pub(crate) use self::run::spawn_user_thread_inner;
@@ -435,9 +437,17 @@ impl Process {
         if self.signals.stopped.load(Ordering::Acquire) {
             return 'T';
         }
-        let running = self.threads().iter().any(|t| {
+        // The thread-group leader's state, as Linux's /proc/<pid>/stat
+        // shows it (the others have /proc/<pid>/task/<tid>); any thread's
+        // once the leader has exited.
+        let threads = self.threads();
+        let runnable = |t: &Arc<Thread>| {
             t.task.get().and_then(Weak::upgrade).is_some_and(|k| k.state() == frame::task::TaskState::Runnable)
-        });
+        };
+        let running = match threads.iter().find(|t| t.tid() == self.pid) {
+            Some(leader) => runnable(leader),
+            None => threads.iter().any(runnable),
+        };
         if running { 'R' } else { 'S' }
     }
 
@@ -448,6 +458,23 @@ impl Process {
 
     pub fn set_creds(&self, c: creds::Credentials) {
         *self.creds.lock() = c;
+    }
+
+    /// The set*id calls' change of credentials (Linux's commit_creds): a
+    /// change of the effective or file-system user or group id makes the
+    /// process non-dumpable (fs.suid_dumpable, 0) and clears its
+    /// parent-death signal (prctl(2)).
+    pub fn commit_creds(&self, c: creds::Credentials) {
+        let changed = {
+            let mut cur = self.creds.lock();
+            let changed = cur.euid != c.euid || cur.egid != c.egid || cur.fsuid != c.fsuid || cur.fsgid != c.fsgid;
+            *cur = c;
+            changed
+        };
+        if changed {
+            self.dumpable.store(0, Ordering::Relaxed);
+            self.pdeathsig.store(0, Ordering::Relaxed);
+        }
     }
 
     pub fn nice(&self) -> i32 {

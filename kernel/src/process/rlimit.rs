@@ -1,10 +1,13 @@
 //! Resource limits (getrlimit(2), prlimit(2)).
 
 pub const RLIM_INFINITY: u64 = u64::MAX;
+pub const RLIMIT_FSIZE: usize = 1;
+pub const RLIMIT_DATA: usize = 2;
 pub const RLIMIT_STACK: usize = 3;
 pub const RLIMIT_NPROC: usize = 6;
 pub const RLIMIT_NOFILE: usize = 7;
 pub const RLIMIT_MEMLOCK: usize = 8;
+pub const RLIMIT_AS: usize = 9;
 pub const RLIM_NLIMITS: usize = 16;
 
 frame::pod_struct! {

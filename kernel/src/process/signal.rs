@@ -206,6 +206,10 @@ pub struct SignalState {
     pub(crate) alarm_fired: Arc<AtomicBool>,
     /// (timer id, deadline ns, interval ns) of the armed real timer.
     pub(crate) real_timer: SpinLock<(u64, u64, u64), { level::PROCESS }>,
+    /// ITIMER_VIRTUAL and ITIMER_PROF: (expiry on the process's CPU
+    /// clock, 0 if disarmed; interval), in ns; and whether one is armed.
+    pub(crate) cpu_itimers: SpinLock<[(u64, u64); 2], { level::PROCESS }>,
+    pub(crate) cpu_itimers_armed: AtomicBool,
     /// POSIX timers (timer_create).
     pub(crate) timers: super::posix_timer::Timers,
     /// Job control: the process is stopped; threads park on `stop_wq`.
@@ -231,6 +235,8 @@ impl SignalState {
             shared: SpinLock::new(Pending::new()),
             alarm_fired: Arc::new(AtomicBool::new(false)),
             real_timer: SpinLock::new((0, 0, 0)),
+            cpu_itimers: SpinLock::new([(0, 0); 2]),
+            cpu_itimers_armed: AtomicBool::new(false),
             timers: super::posix_timer::Timers::new(),
             stopped: AtomicBool::new(false),
             stop_wq: WaitQueue::new(),
@@ -249,6 +255,12 @@ impl SignalState {
     /// Disposition of `sig` (1-based, already validated).
     pub fn action(&self, sig: usize) -> SigAction {
         self.table().lock()[sig - 1]
+    }
+
+    /// SA_RESETHAND at delivery: the handler becomes SIG_DFL, the flags
+    /// and mask stay (Linux's SA_ONESHOT handling).
+    pub fn reset_handler(&self, sig: usize) {
+        self.table().lock()[sig - 1].handler = SIG_DFL;
     }
 
     pub fn set_action(&self, sig: usize, mut act: SigAction) {

@@ -68,13 +68,14 @@ const RFLAGS_DF: u64 = 1 << 10;
 const SIGRETURN_RFLAGS: u64 = 0x4_0dd5;
 
 /// Turns expired timers (ITIMER_REAL, POSIX timers), which the timer
-/// interrupt only marked, into signals.
+/// interrupt only marked, and expired CPU-time itimers into signals.
 pub fn run_timers(process: &Arc<Process>) {
     if process.signals.alarm_fired.swap(false, Ordering::AcqRel) {
         super::itimer::on_alarm(process);
         send_to_process(process, SigInfo::new(SIGALRM, SI_KERNEL));
     }
     super::posix_timer::run_expired(process);
+    super::itimer::run_cpu(process);
 }
 
 /// Handles pending signals before `user` resumes. `restart` carries the
@@ -284,7 +285,7 @@ fn setup_frame(
     }
     thread.sigmask.store(new_mask & !UNBLOCKABLE, Ordering::Relaxed);
     if act.flags & SA_RESETHAND != 0 {
-        process.signals.set_action(sig, SigAction::default());
+        process.signals.reset_handler(sig);
     }
     // The handler starts with a clean FPU/SSE state (the interrupted one
     // is in the frame and comes back with rt_sigreturn).

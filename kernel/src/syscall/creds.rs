@@ -21,6 +21,8 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (120, "getresgid", sys_getresgid),
     (122, "setfsuid", sys_setfsuid),
     (123, "setfsgid", sys_setfsgid),
+    (125, "capget", sys_capget),
+    (126, "capset", sys_capset),
 ];
 
 fn update(ctx: &Context, f: impl FnOnce(&mut Credentials) -> bool) -> Result<isize> {
@@ -28,7 +30,7 @@ fn update(ctx: &Context, f: impl FnOnce(&mut Credentials) -> bool) -> Result<isi
     if !f(&mut c) {
         return Err(Error::new(Errno::EPERM));
     }
-    ctx.process.set_creds(c);
+    ctx.process.commit_creds(c);
     Ok(0)
 }
 
@@ -91,7 +93,8 @@ fn sys_setfsuid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     // -1 is no uid: nothing changes.
     if v != u32::MAX && (c.is_privileged() || [c.ruid, c.euid, c.suid, c.fsuid].contains(&v)) {
         c.fsuid = v;
-        ctx.process.set_creds(c);
+        c.fix_caps_for_fsuid(old);
+        ctx.process.commit_creds(c);
     }
     Ok(old as isize)
 }
@@ -102,7 +105,7 @@ fn sys_setfsgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let v = id(a[0]);
     if v != u32::MAX && (c.is_privileged() || [c.rgid, c.egid, c.sgid, c.fsgid].contains(&v)) {
         c.fsgid = v;
-        ctx.process.set_creds(c);
+        ctx.process.commit_creds(c);
     }
     Ok(old as isize)
 }
@@ -166,4 +169,81 @@ fn sys_setgroups(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         c.groups = groups;
         true
     })
+}
+
+const CAP_VERSION_1: u32 = 0x1998_0330;
+const CAP_VERSION_2: u32 = 0x2007_1026;
+const CAP_VERSION_3: u32 = 0x2008_0522;
+
+frame::pod_struct! {
+    /// `struct __user_cap_data_struct`: one 32-bit half of each set.
+    pub struct CapData {
+        pub effective: u32,
+        pub permitted: u32,
+        pub inheritable: u32,
+    }
+}
+
+/// The number of `CapData` halves of a header's version (1 for version
+/// 1, 2 for versions 2 and 3). An unknown version is EINVAL, after the
+/// version the kernel prefers (3) is written into the header.
+fn cap_version(ctx: &Context, header: u64) -> Result<usize> {
+    let version: u32 = ctx.read_val(header)?;
+    match version {
+        CAP_VERSION_1 => Ok(1),
+        CAP_VERSION_2 | CAP_VERSION_3 => Ok(2),
+        _ => {
+            ctx.write_val(header, &CAP_VERSION_3)?;
+            Err(Error::new(Errno::EINVAL))
+        }
+    }
+}
+
+/// capget(2): the sets of the caller (pid 0) or of any process (ESRCH).
+/// A NULL data pointer only probes the version (0 even for an unknown
+/// one, once the preferred version is written back).
+fn sys_capget(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let halves = match cap_version(ctx, a[0]) {
+        Ok(n) => n,
+        Err(e) if e.errno() == Errno::EINVAL && a[1] == 0 => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    if a[1] == 0 {
+        return Ok(0);
+    }
+    let pid: i32 = ctx.read_val(a[0] + 4)?;
+    let c = match pid {
+        p if p < 0 => return Err(Error::new(Errno::EINVAL)),
+        0 => ctx.process.creds(),
+        p => crate::process::find_task(p as u32).ok_or(Error::new(Errno::ESRCH))?.0.creds(),
+    };
+    for i in 0..halves {
+        let half = |set: u64| (set >> (32 * i)) as u32;
+        let data = CapData {
+            effective: half(c.cap_effective),
+            permitted: half(c.cap_permitted),
+            inheritable: half(c.cap_inheritable),
+        };
+        ctx.write_val(a[1] + 12 * i as u64, &data)?;
+    }
+    Ok(0)
+}
+
+/// capset(2): only the caller's own sets (another pid: EPERM); EPERM for
+/// any set that would gain (see [`Credentials::capset`]).
+fn sys_capset(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let halves = cap_version(ctx, a[0])?;
+    let pid: i32 = ctx.read_val(a[0] + 4)?;
+    if pid != 0 && pid as u32 != ctx.process.pid() {
+        return Err(Error::new(Errno::EPERM));
+    }
+    let (mut e, mut p, mut i) = (0u64, 0u64, 0u64);
+    for h in 0..halves {
+        let d: CapData = ctx.read_val(a[1] + 12 * h as u64)?;
+        e |= u64::from(d.effective) << (32 * h);
+        p |= u64::from(d.permitted) << (32 * h);
+        i |= u64::from(d.inheritable) << (32 * h);
+    }
+    let full = crate::process::creds::CAP_FULL;
+    update(ctx, |c| c.capset(e & full, p & full, i & full))
 }

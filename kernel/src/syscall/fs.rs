@@ -312,6 +312,16 @@ impl Caller for CallerCtx<'_, '_> {
         signal::send_to_process(self.0.process, info);
     }
 
+    fn raise_thread(&self, signo: u32) {
+        let pid = self.0.process.pid();
+        let info = SigInfo::from_sender(signo as usize, signal::SI_USER, pid);
+        signal::send_to_thread(self.0.process, self.0.thread, info);
+    }
+
+    fn file_size_limit(&self) -> u64 {
+        self.0.process.rlimits.lock().0[crate::process::rlimit::RLIMIT_FSIZE].cur
+    }
+
     fn signal_pending(&self) -> bool {
         signal::has_deliverable(self.0.process, self.0.thread)
     }

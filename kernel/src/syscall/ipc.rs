@@ -70,10 +70,12 @@ fn sys_shmat(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         name: "",
         shm: Some(ShmBacking { pages: att.pages, offset: 0, attach: Some(att.attachment), may_write: perms.write }),
         locked: false,
+        may_write: perms.write,
     };
     // Without SHM_REMAP an attach address must be free (EINVAL).
     let noreplace = flags & shm::SHM_REMAP == 0;
-    let start = ctx.process.vm().map_area(addr, len, fixed, noreplace, vma).map_err(|e| match e.errno() {
+    let limits = crate::mm::MapLimits::of(ctx.process);
+    let start = ctx.process.vm().map_area(addr, len, fixed, noreplace, vma, &limits).map_err(|e| match e.errno() {
         Errno::EEXIST => Error::new(Errno::EINVAL),
         _ => e,
     })?;

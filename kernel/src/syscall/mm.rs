@@ -31,10 +31,11 @@ const MAP_SHARED_VALIDATE: u64 = 0x03;
 const MAP_TYPE: u64 = 0x0f;
 const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
+const MAP_LOCKED: u64 = 0x2000;
 const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
 /// Flags accepted and ignored (hints or no-ops for us).
 const MAP_IGNORED: u64 = 0x0100 /* GROWSDOWN */ | 0x0800 /* DENYWRITE */ | 0x1000 /* EXECUTABLE */
-    | 0x2000 /* LOCKED */ | 0x4000 /* NORESERVE */ | 0x8000 /* POPULATE */ | 0x1_0000 /* NONBLOCK */
+    | 0x4000 /* NORESERVE */ | 0x8000 /* POPULATE */ | 0x1_0000 /* NONBLOCK */
     | 0x2_0000 /* STACK */ | 0x4_0000 /* HUGETLB */ | 0x8_0000 /* SYNC */;
 const PROT_MASK: u64 = 0x7;
 
@@ -58,7 +59,7 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::EINVAL));
     }
     if map_type == MAP_SHARED_VALIDATE
-        && flags & !(MAP_TYPE | MAP_FIXED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_IGNORED) != 0
+        && flags & !(MAP_TYPE | MAP_FIXED | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_LOCKED | MAP_IGNORED) != 0
     {
         return Err(Error::new(Errno::EOPNOTSUPP));
     }
@@ -75,12 +76,16 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let mut shared = map_type != MAP_PRIVATE;
     let perms = Perms::from_prot(prot);
     let mut name = "";
+    // A shared mapping of a descriptor not open for writing can never be
+    // made writable (mprotect: EACCES).
+    let mut may_write = true;
     let file = if flags & MAP_ANONYMOUS != 0 {
         None
     } else {
         let source = ctx.process.files().lock().mmap_source(fd, shared && perms.write)?;
         match source {
             MmapSource::File { inode, origin, writable } => {
+                may_write = !shared || writable;
                 if shared && perms.write && inode.seals().is_ok_and(|s| s & (F_SEAL_WRITE | F_SEAL_FUTURE_WRITE) != 0) {
                     return Err(Error::new(Errno::EPERM));
                 }
@@ -111,6 +116,7 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
                 // /dev/zero: anonymous memory. As on Linux, a shared mapping
                 // of a descriptor not open for writing can never be written
                 // by anyone, so it is private.
+                may_write = !shared || writable;
                 shared = shared && writable;
                 name = if shared { "/dev/zero (deleted)" } else { "/dev/zero" };
                 None
@@ -120,13 +126,20 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     // Shared anonymous memory has its own pages; a shared file mapping maps
     // the file's.
     let shm = (shared && file.is_none()).then(|| ShmBacking { pages: SharedPages::new(), offset: 0, attach: None, may_write: true });
-    let vma = Vma { start: 0, end: 0, perms, shared, file, name, shm, locked: false };
+    // MAP_LOCKED: locked like mlock(2) (EPERM if RLIMIT_MEMLOCK is 0).
+    let locked = flags & MAP_LOCKED != 0;
+    if locked {
+        memlock_limit(ctx)?;
+    }
+    let vma = Vma { start: 0, end: 0, perms, shared, file, name, shm, locked, may_write };
+    let limits = crate::mm::MapLimits::of(ctx.process);
     let start = ctx.process.vm().map_area(
         addr as usize,
         len as usize,
         fixed,
         flags & MAP_FIXED_NOREPLACE != 0,
         vma,
+        &limits,
     )?;
     Ok(start as isize)
 }
@@ -160,24 +173,61 @@ fn sys_mprotect(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 }
 
 fn sys_brk(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    Ok(ctx.process.vm().brk(a[0] as usize) as isize)
+    Ok(ctx.process.vm().brk(a[0] as usize, &crate::mm::MapLimits::of(ctx.process)) as isize)
 }
 
 const MADV_DONTNEED: u64 = 4;
+const MADV_FREE: u64 = 8;
+const MADV_REMOVE: u64 = 9;
+const MADV_MERGEABLE: u64 = 12;
+const MADV_UNMERGEABLE: u64 = 13;
+const MADV_WIPEONFORK: u64 = 18;
+const MADV_KEEPONFORK: u64 = 19;
+const MADV_DONTNEED_LOCKED: u64 = 24;
 
+/// madvise(2), as Linux checks it: unknown advice is EINVAL, and so are
+/// MADV_MERGEABLE and MADV_UNMERGEABLE (there is no KSM); then each area
+/// in the range must accept the advice (EINVAL: DONTNEED or FREE on
+/// locked memory, FREE or WIPEONFORK on other than private anonymous
+/// memory, REMOVE on locked or private anonymous memory; EACCES: REMOVE
+/// on memory that is not shared and writable), in address order, the
+/// advice acting on each area before the next is checked; a range with
+/// unmapped pages is ENOMEM at the end. DONTNEED and REMOVE act; the
+/// rest are hints.
 fn sys_madvise(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let (start, end) = page_range(a[0], a[1])?;
     let advice = a[2];
-    // Known advice values (madvise(2)); all but DONTNEED are hints.
-    let known = matches!(advice, 0..=4 | 8..=21 | 100..=101);
+    let known = matches!(advice, 0..=4 | 8..=21 | MADV_DONTNEED_LOCKED | 100..=101)
+        && !matches!(advice, MADV_MERGEABLE | MADV_UNMERGEABLE);
     if !known {
         return Err(Error::new(Errno::EINVAL));
     }
     if start == end {
         return Ok(0);
     }
-    if advice == MADV_DONTNEED {
-        ctx.process.vm().discard(start, end)?;
+    let vm = ctx.process.vm();
+    let (areas, covered) = vm.areas_in(start, end);
+    for v in &areas {
+        let private_anon = !v.shared && v.file.is_none();
+        let bad = match advice {
+            MADV_DONTNEED | MADV_FREE if v.locked => Some(Errno::EINVAL),
+            MADV_FREE | MADV_WIPEONFORK | MADV_KEEPONFORK if !private_anon => Some(Errno::EINVAL),
+            MADV_REMOVE if v.locked || private_anon => Some(Errno::EINVAL),
+            MADV_REMOVE if !(v.shared && v.may_write) => Some(Errno::EACCES),
+            _ => None,
+        };
+        if let Some(errno) = bad {
+            return Err(Error::new(errno));
+        }
+        let (s, e) = (v.start.max(start), v.end.min(end));
+        match advice {
+            MADV_DONTNEED | MADV_DONTNEED_LOCKED => vm.discard(s, e),
+            MADV_REMOVE => vm.remove_pages(s, e)?,
+            _ => {}
+        }
+    }
+    if !covered {
+        return Err(Error::new(Errno::ENOMEM));
     }
     Ok(0)
 }
@@ -235,7 +285,8 @@ fn sys_mremap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if old.checked_add(old_len).is_none_or(|e| e > USER_SPACE_END) {
         return Err(einval());
     }
-    let start = ctx.process.vm().remap(old, old_len, new_len, may_move, fixed, dontunmap)?;
+    let limits = crate::mm::MapLimits::of(ctx.process);
+    let start = ctx.process.vm().remap(old, old_len, new_len, may_move, fixed, dontunmap, &limits)?;
     Ok(start as isize)
 }
 

@@ -140,9 +140,7 @@ fn send(p: &Arc<Process>, thread: Option<&process::Thread>, sig: usize, mut info
 /// pidfd_getfd(pidfd, targetfd, flags): a duplicate, close-on-exec, of
 /// descriptor `targetfd` of the process. EINVAL for flags; EBADF for a
 /// bad pidfd; ESRCH once the process has exited; EPERM unless the caller
-/// may "ptrace-attach" to it, here simplified to: the same process, euid
-/// 0, or a dumpable target whose real, effective and saved user and group
-/// ids all equal the caller's real ones (no capabilities, no LSM); EBADF
+/// may "ptrace-attach" to it (see [`process::ptrace_may_access`]); EBADF
 /// if `targetfd` is not open there.
 fn sys_pidfd_getfd(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let (fd, target_fd, flags) = (a[0] as i32, a[1] as i32, a[2] as u32);
@@ -161,16 +159,7 @@ fn sys_pidfd_getfd(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     install(ctx, theirs)
 }
 
-/// The simplified ptrace access check (PTRACE_MODE_ATTACH_REALCREDS).
+/// The ptrace access check (PTRACE_MODE_ATTACH_REALCREDS).
 fn may_attach(me: &Arc<Process>, target: &Arc<Process>) -> bool {
-    if Arc::ptr_eq(me, target) {
-        return true;
-    }
-    let (c, t) = (me.creds(), target.creds());
-    if c.is_privileged() {
-        return true;
-    }
-    let uids = [t.ruid, t.euid, t.suid].iter().all(|u| *u == c.ruid);
-    let gids = [t.rgid, t.egid, t.sgid].iter().all(|g| *g == c.rgid);
-    uids && gids && target.dumpable.load(core::sync::atomic::Ordering::Relaxed) == 1
+    process::ptrace_may_access(me, target, process::AccessCreds::Real)
 }

@@ -366,7 +366,7 @@ fn sys_get_robust_list(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         ctx.thread.clone()
     } else {
         let (p, t) = u32::try_from(tid).ok().and_then(process::find_thread).ok_or(Error::new(Errno::ESRCH))?;
-        if !ctx.process.creds().may_inspect(&p.creds()) {
+        if !process::ptrace_may_access(ctx.process, &p, process::AccessCreds::Real) {
             return Err(Error::new(Errno::EPERM));
         }
         t

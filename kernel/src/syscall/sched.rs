@@ -53,8 +53,11 @@ fn targets(ctx: &Context, which: u64, who: u64) -> Result<alloc::vec::Vec<alloc:
             let g = if who == 0 { ctx.process.pgid() } else { who };
             all.filter(|p| p.pgid() == g).collect()
         }
-        // Everyone is uid 0 for now.
-        PRIO_USER => all.filter(|_| who == 0).collect(),
+        // Processes whose real user id is `who` (0: the caller's).
+        PRIO_USER => {
+            let uid = if who == 0 { ctx.process.creds().ruid } else { who };
+            all.filter(|p| p.creds().ruid == uid).collect()
+        }
         _ => return Err(Error::new(Errno::EINVAL)),
     };
     if v.is_empty() {
@@ -104,38 +107,50 @@ const SCHED_EXT: u64 = 7;
 
 /// A pid argument of the sched_* calls: EINVAL if negative, then ESRCH
 /// unless it names a task (0: the caller). Zombies are still found.
-fn sched_target(pid: u64) -> Result<()> {
+fn sched_target(ctx: &Context, pid: u64) -> Result<alloc::sync::Arc<process::Process>> {
     let pid = pid as i32;
     if pid < 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    if pid > 0 && process::find_task(pid as Pid).is_none() {
-        return Err(Error::new(Errno::ESRCH));
+    if pid == 0 {
+        return Ok(ctx.process.clone());
     }
-    Ok(())
+    process::find_task(pid as Pid).map(|(p, _)| p).ok_or(Error::new(Errno::ESRCH))
+}
+
+/// Whether the caller may change `target`'s scheduling (Linux's
+/// check_same_owner, else CAP_SYS_NICE): our effective user id is the
+/// target's effective or real one, or we are privileged.
+fn may_reschedule(ctx: &Context, target: &process::Process) -> bool {
+    let (me, them) = (ctx.process.creds(), target.creds());
+    me.is_privileged() || me.euid == them.euid || me.euid == them.ruid
 }
 
 /// Only SCHED_OTHER exists: the real-time classes are not implemented.
-fn sys_sched_getscheduler(_: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    sched_target(a[0])?;
+fn sys_sched_getscheduler(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    sched_target(ctx, a[0])?;
     Ok(SCHED_OTHER as isize)
 }
 
 /// sched_setscheduler(2)/sched_setparam(2) in Linux's order: a negative
 /// policy, a NULL parameter or a negative pid is EINVAL; then the
 /// parameter is read (EFAULT), the task found (ESRCH), and the policy and
-/// priority checked (EINVAL, EPERM). `policy` None keeps the current one.
+/// priority checked (EINVAL), then the caller's right to change the
+/// target (EPERM: another user's process, or a real-time policy without
+/// privilege). `policy` None keeps the current one.
 fn set_scheduler(ctx: &Context, pid: u64, policy: Option<u64>, param: u64) -> Result<isize> {
     if param == 0 || (pid as i32) < 0 {
         return Err(Error::new(Errno::EINVAL));
     }
     let prio: i32 = ctx.read_val(param)?;
-    sched_target(pid)?;
+    let target = sched_target(ctx, pid)?;
+    let privileged = ctx.process.creds().is_privileged();
     match policy.unwrap_or(SCHED_OTHER) & !SCHED_RESET_ON_FORK {
-        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE if prio == 0 => Ok(0),
-        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE => Err(Error::new(Errno::EINVAL)),
+        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE if prio != 0 => Err(Error::new(Errno::EINVAL)),
+        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE if !may_reschedule(ctx, &target) => Err(Error::new(Errno::EPERM)),
+        SCHED_OTHER | SCHED_BATCH | SCHED_IDLE => Ok(0),
         SCHED_FIFO | SCHED_RR if !(1..=99).contains(&prio) => Err(Error::new(Errno::EINVAL)),
-        SCHED_FIFO | SCHED_RR if !ctx.process.creds().is_privileged() => Err(Error::new(Errno::EPERM)),
+        SCHED_FIFO | SCHED_RR if !privileged => Err(Error::new(Errno::EPERM)),
         SCHED_FIFO | SCHED_RR => Err(Error::with_message(Errno::EPERM, "real-time scheduling is not implemented")),
         _ => Err(Error::new(Errno::EINVAL)),
     }
@@ -153,7 +168,7 @@ fn sys_sched_getparam(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if a[1] == 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    sched_target(a[0])?;
+    sched_target(ctx, a[0])?;
     ctx.write_val(a[1], &0i32)?;
     Ok(0)
 }
@@ -182,7 +197,7 @@ fn sys_sched_get_priority_min(_: &mut Context, a: &SyscallArgs) -> Result<isize>
 
 /// The round-robin quantum (our default time slice).
 fn sys_sched_rr_get_interval(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    sched_target(a[0])?;
+    sched_target(ctx, a[0])?;
     let ns = u64::from(policies::sched::slice_ticks(1024)) * 1_000_000_000 / u64::from(frame::timer::TICK_HZ);
     ctx.write_val(a[1], &crate::time::Timespec::from_ns(ns))?;
     Ok(0)
@@ -192,12 +207,11 @@ fn sys_sched_rr_get_interval(ctx: &mut Context, a: &SyscallArgs) -> Result<isize
 const CPUMASK_SIZE: usize = 8;
 
 /// A task for the affinity calls: ESRCH for a negative pid or none.
-fn affinity_target(pid: u64) -> Result<()> {
-    let pid = pid as i32;
-    if pid < 0 || (pid > 0 && process::find_task(pid as Pid).is_none()) {
+fn affinity_target(ctx: &Context, pid: u64) -> Result<alloc::sync::Arc<process::Process>> {
+    if (pid as i32) < 0 {
         return Err(Error::new(Errno::ESRCH));
     }
-    Ok(())
+    sched_target(ctx, pid)
 }
 
 /// sched_getaffinity(2): the length (an unsigned int) must hold all CPUs
@@ -209,7 +223,7 @@ fn sys_sched_getaffinity(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if len.wrapping_mul(8) == 0 || len % 8 != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    affinity_target(a[0])?;
+    affinity_target(ctx, a[0])?;
     let mut bytes = [0u8; CPUMASK_SIZE];
     bytes[0] = 1; // one CPU
     ctx.write_bytes(mask, &bytes)?;
@@ -217,7 +231,8 @@ fn sys_sched_getaffinity(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 }
 
 /// sched_setaffinity(2): the mask is read first (at most the kernel's
-/// size of it; EFAULT), then the task (ESRCH); a mask without a CPU we
+/// size of it; EFAULT), then the task (ESRCH) and the caller's right to
+/// change it (EPERM, as for sched_setscheduler); a mask without a CPU we
 /// have is EINVAL.
 fn sys_sched_setaffinity(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let (len, mask) = (a[1] as u32 as usize, a[2]);
@@ -227,7 +242,10 @@ fn sys_sched_setaffinity(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     } else {
         ctx.read_into(mask, &mut bytes[..len])?;
     }
-    affinity_target(a[0])?;
+    let target = affinity_target(ctx, a[0])?;
+    if !may_reschedule(ctx, &target) {
+        return Err(Error::new(Errno::EPERM));
+    }
     if bytes[0] & 1 == 0 {
         return Err(Error::new(Errno::EINVAL)); // no CPU we have
     }

@@ -383,7 +383,12 @@ fn sys_getitimer(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if a[0] as u32 > 2 {
         return Err(Error::new(Errno::EINVAL));
     }
-    let (r, i) = if a[0] as u32 as u64 == ITIMER_REAL { process::get_real_timer(ctx.process) } else { (0, 0) };
+    let which = a[0] as u32;
+    let (r, i) = if u64::from(which) == ITIMER_REAL {
+        process::get_real_timer(ctx.process)
+    } else {
+        process::get_cpu_timer(ctx.process, which)
+    };
     ctx.write_val(a[1], &to_itimerval(r, i))?;
     Ok(0)
 }
@@ -394,12 +399,15 @@ fn sys_setitimer(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let new: ItimerVal = if a[1] != 0 { ctx.read_val(a[1])? } else { <ItimerVal as frame::Pod>::new_zeroed() };
     let value = tv_ns(new.value_sec, new.value_usec)?;
     let interval = tv_ns(new.interval_sec, new.interval_usec)?;
-    let which = a[0] as u32 as u64;
-    if which != ITIMER_REAL {
-        // ITIMER_VIRTUAL/PROF need per-thread CPU-time timers (not yet).
-        return Err(Error::new(if which > 2 { Errno::EINVAL } else { Errno::ENOSYS }));
+    let which = a[0] as u32;
+    if which > 2 {
+        return Err(Error::new(Errno::EINVAL));
     }
-    let (r, i) = process::set_real_timer(ctx.process, ctx.thread, value, interval);
+    let (r, i) = if u64::from(which) == ITIMER_REAL {
+        process::set_real_timer(ctx.process, ctx.thread, value, interval)
+    } else {
+        process::set_cpu_timer(ctx.process, which, value, interval)
+    };
     if a[2] != 0 {
         ctx.write_val(a[2], &to_itimerval(r, i))?;
     }

@@ -230,7 +230,8 @@ fn prlimit(ctx: &Context, pid: u64, resource: u64, new: u64, old: u64) -> Result
         }
         // Raising the hard limit needs privilege; NOFILE is capped (fs.nr_open).
         let privileged = ctx.process.creds().is_privileged();
-        if (resource == process::rlimit::RLIMIT_NOFILE && l.max > 1024 * 1024) || (l.max > current.max && !privileged) {
+        let nr_open = crate::sysctl::NR_OPEN.get();
+        if (resource == process::rlimit::RLIMIT_NOFILE && l.max > nr_open) || (l.max > current.max && !privileged) {
             return Err(Error::new(Errno::EPERM));
         }
         target.rlimits.lock().0[resource] = l;

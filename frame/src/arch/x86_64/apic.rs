@@ -2,7 +2,7 @@
 //! PIT; the legacy 8259 PICs are remapped and masked.
 
 use super::cpu::{MSR_APIC_BASE, inb, outb, rdmsr, rdtsc};
-use crate::mm::paddr_to_vaddr;
+use crate::mm::{linear_ptr, paddr_to_vaddr};
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 pub const TIMER_VECTOR: u8 = 32;
@@ -27,13 +27,14 @@ fn write(reg: usize, value: u32) {
     assert!(base != 0, "local APIC used before apic::init");
     // SAFETY: `base` is the direct-map address of the local APIC's MMIO page
     // (set in `init`), and `reg` is one of the register offsets above.
-    unsafe { core::ptr::write_volatile((base + reg) as *mut u32, value) }
+    unsafe { core::ptr::write_volatile(linear_ptr::<u32>(base + reg), value) }
 }
 
 fn read(reg: usize) -> u32 {
     let base = APIC_VADDR.load(Ordering::Relaxed);
+    assert!(base != 0, "local APIC used before apic::init");
     // SAFETY: see `write`.
-    unsafe { core::ptr::read_volatile((base + reg) as *const u32) }
+    unsafe { core::ptr::read_volatile(linear_ptr::<u32>(base + reg)) }
 }
 
 fn mask_legacy_pics() {

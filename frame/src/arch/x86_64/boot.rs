@@ -6,7 +6,7 @@
 //! The stub builds temporary page tables that identity-map the first 4 GiB,
 //! map them again at the direct-map base, and map the first 1 GiB at
 //! `0xffffffff80000000` where the kernel is linked; it then enables long mode
-//! and calls [`super::super::boot::rust_entry`]. The real kernel page table is
+//! and calls `crate::boot::rust_entry`. The real kernel page table is
 //! built later in Rust.
 
 use core::arch::global_asm;
@@ -98,7 +98,7 @@ boot_long_mode:
     movabs $__trellis_boot_stack_top, %rsp
     xor %ebp, %ebp
     mov %edi, %edi
-    movabs $__trellis_rust_entry, %rax
+    movabs ${entry}, %rax
     call *%rax
 3:
     hlt
@@ -131,5 +131,6 @@ __trellis_boot_stack_bottom:
 __trellis_boot_stack_top:
     "#,
     stack_size = const BOOT_STACK_SIZE,
+    entry = sym crate::boot::rust_entry,
     options(att_syntax)
 );

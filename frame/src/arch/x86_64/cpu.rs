@@ -1,17 +1,23 @@
-//! Privileged CPU instructions: port I/O, control registers, MSRs, interrupt
-//! flag. Nothing here is exported outside `frame`.
+//! The instruction layer: privileged CPU instructions (port I/O, control
+//! registers, MSRs, the interrupt flag, descriptor tables, FXSAVE) and the
+//! entry points of frame's assembly routines (trap entry, user entry,
+//! context switch). Nothing here is exported outside `frame`.
+//!
+//! This is the one part of frame that Miri cannot run: every `unsafe` here
+//! wraps inline assembly. Host tests compile `sim::cpu` in its place, a
+//! model of the CPU with the same interface, so that everything above this
+//! layer runs under Miri. Keep logic out of this file: what is not an
+//! instruction belongs in the callers, where the tests reach it.
 
 use core::arch::asm;
 
-pub const MSR_EFER: u32 = 0xC000_0080;
-pub const MSR_STAR: u32 = 0xC000_0081;
-pub const MSR_LSTAR: u32 = 0xC000_0082;
-pub const MSR_SFMASK: u32 = 0xC000_0084;
-pub const MSR_FS_BASE: u32 = 0xC000_0100;
-pub const MSR_GS_BASE: u32 = 0xC000_0101;
-pub const MSR_APIC_BASE: u32 = 0x1B;
+use super::fpu::FpuState;
+pub use super::regs::*;
+use super::trap::{IdtEntry, TrapFrame};
 
 pub fn outb(port: u16, value: u8) {
+    // MIRI: not reached: inline assembly (`out`); the host tests' CPU
+    // model routes port writes to simulated devices.
     // SAFETY: port I/O has no memory-safety effect on Rust state; callers in
     // frame only touch ports of devices frame owns (UART, PIC, PIT, CMOS, exit).
     unsafe {
@@ -21,6 +27,7 @@ pub fn outb(port: u16, value: u8) {
 
 pub fn inb(port: u16) -> u8 {
     let value: u8;
+    // MIRI: not reached: inline assembly (`in`); see `outb`.
     // SAFETY: see `outb`.
     unsafe {
         asm!("in al, dx", out("al") value, in("dx") port, options(nomem, nostack, preserves_flags))
@@ -28,15 +35,10 @@ pub fn inb(port: u16) -> u8 {
     value
 }
 
-pub fn outl(port: u16, value: u32) {
-    // SAFETY: see `outb`.
-    unsafe {
-        asm!("out dx, eax", in("dx") port, in("eax") value, options(nomem, nostack, preserves_flags))
-    }
-}
-
 pub fn rdmsr(msr: u32) -> u64 {
     let (lo, hi): (u32, u32);
+    // MIRI: not reached: inline assembly (`rdmsr`); the model keeps MSRs
+    // in a table.
     // SAFETY: frame reads only architectural MSRs that exist on every x86-64 CPU.
     unsafe {
         asm!("rdmsr", in("ecx") msr, out("eax") lo, out("edx") hi, options(nomem, nostack, preserves_flags))
@@ -47,7 +49,10 @@ pub fn rdmsr(msr: u32) -> u64 {
 /// # Safety
 /// Writing an MSR can change kernel control flow (LSTAR) or memory
 /// attributes; the caller must write a value that keeps the kernel sound.
+// MIRI: not reached: the contract of `wrmsr` (inline assembly); host tests
+// call the model's `wrmsr`, which has the same contract.
 pub unsafe fn wrmsr(msr: u32, value: u64) {
+    // MIRI: not reached: inline assembly (`wrmsr`).
     // SAFETY: the caller upholds this function's contract.
     unsafe {
         asm!("wrmsr", in("ecx") msr, in("eax") value as u32, in("edx") (value >> 32) as u32,
@@ -58,6 +63,8 @@ pub unsafe fn wrmsr(msr: u32, value: u64) {
 /// The FS and GS selectors (user code may load them).
 pub fn read_fs_gs_selectors() -> (u16, u16) {
     let (fs, gs): (u16, u16);
+    // MIRI: not reached: inline assembly (`mov from fs`, `mov from gs`);
+    // the model keeps the selectors user code loads.
     // SAFETY: reading segment registers has no side effects.
     unsafe {
         asm!("mov {0:x}, fs", "mov {1:x}, gs", out(reg) fs, out(reg) gs,
@@ -66,20 +73,15 @@ pub fn read_fs_gs_selectors() -> (u16, u16) {
     (fs, gs)
 }
 
-/// Loads FS and GS with `fs` and `gs` if each is null or one of the user
-/// segments of gdt.rs (any RPL), else with null: a selector that user code
-/// could load is loadable here too, and nothing else is tried, so the load
-/// cannot fault.
+/// Loads FS and GS with `fs` and `gs` where each is null or one of the
+/// user segments of gdt.rs, else with null (`gdt::user_selector_or_null`):
+/// a selector that user code could load is loadable here too, and nothing
+/// else is tried, so the load cannot fault.
 pub fn load_fs_gs_selectors(fs: u16, gs: u16) {
-    let ok = |s: u16| {
-        let index = s & !3;
-        if index == super::gdt::USER_DS & !3 || index == super::gdt::USER_CS & !3 {
-            s
-        } else {
-            0
-        }
-    };
-    let (fs, gs) = (ok(fs), ok(gs));
+    use super::gdt::user_selector_or_null;
+    let (fs, gs) = (user_selector_or_null(fs), user_selector_or_null(gs));
+    // MIRI: not reached: inline assembly (`mov to fs`, `mov to gs`); the
+    // model loads them (and checks the descriptors) instead.
     // SAFETY: null or a present DPL-3 data/readable-code descriptor, which
     // CPL 0 may load; the kernel itself uses neither FS nor GS.
     unsafe {
@@ -90,6 +92,7 @@ pub fn load_fs_gs_selectors(fs: u16, gs: u16) {
 
 pub fn read_cr2() -> u64 {
     let v: u64;
+    // MIRI: not reached: inline assembly (`mov from cr2`).
     // SAFETY: reading CR2 has no side effects.
     unsafe { asm!("mov {}, cr2", out(reg) v, options(nomem, nostack, preserves_flags)) }
     v
@@ -98,13 +101,17 @@ pub fn read_cr2() -> u64 {
 /// # Safety
 /// `pml4_paddr` must be the root of a page table that maps the kernel image,
 /// the current stack and the direct map exactly as the current one does.
+// MIRI: not reached: the contract of `write_cr3` (inline assembly); the
+// model's `write_cr3` checks it on every switch.
 pub unsafe fn write_cr3(pml4_paddr: u64) {
+    // MIRI: not reached: inline assembly (`mov to cr3`).
     // SAFETY: the caller upholds this function's contract.
     unsafe { asm!("mov cr3, {}", in(reg) pml4_paddr, options(nostack, preserves_flags)) }
 }
 
 pub fn read_cr0() -> u64 {
     let v: u64;
+    // MIRI: not reached: inline assembly (`mov from cr0`).
     // SAFETY: reading CR0 has no side effects.
     unsafe { asm!("mov {}, cr0", out(reg) v, options(nomem, nostack, preserves_flags)) }
     v
@@ -112,6 +119,7 @@ pub fn read_cr0() -> u64 {
 
 pub fn read_cr4() -> u64 {
     let v: u64;
+    // MIRI: not reached: inline assembly (`mov from cr4`).
     // SAFETY: reading CR4 has no side effects.
     unsafe { asm!("mov {}, cr4", out(reg) v, options(nomem, nostack, preserves_flags)) }
     v
@@ -119,25 +127,31 @@ pub fn read_cr4() -> u64 {
 
 /// # Safety
 /// The caller must only set or clear feature bits the kernel is prepared for.
+// MIRI: not reached: the contract of `write_cr0` (inline assembly).
 pub unsafe fn write_cr0(v: u64) {
+    // MIRI: not reached: inline assembly (`mov to cr0`).
     // SAFETY: the caller upholds this function's contract.
     unsafe { asm!("mov cr0, {}", in(reg) v, options(nostack, preserves_flags)) }
 }
 
 /// # Safety
 /// The caller must only set or clear feature bits the kernel is prepared for.
+// MIRI: not reached: the contract of `write_cr4` (inline assembly).
 pub unsafe fn write_cr4(v: u64) {
+    // MIRI: not reached: inline assembly (`mov to cr4`).
     // SAFETY: the caller upholds this function's contract.
     unsafe { asm!("mov cr4, {}", in(reg) v, options(nostack, preserves_flags)) }
 }
 
 pub fn flush_tlb_page(vaddr: usize) {
+    // MIRI: not reached: inline assembly (`invlpg`); the model has no TLB.
     // SAFETY: invalidating a TLB entry only forces a fresh page walk.
     unsafe { asm!("invlpg [{}]", in(reg) vaddr, options(nostack, preserves_flags)) }
 }
 
 pub fn rflags() -> u64 {
     let flags: u64;
+    // MIRI: not reached: inline assembly (`pushfq; pop`).
     // SAFETY: reading RFLAGS has no side effects.
     unsafe { asm!("pushfq; pop {}", out(reg) flags, options(nomem, preserves_flags)) }
     flags
@@ -147,23 +161,15 @@ pub fn interrupts_enabled() -> bool {
     rflags() & (1 << 9) != 0
 }
 
-/// Entry hygiene (docs/soundness.md), checked on every entry to ring 0:
-/// no user-controlled flag — TF, DF, IOPL, NT, AC — is set in the kernel.
-pub fn assert_entry_flags() {
-    const USER_CONTROLLED: u64 = (1 << 8) | (1 << 10) | (3 << 12) | (1 << 14) | (1 << 18);
-    let f = rflags();
-    assert!(
-        f & USER_CONTROLLED == 0,
-        "invariant: ring 0 runs with TF, DF, IOPL, NT and AC clear (RFLAGS {f:#x})"
-    );
-}
-
 pub fn disable_interrupts() {
+    // MIRI: not reached: inline assembly (`cli`).
     // SAFETY: masking interrupts cannot break memory safety.
     unsafe { asm!("cli", options(nomem, nostack)) }
 }
 
 pub fn enable_interrupts() {
+    // MIRI: not reached: inline assembly (`sti`); the model delivers
+    // pending interrupts at this point.
     // SAFETY: frame installs the IDT before anything enables interrupts.
     unsafe { asm!("sti", options(nomem, nostack)) }
 }
@@ -171,6 +177,8 @@ pub fn enable_interrupts() {
 /// Enables interrupts and halts until the next one, atomically (the `sti`
 /// shadow covers the `hlt`), so a wake-up cannot be lost in between.
 pub fn enable_interrupts_and_halt() {
+    // MIRI: not reached: inline assembly (`sti; hlt`); the model waits for
+    // a simulated interrupt.
     // SAFETY: see `enable_interrupts`.
     unsafe { asm!("sti; hlt", options(nomem, nostack)) }
 }
@@ -178,6 +186,7 @@ pub fn enable_interrupts_and_halt() {
 pub fn halt_forever() -> ! {
     loop {
         disable_interrupts();
+        // MIRI: not reached: inline assembly (`hlt`).
         // SAFETY: halting with interrupts masked just parks the CPU.
         unsafe { asm!("hlt", options(nomem, nostack)) }
     }
@@ -185,6 +194,8 @@ pub fn halt_forever() -> ! {
 
 pub fn rdtsc() -> u64 {
     let (lo, hi): (u32, u32);
+    // MIRI: not reached: inline assembly (`rdtsc`); the model's clock is
+    // simulated time.
     // SAFETY: reading the time-stamp counter has no side effects.
     unsafe { asm!("rdtsc", out("eax") lo, out("edx") hi, options(nomem, nostack, preserves_flags)) }
     (u64::from(hi) << 32) | u64::from(lo)
@@ -210,7 +221,143 @@ pub fn cpuid(leaf: u32, subleaf: u32) -> CpuidResult {
 /// Reads the caller's frame pointer, for backtraces.
 pub fn frame_pointer() -> usize {
     let rbp: usize;
+    // MIRI: not reached: inline assembly (`mov from rbp`).
     // SAFETY: reading RBP has no side effects.
     unsafe { asm!("mov {}, rbp", out(reg) rbp, options(nomem, nostack, preserves_flags)) }
     rbp
+}
+
+/// Saves the FPU/SSE registers into `state`.
+pub fn fxsave(state: &mut FpuState) {
+    // MIRI: not reached: inline assembly (`fxsave64`); the model keeps an
+    // FXSAVE image as its FPU.
+    // SAFETY: `state` is a valid, 16-byte-aligned 512-byte area.
+    unsafe { asm!("fxsave64 [{}]", in(reg) state.0.as_mut_ptr(), options(nostack)) }
+}
+
+/// Loads the FPU/SSE registers from `state`. Reserved MXCSR bits make it
+/// fault (#GP in ring 0), so `state` must come from a checked source.
+pub fn fxrstor(state: &FpuState) {
+    // MIRI: not reached: inline assembly (`fxrstor64`); the model checks
+    // MXCSR as the CPU does.
+    // SAFETY: `state` is 16-byte aligned; FXRSTOR faults on reserved MXCSR
+    // bits, so `UserContext` never lets clients write raw FPU bytes.
+    unsafe { asm!("fxrstor64 [{}]", in(reg) state.0.as_ptr(), options(nostack)) }
+}
+
+#[repr(C, packed)]
+struct DescriptorPointer {
+    limit: u16,
+    base: u64,
+}
+
+/// Loads `gdt` into GDTR, reloads CS with `code` and DS, ES, SS with
+/// `data`, and loads the task register with `tss`.
+///
+/// # Safety
+/// `gdt` must hold a 64-bit kernel code descriptor at `code`, a data
+/// descriptor at `data` and an available 64-bit TSS descriptor at `tss`
+/// whose TSS lives as long as the kernel.
+// MIRI: not reached: the contract of `load_gdt` (inline assembly); the
+// model's `load_gdt` decodes the table and checks it.
+pub unsafe fn load_gdt(gdt: &'static [u64], code: u16, data: u16, tss: u16) {
+    let ptr = DescriptorPointer {
+        limit: (size_of_val(gdt) - 1) as u16,
+        base: gdt.as_ptr() as u64,
+    };
+    // MIRI: not reached: inline assembly (`lgdt`, a far return into the
+    // new CS, segment loads, `ltr`).
+    // SAFETY: the caller vouches for the table; the selectors reloaded
+    // below index its kernel code/data descriptors and the TSS descriptor.
+    unsafe {
+        asm!(
+            "lgdt [{ptr}]",
+            "push {cs}",
+            "lea {tmp}, [rip + 2f]",
+            "push {tmp}",
+            "retfq",
+            "2:",
+            "mov ds, {ds:x}",
+            "mov es, {ds:x}",
+            "mov ss, {ds:x}",
+            "ltr {tss:x}",
+            ptr = in(reg) &ptr,
+            cs = in(reg) u64::from(code),
+            tmp = out(reg) _,
+            ds = in(reg) data,
+            tss = in(reg) tss,
+        );
+    }
+}
+
+/// Loads `idt` into IDTR.
+///
+/// # Safety
+/// Every present gate of `idt` must lead to a handler that can take that
+/// vector, on a stack the gate's IST index (if any) provides.
+// MIRI: not reached: the contract of `load_idt` (inline assembly); the
+// model's `load_idt` checks every gate.
+pub unsafe fn load_idt(idt: &'static [IdtEntry; 256]) {
+    let ptr = DescriptorPointer {
+        limit: (size_of_val(idt) - 1) as u16,
+        base: idt.as_ptr() as u64,
+    };
+    // MIRI: not reached: inline assembly (`lidt`).
+    // SAFETY: the caller vouches for the gates; the table is 'static.
+    unsafe { asm!("lidt [{}]", in(reg) &ptr, options(nostack)) };
+}
+
+// MIRI: not reached: the assembly routines of trap.rs and switch.rs, which
+// host tests replace with the model's trap and context-switch machinery.
+unsafe extern "C" {
+    static __trellis_trap_stubs: u8;
+    fn __trellis_syscall_entry();
+    fn __trellis_enter_user(frame: *mut TrapFrame);
+    fn __trellis_context_switch(save_rsp: *mut usize, next_rsp: usize);
+    fn __trellis_task_trampoline();
+}
+
+/// Where the 256 trap stubs start (16 bytes each).
+pub fn trap_stubs() -> u64 {
+    &raw const __trellis_trap_stubs as u64
+}
+
+/// The `syscall` entry point (for MSR LSTAR).
+pub fn syscall_entry() -> u64 {
+    __trellis_syscall_entry as *const () as u64
+}
+
+/// Where a new task starts: the return address of its initial stack frame.
+pub fn task_trampoline() -> u64 {
+    __trellis_task_trampoline as *const () as u64
+}
+
+/// Runs `frame` in user mode (`iretq`) until the next trap or `syscall`
+/// from ring 3, which the entry code saves into `frame`; then returns.
+///
+/// # Safety
+/// `frame` must be a sanitised user state (user CS/SS, canonical RIP/RSP,
+/// RFLAGS with IF and no privileged bit), TSS.RSP0 and the syscall entry's
+/// context pointer must point just past it, and interrupts must be off.
+// MIRI: not reached: the contract of the user-mode entry (assembly); the
+// model's `enter_user` checks it.
+pub unsafe fn enter_user(frame: &mut TrapFrame) {
+    // MIRI: not reached: calls the assembly routine that does `iretq`.
+    // SAFETY: the caller upholds this function's contract.
+    unsafe { __trellis_enter_user(frame) }
+}
+
+/// Saves the current task's stack pointer into `*save_rsp` and resumes the
+/// task whose saved stack pointer is `next_rsp`.
+///
+/// # Safety
+/// `next_rsp` must be a stack pointer saved by this function (or built by
+/// `switch::initial_stack`) on a live stack that no CPU is running on, and
+/// `save_rsp` must stay valid until this task is resumed.
+// MIRI: not reached: the contract of the context switch (assembly); the
+// model's `context_switch` checks it.
+pub unsafe fn context_switch(save_rsp: *mut usize, next_rsp: usize) {
+    // MIRI: not reached: calls the assembly routine that swaps stacks.
+    // SAFETY: the caller upholds this function's contract.
+    unsafe { __trellis_context_switch(save_rsp, next_rsp) }
 }

@@ -34,12 +34,9 @@ pub fn init() {
 }
 
 pub fn save(state: &mut FpuState) {
-    // SAFETY: `state` is a valid, 16-byte-aligned 512-byte area.
-    unsafe { core::arch::asm!("fxsave64 [{}]", in(reg) state.0.as_mut_ptr(), options(nostack)) }
+    super::cpu::fxsave(state);
 }
 
 pub fn restore(state: &FpuState) {
-    // SAFETY: `state` is 16-byte aligned; FXRSTOR faults on reserved MXCSR
-    // bits, so `UserContext` never lets clients write raw FPU bytes.
-    unsafe { core::arch::asm!("fxrstor64 [{}]", in(reg) state.0.as_ptr(), options(nostack)) }
+    super::cpu::fxrstor(state);
 }

@@ -5,9 +5,11 @@
 //! offered, loading 0x23 faults), user data 0x2b, 64-bit user code 0x33;
 //! TSS 0x38.
 
-use core::arch::asm;
 use core::cell::UnsafeCell;
 use core::mem::size_of;
+
+use super::cpu;
+use crate::sync::Once;
 
 pub const KERNEL_CS: u16 = 0x08;
 pub const KERNEL_DS: u16 = 0x10;
@@ -38,21 +40,25 @@ const _: () = assert!(size_of::<Tss>() == 104);
 #[repr(C, align(16))]
 struct DfStack([u8; DF_STACK_SIZE]);
 
-/// CPU-owned tables. Single CPU for now; becomes per-CPU with SMP.
+/// The GDT: built once at boot (the TSS descriptor needs the TSS's
+/// address), never changed after.
+static GDT: Once<[u64; GDT_ENTRIES]> = Once::new();
+
+/// CPU-owned tables the CPU also writes or that change at run time.
+/// Single CPU for now; becomes per-CPU with SMP.
 struct CpuTables {
-    gdt: UnsafeCell<[u64; GDT_ENTRIES]>,
     tss: UnsafeCell<Tss>,
     df_stack: UnsafeCell<DfStack>,
     debug_stack: UnsafeCell<DfStack>,
 }
-// SAFETY: the tables are written only during `init` (before interrupts are
+// SAFETY: the TSS is written only during `init` (before interrupts are
 // enabled, on the boot CPU) and by `set_kernel_stack`, which runs with
-// interrupts disabled on the only CPU; the hardware reads them concurrently,
-// which is the intended use.
+// interrupts disabled on the only CPU; the stacks are used by the CPU
+// alone. The hardware reads them concurrently, which is the intended use.
+// MIRI: relied on by arch::x86_64::tests::boot_cpu_tables_are_loaded_and_checked, user::tests::user_mode_is_entered_with_sanitised_state_and_syscalls_come_back
 unsafe impl Sync for CpuTables {}
 
 static TABLES: CpuTables = CpuTables {
-    gdt: UnsafeCell::new([0; GDT_ENTRIES]),
     tss: UnsafeCell::new(Tss {
         _reserved0: 0,
         rsp: [0; 3],
@@ -66,12 +72,6 @@ static TABLES: CpuTables = CpuTables {
     debug_stack: UnsafeCell::new(DfStack([0; DF_STACK_SIZE])),
 };
 
-#[repr(C, packed)]
-struct DescriptorPointer {
-    limit: u16,
-    base: u64,
-}
-
 pub(crate) fn init() {
     let tss_addr = TABLES.tss.get() as u64;
     let df_top = TABLES.df_stack.get() as u64 + DF_STACK_SIZE as u64;
@@ -83,11 +83,13 @@ pub(crate) fn init() {
         | ((tss_limit >> 16) & 0xf) << 48
         | ((tss_addr >> 24) & 0xff) << 56;
     let tss_high = tss_addr >> 32;
-    // SAFETY: boot CPU, interrupts disabled: nothing else accesses the tables yet.
+    // SAFETY: boot CPU, interrupts disabled: nothing else accesses the TSS yet.
     unsafe {
         (*TABLES.tss.get()).ist[usize::from(IST_DOUBLE_FAULT) - 1] = df_top;
         (*TABLES.tss.get()).ist[usize::from(IST_DEBUG) - 1] = debug_top;
-        *TABLES.gdt.get() = [
+    }
+    let gdt = GDT.call_once(|| {
+        [
             0,
             0x00af_9a00_0000_ffff, // kernel code: 64-bit, DPL 0
             0x00cf_9200_0000_ffff, // kernel data
@@ -97,39 +99,28 @@ pub(crate) fn init() {
             0x00af_fa00_0000_ffff, // user code: 64-bit, DPL 3
             tss_low,
             tss_high,
-        ];
-    }
-    let ptr = DescriptorPointer {
-        limit: (GDT_ENTRIES * 8 - 1) as u16,
-        base: TABLES.gdt.get() as u64,
-    };
-    // SAFETY: the GDT above is valid and 'static; the selectors reloaded
-    // below index its kernel code/data descriptors and the TSS descriptor.
-    unsafe {
-        asm!(
-            "lgdt [{ptr}]",
-            "push {cs}",
-            "lea {tmp}, [rip + 2f]",
-            "push {tmp}",
-            "retfq",
-            "2:",
-            "mov ds, {ds:x}",
-            "mov es, {ds:x}",
-            "mov ss, {ds:x}",
-            "ltr {tss:x}",
-            ptr = in(reg) &ptr,
-            cs = in(reg) u64::from(KERNEL_CS),
-            tmp = out(reg) _,
-            ds = in(reg) KERNEL_DS,
-            tss = in(reg) TSS_SEL,
-        );
+        ]
+    });
+    // SAFETY: KERNEL_CS and KERNEL_DS index the kernel code and data
+    // descriptors above, TSS_SEL the descriptor of the static TSS.
+    unsafe { cpu::load_gdt(gdt, KERNEL_CS, KERNEL_DS, TSS_SEL) };
+}
+
+/// `sel` if it is null or selects one of the user segments above (any
+/// RPL), else null: the selectors the kernel may load for user code.
+pub(crate) fn user_selector_or_null(sel: u16) -> u16 {
+    let index = sel & !3;
+    if index == USER_DS & !3 || index == USER_CS & !3 {
+        sel
+    } else {
+        0
     }
 }
 
 /// Sets the stack the CPU switches to on a trap from user mode (TSS.RSP0).
 pub(crate) fn set_kernel_stack(top: u64) {
     assert!(
-        !super::cpu::interrupts_enabled(),
+        !cpu::interrupts_enabled(),
         "invariant: TSS.RSP0 changes only with interrupts disabled"
     );
     // SAFETY: single CPU with interrupts disabled; the CPU only reads RSP0

@@ -2,9 +2,9 @@
 //! local-APIC vectors. QEMU's q35/pc place it at 0xfec00000 and identity-map
 //! ISA IRQ 4 to GSI 4 (no MADT override), edge-triggered, active high.
 
-use crate::mm::paddr_to_vaddr;
+use crate::mm::{linear_ptr, paddr_to_vaddr};
 
-const IOAPIC_PADDR: usize = 0xfec0_0000;
+pub(crate) const IOAPIC_PADDR: usize = 0xfec0_0000;
 const IOREGSEL: usize = 0x00;
 const IOWIN: usize = 0x10;
 
@@ -13,8 +13,8 @@ fn write(reg: u32, value: u32) {
     // SAFETY: the direct map covers the low 4 GiB, which includes the
     // I/O APIC's MMIO window; IOREGSEL/IOWIN is its register interface.
     unsafe {
-        core::ptr::write_volatile((base + IOREGSEL) as *mut u32, reg);
-        core::ptr::write_volatile((base + IOWIN) as *mut u32, value);
+        core::ptr::write_volatile(linear_ptr::<u32>(base + IOREGSEL), reg);
+        core::ptr::write_volatile(linear_ptr::<u32>(base + IOWIN), value);
     }
 }
 

@@ -1,9 +1,8 @@
 //! Kernel task context switch: callee-saved registers live on the task's own
 //! stack; a task's context is just its saved stack pointer.
 
-use core::arch::global_asm;
-
-global_asm!(
+#[cfg(target_os = "none")]
+core::arch::global_asm!(
     r#"
     .section .text.switch, "ax"
     .global __trellis_context_switch
@@ -33,11 +32,6 @@ __trellis_task_trampoline:
     entry = sym crate::task::task_entry,
 );
 
-unsafe extern "C" {
-    fn __trellis_context_switch(save_rsp: *mut usize, next_rsp: usize);
-    fn __trellis_task_trampoline();
-}
-
 /// Number of bytes `initial_stack` writes below the stack top.
 pub const INITIAL_FRAME_WORDS: usize = 8;
 
@@ -45,27 +39,6 @@ pub const INITIAL_FRAME_WORDS: usize = 8;
 /// task trampoline; returns the saved stack pointer to switch to.
 pub fn initial_stack(frame: &mut [u64; INITIAL_FRAME_WORDS], frame_addr: usize) -> usize {
     // r15, r14, r13, r12, rbx, rbp, return address, alignment pad.
-    *frame = [
-        0,
-        0,
-        0,
-        0,
-        0,
-        0,
-        __trellis_task_trampoline as *const () as u64,
-        0,
-    ];
+    *frame = [0, 0, 0, 0, 0, 0, super::cpu::task_trampoline(), 0];
     frame_addr
-}
-
-/// Saves the current task's stack pointer into `*save_rsp` and resumes the
-/// task whose saved stack pointer is `next_rsp`.
-///
-/// # Safety
-/// `next_rsp` must be a stack pointer saved by this function (or built by
-/// `initial_stack`) on a live stack that no CPU is running on, and
-/// `save_rsp` must stay valid until this task is resumed.
-pub unsafe fn context_switch(save_rsp: *mut usize, next_rsp: usize) {
-    // SAFETY: the caller upholds this function's contract.
-    unsafe { __trellis_context_switch(save_rsp, next_rsp) }
 }

@@ -7,11 +7,12 @@
 //! A trap from kernel mode saves a `TrapFrame` on the current kernel stack and
 //! calls [`kernel_trap`].
 
-use core::arch::global_asm;
 use core::cell::UnsafeCell;
 use core::mem::size_of;
 
+use super::cpu;
 use super::gdt::{IST_DEBUG, IST_DOUBLE_FAULT, KERNEL_CS, USER_CS, USER_DS};
+use crate::sync::Once;
 
 /// Pseudo-vector recorded in the frame for a `syscall` instruction.
 pub const SYSCALL_VECTOR: u64 = 0x100;
@@ -59,7 +60,8 @@ pub struct TrapFrame {
 }
 const _: () = assert!(size_of::<TrapFrame>() == 22 * 8);
 
-global_asm!(
+#[cfg(target_os = "none")]
+core::arch::global_asm!(
     r#"
     .section .text.trap, "ax"
     .balign 16
@@ -217,88 +219,72 @@ __trellis_enter_user:
     frame_words = const size_of::<TrapFrame>() / 8,
 );
 
-unsafe extern "C" {
-    static __trellis_trap_stubs: u8;
-    fn __trellis_syscall_entry();
-    fn __trellis_enter_user(frame: *mut TrapFrame);
-}
-
 /// Per-CPU scratch words used by the assembly (single CPU for now).
 #[repr(transparent)]
 struct AsmWord(UnsafeCell<u64>);
 // SAFETY: only the assembly above and `enter_user` (interrupts disabled, one
 // CPU) touch these words.
+// MIRI: relied on by user::tests::user_mode_is_entered_with_sanitised_state_and_syscalls_come_back
 unsafe impl Sync for AsmWord {}
 
 static KERNEL_RSP: AsmWord = AsmWord(UnsafeCell::new(0));
 static USER_RSP_SCRATCH: AsmWord = AsmWord(UnsafeCell::new(0));
 static USER_CTX_TOP: AsmWord = AsmWord(UnsafeCell::new(0));
 
-#[derive(Clone, Copy)]
+/// An IDT gate (Intel SDM vol. 3, 6.14.1).
+#[derive(Clone, Copy, Debug)]
 #[repr(C)]
-struct IdtEntry {
-    offset_low: u16,
-    selector: u16,
-    ist: u8,
-    type_attr: u8,
-    offset_mid: u16,
-    offset_high: u32,
-    _zero: u32,
+pub(crate) struct IdtEntry {
+    pub offset_low: u16,
+    pub selector: u16,
+    pub ist: u8,
+    pub type_attr: u8,
+    pub offset_mid: u16,
+    pub offset_high: u32,
+    pub _zero: u32,
 }
 
-struct Idt(UnsafeCell<[IdtEntry; 256]>);
-// SAFETY: written only in `init` on the boot CPU before interrupts are enabled.
-unsafe impl Sync for Idt {}
+impl IdtEntry {
+    /// The handler address the gate leads to (the CPU model checks it).
+    #[cfg(test)]
+    pub(crate) fn handler(&self) -> u64 {
+        u64::from(self.offset_low)
+            | u64::from(self.offset_mid) << 16
+            | u64::from(self.offset_high) << 32
+    }
+}
 
-static IDT: Idt = Idt(UnsafeCell::new(
-    [IdtEntry {
-        offset_low: 0,
-        selector: 0,
-        ist: 0,
-        type_attr: 0,
-        offset_mid: 0,
-        offset_high: 0,
-        _zero: 0,
-    }; 256],
-));
+/// The IDT: built once at boot, never changed after.
+static IDT: Once<[IdtEntry; 256]> = Once::new();
 
 pub fn init() {
-    // SAFETY: taking the address of an assembly symbol.
-    let stubs = unsafe { &__trellis_trap_stubs as *const u8 as u64 };
-    // SAFETY: boot CPU, interrupts disabled; the IDT is not loaded yet.
-    let idt = unsafe { &mut *IDT.0.get() };
-    for (vector, entry) in idt.iter_mut().enumerate() {
-        let handler = stubs + 16 * vector as u64;
-        let dpl: u8 = if vector == 3 { 3 } else { 0 };
-        *entry = IdtEntry {
-            offset_low: handler as u16,
-            selector: KERNEL_CS,
-            // #DB, NMI and #MC can arrive on the first instruction of the
-            // syscall entry, before it has left the user stack: they get a
-            // known-good stack of their own, like #DF.
-            ist: match vector {
-                1 | 2 | 18 => IST_DEBUG,
-                8 => IST_DOUBLE_FAULT,
-                _ => 0,
-            },
-            type_attr: 0x8e | (dpl << 5), // present interrupt gate
-            offset_mid: (handler >> 16) as u16,
-            offset_high: (handler >> 32) as u32,
-            _zero: 0,
-        };
-    }
-    #[repr(C, packed)]
-    struct Ptr {
-        limit: u16,
-        base: u64,
-    }
-    let ptr = Ptr {
-        limit: (256 * 16 - 1) as u16,
-        base: IDT.0.get() as u64,
-    };
-    // SAFETY: the IDT is fully initialised and 'static; every entry points at
-    // a stub in `.text.trap`.
-    unsafe { core::arch::asm!("lidt [{}]", in(reg) &ptr, options(nostack)) };
+    let stubs = cpu::trap_stubs();
+    let idt = IDT.call_once(|| {
+        core::array::from_fn(|vector| {
+            let handler = stubs + 16 * vector as u64;
+            let dpl: u8 = if vector == 3 { 3 } else { 0 };
+            IdtEntry {
+                offset_low: handler as u16,
+                selector: KERNEL_CS,
+                // #DB, NMI and #MC can arrive on the first instruction of the
+                // syscall entry, before it has left the user stack: they get a
+                // known-good stack of their own, like #DF.
+                ist: match vector {
+                    1 | 2 | 18 => IST_DEBUG,
+                    8 => IST_DOUBLE_FAULT,
+                    _ => 0,
+                },
+                type_attr: 0x8e | (dpl << 5), // present interrupt gate
+                offset_mid: (handler >> 16) as u16,
+                offset_high: (handler >> 32) as u32,
+                _zero: 0,
+            }
+        })
+    });
+    // SAFETY: every gate is a present interrupt gate to the stub of its
+    // vector in `.text.trap`, through the kernel code segment; the IST
+    // slots named are set up by `gdt::init`, which runs first.
+    unsafe { cpu::load_idt(idt) };
 
     use super::cpu::*;
     // SAFETY: enables `syscall` and points it at the entry above; STAR holds
@@ -311,13 +297,24 @@ pub fn init() {
             MSR_STAR,
             (u64::from(KERNEL_CS) << 32) | (u64::from(USER_DS & !3) - 8) << 48,
         );
-        wrmsr(MSR_LSTAR, __trellis_syscall_entry as *const () as u64);
+        wrmsr(MSR_LSTAR, syscall_entry());
         wrmsr(MSR_SFMASK, SYSCALL_RFLAGS_MASK);
     }
 }
 
-extern "C" fn kernel_trap_entry(frame: &mut TrapFrame) {
-    super::cpu::assert_entry_flags();
+/// Entry hygiene (docs/soundness.md), checked on every entry to ring 0:
+/// no user-controlled flag — TF, DF, IOPL, NT, AC — is set in the kernel.
+pub(crate) fn assert_entry_flags() {
+    const USER_CONTROLLED: u64 = (1 << 8) | (1 << 10) | (3 << 12) | (1 << 14) | (1 << 18);
+    let f = cpu::rflags();
+    assert!(
+        f & USER_CONTROLLED == 0,
+        "invariant: ring 0 runs with TF, DF, IOPL, NT and AC clear (RFLAGS {f:#x})"
+    );
+}
+
+pub(crate) extern "C" fn kernel_trap_entry(frame: &mut TrapFrame) {
+    assert_entry_flags();
     crate::trap::handle_kernel_trap(frame);
 }
 
@@ -330,7 +327,7 @@ extern "C" fn kernel_trap_entry(frame: &mut TrapFrame) {
 /// port access (invariant 2).
 pub(crate) fn enter_user(frame: &mut TrapFrame) {
     assert!(
-        !super::cpu::interrupts_enabled(),
+        !cpu::interrupts_enabled(),
         "invariant: user mode is entered with interrupts disabled"
     );
     assert!(
@@ -353,8 +350,9 @@ pub(crate) fn enter_user(frame: &mut TrapFrame) {
     super::gdt::set_kernel_stack(top);
     // SAFETY: single CPU, interrupts disabled; the syscall entry reads it.
     unsafe { *USER_CTX_TOP.0.get() = top };
-    // SAFETY: `frame` is a valid, 16-byte-aligned user state (checked by the
-    // caller) that outlives the call: the CPU writes the next trap into it
-    // through TSS.RSP0 / USER_CTX_TOP and the stub returns here.
-    unsafe { __trellis_enter_user(frame) };
+    // SAFETY: `frame` is a valid, 16-byte-aligned user state (checked
+    // above) that outlives the call: the CPU writes the next trap into it
+    // through TSS.RSP0 / USER_CTX_TOP (both set just above) and the stub
+    // returns here; interrupts are off (checked above).
+    unsafe { cpu::enter_user(frame) };
 }

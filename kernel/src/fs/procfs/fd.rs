@@ -7,7 +7,7 @@ use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::pid::{ENTRY_FD_LINK, ENTRY_FDINFO_FILE, Target, may_inspect, reader_fs};
+use super::pid::{ENTRY_FD_LINK, ENTRY_FDINFO_FILE, Target, may_access, reader_fs};
 use super::{parse_id, pid_ino};
 use crate::error::{Errno, Error, Result};
 use crate::fs::eventfd::EventFd;
@@ -50,7 +50,7 @@ impl FdDir {
     /// The open descriptors, if the caller may see them.
     fn fds(&self) -> Result<Vec<(i32, Arc<File>)>> {
         let p = self.target.process()?;
-        may_inspect(&p)?;
+        may_access(&p)?;
         let shared_files = p.files();
         let files = shared_files.lock();
         Ok(files.iter().map(|(fd, f)| (fd, f.clone())).collect())
@@ -124,7 +124,7 @@ impl DirSource for FdDir {
 
 fn open_file(t: Target, fd: i32) -> Result<Arc<File>> {
     let p = t.process()?;
-    may_inspect(&p)?;
+    may_access(&p)?;
     let file = p.files().lock().get(fd);
     file.map_err(|_| Error::new(Errno::ENOENT))
 }

@@ -12,6 +12,7 @@
 //! /proc/sys nodes are path hashes ([`super::pseudo::tree_ino`]).
 
 mod fd;
+mod mem;
 mod mounts;
 mod pid;
 mod pid_text;

@@ -32,6 +32,7 @@ impl Target {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Entry {
+    Auxv,
     Cmdline,
     Comm,
     Cwd,
@@ -41,6 +42,7 @@ enum Entry {
     FdInfo,
     Limits,
     Maps,
+    Mem,
     MountInfo,
     Mounts,
     Root,
@@ -53,6 +55,7 @@ enum Entry {
 /// The entries of a process directory, their types and permissions
 /// (proc(5); the links are checked when read, not by their mode).
 const ENTRIES: &[(&str, Entry, FileType, u32)] = &[
+    ("auxv", Entry::Auxv, FileType::Regular, 0o400),
     ("cmdline", Entry::Cmdline, FileType::Regular, 0o444),
     ("comm", Entry::Comm, FileType::Regular, 0o644),
     ("cwd", Entry::Cwd, FileType::Symlink, 0o777),
@@ -62,6 +65,7 @@ const ENTRIES: &[(&str, Entry, FileType, u32)] = &[
     ("fdinfo", Entry::FdInfo, FileType::Directory, 0o500),
     ("limits", Entry::Limits, FileType::Regular, 0o444),
     ("maps", Entry::Maps, FileType::Regular, 0o444),
+    ("mem", Entry::Mem, FileType::Regular, 0o600),
     ("mountinfo", Entry::MountInfo, FileType::Regular, 0o444),
     ("mounts", Entry::Mounts, FileType::Regular, 0o444),
     ("root", Entry::Root, FileType::Symlink, 0o777),
@@ -80,9 +84,13 @@ struct PidDir {
     dev: u64,
     target: Target,
     parent: Arc<dyn Inode>,
-    /// Owner and time of every node below.
+    /// Owner of the world-readable directories (the process's effective
+    /// ids), of the other nodes (root's if the process is not dumpable
+    /// or has no memory left: Linux's task_dump_owner), and their time.
     uid: u32,
     gid: u32,
+    dump_uid: u32,
+    dump_gid: u32,
     time: Timespec,
 }
 
@@ -96,6 +104,8 @@ pub(super) fn pid_dir(
 ) -> Result<Arc<dyn Inode>> {
     let p = process::find_process(pid).ok_or(Error::new(Errno::ENOENT))?;
     let creds = p.creds();
+    let dumpable = p.dumpable.load(core::sync::atomic::Ordering::Relaxed) == 1 && p.exit_status().is_none();
+    let (dump_uid, dump_gid) = if dumpable { (creds.euid, creds.egid) } else { (0, 0) };
     let start = boot_time();
     let since_boot = p.start_ns();
     let mut time = start;
@@ -111,6 +121,8 @@ pub(super) fn pid_dir(
         parent,
         uid: creds.euid,
         gid: creds.egid,
+        dump_uid,
+        dump_gid,
         time,
     };
     let attr = dir.attr(dir.ino(0, 0), 0o555);
@@ -127,12 +139,13 @@ impl PidDir {
     }
 
     fn attr(&self, ino: u64, perm: u32) -> Attr {
+        let (uid, gid) = if perm == 0o555 { (self.uid, self.gid) } else { (self.dump_uid, self.dump_gid) };
         Attr {
             dev: self.dev,
             ino,
             perm,
-            uid: self.uid,
-            gid: self.gid,
+            uid,
+            gid,
             time: self.time,
         }
     }
@@ -163,9 +176,16 @@ impl PidDir {
                 Box::new(move || pid_text::comm(t).map(name::text_to_user)),
                 Box::new(move |data| pid_text::set_comm(t, data)),
             ),
-            Entry::Environ => raw(pid_text::environ),
+            // Linux checks these when they are opened.
+            Entry::Auxv => GenFile::checked(attr, Box::new(move || pid_text::auxv(t)), checker(t)),
+            Entry::Environ => GenFile::checked(attr, Box::new(move || pid_text::environ(t)), checker(t)),
             Entry::Limits => text(pid_text::limits),
-            Entry::Maps => text(pid_text::maps),
+            Entry::Maps => GenFile::checked(
+                attr,
+                Box::new(move || pid_text::maps(t).map(name::text_to_user)),
+                checker(t),
+            ),
+            Entry::Mem => super::mem::mem_file(attr, t),
             Entry::MountInfo => text(mounts::mountinfo),
             Entry::Mounts => text(mounts::mounts),
             Entry::Stat => text(pid_text::stat),
@@ -264,17 +284,21 @@ impl DirSource for TaskDir {
     }
 }
 
-/// Whether the caller may see `p`'s private details (its links and open
-/// files): root, or the same effective user (Linux's ptrace access check,
-/// simplified).
-pub(super) fn may_inspect(p: &Process) -> Result<()> {
+/// Whether the caller may see `p`'s private details (its memory, links
+/// and open files): Linux's ptrace access check with the caller's
+/// file-system ids (PTRACE_MODE_READ_FSCREDS), EACCES if not.
+pub(super) fn may_access(p: &Arc<Process>) -> Result<()> {
     let (me, _) = caller()?;
-    let (mine, theirs) = (me.creds(), p.creds());
-    if mine.euid == 0 || (mine.euid == theirs.euid && mine.euid == theirs.ruid) {
+    if process::ptrace_may_access(&me, p, process::AccessCreds::Fs) {
         Ok(())
     } else {
         Err(Error::new(Errno::EACCES))
     }
+}
+
+/// The open-time check of a file of `t` that needs [`may_access`].
+fn checker(t: Target) -> crate::fs::pseudo::OpenCheck {
+    Box::new(move || may_access(&t.process()?))
 }
 
 /// The caller's view of the file system, for printing paths.
@@ -287,7 +311,7 @@ pub(super) fn reader_fs() -> Result<crate::fs::FsContext> {
 /// The process's working directory, or its root.
 fn dir_of(t: Target, root: bool) -> Result<Arc<dyn Inode>> {
     let p = t.process()?;
-    may_inspect(&p)?;
+    may_access(&p)?;
     let fs = p.fs().lock();
     Ok(if root { fs.root() } else { fs.cwd() }.clone())
 }
@@ -306,7 +330,7 @@ fn exe_node(t: Target) -> Result<Arc<dyn Inode>> {
 
 fn exe(t: Target) -> Result<String> {
     let p = t.process()?;
-    may_inspect(&p)?;
+    may_access(&p)?;
     let exe = p.exe();
     if exe.is_empty() || p.exit_status().is_some() {
         return Err(Error::new(Errno::ENOENT));

@@ -8,7 +8,7 @@ use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use core::fmt::Write;
 
-use super::pid::{Target, may_inspect};
+use super::pid::{Target, may_access};
 use crate::error::Result;
 use crate::fs::inode::{dev_major, dev_minor};
 use crate::mm::Vmar;
@@ -286,12 +286,10 @@ pub(super) fn status(t: Target) -> Result<String> {
     let _ = writeln!(s, "SigBlk:\t{blocked:016x}");
     let _ = writeln!(s, "SigIgn:\t{ignored:016x}");
     let _ = writeln!(s, "SigCgt:\t{caught:016x}");
-    // Only root holds capabilities (all of them).
-    let caps: u64 = if c.euid == 0 { 0x1ff_ffff_ffff } else { 0 };
-    let _ = writeln!(s, "CapInh:\t{:016x}", 0);
-    let _ = writeln!(s, "CapPrm:\t{caps:016x}");
-    let _ = writeln!(s, "CapEff:\t{caps:016x}");
-    let _ = writeln!(s, "CapBnd:\t{:016x}", 0x1ff_ffff_ffffu64);
+    let _ = writeln!(s, "CapInh:\t{:016x}", c.cap_inheritable);
+    let _ = writeln!(s, "CapPrm:\t{:016x}", c.cap_permitted);
+    let _ = writeln!(s, "CapEff:\t{:016x}", c.cap_effective);
+    let _ = writeln!(s, "CapBnd:\t{:016x}", crate::process::creds::CAP_FULL);
     let _ = writeln!(s, "CapAmb:\t{:016x}", 0);
     let nnp = p.no_new_privs.load(core::sync::atomic::Ordering::Relaxed);
     let _ = writeln!(s, "NoNewPrivs:\t{}", u8::from(nnp));
@@ -334,10 +332,21 @@ pub(super) fn cmdline(t: Target) -> Result<Vec<u8>> {
     Ok(read_range(&vm, args))
 }
 
+/// /proc/pid/auxv: the auxiliary vector the program was started with,
+/// as native-endian (key, value) words ending with AT_NULL.
+pub(super) fn auxv(t: Target) -> Result<Vec<u8>> {
+    let p = t.process()?;
+    may_access(&p)?;
+    if p.exit_status().is_some() {
+        return Ok(Vec::new());
+    }
+    Ok(p.vm().auxv().iter().flat_map(|w| w.to_ne_bytes()).collect())
+}
+
 /// /proc/pid/environ: the environment strings (owner or root only).
 pub(super) fn environ(t: Target) -> Result<Vec<u8>> {
     let p = t.process()?;
-    may_inspect(&p)?;
+    may_access(&p)?;
     if p.exit_status().is_some() {
         return Ok(Vec::new());
     }

@@ -405,7 +405,8 @@ fn random_uuid() -> String {
 
 static BOOT_ID: frame::sync::Once<String> = frame::sync::Once::new();
 
-/// /proc/sys: the sysctl values programs commonly read (read-only).
+/// /proc/sys: the sysctl values programs commonly read; the tunables
+/// of [`crate::sysctl`] are writable by root.
 pub(super) const SYS: &[(&str, Node)] = &[
     (
         "fs",
@@ -414,8 +415,10 @@ pub(super) const SYS: &[(&str, Node)] = &[
                 "file-max",
                 Node::File(|| String::from("9223372036854775807\n")),
             ),
-            ("nr_open", Node::File(|| String::from("65536\n"))),
+            ("nr_open", Node::Value(&crate::sysctl::NR_OPEN)),
             ("pipe-max-size", Node::File(|| String::from("1048576\n"))),
+            ("protected_hardlinks", Node::Value(&crate::sysctl::PROTECTED_HARDLINKS)),
+            ("protected_symlinks", Node::Value(&crate::sysctl::PROTECTED_SYMLINKS)),
         ]),
     ),
     (
@@ -463,6 +466,7 @@ pub(super) const SYS: &[(&str, Node)] = &[
         "vm",
         Node::Dir(&[
             ("max_map_count", Node::File(|| String::from("65530\n"))),
+            ("mmap_min_addr", Node::Value(&crate::sysctl::MMAP_MIN_ADDR)),
             ("overcommit_memory", Node::File(|| String::from("0\n"))),
             ("swappiness", Node::File(|| String::from("60\n"))),
         ]),

@@ -150,7 +150,15 @@ pub fn sys_fcntl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         }
         F_GETFL => Ok(file.flags() as isize),
         F_SETFL => {
-            file.set_status_flags(arg as u32);
+            // Turning O_NOATIME on needs ownership (fcntl(2), EPERM).
+            let flags = arg as u32;
+            if flags & crate::fs::O_NOATIME != 0
+                && file.flags() & crate::fs::O_NOATIME == 0
+                && !super::caller_cred(ctx).owns(&file.node().metadata())
+            {
+                return Err(Error::new(Errno::EPERM));
+            }
+            file.set_status_flags(flags);
             Ok(0)
         }
         F_GETLK | F_SETLK | F_SETLKW | F_OFD_GETLK | F_OFD_SETLK | F_OFD_SETLKW => {

@@ -5,7 +5,7 @@ use alloc::sync::Arc;
 use super::fd_limit;
 use crate::error::{Errno, Error, Result};
 use crate::fs::pipe::new_pipe;
-use crate::fs::{File, O_CLOEXEC, O_NONBLOCK};
+use crate::fs::{File, O_CLOEXEC, O_DIRECT, O_NONBLOCK};
 use crate::syscall::{Context, SyscallArgs};
 
 /// Installs `files` on the lowest free descriptors, all or none (EMFILE).
@@ -36,8 +36,8 @@ pub(super) fn install_all<const N: usize>(
 }
 
 fn pipe2(ctx: &Context, fds_addr: u64, flags: u32) -> Result<isize> {
-    // O_DIRECT (packet mode) and O_NOTIFICATION_PIPE are not supported.
-    if flags & !(O_CLOEXEC | O_NONBLOCK) != 0 {
+    // O_NOTIFICATION_PIPE is not supported.
+    if flags & !(O_CLOEXEC | O_NONBLOCK | O_DIRECT) != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
     let cred = super::caller_cred(ctx);

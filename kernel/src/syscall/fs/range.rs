@@ -4,7 +4,7 @@
 
 use alloc::sync::Arc;
 
-use super::{fd_arg, get_io_file};
+use super::{CallerCtx, fd_arg, get_io_file};
 use crate::error::{Errno, Error, Result};
 use crate::fs::{Allocate, File, FileType, IO_CHUNK, O_APPEND, kernel_buffer};
 use crate::syscall::{Context, SyscallArgs};
@@ -75,6 +75,9 @@ pub fn sys_fallocate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         m if m == FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE => Allocate::PunchHole,
         _ => return Err(Error::new(Errno::EOPNOTSUPP)),
     };
+    if how == Allocate::Extend {
+        crate::fs::file_size_grow_check(file.node().size(), (offset + len) as usize, &CallerCtx(ctx))?;
+    }
     file.node().allocate(how, offset as usize, len as usize)?;
     Ok(0)
 }
@@ -130,6 +133,7 @@ pub fn sys_copy_file_range(ctx: &mut Context, args: &SyscallArgs) -> Result<isiz
     if in_meta.ino == out_meta.ino && pos_out + count > pos_in && pos_out < pos_in + count {
         return Err(Error::new(Errno::EINVAL));
     }
+    let count = crate::fs::file_size_check(pos_out, count, &CallerCtx(ctx))?;
     let copied = copy(&input, pos_in, &output, pos_out, count)?;
     let advance = |file: &Arc<File>, addr: u64, given: Option<usize>, start: usize| {
         let end = (start + copied) as u64;

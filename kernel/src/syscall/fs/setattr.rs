@@ -7,7 +7,7 @@ use alloc::sync::Arc;
 
 use super::attr::fd_inode;
 use super::{
-    AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_NOFOLLOW, caller_cred, fd_arg, get_io_file, resolve_at,
+    AT_EMPTY_PATH, AT_FDCWD, AT_SYMLINK_NOFOLLOW, CallerCtx, caller_cred, fd_arg, get_io_file, resolve_at,
 };
 use crate::error::{Errno, Error, Result};
 use crate::fs::{FileType, Inode, MAY_WRITE, Timespec, mount};
@@ -255,6 +255,9 @@ pub fn sys_truncate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         FileType::Regular => {
             mount::check_writable(&node)?;
             caller_cred(ctx).check(&*node, MAY_WRITE)?;
+            // A running program cannot be truncated (ETXTBSY).
+            let _access = crate::fs::WriteAccess::get(&*node)?;
+            crate::fs::file_size_grow_check(node.size(), len, &CallerCtx(ctx))?;
             node.resize(len)?;
             Ok(0)
         }
@@ -269,6 +272,7 @@ pub fn sys_ftruncate(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     if !file.can_write() || !regular {
         return Err(Error::new(Errno::EINVAL));
     }
+    crate::fs::file_size_grow_check(file.node().size(), len, &CallerCtx(ctx))?;
     file.node().resize(len)?;
     Ok(0)
 }

@@ -1,0 +1,84 @@
+//! The boot CPU set-up, checked on the simulated machine after it booted
+//! through `boot::rust_entry` and `frame::init` (the CPU model has checked
+//! each descriptor table and register write as it happened).
+
+use core::sync::atomic::Ordering;
+
+use super::apic::{PIC_BASE_VECTOR, SERIAL_VECTOR, SPURIOUS_VECTOR, TIMER_VECTOR};
+use super::cpu::*;
+use super::trap::SYSCALL_RFLAGS_MASK;
+use crate::sim::{self, devices};
+
+#[test]
+fn boot_cpu_tables_are_loaded_and_checked() {
+    sim::run(|| {
+        let c = sim::cpu::state();
+        assert_eq!(c.gdt.map(<[u64]>::len), Some(9));
+        assert!(c.idt.is_some());
+        assert_eq!(c.cr3 as usize, crate::mm::kernel_root().unwrap());
+        // syscall enabled, entering at the entry stub with every flag masked.
+        assert_eq!(c.msrs[&MSR_EFER] & 1, 1);
+        assert_eq!(c.msrs[&MSR_LSTAR], syscall_entry());
+        assert_eq!(c.msrs[&MSR_SFMASK], SYSCALL_RFLAGS_MASK);
+        assert_eq!(c.msrs[&MSR_STAR] >> 32, 0x0020_0008);
+        // FPU/SSE on (EM off, MP and NE on, OSFXSR, OSXMMEXCPT); SMEP, SMAP.
+        assert_eq!(c.cr0 & 0b10_0110, 0b10_0010);
+        assert_eq!(c.cr4 & (0b11 << 9 | 0b11 << 20), 0b11 << 9 | 0b11 << 20);
+    });
+    assert_eq!(sim::run(crate::boot::smep_smap_enabled), (true, true));
+}
+
+#[test]
+fn boot_programs_the_interrupt_controllers_and_the_timer() {
+    sim::run(|| {
+        let ports = devices::PORTS.lock().unwrap();
+        // Legacy PICs remapped away from exceptions, and masked.
+        for (i, pic) in ports.pic.iter().enumerate() {
+            assert!(pic.initialised);
+            assert_eq!(pic.vector_base, PIC_BASE_VECTOR + 8 * i as u8);
+            assert_eq!(pic.mask, 0xff);
+        }
+        // COM1 at 115200 8N1, receive interrupt on (console input).
+        assert_eq!((ports.uart_divisor, ports.uart_lcr & 0x7f), (1, 3));
+        assert_eq!(ports.uart_ier, 1);
+        drop(ports);
+        let lapic = |off| devices::LAPIC.reg(off).load(Ordering::Relaxed);
+        assert_eq!(lapic(0xf0), 0x100 | u32::from(SPURIOUS_VECTOR));
+        assert_eq!(lapic(0x320), u32::from(TIMER_VECTOR) | 1 << 17, "periodic");
+        assert_eq!(lapic(0x3e0), 0b0011, "divide by 16");
+        // Calibrated against the PIT: the timer fires TICK_HZ times a second.
+        assert_eq!(lapic(0x380), devices::APIC_TIMER_HZ / crate::timer::TICK_HZ);
+        // The last I/O APIC register written: GSI 4's low word, COM1's vector.
+        let ioapic = |off| devices::IOAPIC.reg(off).load(Ordering::Relaxed);
+        assert_eq!(
+            (ioapic(0), ioapic(0x10)),
+            (0x10 + 2 * 4, u32::from(SERIAL_VECTOR))
+        );
+        let tsc_hz = crate::cpu::tsc_hz();
+        assert!(
+            tsc_hz.abs_diff(devices::TSC_HZ) < devices::TSC_HZ / 100,
+            "calibrated TSC {tsc_hz} Hz"
+        );
+        assert_eq!(
+            crate::timer::realtime_at_boot_ns(),
+            devices::RTC_UNIX_TIME * 1_000_000_000
+        );
+    });
+}
+
+#[test]
+fn boot_banner_reaches_the_serial_console_and_the_log() {
+    let banner = format!(
+        "trellis: framekernel booting, cmdline \"{}\"\r\n",
+        sim::CMDLINE
+    );
+    let (log, _) = sim::run(|| crate::console::read_log(0));
+    assert!(sim::serial_output().contains(&banner));
+    let log = String::from_utf8(log).unwrap();
+    assert!(log.contains(banner.trim_end_matches("\r\n")), "{log}");
+    let vendor = sim::run(|| {
+        let r = crate::cpu::cpuid(0, 0);
+        [r.ebx, r.edx, r.ecx].map(u32::to_le_bytes).concat()
+    });
+    assert_eq!(vendor, b"SimulatedCPU");
+}

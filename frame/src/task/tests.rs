@@ -1,0 +1,208 @@
+//! Tasks, context switches, wait queues, the sleeping mutex and the timer,
+//! on the simulated machine (each task a host thread; Miri checks every
+//! hand-over between them).
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use super::*;
+use crate::mm::frame_alloc::free_frames;
+use crate::sim;
+use crate::sync::{Mutex, WaitQueue};
+use crate::timer::{call_at, cancel, jiffies, monotonic_ns};
+
+fn spawn(f: impl FnOnce() + Send + 'static) -> Arc<Task> {
+    TaskOptions::new(f).spawn().unwrap()
+}
+
+/// Yields until every task in `tasks` has exited.
+fn join(tasks: &[Arc<Task>]) {
+    while tasks.iter().any(|t| t.state() != TaskState::Exited) {
+        yield_now();
+    }
+}
+
+#[test]
+fn spawned_tasks_run_when_the_current_task_yields_and_exit_cleanly() {
+    sim::run(|| {
+        let before = free_frames();
+        let ran = Arc::new(AtomicU32::new(0));
+        let tasks: Vec<Arc<Task>> = (0..3u32)
+            .map(|i| {
+                let ran = ran.clone();
+                TaskOptions::new(move || {
+                    let me = current();
+                    assert_eq!(me.data().downcast_ref::<u32>(), Some(&i));
+                    ran.fetch_add(1 << (8 * i), Ordering::Relaxed);
+                })
+                .data(i)
+                .spawn()
+                .unwrap()
+            })
+            .collect();
+        assert_eq!(
+            ran.load(Ordering::Relaxed),
+            0,
+            "spawning does not run a task"
+        );
+        assert!(tasks.iter().all(|t| t.state() == TaskState::Runnable));
+        let (_, involuntary) = current().context_switches();
+        // FIFO: one yield lets all three run to their end.
+        yield_now();
+        assert_eq!(ran.load(Ordering::Relaxed), 0x01_01_01);
+        for t in &tasks {
+            assert_eq!(t.state(), TaskState::Exited);
+            assert_eq!(
+                t.context_switches(),
+                (1, 0),
+                "exiting is a voluntary switch"
+            );
+        }
+        assert_eq!(
+            current().context_switches().1,
+            involuntary + 1,
+            "the yield was involuntary"
+        );
+        drop(tasks);
+        // Their kernel stacks went back with the last reference.
+        assert_eq!(free_frames(), before);
+    });
+}
+
+#[test]
+fn wait_queues_and_the_mutex_put_tasks_to_sleep_and_wake_them() {
+    sim::run(|| {
+        let queue = Arc::new(WaitQueue::new());
+        let flag = Arc::new(AtomicBool::new(false));
+        let log: Arc<Mutex<Vec<&str>>> = Arc::new(Mutex::new(Vec::new()));
+        let waiter = {
+            let (queue, flag, log) = (queue.clone(), flag.clone(), log.clone());
+            spawn(move || {
+                queue.wait_until(|| flag.load(Ordering::Acquire).then_some(()));
+                log.lock().push("woken");
+            })
+        };
+        // Holds the mutex across a yield, so the next task has to sleep on it.
+        let holder = {
+            let log = log.clone();
+            spawn(move || {
+                let mut g = log.lock();
+                g.push("holder");
+                yield_now();
+                g.push("holder again");
+            })
+        };
+        let contender = {
+            let log = log.clone();
+            spawn(move || log.lock().push("contender"))
+        };
+        yield_now();
+        assert_eq!(waiter.state(), TaskState::Sleeping);
+        assert_eq!(contender.state(), TaskState::Sleeping);
+        flag.store(true, Ordering::Release);
+        queue.wake_all();
+        join(&[waiter, holder, contender]);
+        let log = log.lock();
+        // Nothing got between the holder's two entries.
+        assert_eq!(log[..2], ["holder", "holder again"]);
+        let mut rest = log[2..].to_vec();
+        rest.sort_unstable();
+        assert_eq!(rest, ["contender", "woken"]);
+    });
+}
+
+#[test]
+fn a_mutex_guard_shares_only_the_value_across_threads() {
+    sim::run(|| {
+        let m: Mutex<Vec<u32>> = Mutex::new(Vec::from([1, 2, 3]));
+        let g = m.lock();
+        // `&MutexGuard` is `&T` for whoever it is shared with.
+        let sums: Vec<u32> = std::thread::scope(|s| {
+            let handles: Vec<_> = (0..2)
+                .map(|_| {
+                    let g = &g;
+                    s.spawn(move || g.iter().sum::<u32>())
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert_eq!(sums, [6, 6]);
+        drop(g);
+        m.lock().push(4);
+        assert_eq!(*m.lock(), [1, 2, 3, 4]);
+    });
+}
+
+#[test]
+fn a_deadline_wakes_a_sleeper_when_the_timer_gets_there() {
+    sim::run(|| {
+        let queue = WaitQueue::new();
+        let (t0, j0) = (monotonic_ns(), jiffies());
+        // Nothing else runs: the CPU halts and the APIC timer ticks (every
+        // 10 ms of simulated time) until the deadline has passed.
+        let r = queue.wait_until_or_deadline(|| None::<()>, t0 + 35_000_000);
+        assert_eq!(r, None);
+        let (t1, j1) = (monotonic_ns(), jiffies());
+        assert!(
+            (t0 + 35_000_000..t0 + 50_000_000).contains(&t1),
+            "{t0} -> {t1}"
+        );
+        assert_eq!(j1 - j0, 4, "four ticks to get past 35 ms");
+    });
+}
+
+#[test]
+fn timer_callbacks_run_once_at_their_deadline_unless_cancelled() {
+    sim::run(|| {
+        let fired = Arc::new(AtomicU32::new(0));
+        let queue = Arc::new(WaitQueue::new());
+        let now = monotonic_ns();
+        let cb = |bit: u32| -> crate::timer::TimerCallback {
+            let (fired, queue) = (fired.clone(), queue.clone());
+            alloc::boxed::Box::new(move || {
+                assert!(crate::irq::in_interrupt());
+                fired.fetch_or(bit, Ordering::Relaxed);
+                queue.wake_all();
+            })
+        };
+        let first = call_at(now + 15_000_000, cb(1));
+        let cancelled = call_at(now + 16_000_000, cb(2));
+        let _late = call_at(now + 500_000_000, cb(4));
+        assert!(cancel(cancelled));
+        queue.wait_until(|| (fired.load(Ordering::Relaxed) & 1 != 0).then_some(()));
+        assert_eq!(fired.load(Ordering::Relaxed), 1);
+        assert!(!cancel(first), "a callback that ran cannot be cancelled");
+        assert!(!cancel(cancelled), "nor one cancelled before");
+    });
+}
+
+#[test]
+fn kernel_stacks_sit_above_an_unmapped_guard_page() {
+    sim::run(|| {
+        let stack = stack::KernelStack::new().unwrap();
+        let top = stack.top();
+        let base = top - stack::STACK_PAGES * crate::mm::PAGE_SIZE;
+        stack.write_words(base, &[1, 2]);
+        stack.write_words(top - 16, &[3, 4]);
+        assert!(crate::mm::kernel_addr_mapped(base));
+        assert!(!crate::mm::kernel_addr_mapped(base - 8));
+        assert!(is_stack_guard(base - 8));
+        assert!(!is_stack_guard(base));
+        let again = {
+            drop(stack);
+            stack::KernelStack::new().unwrap()
+        };
+        assert_eq!(again.top(), top, "the slot is reused");
+    });
+}
+
+#[test]
+#[should_panic(expected = "initial frame outside the stack")]
+fn writing_below_a_kernel_stack_is_refused() {
+    sim::run(|| {
+        let stack = stack::KernelStack::new().unwrap();
+        let base = stack.top() - stack::STACK_PAGES * crate::mm::PAGE_SIZE;
+        stack.write_words(base - 8, &[0]);
+    });
+}

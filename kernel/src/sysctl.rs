@@ -1,0 +1,56 @@
+//! Kernel tunables that change behaviour (sysctl(8)): the values behind
+//! the writable files of /proc/sys. Each has Linux's default on a Debian
+//! system and the range Linux's handler accepts (EINVAL outside it).
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Errno, Error, Result};
+
+/// One integer tunable.
+pub struct Sysctl {
+    value: AtomicU64,
+    min: u64,
+    max: u64,
+}
+
+impl Sysctl {
+    const fn new(default: u64, min: u64, max: u64) -> Sysctl {
+        Sysctl { value: AtomicU64::new(default), min, max }
+    }
+
+    pub fn get(&self) -> u64 {
+        self.value.load(Ordering::Relaxed)
+    }
+
+    /// A write to the /proc/sys file: one decimal number, surrounding
+    /// white space allowed; EINVAL if it is not one or is out of range.
+    pub fn write_text(&self, text: &[u8]) -> Result<()> {
+        let text = core::str::from_utf8(text).map_err(|_| Error::new(Errno::EINVAL))?;
+        let v: u64 = text.trim().parse().map_err(|_| Error::new(Errno::EINVAL))?;
+        if v < self.min || v > self.max {
+            return Err(Error::new(Errno::EINVAL));
+        }
+        self.value.store(v, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// fs.protected_hardlinks: only the owner (or a caller able to read and
+/// write a plain file) may hard-link it (Debian's default 1).
+pub static PROTECTED_HARDLINKS: Sysctl = Sysctl::new(1, 0, 1);
+/// fs.protected_symlinks: a symlink in a sticky world-writable directory
+/// is followed only by its owner or when it has the directory's owner
+/// (Debian's default 1).
+pub static PROTECTED_SYMLINKS: Sysctl = Sysctl::new(1, 0, 1);
+/// vm.mmap_min_addr: the lowest address an unprivileged process may map.
+pub static MMAP_MIN_ADDR: Sysctl = Sysctl::new(65536, 0, u64::MAX);
+/// fs.nr_open: the largest RLIMIT_NOFILE. Linux accepts up to about 2^31;
+/// descriptor tables here are bounded at Linux's default.
+pub const NR_OPEN_MAX: u64 = 1 << 20;
+pub static NR_OPEN: Sysctl = Sysctl::new(NR_OPEN_MAX, 64, NR_OPEN_MAX);
+
+/// vm.mmap_min_addr, page-aligned up (what mappings are checked against).
+pub fn mmap_min_addr() -> usize {
+    let v = usize::try_from(MMAP_MIN_ADDR.get()).unwrap_or(usize::MAX);
+    v.checked_next_multiple_of(frame::mm::PAGE_SIZE).unwrap_or(usize::MAX)
+}
