@@ -12,7 +12,10 @@ commands:
               `-- CMD ARGS...` run that one command and exit with its status
   initramfs   build only the user programs and target/initramfs.cpio
   test        run every test layer (host, miri, compile-fail, linux, user, glibc,
-              busybox, interactive, ktest, bench)
+              busybox, interactive, ktest, fuzz, bench)
+  fuzz        boot Trellis with the syscall fuzzer (user/fuzz) as init: calls
+              per second, panics and hangs with a reproducer, free memory
+              before and after (docs/robustness.md)
   tcb         linked code per crate of the release kernel, TCB share
               (docs/tcb.md)
   api         list frame's public items (the list docs/frame-api.md must hold)
@@ -31,7 +34,16 @@ options:
                        300 with `--`, none interactively)
   --kernel ELF         boot this kernel image instead of building one (run, test)
   --only LAYER,...     run only these test layers: host, miri, compile-fail,
-                       linux, user, glibc, busybox, interactive, ktest, bench (test)
+                       linux, user, glibc, busybox, interactive, ktest, fuzz,
+                       bench (test)
+  --seed S             fuzz: the PRNG seed (default 1)
+  --calls N            fuzz: calls in the campaign (default 20000)
+  --threads T          fuzz: worker threads per batch child (default 1)
+  --uid U              fuzz: the batch child drops to uid/gid U before fuzzing
+  --batch B            fuzz: calls per thread per batch child (default 1000)
+  --replay K | F-K     fuzz: run only batch K (or batches F to K), printing
+                       every call before issuing it (--trace)
+  --call I             fuzz: with --replay K, only call I of the batch
   --smoke              one iteration of each benchmark, Trellis only (bench)
   --no-wall            skip the wall-clock pass (bench)
   -- CMD ARGS...       the command to run as init (run, initramfs)
@@ -49,6 +61,7 @@ pub enum Sub {
     Tcb,
     Miri,
     Api,
+    Fuzz,
     Help,
 }
 
@@ -70,6 +83,14 @@ pub struct Options {
     pub only: Vec<String>,
     pub smoke: bool,
     pub no_wall: bool,
+    pub seed: Option<u64>,
+    pub calls: Option<u64>,
+    pub threads: Option<u32>,
+    pub uid: Option<u32>,
+    pub batch: Option<u64>,
+    /// `--replay K` or `--replay F-K`: the batches to replay, inclusive.
+    pub replay: Option<(u64, u64)>,
+    pub call: Option<u64>,
     /// Everything after `--`.
     pub command: Option<Vec<String>>,
 }
@@ -90,6 +111,7 @@ pub const LAYERS: &[&str] = &[
     "interactive",
     "ktest",
     "compile-fail",
+    "fuzz",
     "bench",
 ];
 
@@ -107,6 +129,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
         "tcb" => Sub::Tcb,
         "miri" => Sub::Miri,
         "api" => Sub::Api,
+        "fuzz" => Sub::Fuzz,
         "help" | "-h" | "--help" => Sub::Help,
         other => return Err(format!("unknown command `{other}`")),
     };
@@ -142,6 +165,13 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
             "--append" => opts.append.push(value(flag)?),
             "--timeout" => opts.timeout = Some(parse_timeout(&value(flag)?)?),
             "--kernel" => opts.kernel = Some(PathBuf::from(value(flag)?)),
+            "--seed" => opts.seed = Some(parse_num(flag, &value(flag)?)?),
+            "--calls" => opts.calls = Some(parse_num(flag, &value(flag)?)?),
+            "--threads" => opts.threads = Some(parse_range(flag, &value(flag)?, 1, 8)?),
+            "--uid" => opts.uid = Some(parse_range(flag, &value(flag)?, 0, 0xffff_fffe)?),
+            "--batch" => opts.batch = Some(parse_num(flag, &value(flag)?)?.max(1)),
+            "--replay" => opts.replay = Some(parse_batches(&value(flag)?)?),
+            "--call" => opts.call = Some(parse_num(flag, &value(flag)?)?),
             "--only" => {
                 for layer in value(flag)?.split(',').filter(|s| !s.is_empty()) {
                     if !LAYERS.contains(&layer) {
@@ -174,6 +204,13 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ("--only", !o.only.is_empty()),
         ("--smoke", o.smoke),
         ("--no-wall", o.no_wall),
+        ("--seed", o.seed.is_some()),
+        ("--calls", o.calls.is_some()),
+        ("--threads", o.threads.is_some()),
+        ("--uid", o.uid.is_some()),
+        ("--batch", o.batch.is_some()),
+        ("--replay", o.replay.is_some()),
+        ("--call", o.call.is_some()),
         ("--", o.command.is_some()),
     ];
     let allowed: &[&str] = match sub {
@@ -189,6 +226,17 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         Sub::Initramfs => &["--add", "--"],
         Sub::Test => &["--kernel", "--only"],
         Sub::Bench => &["--kernel", "--smoke", "--no-wall"],
+        Sub::Fuzz => &[
+            "--release",
+            "--kernel",
+            "--seed",
+            "--calls",
+            "--threads",
+            "--uid",
+            "--batch",
+            "--replay",
+            "--call",
+        ],
         Sub::Tcb | Sub::Miri | Sub::Api => &[],
         Sub::Help => &[],
     };
@@ -197,7 +245,42 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
             return Err(format!("`{name}` is not valid for this command"));
         }
     }
+    if o.call.is_some() && o.replay.is_none_or(|(f, k)| f != k) {
+        return Err("`--call` needs `--replay K` (one batch)".into());
+    }
     Ok(())
+}
+
+fn parse_num(flag: &str, s: &str) -> Result<u64, String> {
+    let parsed = match s.strip_prefix("0x") {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => s.parse(),
+    };
+    parsed.map_err(|_| format!("`{flag} {s}`: expected a number"))
+}
+
+fn parse_batches(s: &str) -> Result<(u64, u64), String> {
+    let (f, k) = match s.split_once('-') {
+        Some((f, k)) => (parse_num("--replay", f)?, parse_num("--replay", k)?),
+        None => {
+            let k = parse_num("--replay", s)?;
+            (k, k)
+        }
+    };
+    if f > k {
+        return Err(format!(
+            "`--replay {s}`: the first batch comes after the last"
+        ));
+    }
+    Ok((f, k))
+}
+
+fn parse_range(flag: &str, s: &str, lo: u64, hi: u64) -> Result<u32, String> {
+    let v = parse_num(flag, s)?;
+    if v < lo || v > hi {
+        return Err(format!("`{flag} {s}`: expected {lo}..={hi}"));
+    }
+    Ok(v as u32)
 }
 
 /// Splits `HOST:GUEST` at the first `:` that is followed by `/`.
@@ -305,6 +388,43 @@ mod tests {
         assert_eq!(inv.opts.only, vec!["host", "busybox"]);
         assert_eq!(p(&["help"]).unwrap().sub, Sub::Help);
         assert_eq!(p(&["run", "--help"]).unwrap().sub, Sub::Help);
+    }
+
+    #[test]
+    fn fuzz_options() {
+        let inv = p(&[
+            "fuzz",
+            "--seed",
+            "0x10",
+            "--calls=5000",
+            "--threads",
+            "2",
+            "--uid",
+            "1000",
+        ])
+        .unwrap();
+        assert_eq!(inv.sub, Sub::Fuzz);
+        assert_eq!(inv.opts.seed, Some(16));
+        assert_eq!(inv.opts.calls, Some(5000));
+        assert_eq!(inv.opts.threads, Some(2));
+        assert_eq!(inv.opts.uid, Some(1000));
+        assert!(p(&["fuzz", "--threads", "0"]).is_err());
+        assert!(p(&["fuzz", "--threads", "9"]).is_err());
+        assert!(p(&["fuzz", "--seed", "x"]).is_err());
+        assert!(p(&["fuzz", "--call", "3"]).is_err());
+        assert!(p(&["fuzz", "--replay", "3", "--call", "4"]).is_ok());
+        assert_eq!(
+            p(&["fuzz", "--replay", "2-5"]).unwrap().opts.replay,
+            Some((2, 5))
+        );
+        assert_eq!(
+            p(&["fuzz", "--replay", "7"]).unwrap().opts.replay,
+            Some((7, 7))
+        );
+        assert!(p(&["fuzz", "--replay", "5-2"]).is_err());
+        assert!(p(&["fuzz", "--replay", "2-5", "--call", "1"]).is_err());
+        assert!(p(&["run", "--seed", "1"]).is_err());
+        assert!(p(&["test", "--only", "fuzz"]).is_ok());
     }
 
     #[test]

@@ -72,6 +72,8 @@ pub struct UserBuild {
     pub glibc: PathBuf,
     /// `$(BUILD)/runner`: installed as `/sbin/test-runner`.
     pub runner: PathBuf,
+    /// `$(BUILD)/fuzz`: the syscall fuzzer, installed as `/sbin/fuzz`.
+    pub fuzz: PathBuf,
 }
 
 impl UserBuild {
@@ -82,6 +84,7 @@ impl UserBuild {
             tests: build.join("tests"),
             glibc: build.join("tests-glibc"),
             runner: build.join("runner"),
+            fuzz: build.join("fuzz"),
         }
     }
 }

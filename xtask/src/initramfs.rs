@@ -13,6 +13,8 @@ use crate::util::{Context, Res, run_quiet};
 
 pub const BUSYBOX: &str = "/bin/busybox";
 pub const ARGV_PATH: &str = "/.trellis/argv";
+/// Where the syscall fuzzer (user/fuzz) is installed.
+pub const FUZZ: &str = "/sbin/fuzz";
 
 const DIRS: &[(&str, u32)] = &[
     ("bin", 0o755),
@@ -252,6 +254,9 @@ fn add_user(t: &mut Tree, user: &UserBuild) -> Res<()> {
             "xtask: warning: {} does not exist; no /sbin/test-runner",
             user.runner.display()
         );
+    }
+    if user.fuzz.is_file() {
+        t.add_host(&user.fuzz, FUZZ)?;
     }
     Ok(())
 }

@@ -16,6 +16,7 @@ mod bench_report;
 mod builder;
 mod compile_fail;
 mod cpio;
+mod fuzz;
 mod initramfs;
 mod ksyms;
 mod miri;
@@ -81,6 +82,7 @@ fn dispatch(inv: &Invocation) -> util::Res<u8> {
         }
         Sub::Test => test::run_all(&root, &inv.opts),
         Sub::Bench => bench::run(&root, &inv.opts),
+        Sub::Fuzz => fuzz::run(&root, &inv.opts),
         Sub::Tcb => tcb::run(&root),
         Sub::Miri => miri::run(&root),
         Sub::Api => api_scan::public_items(&root.join("frame/src/lib.rs")).map(|items| {
@@ -143,6 +145,7 @@ fn run(kernel: &std::path::Path, initrd: &std::path::Path, opts: &Options) -> ut
         append: &opts.append,
         timeout,
         console,
+        watch: None,
     };
     let result = qemu::boot(&boot, &mut |_| {})?;
     if let Some(msg) = result.outcome.problem() {

@@ -32,6 +32,15 @@ pub struct Boot<'a> {
     pub append: &'a [String],
     pub timeout: Option<Duration>,
     pub console: Console,
+    /// A progress watchdog: QEMU is killed when no line passes it for a while.
+    pub watch: Option<Watch<'a>>,
+}
+
+/// Counts a hang when the guest goes `quiet` long without a line for which
+/// `is_progress` holds.
+pub struct Watch<'a> {
+    pub is_progress: &'a dyn Fn(&str) -> bool,
+    pub quiet: Duration,
 }
 
 /// How a boot ended.
@@ -42,6 +51,8 @@ pub enum Outcome {
     /// The kernel printed a `trellis: KERNEL PANIC` line (the line).
     Panic(String),
     Timeout(Duration),
+    /// The progress watchdog fired: no progress line for this long.
+    NoProgress(Duration),
     /// QEMU ended without a poweroff line (its exit status, if it had one).
     NoPoweroff(Option<i32>),
 }
@@ -50,7 +61,7 @@ impl Outcome {
     pub fn exit_code(&self) -> u8 {
         match self {
             Outcome::Poweroff(n) => *n,
-            Outcome::Timeout(_) => util::EXIT_TIMEOUT,
+            Outcome::Timeout(_) | Outcome::NoProgress(_) => util::EXIT_TIMEOUT,
             Outcome::Panic(_) => util::EXIT_PANIC,
             Outcome::NoPoweroff(_) => util::EXIT_NO_POWEROFF,
         }
@@ -63,6 +74,10 @@ impl Outcome {
             Outcome::Panic(line) => Some(format!("kernel panic: {}", line.trim())),
             Outcome::Timeout(t) => Some(format!(
                 "timed out after {} s; QEMU was killed",
+                t.as_secs()
+            )),
+            Outcome::NoProgress(t) => Some(format!(
+                "no progress for {} s; QEMU was killed",
                 t.as_secs()
             )),
             Outcome::NoPoweroff(status) => Some(format!(
@@ -158,6 +173,8 @@ pub fn boot(b: &Boot, on_line: &mut dyn FnMut(&str)) -> Res<BootResult> {
     let (mut poweroff, mut panic) = (None, None);
     let mut ended_at: Option<Instant> = None;
     let mut timed_out = false;
+    let mut stalled = false;
+    let mut last_progress = Instant::now();
     let mut status: Option<ExitStatus> = None;
     let mut eof = false;
     let mut exited_at: Option<Instant> = None;
@@ -181,6 +198,9 @@ pub fn boot(b: &Boot, on_line: &mut dyn FnMut(&str)) -> Res<BootResult> {
                     }
                     _ => {}
                 }
+                if b.watch.as_ref().is_some_and(|w| (w.is_progress)(&line)) {
+                    last_progress = Instant::now();
+                }
                 on_line(&line);
                 lines.push(line);
             }
@@ -202,9 +222,14 @@ pub fn boot(b: &Boot, on_line: &mut dyn FnMut(&str)) -> Res<BootResult> {
             continue;
         }
         let overdue = b.timeout.is_some_and(|t| start.elapsed() > t);
+        let quiet = ended_at.is_none()
+            && b.watch
+                .as_ref()
+                .is_some_and(|w| last_progress.elapsed() > w.quiet);
         let lingering = ended_at.is_some_and(|t| t.elapsed() > GRACE);
-        if overdue || lingering {
+        if overdue || lingering || quiet {
             timed_out |= overdue && ended_at.is_none();
+            stalled |= quiet && !overdue;
             if lingering {
                 eprintln!(
                     "xtask: warning: QEMU kept running after the kernel's last words; killing it"
@@ -226,6 +251,8 @@ pub fn boot(b: &Boot, on_line: &mut dyn FnMut(&str)) -> Res<BootResult> {
         Outcome::Poweroff(n)
     } else if timed_out {
         Outcome::Timeout(b.timeout.unwrap_or_default())
+    } else if stalled {
+        Outcome::NoProgress(b.watch.as_ref().map(|w| w.quiet).unwrap_or_default())
     } else {
         Outcome::NoPoweroff(status.and_then(|s| s.code()))
     };

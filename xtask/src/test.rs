@@ -9,8 +9,8 @@ use crate::builder::{self, UserBuild};
 use crate::qemu::{self, BootResult, Console};
 use crate::util::{Context, Res, target_dir};
 use crate::{
-    bench, compile_fail, initramfs, miri, test_busybox, test_host, test_interactive, test_ktest,
-    test_user,
+    bench, compile_fail, fuzz, initramfs, miri, test_busybox, test_host, test_interactive,
+    test_ktest, test_user,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,6 +134,34 @@ impl BootEnv {
             append: &[],
             timeout: Some(timeout),
             console: Console::Capture,
+            watch: None,
+        };
+        qemu::boot(&boot, on_line)
+    }
+
+    /// Boots `argv` from its own initramfs file `initrd` (so that boots of
+    /// several xtask processes do not share one), with a progress watchdog.
+    pub fn boot_watched(
+        &self,
+        argv: &[String],
+        initrd: &Path,
+        timeout: Option<Duration>,
+        watch: qemu::Watch<'_>,
+        on_line: &mut dyn FnMut(&str),
+    ) -> Res<BootResult> {
+        let spec = initramfs::Spec {
+            user: self.user.as_ref(),
+            adds: &[],
+            argv: Some(argv),
+        };
+        initramfs::write(&spec, initrd)?;
+        let boot = qemu::Boot {
+            kernel: &self.kernel,
+            initrd,
+            append: &[],
+            timeout,
+            console: Console::Capture,
+            watch: Some(watch),
         };
         qemu::boot(&boot, on_line)
     }
@@ -194,7 +222,15 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
     if want("linux") {
         test_user::run_on_host(root, &mut r);
     }
-    let guest_layers = ["user", "glibc", "busybox", "interactive", "ktest", "bench"];
+    let guest_layers = [
+        "user",
+        "glibc",
+        "busybox",
+        "interactive",
+        "ktest",
+        "fuzz",
+        "bench",
+    ];
     if guest_layers.iter().any(|l| want(l)) {
         let env = prepare(root, opts, &mut r);
         for suite in test_user::SUITES {
@@ -213,6 +249,9 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         }
         if want("ktest") {
             test_ktest::run(env.as_ref(), &mut r);
+        }
+        if want("fuzz") {
+            fuzz::layer(env.as_ref(), &mut r);
         }
         if want("bench") {
             bench::smoke_layer(env.as_ref(), &mut r);

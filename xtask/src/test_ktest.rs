@@ -84,6 +84,7 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
             append: &append,
             timeout: Some(TIMEOUT),
             console: Console::Capture,
+            watch: None,
         };
         let result = match qemu::boot(&boot, &mut |_| {}) {
             Ok(res) => res,

@@ -559,7 +559,8 @@ impl Vmar {
             }
             top = top.min(v.start);
         }
-        (top >= MMAP_BOTTOM + len).then(|| top - len)
+        // `len` is the caller's: no overflow whatever it is.
+        MMAP_BOTTOM.checked_add(len).is_some_and(|b| top >= b).then(|| top - len)
     }
 
     /// mmap: places `vma` (start ignored unless `fixed`), length `len`,

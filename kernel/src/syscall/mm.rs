@@ -243,8 +243,8 @@ fn page_len(len: u64) -> Option<usize> {
 
 /// mremap(2), checked in Linux's order: flags (EINVAL: unknown,
 /// MREMAP_FIXED or MREMAP_DONTUNMAP without MREMAP_MAYMOVE, DONTUNMAP
-/// with a size change), alignment, lengths (EINVAL for a zero or
-/// overflowing new length), a fixed destination (EINVAL if unaligned,
+/// with a size change), alignment, lengths (EINVAL for a zero,
+/// overflowing or beyond-user-space new length), a fixed destination (EINVAL if unaligned,
 /// beyond user space or overlapping the old range); then the area itself
 /// (EFAULT, ENOMEM: see `Vmar::remap`).
 fn sys_mremap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
@@ -266,6 +266,11 @@ fn sys_mremap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     }
     let old_len = page_len(a[1]).ok_or_else(einval)?;
     let new_len = page_len(a[2]).filter(|l| *l > 0).ok_or_else(einval)?;
+    // Linux 6.x: a new length beyond user space is EINVAL before the old
+    // range is looked at.
+    if new_len > USER_SPACE_END {
+        return Err(einval());
+    }
     let fixed = if flags & MREMAP_FIXED != 0 {
         if new_addr % PAGE_SIZE != 0 || new_len > USER_SPACE_END || new_addr > USER_SPACE_END - new_len {
             return Err(einval());
