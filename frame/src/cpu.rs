@@ -11,13 +11,7 @@ pub struct CpuidResult {
 
 /// Executes `cpuid`: no side effects, any leaf may be asked.
 pub fn cpuid(leaf: u32, subleaf: u32) -> CpuidResult {
-    let r = crate::arch::cpu::cpuid(leaf, subleaf);
-    CpuidResult {
-        eax: r.eax,
-        ebx: r.ebx,
-        ecx: r.ecx,
-        edx: r.edx,
-    }
+    crate::arch::cpu::cpuid(leaf, subleaf)
 }
 
 /// The time-stamp counter's frequency, calibrated at boot (0 before).

@@ -343,12 +343,7 @@ pub fn advance_time(ns: u64) {
     state().tsc += ns * (TSC_HZ / 1_000_000_000);
 }
 
-pub struct CpuidResult {
-    pub eax: u32,
-    pub ebx: u32,
-    pub ecx: u32,
-    pub edx: u32,
-}
+pub use crate::cpu::CpuidResult;
 
 /// A CPU with FXSR/SSE/SSE2, SMEP and SMAP; vendor "SimulatedCPU".
 pub fn cpuid(leaf: u32, _subleaf: u32) -> CpuidResult {

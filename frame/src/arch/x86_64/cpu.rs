@@ -201,12 +201,7 @@ pub fn rdtsc() -> u64 {
     (u64::from(hi) << 32) | u64::from(lo)
 }
 
-pub struct CpuidResult {
-    pub eax: u32,
-    pub ebx: u32,
-    pub ecx: u32,
-    pub edx: u32,
-}
+pub use crate::cpu::CpuidResult;
 
 pub fn cpuid(leaf: u32, subleaf: u32) -> CpuidResult {
     let r = core::arch::x86_64::__cpuid_count(leaf, subleaf);
