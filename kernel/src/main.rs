@@ -6,6 +6,7 @@
 
 extern crate alloc;
 
+pub mod caps;
 mod cmdline;
 mod ktest;
 pub mod error;

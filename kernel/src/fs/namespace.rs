@@ -80,7 +80,7 @@ pub fn mknod(
         _ if mode & S_IFMT == 0 => NodeKind::Regular,
         Some(FileType::Regular) => NodeKind::Regular,
         Some(t @ (FileType::CharDevice | FileType::BlockDevice)) => {
-            if !fs.cred().is_root() {
+            if !fs.cred().capable(crate::caps::CAP_MKNOD) {
                 return Err(Error::new(Errno::EPERM));
             }
             NodeKind::Special(t, rdev)

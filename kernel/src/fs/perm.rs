@@ -1,10 +1,13 @@
 //! Permission checks: the owner/group/other bits of an inode against the
-//! caller's file-system ids (path_resolution(7), "Permission checking").
-//! Root (uid 0) has CAP_DAC_OVERRIDE, CAP_FOWNER and CAP_CHOWN: it may read
-//! and write anything, search any directory, and execute a file only if
-//! some execute bit is set.
+//! caller's file-system ids (path_resolution(7), "Permission checking"),
+//! then the capabilities that override them: CAP_DAC_OVERRIDE reads and
+//! writes anything, searches any directory, and executes a file only if
+//! some execute bit is set; CAP_DAC_READ_SEARCH reads any file and reads
+//! and searches any directory; CAP_FOWNER acts as any file's owner.
 
 use alloc::vec::Vec;
+
+use crate::caps::{self, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER};
 
 use super::inode::{FileType, Inode, Metadata};
 use crate::error::{Errno, Error, Result};
@@ -20,15 +23,19 @@ pub struct Cred {
     pub gid: u32,
     /// Supplementary groups.
     pub groups: Vec<u32>,
+    /// The effective capability set (the file-system ones follow fsuid).
+    pub caps: u64,
 }
 
 impl Cred {
+    /// Root with every capability (the kernel's own lookups).
     pub fn root() -> Cred {
-        Cred::default()
+        Cred { caps: caps::CAP_FULL, ..Cred::default() }
     }
 
-    pub fn is_root(&self) -> bool {
-        self.uid == 0
+    /// Whether the effective set holds `cap`.
+    pub fn capable(&self, cap: u32) -> bool {
+        caps::has(self.caps, cap)
     }
 
     pub fn in_group(&self, gid: u32) -> bool {
@@ -38,10 +45,6 @@ impl Cred {
     /// Whether this caller may access an inode with `meta` as `want`
     /// (`MAY_*` bits).
     pub fn may(&self, meta: &Metadata, want: u32) -> bool {
-        if self.is_root() {
-            let executable = meta.file_type == FileType::Directory || meta.perm & 0o111 != 0;
-            return want & MAY_EXEC == 0 || executable;
-        }
         let bits = if meta.uid == self.uid {
             meta.perm >> 6
         } else if self.in_group(meta.gid) {
@@ -49,7 +52,17 @@ impl Cred {
         } else {
             meta.perm
         };
-        bits & 7 & want == want
+        if bits & 7 & want == want {
+            return true;
+        }
+        // Linux's generic_permission after the mode bits.
+        if meta.file_type == FileType::Directory {
+            return self.capable(CAP_DAC_OVERRIDE) || (want & MAY_WRITE == 0 && self.capable(CAP_DAC_READ_SEARCH));
+        }
+        if (want & MAY_EXEC == 0 || meta.perm & 0o111 != 0) && self.capable(CAP_DAC_OVERRIDE) {
+            return true;
+        }
+        want == MAY_READ && self.capable(CAP_DAC_READ_SEARCH)
     }
 
     /// EACCES unless [`Cred::may`].
@@ -63,7 +76,7 @@ impl Cred {
 
     /// Whether this caller owns `meta` or may act as its owner (CAP_FOWNER).
     pub fn owns(&self, meta: &Metadata) -> bool {
-        self.is_root() || meta.uid == self.uid
+        meta.uid == self.uid || self.capable(CAP_FOWNER)
     }
 
     /// fs.protected_symlinks (Linux's may_follow_link): a symlink in a

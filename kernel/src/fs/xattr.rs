@@ -44,7 +44,7 @@ pub struct SetFlags {
 }
 
 /// Who asks, for [`check_access`]: the file-system ids for permission
-/// bits, and whether the caller holds CAP_SYS_ADMIN (effective uid 0).
+/// bits, and whether the caller holds CAP_SYS_ADMIN.
 pub struct Asker<'a> {
     pub cred: &'a Cred,
     pub privileged: bool,

@@ -72,8 +72,8 @@ impl Perm {
     }
 
     /// Whether `creds` may access the object as `flag`'s permission bits
-    /// ask (any of the owner/group/other triplets of `flag`); root (the
-    /// holder of CAP_IPC_OWNER) always may.
+    /// ask (any of the owner/group/other triplets of `flag`); the holder
+    /// of CAP_IPC_OWNER always may.
     pub fn allows(&self, creds: &Credentials, flag: u32) -> bool {
         let requested = (flag >> 6) | (flag >> 3) | flag;
         let mut granted = self.mode;
@@ -82,7 +82,7 @@ impl Perm {
         } else if creds.in_group(self.cgid) || creds.in_group(self.gid) {
             granted >>= 3;
         }
-        requested & !granted & 0o7 == 0 || creds.is_privileged()
+        requested & !granted & 0o7 == 0 || creds.capable(crate::caps::CAP_IPC_OWNER)
     }
 
     /// `allows`, as EACCES.
@@ -90,9 +90,10 @@ impl Perm {
         if self.allows(creds, flag) { Ok(()) } else { Err(Error::new(Errno::EACCES)) }
     }
 
-    /// IPC_SET and IPC_RMID: only the owner, the creator or root (EPERM).
+    /// IPC_SET and IPC_RMID: only the owner, the creator or the holder of
+    /// CAP_SYS_ADMIN (EPERM).
     pub fn check_owner(&self, creds: &Credentials) -> Result<()> {
-        if creds.euid == self.cuid || creds.euid == self.uid || creds.is_privileged() {
+        if creds.euid == self.cuid || creds.euid == self.uid || creds.capable(crate::caps::CAP_SYS_ADMIN) {
             Ok(())
         } else {
             Err(Error::new(Errno::EPERM))

@@ -342,7 +342,7 @@ pub fn ctl(id: i32, cmd: i32, set: Option<&MsqidDs>, creds: &Credentials) -> Res
             let q = t.get_mut(id)?;
             q.perm.check_owner(creds)?;
             // Raising the capacity above MSGMNB takes CAP_SYS_RESOURCE.
-            if new.qbytes > MSGMNB as u64 && !creds.is_privileged() {
+            if new.qbytes > MSGMNB as u64 && !creds.capable(crate::caps::CAP_SYS_RESOURCE) {
                 return Err(Error::new(Errno::EPERM));
             }
             q.perm.set(new.perm.uid, new.perm.gid, new.perm.mode)?;

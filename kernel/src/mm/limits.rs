@@ -24,12 +24,13 @@ impl MapLimits {
 
     /// The limits of `process` now.
     pub fn of(process: &Process) -> MapLimits {
-        let privileged = process.creds().is_privileged();
+        let creds = process.creds();
         let rl = process.rlimits.lock().0;
         let bytes = |r: usize| usize::try_from(rl[r].cur).ok().filter(|b| *b != usize::MAX);
         MapLimits {
-            min_addr: if privileged { 0 } else { crate::sysctl::mmap_min_addr() },
-            memlock: if privileged { None } else { bytes(RLIMIT_MEMLOCK) },
+            // Linux's cap_mmap_addr and can_do_mlock.
+            min_addr: if creds.capable(crate::caps::CAP_SYS_RAWIO) { 0 } else { crate::sysctl::mmap_min_addr() },
+            memlock: if creds.capable(crate::caps::CAP_IPC_LOCK) { None } else { bytes(RLIMIT_MEMLOCK) },
             address_space: bytes(RLIMIT_AS),
             data: bytes(RLIMIT_DATA),
         }

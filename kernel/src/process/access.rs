@@ -19,14 +19,15 @@ pub enum AccessCreds {
 /// Whether `me` may inspect `target`: always its own thread group;
 /// otherwise the caller's uid (fs or real) must be each of the target's
 /// real, effective and saved uids and likewise for the gids, or the
-/// caller is privileged (CAP_SYS_PTRACE); and the target must be
-/// dumpable unless the caller is privileged.
+/// caller holds CAP_SYS_PTRACE; the target must be dumpable, and its
+/// permitted capabilities a subset of the caller's (Linux's
+/// cap_ptrace_access_check), unless the caller holds CAP_SYS_PTRACE.
 pub fn ptrace_may_access(me: &Arc<Process>, target: &Arc<Process>, creds: AccessCreds) -> bool {
     if Arc::ptr_eq(me, target) {
         return true;
     }
     let (c, t) = (me.creds(), target.creds());
-    if c.is_privileged() {
+    if c.capable(crate::caps::CAP_SYS_PTRACE) {
         return true;
     }
     let (uid, gid) = match creds {
@@ -34,5 +35,5 @@ pub fn ptrace_may_access(me: &Arc<Process>, target: &Arc<Process>, creds: Access
         AccessCreds::Real => (c.ruid, c.rgid),
     };
     let ids = [t.ruid, t.euid, t.suid].iter().all(|u| *u == uid) && [t.rgid, t.egid, t.sgid].iter().all(|g| *g == gid);
-    ids && target.dumpable.load(Ordering::Relaxed) == 1
+    ids && target.dumpable.load(Ordering::Relaxed) == 1 && t.cap_permitted & !c.cap_permitted == 0
 }

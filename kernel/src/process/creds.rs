@@ -3,6 +3,9 @@
 
 use alloc::vec::Vec;
 
+use crate::caps::{self, CAP_SETGID, CAP_SETUID};
+pub use crate::caps::{CAP_FULL, CAP_LAST_CAP, CAP_SETPCAP};
+
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Credentials {
     pub ruid: u32,
@@ -16,8 +19,8 @@ pub struct Credentials {
     pub groups: Vec<u32>,
     /// Capability sets (capabilities(7)), one bit per capability, as
     /// Linux computes them for uid changes and execve; the bounding set
-    /// is always full and the ambient set empty. Permission checks still
-    /// go by the effective uid ([`Credentials::is_privileged`]).
+    /// is always full and the ambient set empty. Privilege checks ask for
+    /// one capability in the effective set ([`Credentials::capable`]).
     pub cap_effective: u64,
     pub cap_permitted: u64,
     pub cap_inheritable: u64,
@@ -26,13 +29,6 @@ pub struct Credentials {
 /// "Unchanged" in setreuid/setresuid arguments.
 pub const KEEP: u32 = u32::MAX;
 
-/// The highest capability number (CAP_CHECKPOINT_RESTORE,
-/// /proc/sys/kernel/cap_last_cap).
-pub const CAP_LAST_CAP: u32 = 40;
-/// Every capability: the bounding set.
-pub const CAP_FULL: u64 = (1 << (CAP_LAST_CAP + 1)) - 1;
-/// CAP_SETPCAP: may add any bounding-set capability to the inheritable set.
-pub const CAP_SETPCAP: u32 = 8;
 /// The capabilities that follow the file-system uid (Linux's CAP_FS_MASK:
 /// CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, FSETID, LINUX_IMMUTABLE,
 /// MKNOD, MAC_OVERRIDE).
@@ -121,9 +117,19 @@ impl Credentials {
         true
     }
 
-    /// CAP_SETUID/CAP_SETGID and friends: only euid 0 holds capabilities.
-    pub fn is_privileged(&self) -> bool {
-        self.euid == 0
+    /// Whether the effective set holds `cap` (Linux's capable()).
+    pub fn capable(&self, cap: u32) -> bool {
+        caps::has(self.cap_effective, cap)
+    }
+
+    /// The file-system view of these credentials, for permission checks.
+    pub fn fs_cred(&self) -> crate::fs::Cred {
+        crate::fs::Cred {
+            uid: self.fsuid,
+            gid: self.fsgid,
+            groups: self.groups.clone(),
+            caps: self.cap_effective,
+        }
     }
 
     pub fn in_group(&self, gid: u32) -> bool {
@@ -133,7 +139,7 @@ impl Credentials {
     /// setuid(2).
     pub fn setuid(&mut self, uid: u32) -> bool {
         let old = self.clone();
-        if self.is_privileged() {
+        if self.capable(CAP_SETUID) {
             (self.ruid, self.euid, self.suid, self.fsuid) = (uid, uid, uid, uid);
         } else if uid == self.ruid || uid == self.suid {
             self.euid = uid;
@@ -146,7 +152,7 @@ impl Credentials {
     }
 
     pub fn setgid(&mut self, gid: u32) -> bool {
-        if self.is_privileged() {
+        if self.capable(CAP_SETGID) {
             (self.rgid, self.egid, self.sgid, self.fsgid) = (gid, gid, gid, gid);
             true
         } else if gid == self.rgid || gid == self.sgid {
@@ -162,7 +168,7 @@ impl Credentials {
     /// current real, effective or saved ids.
     pub fn setresuid(&mut self, r: u32, e: u32, s: u32) -> bool {
         let allowed = |v: u32| v == KEEP || v == self.ruid || v == self.euid || v == self.suid;
-        if !self.is_privileged() && !(allowed(r) && allowed(e) && allowed(s)) {
+        if !self.capable(CAP_SETUID) && !(allowed(r) && allowed(e) && allowed(s)) {
             return false;
         }
         let old = self.clone();
@@ -182,7 +188,7 @@ impl Credentials {
 
     pub fn setresgid(&mut self, r: u32, e: u32, s: u32) -> bool {
         let allowed = |v: u32| v == KEEP || v == self.rgid || v == self.egid || v == self.sgid;
-        if !self.is_privileged() && !(allowed(r) && allowed(e) && allowed(s)) {
+        if !self.capable(CAP_SETGID) && !(allowed(r) && allowed(e) && allowed(s)) {
             return false;
         }
         if r != KEEP {
@@ -204,8 +210,8 @@ impl Credentials {
     pub fn setreuid(&mut self, r: u32, e: u32) -> bool {
         let old = self.clone();
         let old_ruid = self.ruid;
-        let ok_r = r == KEEP || self.is_privileged() || r == self.ruid || r == self.euid;
-        let ok_e = e == KEEP || self.is_privileged() || e == self.ruid || e == self.euid || e == self.suid;
+        let ok_r = r == KEEP || self.capable(CAP_SETUID) || r == self.ruid || r == self.euid;
+        let ok_e = e == KEEP || self.capable(CAP_SETUID) || e == self.ruid || e == self.euid || e == self.suid;
         if !(ok_r && ok_e) {
             return false;
         }
@@ -225,8 +231,8 @@ impl Credentials {
 
     pub fn setregid(&mut self, r: u32, e: u32) -> bool {
         let old_rgid = self.rgid;
-        let ok_r = r == KEEP || self.is_privileged() || r == self.rgid || r == self.egid;
-        let ok_e = e == KEEP || self.is_privileged() || e == self.rgid || e == self.egid || e == self.sgid;
+        let ok_r = r == KEEP || self.capable(CAP_SETGID) || r == self.rgid || r == self.egid;
+        let ok_e = e == KEEP || self.capable(CAP_SETGID) || e == self.rgid || e == self.egid || e == self.sgid;
         if !(ok_r && ok_e) {
             return false;
         }

@@ -367,7 +367,7 @@ fn basename(path: &str) -> &str {
 /// (its file-system ids).
 pub fn exec_fs(process: &Process) -> FsContext {
     let creds = process.creds();
-    let cred = crate::fs::Cred { uid: creds.fsuid, gid: creds.fsgid, groups: creds.groups.clone() };
+    let cred = creds.fs_cred();
     process.fs().lock().clone().with_cred(cred)
 }
 

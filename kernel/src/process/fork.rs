@@ -234,10 +234,11 @@ fn clone_thread(process: &Arc<Process>, parent_thread: &Thread, user: &UserConte
 }
 
 /// RLIMIT_NPROC: the threads of all processes of the caller's real user
-/// may not reach the limit (root is exempt, as with CAP_SYS_RESOURCE).
+/// may not reach the limit (Linux's copy_process: real uid 0, CAP_SYS_RESOURCE
+/// and CAP_SYS_ADMIN are exempt).
 fn check_nproc(parent: &Process) -> Result<()> {
     let creds = parent.creds();
-    if creds.ruid == 0 || creds.is_privileged() {
+    if creds.ruid == 0 || creds.capable(crate::caps::CAP_SYS_RESOURCE) || creds.capable(crate::caps::CAP_SYS_ADMIN) {
         return Ok(());
     }
     let limit = parent.rlimits.lock().0[super::rlimit::RLIMIT_NPROC].cur;

@@ -91,7 +91,7 @@ fn sys_setfsuid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let old = c.fsuid;
     let v = id(a[0]);
     // -1 is no uid: nothing changes.
-    if v != u32::MAX && (c.is_privileged() || [c.ruid, c.euid, c.suid, c.fsuid].contains(&v)) {
+    if v != u32::MAX && (c.capable(crate::caps::CAP_SETUID) || [c.ruid, c.euid, c.suid, c.fsuid].contains(&v)) {
         c.fsuid = v;
         c.fix_caps_for_fsuid(old);
         ctx.process.commit_creds(c);
@@ -103,7 +103,7 @@ fn sys_setfsgid(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let mut c = ctx.process.creds();
     let old = c.fsgid;
     let v = id(a[0]);
-    if v != u32::MAX && (c.is_privileged() || [c.rgid, c.egid, c.sgid, c.fsgid].contains(&v)) {
+    if v != u32::MAX && (c.capable(crate::caps::CAP_SETGID) || [c.rgid, c.egid, c.sgid, c.fsgid].contains(&v)) {
         c.fsgid = v;
         ctx.process.commit_creds(c);
     }
@@ -134,7 +134,7 @@ fn sys_getgroups(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 /// int; EINVAL above NGROUPS_MAX), then the ids one by one: a fault is
 /// EFAULT, an invalid id (-1) EINVAL, whichever comes first.
 fn sys_setgroups(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    if !ctx.process.creds().is_privileged() {
+    if !ctx.process.creds().capable(crate::caps::CAP_SETGID) {
         return Err(Error::new(Errno::EPERM));
     }
     let n = a[0] as u32 as usize;

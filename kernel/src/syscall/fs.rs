@@ -201,12 +201,7 @@ fn fs_context(ctx: &Context) -> FsContext {
 
 /// The caller's file-system ids, for permission checks.
 fn caller_cred(ctx: &Context) -> Cred {
-    let c = ctx.process.creds();
-    Cred {
-        uid: c.fsuid,
-        gid: c.fsgid,
-        groups: c.groups,
-    }
+    ctx.process.creds().fs_cred()
 }
 
 /// The caller's RLIMIT_NOFILE, as a descriptor bound.

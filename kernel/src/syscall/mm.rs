@@ -332,10 +332,10 @@ fn sys_mincore(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     Ok(0)
 }
 
-/// RLIMIT_MEMLOCK for the caller: None (no limit) for root, as with
-/// CAP_IPC_LOCK; EPERM if it is 0.
+/// RLIMIT_MEMLOCK for the caller: None (no limit) with CAP_IPC_LOCK;
+/// EPERM if it is 0.
 fn memlock_limit(ctx: &Context) -> Result<Option<usize>> {
-    if ctx.process.creds().is_privileged() {
+    if ctx.process.creds().capable(crate::caps::CAP_IPC_LOCK) {
         return Ok(None);
     }
     let cur = ctx.process.rlimits.lock().0[crate::process::rlimit::RLIMIT_MEMLOCK].cur;

@@ -80,7 +80,7 @@ fn sys_setpriority(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let targets = targets(ctx, a[0], a[1])?;
     for p in &targets {
         let them = p.creds();
-        if !me.is_privileged() {
+        if !me.capable(crate::caps::CAP_SYS_NICE) {
             if me.euid != them.euid && me.euid != them.ruid {
                 return Err(Error::new(Errno::EPERM));
             }
@@ -123,7 +123,7 @@ fn sched_target(ctx: &Context, pid: u64) -> Result<alloc::sync::Arc<process::Pro
 /// target's effective or real one, or we are privileged.
 fn may_reschedule(ctx: &Context, target: &process::Process) -> bool {
     let (me, them) = (ctx.process.creds(), target.creds());
-    me.is_privileged() || me.euid == them.euid || me.euid == them.ruid
+    me.capable(crate::caps::CAP_SYS_NICE) || me.euid == them.euid || me.euid == them.ruid
 }
 
 /// Only SCHED_OTHER exists: the real-time classes are not implemented.
@@ -144,7 +144,7 @@ fn set_scheduler(ctx: &Context, pid: u64, policy: Option<u64>, param: u64) -> Re
     }
     let prio: i32 = ctx.read_val(param)?;
     let target = sched_target(ctx, pid)?;
-    let privileged = ctx.process.creds().is_privileged();
+    let privileged = ctx.process.creds().capable(crate::caps::CAP_SYS_NICE);
     match policy.unwrap_or(SCHED_OTHER) & !SCHED_RESET_ON_FORK {
         SCHED_OTHER | SCHED_BATCH | SCHED_IDLE if prio != 0 => Err(Error::new(Errno::EINVAL)),
         SCHED_OTHER | SCHED_BATCH | SCHED_IDLE if !may_reschedule(ctx, &target) => Err(Error::new(Errno::EPERM)),

@@ -222,7 +222,7 @@ fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 pub(super) fn may_signal(ctx: &Context, target: &process::Process, sig: usize) -> bool {
     let (me, them) = (ctx.process.creds(), target.creds());
     target.pid() == ctx.process.pid()
-        || me.is_privileged()
+        || me.capable(crate::caps::CAP_KILL)
         || [me.ruid, me.euid].iter().any(|u| *u == them.ruid || *u == them.suid)
         || (sig == crate::process::signal::SIGCONT && target.sid() == ctx.process.sid())
 }

@@ -39,7 +39,9 @@ fn sys_syslog(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if action > SIZE_BUFFER {
         return Err(Error::new(Errno::EINVAL));
     }
-    if !open_to_all && !ctx.process.creds().is_privileged() {
+    // CAP_SYSLOG, or the CAP_SYS_ADMIN that Linux still accepts for it.
+    let c = ctx.process.creds();
+    if !open_to_all && !c.capable(crate::caps::CAP_SYSLOG) && !c.capable(crate::caps::CAP_SYS_ADMIN) {
         return Err(Error::new(Errno::EPERM));
     }
     match action {

@@ -48,10 +48,10 @@ fn bytes_field(s: &[u8]) -> [u8; 65] {
 /// Longest host or domain name (__NEW_UTS_LEN).
 const UTS_LEN: i32 = 64;
 
-/// sethostname(2) / setdomainname(2): EPERM unless privileged (checked
+/// sethostname(2) / setdomainname(2): EPERM without CAP_SYS_ADMIN (checked
 /// first), EINVAL for a negative length or one above 64, EFAULT.
 fn set_uts(ctx: &Context, a: &SyscallArgs, domain: bool) -> Result<isize> {
-    if !ctx.process.creds().is_privileged() {
+    if !ctx.process.creds().capable(crate::caps::CAP_SYS_ADMIN) {
         return Err(Error::new(Errno::EPERM));
     }
     let len = a[1] as i32;
@@ -206,7 +206,7 @@ fn limits_target(ctx: &Context, pid: u64) -> Result<alloc::sync::Arc<process::Pr
     let (me, them) = (ctx.process.creds(), target.creds());
     let same_ids = [them.ruid, them.euid, them.suid].iter().all(|u| *u == me.ruid)
         && [them.rgid, them.egid, them.sgid].iter().all(|g| *g == me.rgid);
-    if !alloc::sync::Arc::ptr_eq(&target, ctx.process) && !same_ids && !me.is_privileged() {
+    if !alloc::sync::Arc::ptr_eq(&target, ctx.process) && !same_ids && !me.capable(crate::caps::CAP_SYS_RESOURCE) {
         return Err(Error::new(Errno::EPERM));
     }
     Ok(target)
@@ -228,8 +228,9 @@ fn prlimit(ctx: &Context, pid: u64, resource: u64, new: u64, old: u64) -> Result
         if l.cur > l.max {
             return Err(Error::new(Errno::EINVAL));
         }
-        // Raising the hard limit needs privilege; NOFILE is capped (fs.nr_open).
-        let privileged = ctx.process.creds().is_privileged();
+        // Raising the hard limit needs CAP_SYS_RESOURCE; NOFILE is capped
+        // (fs.nr_open).
+        let privileged = ctx.process.creds().capable(crate::caps::CAP_SYS_RESOURCE);
         let nr_open = crate::sysctl::NR_OPEN.get();
         if (resource == process::rlimit::RLIMIT_NOFILE && l.max > nr_open) || (l.max > current.max && !privileged) {
             return Err(Error::new(Errno::EPERM));

@@ -71,7 +71,7 @@ fn sys_clock_getres(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 /// Only CLOCK_REALTIME can be set, by a privileged caller (CAP_SYS_TIME);
 /// an invalid time is EINVAL before the permission check, as on Linux.
 fn set_wall_clock(ctx: &Context, ns: u64) -> Result<isize> {
-    if !ctx.process.creds().is_privileged() {
+    if !ctx.process.creds().capable(crate::caps::CAP_SYS_TIME) {
         return Err(Error::new(Errno::EPERM));
     }
     time::set_realtime_ns(ns);
@@ -95,7 +95,7 @@ fn sys_settimeofday(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         if a[1] != 0 {
             ctx.read_val::<[u32; 2]>(a[1])?;
         }
-        return if ctx.process.creds().is_privileged() { Ok(0) } else { Err(Error::new(Errno::EPERM)) };
+        return if ctx.process.creds().capable(crate::caps::CAP_SYS_TIME) { Ok(0) } else { Err(Error::new(Errno::EPERM)) };
     }
     let tv: Timeval = ctx.read_val(a[0])?;
     if a[1] != 0 {

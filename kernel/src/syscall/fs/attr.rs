@@ -94,13 +94,16 @@ fn faccessat(ctx: &Context, dirfd: i32, path: u64, mode: u32, flags: u32) -> Res
         return Err(Error::new(Errno::EINVAL));
     }
     // access(2) checks with the real ids unless AT_EACCESS asks for the
-    // effective (file-system) ones.
+    // effective (file-system) ones; with the real ids a real uid 0 holds
+    // its permitted capabilities and anyone else none (Linux's
+    // access_override_creds).
     let mut fs = fs_context(ctx);
     if flags & AT_EACCESS == 0 {
         let c = ctx.process.creds();
         fs = fs.with_cred(Cred {
             uid: c.ruid,
             gid: c.rgid,
+            caps: if c.ruid == 0 { c.cap_permitted } else { 0 },
             groups: c.groups,
         });
     }

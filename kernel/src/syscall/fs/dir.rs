@@ -125,10 +125,10 @@ pub fn sys_fchdir(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     Ok(0)
 }
 
-/// chroot(2): root only (CAP_SYS_CHROOT); the cwd stays where it is.
+/// chroot(2): CAP_SYS_CHROOT only; the cwd stays where it is.
 pub fn sys_chroot(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let dir = searchable_dir(ctx, resolve_at(ctx, AT_FDCWD, args[0], true, false)?)?;
-    if !caller_cred(ctx).is_root() {
+    if !ctx.process.creds().capable(crate::caps::CAP_SYS_CHROOT) {
         return Err(Error::new(Errno::EPERM));
     }
     ctx.process.fs().lock().set_root(dir);

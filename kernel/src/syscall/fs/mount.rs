@@ -6,7 +6,7 @@
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::{AT_FDCWD, caller_cred, resolve_at};
+use super::{AT_FDCWD, resolve_at};
 use crate::error::{Errno, Error, Result};
 use crate::fs::{File, Inode, mount};
 use crate::process;
@@ -60,7 +60,7 @@ fn mount_flags(ms: u64) -> u32 {
 
 pub fn sys_mount(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let flags = args[3];
-    if !caller_cred(ctx).is_root() {
+    if !ctx.process.creds().capable(crate::caps::CAP_SYS_ADMIN) {
         return Err(Error::new(Errno::EPERM));
     }
     let target = resolve_at(ctx, AT_FDCWD, args[1], true, false)?;
@@ -105,7 +105,7 @@ pub fn sys_umount2(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::EINVAL));
     }
     let root = resolve_at(ctx, AT_FDCWD, args[0], flags & UMOUNT_NOFOLLOW == 0, false)?;
-    if !caller_cred(ctx).is_root() {
+    if !ctx.process.creds().capable(crate::caps::CAP_SYS_ADMIN) {
         return Err(Error::new(Errno::EPERM));
     }
     let how = if flags & MNT_EXPIRE != 0 {

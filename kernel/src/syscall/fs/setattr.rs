@@ -23,7 +23,7 @@ fn chmod(ctx: &Context, node: &Arc<dyn Inode>, mode: u64) -> Result<isize> {
         return Err(Error::new(Errno::EPERM));
     }
     let mut perm = mode as u32 & 0o7777;
-    if !cred.is_root() && !cred.in_group(meta.gid) {
+    if !cred.capable(crate::caps::CAP_FSETID) && !cred.in_group(meta.gid) {
         perm &= !0o2000;
     }
     node.set_perm(perm)?;
@@ -57,7 +57,7 @@ fn chown(ctx: &Context, node: &Arc<dyn Inode>, uid: u64, gid: u64) -> Result<isi
     mount::check_writable(node)?;
     let cred = caller_cred(ctx);
     let meta = node.metadata();
-    if !cred.is_root() {
+    if !cred.capable(crate::caps::CAP_CHOWN) {
         let owner = meta.uid == cred.uid;
         let uid_ok = uid.is_none_or(|u| owner && u == meta.uid);
         let gid_ok = gid.is_none_or(|g| owner && (cred.in_group(g) || g == meta.gid));

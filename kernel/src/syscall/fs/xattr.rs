@@ -48,7 +48,7 @@ fn read_name(ctx: &Context, addr: u64) -> Result<Vec<u8>> {
 }
 
 fn asker_privileged(ctx: &Context) -> bool {
-    ctx.process.creds().is_privileged()
+    ctx.process.creds().capable(crate::caps::CAP_SYS_ADMIN)
 }
 
 /// Copies `data` out to a user buffer of `size` bytes (size 0: only the
