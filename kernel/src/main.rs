@@ -18,6 +18,7 @@ pub mod syscall;
 pub mod sysctl;
 pub mod system;
 pub mod time;
+pub mod tty;
 
 use alloc::vec::Vec;
 

@@ -87,10 +87,10 @@ pub fn char_device(rdev: u64) -> Result<Arc<dyn FileOps>> {
         ZERO => Arc::new(Mem::Zero),
         FULL => Arc::new(Mem::Full),
         RANDOM | URANDOM => Arc::new(Mem::Random),
-        TTY => super::terminal::open_controlling()?,
-        CONSOLE => super::console::open(),
-        PTMX => super::pty::open_master()?,
-        _ if dev_major(rdev) == PTS_MAJOR => super::pty::open_slave(dev_minor(rdev))?,
+        TTY => crate::tty::terminal::open_controlling()?,
+        CONSOLE => crate::tty::console::open(),
+        PTMX => crate::tty::pty::open_master()?,
+        _ if dev_major(rdev) == PTS_MAJOR => crate::tty::pty::open_slave(dev_minor(rdev))?,
         _ => {
             return Err(Error::with_message(
                 Errno::ENXIO,
@@ -111,5 +111,5 @@ pub fn open_console(flags: u32) -> Arc<File> {
         return file;
     }
     let node = anon_inode(FileType::CharDevice, 0o600, CONSOLE);
-    File::new(node, Some(super::console::open()), flags)
+    File::new(node, Some(crate::tty::console::open()), flags)
 }

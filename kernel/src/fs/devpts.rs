@@ -21,8 +21,8 @@ use super::devices::{PTMX, PTS_MAJOR};
 use super::inode::{FileType, Inode, Metadata, Timespec, makedev};
 use super::mount;
 use super::pseudo::{Attr, DirSource, GenDir, Item, boot_time};
-use super::pty::{self, NodeAttr};
-use super::terminal::Tty;
+use crate::tty::pty::{self, NodeAttr};
+use crate::tty::terminal::Tty;
 use crate::error::{Errno, Error, Result};
 
 const ROOT_INO: u64 = 1;

@@ -1,7 +1,8 @@
 //! The virtual file system: inodes, path resolution, open files and file
 //! descriptor tables, the in-memory root file system (ramfs, filled from
-//! the initramfs), the mount table, and the character devices (console,
-//! ptys, null, zero, full, random, urandom).
+//! the initramfs), the mount table, and the character devices (null, zero,
+//! full, random, urandom; the terminals behind /dev/console, /dev/tty,
+//! /dev/ptmx and devpts are in `crate::tty`).
 //!
 //! Ownership: directories own their entries' inodes (`Arc<dyn Inode>`);
 //! open files, working directories and mappings hold further references,
@@ -10,10 +11,9 @@
 //! (root, cwd, umask).
 
 mod anon;
-mod console;
 mod devfs;
-mod devices;
-mod devpts;
+pub(crate) mod devices;
+pub(crate) mod devpts;
 pub mod epoll;
 pub mod eventfd;
 pub mod signalfd;
@@ -34,17 +34,11 @@ mod perm;
 pub mod pipe;
 mod procfs;
 mod pseudo;
-mod pty;
 mod ramfs;
 pub mod readiness;
 mod stat;
 mod stream;
 mod sysfs;
-mod terminal;
-mod termios;
-mod tty;
-mod tty_ioctl;
-mod tty_job;
 pub mod xattr;
 mod write_access;
 
@@ -56,13 +50,12 @@ pub use self::anon::anon_inode;
 pub use self::file::*;
 pub use self::file_table::{FileTable, HARD_MAX_FDS, MmapSource};
 pub use self::inode::{
-    Allocate, FileType, Inode, NewNode, NodeKind, RenameFlags, Timespec, makedev,
+    Allocate, FileType, Inode, NewNode, NodeKind, RenameFlags, Timespec, dev_major, dev_minor, makedev,
 };
 pub use self::namespace::{link, mkdir, mknod, rename, rmdir, symlink, unlink};
 pub use self::open::open;
 pub use self::path::{canonical_path, lookup, path_of};
 pub use self::perm::{Cred, MAY_EXEC, MAY_READ, MAY_WRITE};
-pub use self::pty::open_peer as open_pty_peer;
 pub use self::stat::{STATX_RESERVED, Stat, StatFs, Statx};
 pub use self::write_access::{DenyWrite, WriteAccess};
 pub use self::stream::*;
@@ -210,7 +203,7 @@ fn populate(fs: &FsContext) -> Result<()> {
 pub fn on_process_exit(pid: u32, sid: u32) {
     lock::release_process(pid);
     if pid == sid {
-        terminal::session_ended(sid);
+        crate::tty::terminal::session_ended(sid);
     }
 }
 

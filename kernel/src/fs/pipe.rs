@@ -20,7 +20,7 @@ use frame::sync::{SpinLock, level};
 use super::file::{File, O_DIRECT, O_NONBLOCK, O_RDONLY, O_WRONLY, kernel_buffer};
 use super::readiness::Readiness;
 use super::stream::*;
-use super::termios::FIONREAD;
+use crate::tty::termios::FIONREAD;
 use crate::error::{Errno, Error, Result};
 
 /// The unit of pipe buffering; writes up to this size (PIPE_BUF) are

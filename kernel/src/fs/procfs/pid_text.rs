@@ -155,7 +155,7 @@ pub(super) fn stat(t: Target) -> Result<String> {
     let (pending, blocked, ignored, caught) = signal_sets(&p, thread.as_ref());
     let nice = i64::from(p.nice());
     let exit_code = p.exit_status().unwrap_or(0);
-    let (tty_nr, tpgid) = crate::fs::terminal::stat_fields(p.sid());
+    let (tty_nr, tpgid) = crate::tty::terminal::stat_fields(p.sid());
     let mut s = String::new();
     let _ = write!(
         s,

@@ -318,7 +318,7 @@ pub fn sys_ioctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
             Ok(0)
         }
         FIOASYNC => Ok(0),
-        TIOCGPTPEER => match crate::fs::open_pty_peer(&file, arg as u32) {
+        TIOCGPTPEER => match crate::tty::pty::open_peer(&file, arg as u32) {
             Some(peer) => {
                 let peer = peer?;
                 let flags = arg as u32;

@@ -8,10 +8,10 @@
 
 use frame::pod::Pod;
 
-use super::stream::{Caller, POLLIN, POLLOUT};
+use crate::fs::{Caller, POLLIN, POLLOUT};
 use super::terminal::Tty;
 use super::termios::*;
-use super::tty_job::{self, Owner, SIGCONT, SIGHUP, SIGTTOU, SIGWINCH};
+use super::job::{self, Owner, SIGCONT, SIGHUP, SIGTTOU, SIGWINCH};
 use crate::error::{Errno, Error, Result};
 
 /// The only line discipline (N_TTY).
@@ -81,7 +81,7 @@ pub fn ioctl(tty: &Tty, side: Side, cmd: u32, arg: u64, caller: &dyn Caller) -> 
         }
         TCSETS | TCSETSW | TCSETSF => {
             // A background process changing the settings gets SIGTTOU.
-            tty_job::check_access(tty.owner(), SIGTTOU)?;
+            job::check_access(tty.owner(), SIGTTOU)?;
             let mut t = Termios::new_zeroed();
             caller.read_bytes(arg, t.as_bytes_mut())?;
             set_termios(tty, |_| t, cmd == TCSETSF);
@@ -91,7 +91,7 @@ pub fn ioctl(tty: &Tty, side: Side, cmd: u32, arg: u64, caller: &dyn Caller) -> 
             caller.write_bytes(arg, &Termio::encode(&t))?;
         }
         TCSETA | TCSETAW | TCSETAF => {
-            tty_job::check_access(tty.owner(), SIGTTOU)?;
+            job::check_access(tty.owner(), SIGTTOU)?;
             let mut b = [0u8; Termio::SIZE];
             caller.read_bytes(arg, &mut b)?;
             set_termios(tty, |old| Termio::apply(old, &b), cmd == TCSETAF);
@@ -110,7 +110,7 @@ pub fn ioctl(tty: &Tty, side: Side, cmd: u32, arg: u64, caller: &dyn Caller) -> 
                 (changed, st.owner.fg_pgrp)
             };
             if changed {
-                tty_job::signal_group(fg, SIGWINCH);
+                job::signal_group(fg, SIGWINCH);
             }
         }
         TIOCGPGRP => write_i32(caller, arg, owner_for(tty, side)?.fg_pgrp as i32)?,
@@ -129,10 +129,10 @@ pub fn ioctl(tty: &Tty, side: Side, cmd: u32, arg: u64, caller: &dyn Caller) -> 
             }
             let o = owner_for(tty, side)?;
             // Only a session leader gives the terminal up for its session.
-            if tty_job::caller_ids().is_some_and(|(pid, _, sid)| pid == sid) {
+            if job::caller_ids().is_some_and(|(pid, _, sid)| pid == sid) {
                 tty.lock().owner = Owner::default();
-                tty_job::signal_group(o.fg_pgrp, SIGHUP);
-                tty_job::signal_group(o.fg_pgrp, SIGCONT);
+                job::signal_group(o.fg_pgrp, SIGHUP);
+                job::signal_group(o.fg_pgrp, SIGCONT);
             }
         }
         FIONREAD => {
@@ -154,7 +154,7 @@ pub fn ioctl(tty: &Tty, side: Side, cmd: u32, arg: u64, caller: &dyn Caller) -> 
                 _ => return Err(Error::new(Errno::EINVAL)),
             };
             if side == Side::Terminal {
-                tty_job::check_access(tty.owner(), SIGTTOU)?;
+                job::check_access(tty.owner(), SIGTTOU)?;
             }
             // The master's input is the terminal's output.
             let (input, output) = match side {
@@ -180,7 +180,7 @@ pub fn ioctl(tty: &Tty, side: Side, cmd: u32, arg: u64, caller: &dyn Caller) -> 
         TIOCSTI => {
             // Faking input needs the terminal to be the caller's, or root.
             let mine = side == Side::Terminal && tty.owner().controls_caller();
-            if !mine && !tty_job::caller_is_privileged() {
+            if !mine && !job::caller_is_privileged() {
                 return Err(Error::new(Errno::EPERM));
             }
             let mut b = [0u8; 1];
@@ -219,7 +219,7 @@ pub fn ioctl(tty: &Tty, side: Side, cmd: u32, arg: u64, caller: &dyn Caller) -> 
 /// controlling terminal and the group must exist in its session.
 fn set_foreground(tty: &Tty, caller: &dyn Caller, arg: u64) -> Result<()> {
     let o = tty.owner();
-    match tty_job::check_access(o, SIGTTOU) {
+    match job::check_access(o, SIGTTOU) {
         Err(e) if e.errno() == Errno::EIO => return Err(Error::new(Errno::ENOTTY)),
         r => r?,
     }
@@ -227,7 +227,7 @@ fn set_foreground(tty: &Tty, caller: &dyn Caller, arg: u64) -> Result<()> {
         return Err(Error::new(Errno::ENOTTY));
     }
     let pgrp = u32::try_from(read_i32(caller, arg)?).map_err(|_| Error::new(Errno::EINVAL))?;
-    match tty_job::session_of(pgrp) {
+    match job::session_of(pgrp) {
         None => return Err(Error::new(Errno::ESRCH)),
         Some(s) if s != o.session => return Err(Error::new(Errno::EPERM)),
         Some(_) => {}
@@ -242,7 +242,7 @@ fn set_foreground(tty: &Tty, caller: &dyn Caller, arg: u64) -> Result<()> {
 /// TIOCSCTTY: a session leader without a controlling terminal takes this
 /// one; from another session only with `arg` 1 and root's privileges.
 fn make_controlling(tty: &Tty, arg: u64) -> Result<()> {
-    let (pid, pgid, sid) = tty_job::caller_ids().ok_or(Error::new(Errno::EPERM))?;
+    let (pid, pgid, sid) = job::caller_ids().ok_or(Error::new(Errno::EPERM))?;
     let o = tty.owner();
     if pid == sid && o.session == sid {
         return Ok(());
@@ -250,7 +250,7 @@ fn make_controlling(tty: &Tty, arg: u64) -> Result<()> {
     if pid != sid || super::terminal::controlling(sid).is_some() {
         return Err(Error::new(Errno::EPERM));
     }
-    if o.session != 0 && !(arg == 1 && tty_job::caller_is_privileged()) {
+    if o.session != 0 && !(arg == 1 && job::caller_is_privileged()) {
         return Err(Error::new(Errno::EPERM));
     }
     let mut st = tty.lock();

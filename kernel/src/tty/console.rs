@@ -13,11 +13,11 @@ use alloc::sync::Arc;
 
 use frame::sync::Once;
 
-use super::devices;
-use super::stream::FileOps;
+use crate::fs::devices;
+use crate::fs::FileOps;
 use super::terminal::{Tty, TtyDriver, TtyFile};
 use super::termios::*;
-use super::tty_job::Owner;
+use super::job::Owner;
 
 /// How often input is polled when the UART interrupt is not available,
 /// and (rarely) when it is, in case one is lost.

@@ -38,9 +38,10 @@ pub fn caller_ids() -> Option<(u32, u32, u32)> {
     Some((p.pid(), p.pgid(), p.sid()))
 }
 
-/// Whether the caller has root's privileges (stealing a terminal).
+/// Whether the caller holds CAP_SYS_ADMIN (stealing a terminal, faking
+/// input on another's).
 pub fn caller_is_privileged() -> bool {
-    current().is_some_and(|(p, _)| p.creds().euid == 0)
+    current().is_some_and(|(p, _)| p.creds().capable(crate::caps::CAP_SYS_ADMIN))
 }
 
 impl Owner {

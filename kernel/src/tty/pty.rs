@@ -25,15 +25,15 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use frame::sync::{SpinLock, level};
 
-use super::devices::PTS_MAJOR;
-use super::file::File;
-use super::inode::{Timespec, makedev};
-use super::readiness::Readiness;
-use super::stream::*;
+use crate::fs::devices::PTS_MAJOR;
+use crate::fs::File;
+use crate::fs::{Timespec, makedev};
+use crate::fs::readiness::Readiness;
+use crate::fs::*;
 use super::terminal::{Tty, TtyDriver, TtyFile};
 use super::termios::*;
-use super::tty_ioctl::{self, Side, read_i32, write_i32};
-use super::tty_job::{self, Owner};
+use super::ioctl::{self, Side, read_i32, write_i32};
+use super::job::{self, Owner};
 use crate::error::{Errno, Error, Result};
 
 /// Most ptys at once (Linux's default /proc/sys/kernel/pty/max).
@@ -131,8 +131,8 @@ pub fn find(index: u32) -> Option<Arc<Tty>> {
 
 /// A new pair with the lowest free number (ENOSPC past [`MAX_PTYS`]).
 fn allocate() -> Result<Arc<Tty>> {
-    let (uid, gid) = tty_job::caller_fs_ids();
-    let attr = super::devpts::new_slave_attr(uid, gid);
+    let (uid, gid) = job::caller_fs_ids();
+    let attr = crate::fs::devpts::new_slave_attr(uid, gid);
     let mut ptys = PTYS.lock();
     ptys.retain(|_, t| t.strong_count() > 0);
     // The numbers in use are the keys, in order: the first gap.
@@ -206,7 +206,7 @@ impl PtyMaster {
     fn open_peer(&self, flags: u32) -> Result<Arc<File>> {
         check_slave_open(&self.tty)?;
         let index = self.link()?.index;
-        let (dir, node) = super::devpts::slave_node(index)?;
+        let (dir, node) = crate::fs::devpts::slave_node(index)?;
         let file = File::new(node, Some(TtyFile::new(self.tty.clone(), false)), flags);
         file.set_origin(dir, index.to_string());
         Ok(file)
@@ -297,9 +297,9 @@ impl FileOps for PtyMaster {
                 if !matches!(sig, SIGINT | SIGQUIT | SIGTSTP) {
                     return Err(Error::new(Errno::EINVAL));
                 }
-                tty_job::signal_group(self.tty.owner().fg_pgrp, sig);
+                job::signal_group(self.tty.owner().fg_pgrp, sig);
             }
-            _ => return tty_ioctl::ioctl(&self.tty, Side::Master, cmd, arg, caller),
+            _ => return ioctl::ioctl(&self.tty, Side::Master, cmd, arg, caller),
         }
         Ok(0)
     }

@@ -1,5 +1,5 @@
 //! A terminal: what every file open on it shares — the line discipline
-//! (tty.rs), the job-control owner (tty_job.rs), the window size and the
+//! (ldisc.rs), the job-control owner (job.rs), the window size and the
 //! queue of output for the device — and the driver behind it, which feeds
 //! received bytes in and takes the output away. Two drivers exist: the
 //! serial console (console.rs) and a pseudo-terminal pair (pty.rs), whose
@@ -23,12 +23,12 @@ use core::any::Any;
 
 use frame::sync::{SpinLock, SpinLockGuard, level};
 
-use super::file::{O_ACCMODE, O_NOCTTY, O_WRONLY};
-use super::readiness::Readiness;
-use super::stream::*;
+use crate::fs::{O_ACCMODE, O_NOCTTY, O_WRONLY};
+use crate::fs::readiness::Readiness;
+use crate::fs::*;
 use super::termios::*;
-use super::tty::{Ldisc, process_output_bounded};
-use super::tty_job::{self, Owner, SIGCONT, SIGHUP, SIGTTIN, SIGTTOU};
+use super::ldisc::{Ldisc, process_output_bounded};
+use super::job::{self, Owner, SIGCONT, SIGHUP, SIGTTIN, SIGTTOU};
 use crate::error::{Errno, Error, Result};
 
 /// VTIME counts tenths of a second.
@@ -155,7 +155,7 @@ impl Tty {
             self.driver.output_queued(self);
         }
         for (pgrp, sig) in signals {
-            tty_job::signal_group(pgrp, sig);
+            job::signal_group(pgrp, sig);
         }
         if taken > 0 {
             self.readiness.notify(POLLIN);
@@ -171,7 +171,7 @@ impl Tty {
         if self.is_hung_up() {
             return Ok(0);
         }
-        tty_job::check_access(self.owner(), SIGTTIN)?;
+        job::check_access(self.owner(), SIGTTIN)?;
         if buf.is_empty() {
             return Ok(0);
         }
@@ -212,7 +212,7 @@ impl Tty {
             return Err(Error::new(Errno::EIO));
         }
         if tostop {
-            tty_job::check_access(owner, SIGTTOU)?;
+            job::check_access(owner, SIGTTOU)?;
         }
         if buf.is_empty() {
             return Ok(0);
@@ -270,8 +270,8 @@ impl Tty {
             core::mem::take(&mut st.owner)
         };
         if owner.session != 0 {
-            tty_job::signal_process(owner.session, SIGHUP);
-            tty_job::signal_process(owner.session, SIGCONT);
+            job::signal_process(owner.session, SIGHUP);
+            job::signal_process(owner.session, SIGCONT);
         }
         self.readiness.notify(HUNG_UP_EVENTS);
     }
@@ -286,7 +286,7 @@ impl Tty {
             }
             core::mem::take(&mut st.owner).fg_pgrp
         };
-        tty_job::signal_group(fg, SIGHUP);
+        job::signal_group(fg, SIGHUP);
         self.readiness.notify(POLLIN);
     }
 
@@ -294,7 +294,7 @@ impl Tty {
     /// terminal of a session leader that has none, if no session has it
     /// and the file is open for reading (Linux's tty_open_proc_set_tty).
     fn acquire_on_open(&self, flags: u32) {
-        let Some((pid, pgid, sid)) = tty_job::caller_ids() else {
+        let Some((pid, pgid, sid)) = job::caller_ids() else {
             return;
         };
         if flags & O_NOCTTY != 0 || flags & O_ACCMODE == O_WRONLY || pid != sid {
@@ -398,7 +398,7 @@ pub fn stat_fields(sid: u32) -> (u32, i64) {
     match controlling(sid) {
         Some(tty) => {
             let dev = tty.driver().device();
-            let (major, minor) = (super::inode::dev_major(dev), super::inode::dev_minor(dev));
+            let (major, minor) = (crate::fs::dev_major(dev), crate::fs::dev_minor(dev));
             let nr = (minor & 0xff) | (major << 8) | ((minor & !0xff) << 12);
             (nr, i64::from(tty.owner().fg_pgrp))
         }
@@ -442,7 +442,7 @@ impl Drop for TtyFile {
 /// one).
 pub fn open_controlling() -> Result<Arc<dyn FileOps>> {
     let no_tty = || Error::with_message(Errno::ENXIO, "no controlling terminal");
-    let (_, _, sid) = tty_job::caller_ids().ok_or_else(no_tty)?;
+    let (_, _, sid) = job::caller_ids().ok_or_else(no_tty)?;
     let tty = controlling(sid).ok_or_else(no_tty)?;
     Ok(TtyFile::new(tty, true))
 }
@@ -474,9 +474,9 @@ impl FileOps for TtyFile {
     }
 
     fn ioctl(&self, cmd: u32, arg: u64, caller: &dyn Caller) -> Result<isize> {
-        super::tty_ioctl::ioctl(
+        super::ioctl::ioctl(
             &self.tty,
-            super::tty_ioctl::Side::Terminal,
+            super::ioctl::Side::Terminal,
             cmd,
             arg,
             caller,
