@@ -411,6 +411,7 @@ impl File {
         let avail = self.node.size().saturating_sub(offset);
         let chunk = len.min(IO_CHUNK).min(avail);
         if chunk == 0 {
+            self.accessed();
             return Ok(0);
         }
         let mut buf = kernel_buffer(chunk)?;
@@ -439,7 +440,16 @@ impl File {
                 break;
             }
         }
+        self.accessed();
         Ok(done)
+    }
+
+    /// The file's data was read (or mapped): its access time moves, unless
+    /// it was opened with O_NOATIME or its mount says otherwise.
+    pub fn accessed(&self) {
+        if self.flags() & O_NOATIME == 0 {
+            super::mount::touch_atime(&*self.node);
+        }
     }
 
     /// write(2): up to `len` bytes, fetched chunk by chunk with

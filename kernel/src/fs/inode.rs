@@ -291,6 +291,11 @@ pub trait Inode: Any + Send + Sync {
         Err(Error::new(Errno::EPERM))
     }
 
+    /// The file's data was read: the access time becomes now, always if
+    /// `strict`, otherwise by relatime's rule (mount(8)). The VFS decides
+    /// whether to call it (O_NOATIME, the mount's atime flags).
+    fn touch_atime(&self, _strict: bool) {}
+
     /// Sets the access and/or modification time (ctime becomes now).
     fn set_times(&self, _atime: Option<Timespec>, _mtime: Option<Timespec>) -> Result<()> {
         Err(Error::new(Errno::EPERM))

@@ -124,6 +124,35 @@ pub fn mount_flags(dev: u64) -> Option<u32> {
     mounts.iter().find(|m| m.root_id.0 == dev).map(|m| m.flags)
 }
 
+/// mount(2) with MS_REMOUNT: the flags of the mount whose root is `root`
+/// become `flags` (Linux replaces them: what is not given is cleared).
+/// EINVAL if `root` is not the root of a mount. The root file system
+/// keeps its flags (it has no entry in the table: relatime, read-write).
+pub fn set_flags(root: &Arc<dyn Inode>, flags: u32) -> Result<()> {
+    let id = root.id();
+    if id == super::root_inode().id() {
+        return Ok(());
+    }
+    let mut mounts = MOUNTS.lock();
+    let m = mounts
+        .iter_mut()
+        .rev()
+        .find(|m| m.root_id == id)
+        .ok_or(Error::new(Errno::EINVAL))?;
+    m.flags = flags;
+    Ok(())
+}
+
+/// A read of `node`'s data (Linux's touch_atime): nothing on a noatime
+/// mount, relatime's rule on a relatime one (the default), always on a
+/// strictatime one.
+pub fn touch_atime(node: &dyn Inode) {
+    let flags = mount_flags(node.id().0).unwrap_or(ST_RELATIME);
+    if flags & ST_NOATIME == 0 {
+        node.touch_atime(flags & ST_RELATIME == 0);
+    }
+}
+
 fn has_flag(node: &Arc<dyn Inode>, flag: u32) -> bool {
     mount_flags(node.metadata().dev).is_some_and(|f| f & flag != 0)
 }

@@ -68,6 +68,7 @@ pub fn read_whole(inode: &Arc<dyn Inode>) -> Result<Vec<u8>> {
         }
         done += n;
     }
+    crate::fs::mount::touch_atime(&**inode);
     data.truncate(done);
     Ok(data)
 }

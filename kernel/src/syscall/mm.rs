@@ -109,6 +109,10 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
                     p.push_str(&name);
                     Some(alloc::sync::Arc::from(p.as_str()))
                 });
+                // mmap is a read of the file (Linux's file_accessed).
+                if let Ok(f) = ctx.process.files().lock().get(fd) {
+                    f.accessed();
+                }
                 let writer = if shared && writable { inode.shared_write_token() } else { None };
                 Some(FileBacking { inode, offset, len: len as usize, path, writer })
             }

@@ -352,16 +352,20 @@ impl Inode for RamInode {
             Body::Dir(_) => return Err(Error::new(Errno::EISDIR)),
             _ => return Err(Error::new(Errno::EINVAL)),
         };
+        Ok(n)
+    }
+
+    fn touch_atime(&self, strict: bool) {
+        let mut st = self.state.lock();
         // relatime (mount(8)): the access time moves on a read only if it
         // is not newer than the last change, or is a day old.
         let now = Timespec::now();
         let stale = (st.atime.sec, st.atime.nsec) <= (st.mtime.sec, st.mtime.nsec)
             || (st.atime.sec, st.atime.nsec) <= (st.ctime.sec, st.ctime.nsec)
             || now.sec.saturating_sub(st.atime.sec) >= 24 * 60 * 60;
-        if stale {
+        if strict || stale {
             st.atime = now;
         }
-        Ok(n)
     }
 
     fn shared_page(&self, index: usize) -> Result<frame::mm::UFrame> {

@@ -67,7 +67,13 @@ pub fn sys_mount(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     if !target.is_dir() {
         return Err(Error::new(Errno::ENOTDIR));
     }
-    if flags & (MS_REMOUNT | MS_PROPAGATION) != 0 {
+    if flags & MS_REMOUNT != 0 {
+        // The mount's flags (ro, nosuid, nodev, noexec, the atime ones)
+        // become those given.
+        mount::set_flags(&target, mount_flags(flags))?;
+        return Ok(0);
+    }
+    if flags & MS_PROPAGATION != 0 {
         return Ok(0);
     }
     if flags & MS_MOVE != 0 {

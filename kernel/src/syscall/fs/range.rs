@@ -168,6 +168,7 @@ fn copy(input: &File, pos_in: usize, output: &File, pos_out: usize, count: usize
             Err(_) => break,
         }
     }
+    input.accessed();
     Ok(done)
 }
 
