@@ -3,9 +3,12 @@
 //! thread); the signal is generated on the next pass through delivery.
 //!
 //! ITIMER_VIRTUAL and ITIMER_PROF count the process's CPU time (user, and
-//! user plus system, of all its threads). They are checked whenever a
-//! thread is about to return to user mode, which a running thread does at
-//! least at every timer tick, so they fire within a tick of expiring.
+//! user plus system, of all its threads). They are looked at when a thread
+//! is about to return to user mode, which a running thread does at least at
+//! every timer tick, so they fire within a tick of expiring; but at most
+//! once a tick, as Linux checks them from the tick: with an interval
+//! shorter than the time a signal delivery takes, looking at every return
+//! would raise a signal on every one and the process would never run.
 
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
@@ -121,6 +124,10 @@ pub fn get_cpu(process: &Process, which: u32) -> (u64, u64) {
 /// process) and re-arms the periodic ones.
 pub fn run_cpu(process: &Arc<Process>) {
     if !process.signals.cpu_itimers_armed.load(Ordering::Acquire) {
+        return;
+    }
+    let jiffy = frame::timer::jiffies();
+    if process.signals.cpu_itimers_checked.swap(jiffy, Ordering::AcqRel) == jiffy {
         return;
     }
     let now = [process.cpu_clock_ns(super::CpuKind::Virt), process.cpu_clock_ns(super::CpuKind::Prof)];
