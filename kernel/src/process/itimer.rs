@@ -48,13 +48,25 @@ pub fn set_real(process: &Arc<Process>, thread: &Thread, value_ns: u64, interval
         frame::timer::cancel(old_id);
     }
     let remaining = if old_id != 0 { old_deadline.saturating_sub(now).max(1) } else { 0 };
-    *t = if value_ns == 0 {
+    *t = if value_ns == 0 || process.exit_status().is_some() {
         (0, 0, 0)
     } else {
         let deadline = now.saturating_add(value_ns);
         (arm(process, task, deadline), deadline, interval_ns)
     };
     (remaining, old_interval)
+}
+
+/// Disarms the real timer when the process exits, as Linux does when the
+/// thread group dies: its wake-up would otherwise stay queued until the
+/// deadline, which alarm(2) can put a century away. A `set_real` racing
+/// with the exit sees the exit status under the lock and arms nothing.
+pub fn cancel_real(process: &Process) {
+    let mut t = process.signals.real_timer.lock();
+    if t.0 != 0 {
+        frame::timer::cancel(t.0);
+    }
+    *t = (0, 0, 0);
 }
 
 /// Current (remaining, interval) of the real timer in ns.
@@ -71,7 +83,7 @@ pub fn on_alarm(process: &Process) {
     let task = target_task(process, None);
     let mut t = process.signals.real_timer.lock();
     let (_, deadline, interval) = *t;
-    *t = if interval == 0 {
+    *t = if interval == 0 || process.exit_status().is_some() {
         (0, 0, 0)
     } else {
         let next = deadline.saturating_add(interval).max(frame::timer::monotonic_ns());
