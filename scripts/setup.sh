@@ -23,7 +23,10 @@ as_root() {
 }
 
 installed() {
-    dpkg -s "$1" 2>/dev/null | grep -q '^Status: install ok installed'
+    # No pipe into `grep -q`: with pipefail, grep's early exit could make
+    # dpkg die of SIGPIPE and the package look missing (then a concurrent
+    # run fights over the apt lock).
+    [ "$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null)" = "install ok installed" ]
 }
 
 apt_install() {

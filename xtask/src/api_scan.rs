@@ -168,7 +168,7 @@ fn kind_and_name(rest: &str) -> Option<(&'static str, String)> {
     let mut words = rest.split_whitespace().peekable();
     while let Some(w) = words.next() {
         if matches!(w, "unsafe" | "const" | "extern" | "async") {
-            // `const fn` / `unsafe fn`; but `const NAME: T` is a constant.
+            // `const fn` or an unsafe function; but `const NAME: T` is a constant.
             if w == "const" && words.peek().is_some_and(|n| *n != "fn" && *n != "unsafe") {
                 return Some(("const", ident(words.next()?)));
             }

@@ -1,6 +1,6 @@
 //! The `compile-fail` layer: programs that must *not* compile against
 //! frame's public API, one verdict each. They prove the thread-safety
-//! bounds of frame's `unsafe impl Send/Sync` (a non-`Sync` payload stays
+//! bounds of frame's unsafe Send/Sync impls (a non-`Sync` payload stays
 //! non-`Sync`, guards stay on their task) and that privileged items stay
 //! private. Each case is `frame/compile-fail/NAME.rs`, whose first line is
 //! `// expect: TEXT`: the build must fail and the compiler's output must

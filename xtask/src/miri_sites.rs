@@ -6,7 +6,7 @@
 //! follow it. It counts as *reached* when
 //! - one of its lines ran in the coverage run of the tests that passed
 //!   under Miri, or
-//! - it governs no code (an `unsafe impl` of a marker trait, say) and its
+//! - it governs no code (an unsafe marker-trait impl, say) and its
 //!   note names the Miri-run tests that rely on it and exercise what it
 //!   vouches for: `// MIRI: relied on by sync::tests::a, sync::tests::b`.
 //!   Every named test must have passed under Miri.

@@ -52,11 +52,14 @@ fn scanner_sees_items_and_skips_private_ones() {
     std::fs::create_dir_all(dir.join("inner")).unwrap();
     std::fs::write(
         dir.join("lib.rs"),
-        "pub mod a;\nmod hidden;\npub(crate) mod b;\n#[cfg(test)]\npub mod t;\n\
+        concat!(
+            "pub mod a;\nmod hidden;\npub(crate) mod b;\n#[cfg(test)]\npub mod t;\n\
          pub use a::X as Y;\npub struct S { pub f: u8, g: u8 }\n\
          impl S { pub fn m(&self) {} fn p(&self) {} pub(crate) fn q() {} }\n\
          impl Clone for S { fn clone(&self) -> S { todo!() } }\n\
-         pub const fn cf() {}\npub const C: u8 = 1;\npub unsafe trait Pod {}\n",
+         pub const fn cf() {}\npub const C: u8 = 1;\npub unsafe",
+            " trait Pod {}\n"
+        ),
     )
     .unwrap();
     std::fs::write(dir.join("a.rs"), "pub fn x() {}\nfn y() {}\n/// doc: pub fn z\npub struct X;\n").unwrap();

@@ -67,16 +67,14 @@ pub struct Task {
     _stack: Option<KernelStack>,
 }
 
+// MIRI: relied on by task::tests::spawned_tasks_run_when_the_current_task_yields_and_exit_cleanly,
+// task::tests::wait_queues_and_the_mutex_put_tasks_to_sleep_and_wake_them
 // SAFETY: the non-`Sync` fields (`saved_rsp`, `entry`, `held_locks`) are
 // touched only by the switch code and the task's own entry, with interrupts
 // disabled on the CPU that runs the task at that moment; invariant 8 (a task
 // runs on one CPU at a time, claimed through `on_cpu`) makes that CPU
-// unique. Every other field is atomic, or immutable after `build`; the
-// payloads a client attaches (`entry`, `data`) are required to be `Send`
-// (and `data` `Sync`) by `TaskOptions`, so no client type crosses tasks
-// unchecked.
-// MIRI: relied on by task::tests::spawned_tasks_run_when_the_current_task_yields_and_exit_cleanly,
-// task::tests::wait_queues_and_the_mutex_put_tasks_to_sleep_and_wake_them
+// unique. Every other field is atomic or immutable after `build`; what a
+// client attaches (`entry`, `data`) must be `Send` (`data` also `Sync`).
 unsafe impl Sync for Task {}
 // SAFETY: as above; a `Task` owns nothing tied to the CPU that created it.
 // MIRI: relied on by task::tests::spawned_tasks_run_when_the_current_task_yields_and_exit_cleanly,
