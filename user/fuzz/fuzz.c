@@ -538,9 +538,18 @@ static void watchdog(void)
 
 static void setup_fail(const char *what)
 {
-	char *p = (char *)sh->setup_msg;
+	int e = errno, fd, open_fds = 0;
+	char *p = (char *)sh->setup_msg, *end = p + sizeof sh->setup_msg - 1;
 
-	put_str(p, p + sizeof sh->setup_msg - 1, what);
+	for (fd = 0; fd < 4096; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			open_fds++;
+	p = put_str(p, end, what);
+	p = put_str(p, end, ": errno ");
+	p = put_dec(p, end, e);
+	p = put_str(p, end, ", open fds ");
+	p = put_dec(p, end, open_fds);
+	*p = 0;
 	sh->setup_failed = 1;
 	raw1(SYS_exit_group, 99);
 }
@@ -741,17 +750,46 @@ static void rm_tree(int dirfd, const char *name)
 static char snapshot[MAX_MOUNTS][128];
 static int nsnapshot;
 
+/* The mount point of a /proc/mounts line: the second field, fields being
+ * separated by exactly one space (the first, the source, may be empty: a
+ * mount(2) with "" as its source, which Linux shows so too), with the
+ * octal escapes (\040 for a space...) undone. 0 if there is none. */
+static int mount_point(const char *line, char *out, size_t size)
+{
+	const char *p = strchr(line, ' ');
+	size_t n = 0;
+
+	if (!p)
+		return 0;
+	for (p++; *p && *p != ' ' && *p != '\n' && n + 1 < size; p++) {
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' &&
+		    p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7') {
+			out[n++] = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 +
+					  (p[3] - '0'));
+			p += 3;
+		} else {
+			out[n++] = *p;
+		}
+	}
+	out[n] = 0;
+	return n > 0;
+}
+
 static int read_mounts(char out[][128], int max)
 {
 	FILE *f = fopen("/proc/mounts", "r");
-	char line[512], dev[256], dir[256];
+	char *line = 0;
+	size_t cap = 0;
 	int n = 0;
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof line, f) && n < max)
-		if (sscanf(line, "%255s %255s", dev, dir) == 2)
-			snprintf(out[n++], 128, "%.127s", dir);
+	/* getline: a fuzzed source may be up to a page long, and a piece of
+	 * a cut line must not pass for a mount. */
+	while (getline(&line, &cap, f) > 0 && n < max)
+		if (mount_point(line, out[n], 128) && out[n][0] == '/')
+			n++;
+	free(line);
 	fclose(f);
 	return n;
 }
@@ -1187,8 +1225,12 @@ static void run_batch(uint64_t batch)
 		}
 		reap_all(kill_all_ok, pid);
 		if (sh->setup_failed) {
+			struct mem m;
+
 			say("fuzz: child setup failed: %s (status %d); giving up",
 			    (const char *)sh->setup_msg, st);
+			read_mem(&m);
+			print_mem("now", &m);
 			exit(1);
 		}
 		if (sh->finished)
