@@ -3,7 +3,7 @@
  *
  *   fuzz [--seed S] [--calls N] [--batch B] [--threads T] [--uid U]
  *        [--first-batch K] [--batches M] [--range A:B | --only I]
- *        [--trace] [--force]
+ *        [--nrs LO-HI] [--trace] [--force]
  *
  * The parent (init) runs batches.  Each batch is B calls per worker thread,
  * issued by a forked child that is killed (with everything it left behind)
@@ -538,9 +538,18 @@ static void watchdog(void)
 
 static void setup_fail(const char *what)
 {
-	char *p = (char *)sh->setup_msg;
+	int e = errno, fd, open_fds = 0;
+	char *p = (char *)sh->setup_msg, *end = p + sizeof sh->setup_msg - 1;
 
-	put_str(p, p + sizeof sh->setup_msg - 1, what);
+	for (fd = 0; fd < 4096; fd++)
+		if (fcntl(fd, F_GETFD) >= 0)
+			open_fds++;
+	p = put_str(p, end, what);
+	p = put_str(p, end, ": errno ");
+	p = put_dec(p, end, e);
+	p = put_str(p, end, ", open fds ");
+	p = put_dec(p, end, open_fds);
+	*p = 0;
 	sh->setup_failed = 1;
 	raw1(SYS_exit_group, 99);
 }
@@ -741,17 +750,46 @@ static void rm_tree(int dirfd, const char *name)
 static char snapshot[MAX_MOUNTS][128];
 static int nsnapshot;
 
+/* The mount point of a /proc/mounts line: the second field, fields being
+ * separated by exactly one space (the first, the source, may be empty: a
+ * mount(2) with "" as its source, which Linux shows so too), with the
+ * octal escapes (\040 for a space...) undone. 0 if there is none. */
+static int mount_point(const char *line, char *out, size_t size)
+{
+	const char *p = strchr(line, ' ');
+	size_t n = 0;
+
+	if (!p)
+		return 0;
+	for (p++; *p && *p != ' ' && *p != '\n' && n + 1 < size; p++) {
+		if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' &&
+		    p[2] >= '0' && p[2] <= '7' && p[3] >= '0' && p[3] <= '7') {
+			out[n++] = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 +
+					  (p[3] - '0'));
+			p += 3;
+		} else {
+			out[n++] = *p;
+		}
+	}
+	out[n] = 0;
+	return n > 0;
+}
+
 static int read_mounts(char out[][128], int max)
 {
 	FILE *f = fopen("/proc/mounts", "r");
-	char line[512], dev[256], dir[256];
+	char *line = 0;
+	size_t cap = 0;
 	int n = 0;
 
 	if (!f)
 		return -1;
-	while (fgets(line, sizeof line, f) && n < max)
-		if (sscanf(line, "%255s %255s", dev, dir) == 2)
-			snprintf(out[n++], 128, "%.127s", dir);
+	/* getline: a fuzzed source may be up to a page long, and a piece of
+	 * a cut line must not pass for a mount. */
+	while (getline(&line, &cap, f) > 0 && n < max)
+		if (mount_point(line, out[n], 128) && out[n][0] == '/')
+			n++;
+	free(line);
 	fclose(f);
 	return n;
 }
@@ -908,6 +946,66 @@ static void print_mem(const char *when, const struct mem *m)
 			n += snprintf(buf + n, sizeof buf - (size_t)n,
 				      " %s=%ld kB", mem_keys[k], m->v[k]);
 	say("%s", buf);
+}
+
+/* /proc/slabinfo (root only): live objects and slabs per cache. */
+#define MAX_CACHES 32
+struct slabs {
+	int n;
+	struct {
+		char name[32];
+		long active, slabs;
+	} c[MAX_CACHES];
+};
+
+static void read_slabs(struct slabs *s)
+{
+	FILE *f = fopen("/proc/slabinfo", "r");
+	char line[512];
+
+	s->n = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof line, f) && s->n < MAX_CACHES) {
+		long active, num, size, per, pages, aslabs;
+		char name[32];
+
+		if (sscanf(line, "%31s %ld %ld %ld %ld %ld : tunables %*d %*d %*d : slabdata %ld",
+			   name, &active, &num, &size, &per, &pages, &aslabs) != 7)
+			continue;
+		snprintf(s->c[s->n].name, sizeof s->c[s->n].name, "%s", name);
+		s->c[s->n].active = active;
+		s->c[s->n].slabs = aslabs;
+		s->n++;
+	}
+	fclose(f);
+}
+
+/* One line with the caches whose live objects or slabs changed. */
+static void print_slab_change(const struct slabs *a, const struct slabs *b)
+{
+	char buf[1024];
+	int n, i, j, any = 0;
+
+	n = snprintf(buf, sizeof buf, "fuzz: slab change (live objects, slabs):");
+	for (i = 0; i < b->n; i++) {
+		long oa = 0, os = 0;
+
+		for (j = 0; j < a->n; j++)
+			if (!strcmp(a->c[j].name, b->c[i].name)) {
+				oa = a->c[j].active;
+				os = a->c[j].slabs;
+			}
+		if (oa == b->c[i].active && os == b->c[i].slabs)
+			continue;
+		any = 1;
+		if (n < (int)sizeof buf - 64)
+			n += snprintf(buf + n, sizeof buf - (size_t)n,
+				      " %s %+ld %+ld", b->c[i].name,
+				      b->c[i].active - oa, b->c[i].slabs - os);
+	}
+	if (b->n)
+		say("%s", any ? buf : "fuzz: slab change: none");
 }
 
 /* Kills every process but us (we are init) and reaps them all. */
@@ -1127,8 +1225,12 @@ static void run_batch(uint64_t batch)
 		}
 		reap_all(kill_all_ok, pid);
 		if (sh->setup_failed) {
+			struct mem m;
+
 			say("fuzz: child setup failed: %s (status %d); giving up",
 			    (const char *)sh->setup_msg, st);
+			read_mem(&m);
+			print_mem("now", &m);
 			exit(1);
 		}
 		if (sh->finished)
@@ -1291,7 +1393,7 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: fuzz [--seed S] [--calls N] [--batch B] [--threads T] [--uid U]\n"
 		"            [--first-batch K] [--batches M] [--range A:B | --only I]\n"
-		"            [--trace] [--force]\n");
+		"            [--nrs LO-HI] [--trace] [--force]\n");
 	exit(2);
 }
 
@@ -1300,6 +1402,7 @@ int main(int argc, char **argv)
 	uint64_t calls = 20000, first = 0, nbatches = 0, b;
 	int force = 0, i;
 	struct mem before, after;
+	static struct slabs slabs_before, slabs_after;
 	double t0, secs;
 
 	for (i = 1; i < argc; i++) {
@@ -1334,6 +1437,17 @@ int main(int argc, char **argv)
 		else if (!strcmp(o, "--only")) {
 			cfg.range_lo = num_arg(v, o);
 			cfg.range_hi = cfg.range_lo + 1;
+		} else if (!strcmp(o, "--nrs")) {
+			/* Triage: only syscall numbers LO..=HI (the calls
+			 * differ from the unrestricted campaign's). */
+			char lo[32];
+			const char *dash = strchr(v, '-');
+
+			if (!dash || dash - v >= (long)sizeof lo)
+				usage();
+			memcpy(lo, v, (size_t)(dash - v));
+			lo[dash - v] = 0;
+			gen_limit_nrs(num_arg(lo, o), num_arg(dash + 1, o));
 		} else if (!strcmp(o, "--range")) {
 			char lo[32];
 			const char *colon = strchr(v, ':');
@@ -1387,6 +1501,7 @@ int main(int argc, char **argv)
 	reset_scratch();
 	reap_all(kill_all_ok, 0);
 	read_mem(&before);
+	read_slabs(&slabs_before);
 	print_mem("before", &before);
 	t0 = now();
 	for (b = first; b < first + nbatches; b++)
@@ -1405,6 +1520,8 @@ int main(int argc, char **argv)
 			break;
 	}
 	print_mem("after", &after);
+	read_slabs(&slabs_after);
+	print_slab_change(&slabs_before, &slabs_after);
 	print_set("answered", tot.answered);
 	{
 		uint64_t only_enosys[16];

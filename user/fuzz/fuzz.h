@@ -110,6 +110,7 @@ extern struct config cfg;
 void pools_init(void);
 void pools_child_fill(const struct fdent *fds, int nfds, int self_pid);
 void gen_set_implemented(const uint64_t *bits);
+void gen_limit_nrs(uint64_t lo, uint64_t hi);
 int sc_known(int nr);
 void gen_call(struct call *c, struct labels *lab, uint64_t batch, int thread,
 	      uint64_t idx);

@@ -1022,6 +1022,15 @@ static uint64_t g_nr(struct rng *r)
 	return PICK(r, odd);
 }
 
+/* --nrs LO-HI (triage): only numbers in this range. */
+static uint64_t nr_lo, nr_hi = ~0UL;
+
+void gen_limit_nrs(uint64_t lo, uint64_t hi)
+{
+	nr_lo = lo;
+	nr_hi = hi;
+}
+
 void gen_call(struct call *c, struct labels *lab, uint64_t batch, int thread,
 	      uint64_t idx)
 {
@@ -1036,6 +1045,8 @@ void gen_call(struct call *c, struct labels *lab, uint64_t batch, int thread,
 	for (k = 0; k < 3; k++)
 		next(&r);
 	c->nr = g_nr(&r);
+	while (c->nr < nr_lo || c->nr > nr_hi)
+		c->nr = nr_lo + below(&r, nr_hi - nr_lo + 1);
 	if (c->nr <= SC_LAST && sc_table[c->nr].name)
 		sig = sc_table[c->nr].sig;
 	nsig = fz_strlen(sig);

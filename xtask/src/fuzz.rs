@@ -157,6 +157,8 @@ pub struct Segment {
     pub batches: u64,
     pub before: Option<Mem>,
     pub after: Option<Mem>,
+    /// The kernel heap caches that changed (`fuzz: slab change ...`).
+    pub slab_change: Option<String>,
     /// The `fuzz: done` line's fields.
     pub done: BTreeMap<String, f64>,
     /// Deaths, stalls, odd returns and warnings the guest reported.
@@ -202,6 +204,8 @@ impl Segment {
             self.before = Some(Mem::parse(m));
         } else if let Some(m) = rest.strip_prefix("mem after") {
             self.after = Some(Mem::parse(m));
+        } else if let Some(c) = rest.strip_prefix("slab change") {
+            self.slab_change = Some(c.trim_start_matches([' ', ':']).to_string());
         } else if let Some(d) = rest.strip_prefix("done ") {
             let words: Vec<&str> = d.split_whitespace().collect();
             for pair in words.chunks(2) {
@@ -448,6 +452,11 @@ impl Report {
         ));
         for (m, _) in self.memory() {
             out.push(format!("  memory: {m}"));
+        }
+        for s in &self.segments {
+            if let Some(c) = &s.slab_change {
+                out.push(format!("  kernel heap, batches from {}: {c}", s.first));
+            }
         }
         out
     }
@@ -836,6 +845,7 @@ mod tests {
             "fuzz: batch 2 at 455",
             "fuzz: batch 2: a child's setup did not finish in 5 s; resetting the scratch tree",
             "fuzz: mem after MemFree=477296 kB Slab=4 kB",
+            "fuzz: slab change (live objects, slabs): kmalloc-256 +7 +2",
             "fuzz: done calls 3000 batches 3 secs 1.7 calls/s 1779 deaths 1 odd 0",
         ]);
         assert_eq!(s.last_done, Some(1));
@@ -845,6 +855,10 @@ mod tests {
             Some(477592)
         );
         assert_eq!(s.after.as_ref().and_then(|m| m.get("Slab")), Some(4));
+        assert_eq!(
+            s.slab_change.as_deref(),
+            Some("(live objects, slabs): kmalloc-256 +7 +2")
+        );
         assert_eq!(s.done.get("calls/s"), Some(&1779.0));
         assert_eq!(s.notes.len(), 2);
         assert!(s.notes[0].starts_with("death batch 1"));

@@ -29,6 +29,7 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
     }
     process.files().release();
     process.signals.timers.clear();
+    super::itimer::cancel_real(process);
     crate::ipc::on_exit(process.pid());
     crate::fs::on_process_exit(process.pid(), process.sid());
     if let Ok(empty) = crate::mm::Vmar::new() {

@@ -3,9 +3,12 @@
 //! thread); the signal is generated on the next pass through delivery.
 //!
 //! ITIMER_VIRTUAL and ITIMER_PROF count the process's CPU time (user, and
-//! user plus system, of all its threads). They are checked whenever a
-//! thread is about to return to user mode, which a running thread does at
-//! least at every timer tick, so they fire within a tick of expiring.
+//! user plus system, of all its threads). They are looked at when a thread
+//! is about to return to user mode, which a running thread does at least at
+//! every timer tick, so they fire within a tick of expiring; but at most
+//! once a tick, as Linux checks them from the tick: with an interval
+//! shorter than the time a signal delivery takes, looking at every return
+//! would raise a signal on every one and the process would never run.
 
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
@@ -45,13 +48,25 @@ pub fn set_real(process: &Arc<Process>, thread: &Thread, value_ns: u64, interval
         frame::timer::cancel(old_id);
     }
     let remaining = if old_id != 0 { old_deadline.saturating_sub(now).max(1) } else { 0 };
-    *t = if value_ns == 0 {
+    *t = if value_ns == 0 || process.exit_status().is_some() {
         (0, 0, 0)
     } else {
         let deadline = now.saturating_add(value_ns);
         (arm(process, task, deadline), deadline, interval_ns)
     };
     (remaining, old_interval)
+}
+
+/// Disarms the real timer when the process exits, as Linux does when the
+/// thread group dies: its wake-up would otherwise stay queued until the
+/// deadline, which alarm(2) can put a century away. A `set_real` racing
+/// with the exit sees the exit status under the lock and arms nothing.
+pub fn cancel_real(process: &Process) {
+    let mut t = process.signals.real_timer.lock();
+    if t.0 != 0 {
+        frame::timer::cancel(t.0);
+    }
+    *t = (0, 0, 0);
 }
 
 /// Current (remaining, interval) of the real timer in ns.
@@ -68,7 +83,7 @@ pub fn on_alarm(process: &Process) {
     let task = target_task(process, None);
     let mut t = process.signals.real_timer.lock();
     let (_, deadline, interval) = *t;
-    *t = if interval == 0 {
+    *t = if interval == 0 || process.exit_status().is_some() {
         (0, 0, 0)
     } else {
         let next = deadline.saturating_add(interval).max(frame::timer::monotonic_ns());
@@ -121,6 +136,10 @@ pub fn get_cpu(process: &Process, which: u32) -> (u64, u64) {
 /// process) and re-arms the periodic ones.
 pub fn run_cpu(process: &Arc<Process>) {
     if !process.signals.cpu_itimers_armed.load(Ordering::Acquire) {
+        return;
+    }
+    let jiffy = frame::timer::jiffies();
+    if process.signals.cpu_itimers_checked.swap(jiffy, Ordering::AcqRel) == jiffy {
         return;
     }
     let now = [process.cpu_clock_ns(super::CpuKind::Virt), process.cpu_clock_ns(super::CpuKind::Prof)];

@@ -210,6 +210,8 @@ pub struct SignalState {
     /// clock, 0 if disarmed; interval), in ns; and whether one is armed.
     pub(crate) cpu_itimers: SpinLock<[(u64, u64); 2], { level::PROCESS }>,
     pub(crate) cpu_itimers_armed: AtomicBool,
+    /// The jiffy of the last look at them (they are looked at once a tick).
+    pub(crate) cpu_itimers_checked: AtomicU64,
     /// POSIX timers (timer_create).
     pub(crate) timers: super::posix_timer::Timers,
     /// Job control: the process is stopped; threads park on `stop_wq`.
@@ -237,6 +239,7 @@ impl SignalState {
             real_timer: SpinLock::new((0, 0, 0)),
             cpu_itimers: SpinLock::new([(0, 0); 2]),
             cpu_itimers_armed: AtomicBool::new(false),
+            cpu_itimers_checked: AtomicU64::new(u64::MAX),
             timers: super::posix_timer::Timers::new(),
             stopped: AtomicBool::new(false),
             stop_wq: WaitQueue::new(),
