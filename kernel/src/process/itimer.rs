@@ -132,14 +132,52 @@ pub fn get_cpu(process: &Process, which: u32) -> (u64, u64) {
     (cpu_remaining(expires, now), interval)
 }
 
-/// Fires the CPU-time timers that have expired (SIGVTALRM, SIGPROF to the
-/// process) and re-arms the periodic ones.
-pub fn run_cpu(process: &Arc<Process>) {
-    if !process.signals.cpu_itimers_armed.load(Ordering::Acquire) {
+const SIGKILL: usize = 9;
+const SIGXCPU: usize = 24;
+
+/// RLIMIT_CPU (setrlimit(2), Linux's check_process_timers): once the
+/// process's CPU time (user plus system, all threads) reaches the soft
+/// limit it gets SIGXCPU, and the soft limit moves one second on (while
+/// below the hard one), so SIGXCPU comes once a CPU second; at the hard
+/// limit, SIGKILL.
+fn check_cpu_limit(process: &Arc<Process>) {
+    if process.rlimits.lock().0[super::rlimit::RLIMIT_CPU].cur == super::rlimit::RLIM_INFINITY {
         return;
     }
+    // The clock takes the thread list's lock: read it before the limits'.
+    let used = process.cpu_clock_ns(super::CpuKind::Prof);
+    let sig = {
+        let mut limits = process.rlimits.lock();
+        let l = &mut limits.0[super::rlimit::RLIMIT_CPU];
+        if l.cur == super::rlimit::RLIM_INFINITY {
+            return;
+        }
+        if l.max != super::rlimit::RLIM_INFINITY && used >= l.max.saturating_mul(1_000_000_000) {
+            SIGKILL
+        } else if used >= l.cur.saturating_mul(1_000_000_000) {
+            if l.cur < l.max {
+                l.cur += 1;
+            }
+            SIGXCPU
+        } else {
+            return;
+        }
+    };
+    super::signal::send_to_process(process, super::signal::SigInfo::new(sig, super::signal::SI_KERNEL));
+}
+
+/// Once a tick at most: checks RLIMIT_CPU, fires the CPU-time timers that
+/// have expired (SIGVTALRM, SIGPROF to the process) and re-arms the
+/// periodic ones.
+pub fn run_cpu(process: &Arc<Process>) {
     let jiffy = frame::timer::jiffies();
-    if process.signals.cpu_itimers_checked.swap(jiffy, Ordering::AcqRel) == jiffy {
+    if process.signals.cpu_itimers_checked.load(Ordering::Relaxed) == jiffy
+        || process.signals.cpu_itimers_checked.swap(jiffy, Ordering::AcqRel) == jiffy
+    {
+        return;
+    }
+    check_cpu_limit(process);
+    if !process.signals.cpu_itimers_armed.load(Ordering::Acquire) {
         return;
     }
     let now = [process.cpu_clock_ns(super::CpuKind::Virt), process.cpu_clock_ns(super::CpuKind::Prof)];

@@ -1,6 +1,7 @@
 //! Resource limits (getrlimit(2), prlimit(2)).
 
 pub const RLIM_INFINITY: u64 = u64::MAX;
+pub const RLIMIT_CPU: usize = 0;
 pub const RLIMIT_FSIZE: usize = 1;
 pub const RLIMIT_DATA: usize = 2;
 pub const RLIMIT_STACK: usize = 3;
