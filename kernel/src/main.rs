@@ -9,6 +9,7 @@ extern crate alloc;
 mod cmdline;
 mod ktest;
 pub mod error;
+pub mod fallible;
 pub mod fs;
 pub mod ipc;
 pub mod mm;
