@@ -76,6 +76,13 @@ pub fn should_fail() -> bool {
     true
 }
 
+/// Restarts the `interval` count (when a process turns injection on, so
+/// that `interval` = N with `times` = 1 fails exactly its N-th candidate,
+/// as Linux's fail-nth does).
+pub fn restart_count() {
+    SEEN.store(0, Ordering::Relaxed);
+}
+
 /// `failslab=<interval>,<probability>,<space>,<times>` from the command
 /// line; a malformed or out-of-range field leaves its knob alone.
 pub fn boot_param(value: &str) {

@@ -59,7 +59,7 @@ pub fn read_whole(inode: &Arc<dyn Inode>) -> Result<Vec<u8>> {
     if size > MAX_EXEC_SIZE {
         return Err(Error::new(Errno::ENOMEM));
     }
-    let mut data = vec![0u8; size];
+    let mut data = crate::fallible::zeroed(size)?;
     let mut done = 0;
     while done < size {
         let n = inode.read_at(done, &mut data[done..])?;

@@ -84,13 +84,13 @@ impl Context<'_> {
             let n = chunk.len().min(to_page_end);
             self.process.vm().read_bytes(cur, &mut chunk[..n])?;
             if let Some(pos) = chunk[..n].iter().position(|&b| b == 0) {
-                out.extend_from_slice(&chunk[..pos]);
+                crate::fallible::extend(&mut out, &chunk[..pos])?;
                 if out.len() >= max {
                     return Err(Error::new(Errno::ENAMETOOLONG));
                 }
                 return Ok(out);
             }
-            out.extend_from_slice(&chunk[..n]);
+            crate::fallible::extend(&mut out, &chunk[..n])?;
             if out.len() >= max {
                 return Err(Error::new(Errno::ENAMETOOLONG));
             }

@@ -393,7 +393,10 @@ pub(super) fn set_make_it_fail(t: Target, data: &[u8]) -> Result<()> {
     let text = core::str::from_utf8(data).map_err(|_| crate::error::Error::new(crate::error::Errno::EINVAL))?;
     match text.trim() {
         "0" => p.set_make_it_fail(false),
-        "1" => p.set_make_it_fail(true),
+        "1" => {
+            crate::fallible::restart_count();
+            p.set_make_it_fail(true);
+        }
         _ => return Err(crate::error::Error::new(crate::error::Errno::EINVAL)),
     }
     Ok(())
