@@ -403,6 +403,9 @@ impl Process {
     fn add_thread(self: &Arc<Self>, tid: Pid) -> crate::error::Result<Arc<Thread>> {
         // Room first, so that nothing is created that could not be listed.
         crate::fallible::reserve(&mut self.threads.lock().live, 1)?;
+        // The Thread itself is a small fixed-size Arc, made infallibly
+        // (docs/robustness.md); injection still tests the callers' undo.
+        crate::fallible::check()?;
         let t = Arc::new(Thread {
             tid: AtomicU32::new(tid),
             process: Arc::downgrade(self),
