@@ -13,7 +13,6 @@
 
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
-use alloc::vec;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -110,7 +109,16 @@ impl SemSet {
     /// perform_atomic_semop).
     fn try_ops(&mut self, sops: &[SemBuf], pid: u32, owner: Option<u64>) -> core::result::Result<(), Blocked> {
         let nsems = self.sems.len();
-        let mut adj = owner.map(|o| self.undo.entry(o).or_insert_with(|| vec![0; nsems]));
+        // semop(2): ENOMEM when SEM_UNDO finds no memory for the undo
+        // structure (its BTreeMap entry is a small node, made infallibly).
+        if let Some(o) = owner
+            && !self.undo.contains_key(&o)
+        {
+            let mut fresh = crate::fallible::with_capacity(nsems).map_err(Blocked::Fail)?;
+            fresh.resize(nsems, 0i16);
+            self.undo.insert(o, fresh);
+        }
+        let mut adj = owner.and_then(|o| self.undo.get_mut(&o));
         let mut failure = None;
         let mut done = 0;
         for sop in sops {
