@@ -69,7 +69,7 @@ pub fn should_fail() -> bool {
         }
     }
     // Count down `times`; another CPU may have taken the last one.
-    if TIMES.take_one().is_err() {
+    if !TIMES.take_one() {
         return false;
     }
     SEEN.store(0, Ordering::Relaxed);
@@ -103,13 +103,19 @@ fn nomem() -> Error {
 /// A container whose growth can fail.
 pub trait Reserve {
     /// Makes room for `additional` more elements, or fails without change.
-    fn try_grow(&mut self, additional: usize) -> core::result::Result<(), alloc::collections::TryReserveError>;
+    fn try_grow(
+        &mut self,
+        additional: usize,
+    ) -> core::result::Result<(), alloc::collections::TryReserveError>;
     /// Whether `additional` more elements fit without allocating.
     fn has_room(&self, additional: usize) -> bool;
 }
 
 impl<T> Reserve for Vec<T> {
-    fn try_grow(&mut self, additional: usize) -> core::result::Result<(), alloc::collections::TryReserveError> {
+    fn try_grow(
+        &mut self,
+        additional: usize,
+    ) -> core::result::Result<(), alloc::collections::TryReserveError> {
         self.try_reserve(additional)
     }
     fn has_room(&self, additional: usize) -> bool {
@@ -118,7 +124,10 @@ impl<T> Reserve for Vec<T> {
 }
 
 impl<T> Reserve for VecDeque<T> {
-    fn try_grow(&mut self, additional: usize) -> core::result::Result<(), alloc::collections::TryReserveError> {
+    fn try_grow(
+        &mut self,
+        additional: usize,
+    ) -> core::result::Result<(), alloc::collections::TryReserveError> {
         self.try_reserve(additional)
     }
     fn has_room(&self, additional: usize) -> bool {
@@ -127,7 +136,10 @@ impl<T> Reserve for VecDeque<T> {
 }
 
 impl Reserve for String {
-    fn try_grow(&mut self, additional: usize) -> core::result::Result<(), alloc::collections::TryReserveError> {
+    fn try_grow(
+        &mut self,
+        additional: usize,
+    ) -> core::result::Result<(), alloc::collections::TryReserveError> {
         self.try_reserve(additional)
     }
     fn has_room(&self, additional: usize) -> bool {

@@ -22,17 +22,16 @@ impl Sysctl {
         self.value.load(Ordering::Relaxed)
     }
 
-    /// Takes one from a countdown (failslab/times): `Err` if it is
+    /// Takes one from a countdown (failslab/times): false if it is
     /// already 0; u64::MAX counts as no limit and stays.
-    pub fn take_one(&self) -> core::result::Result<(), ()> {
+    pub fn take_one(&self) -> bool {
         self.value
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| match v {
                 0 => None,
                 u64::MAX => Some(v),
                 v => Some(v - 1),
             })
-            .map(|_| ())
-            .map_err(|_| ())
+            .is_ok()
     }
 
     /// A write to the /proc/sys file: one decimal number, surrounding

@@ -379,7 +379,11 @@ pub(super) fn set_comm(t: Target, data: &[u8]) -> Result<()> {
 /// allocations (crate::fallible).
 pub(super) fn make_it_fail(t: Target) -> Result<Vec<u8>> {
     let p = t.process()?;
-    Ok(if p.make_it_fail() { b"1\n".to_vec() } else { b"0\n".to_vec() })
+    Ok(if p.make_it_fail() {
+        b"1\n".to_vec()
+    } else {
+        b"0\n".to_vec()
+    })
 }
 
 /// A write of 0 or 1 (EINVAL otherwise); root only, as Linux asks for
@@ -390,7 +394,8 @@ pub(super) fn set_make_it_fail(t: Target, data: &[u8]) -> Result<()> {
     if me.creds().euid != 0 {
         return Err(crate::error::Error::new(crate::error::Errno::EPERM));
     }
-    let text = core::str::from_utf8(data).map_err(|_| crate::error::Error::new(crate::error::Errno::EINVAL))?;
+    let text = core::str::from_utf8(data)
+        .map_err(|_| crate::error::Error::new(crate::error::Errno::EINVAL))?;
     match text.trim() {
         "0" => p.set_make_it_fail(false),
         "1" => {
