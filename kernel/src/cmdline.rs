@@ -24,6 +24,7 @@ pub fn parse(cmdline: &str) -> Args {
             Some(("init", v)) => args.init = Some(String::from(v)),
             Some(("loglevel", v)) => args.loglevel = v.parse().ok(),
             Some(("ktest", v)) => args.ktest = Some(String::from(v)),
+            Some(("failslab", v)) => crate::fallible::boot_param(v),
             _ => {} // console=ttyS0 and unknown options are ignored
         }
     }

@@ -10,6 +10,7 @@ pub mod caps;
 mod cmdline;
 mod ktest;
 pub mod error;
+pub mod fallible;
 pub mod fs;
 pub mod ipc;
 pub mod mm;

@@ -14,12 +14,24 @@ pub struct Sysctl {
 }
 
 impl Sysctl {
-    const fn new(default: u64, min: u64, max: u64) -> Sysctl {
+    pub(crate) const fn new(default: u64, min: u64, max: u64) -> Sysctl {
         Sysctl { value: AtomicU64::new(default), min, max }
     }
 
     pub fn get(&self) -> u64 {
         self.value.load(Ordering::Relaxed)
+    }
+
+    /// Takes one from a countdown (failslab/times): false if it is
+    /// already 0; u64::MAX counts as no limit and stays.
+    pub fn take_one(&self) -> bool {
+        self.value
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| match v {
+                0 => None,
+                u64::MAX => Some(v),
+                v => Some(v - 1),
+            })
+            .is_ok()
     }
 
     /// A write to the /proc/sys file: one decimal number, surrounding

@@ -132,6 +132,10 @@ impl Epoll {
                     seen: None,
                     armed: true,
                 };
+                // A BTreeMap node is allocated infallibly (bounded by
+                // MAX_ENTRIES; docs/robustness.md); epoll_ctl(2) reports a
+                // failed allocation as ENOMEM, which injection tests.
+                crate::fallible::check()?;
                 interest.entries.insert(key, entry);
             }
             CtlOp::Mod => {

@@ -54,11 +54,7 @@ pub const IO_CHUNK: usize = 64 * 1024;
 
 /// A zeroed kernel buffer, or ENOMEM (never an allocation panic).
 pub fn kernel_buffer(len: usize) -> Result<Vec<u8>> {
-    let mut buf = Vec::new();
-    buf.try_reserve_exact(len)
-        .map_err(|_| Error::new(Errno::ENOMEM))?;
-    buf.resize(len, 0);
-    Ok(buf)
+    crate::fallible::zeroed(len)
 }
 
 /// `offset`, if a transfer of `len` bytes there stays within the largest

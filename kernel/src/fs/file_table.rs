@@ -114,13 +114,18 @@ impl FileTable {
         let limit = limit.min(HARD_MAX_FDS);
         let i = self.find_free(min_fd, limit).ok_or(Error::new(Errno::EMFILE))?;
         if i >= self.slots.len() {
-            self.slots
-                .try_reserve(i + 1 - self.slots.len())
-                .map_err(|_| Error::new(Errno::ENOMEM))?;
+            let more = i + 1 - self.slots.len();
+            crate::fallible::reserve(&mut self.slots, more)?;
             self.slots.resize(i + 1, None);
         }
         self.slots[i] = Some(Slot { file, cloexec });
         Ok(i as i32)
+    }
+
+    /// A copy for fork(2) or unshare: ENOMEM if there is no room for it
+    /// (the table may hold up to fs.nr_open descriptors).
+    pub fn try_clone(&self) -> Result<FileTable> {
+        Ok(FileTable { slots: crate::fallible::copy(&self.slots)?, free_hint: self.free_hint })
     }
 
     /// Installs `file` on the lowest free descriptor below `limit`.
@@ -143,9 +148,8 @@ impl FileTable {
             return Err(Error::new(Errno::EBADF));
         }
         if i >= self.slots.len() {
-            self.slots
-                .try_reserve(i + 1 - self.slots.len())
-                .map_err(|_| Error::new(Errno::ENOMEM))?;
+            let more = i + 1 - self.slots.len();
+            crate::fallible::reserve(&mut self.slots, more)?;
             self.slots.resize(i + 1, None);
         }
         let old = self.slots[i].replace(Slot { file, cloexec });
@@ -167,28 +171,28 @@ impl FileTable {
         Ok(slot.file)
     }
 
-    /// close_range(2) on `[first, last]`: closes the open descriptors
-    /// (returning their files, to be dropped after the lock), or with
-    /// `cloexec` marks them close-on-exec instead.
-    pub fn close_range(&mut self, first: usize, last: usize, cloexec: bool) -> Vec<Arc<File>> {
-        let mut closed = Vec::new();
+    /// close_range(2) with CLOSE_RANGE_CLOEXEC on `[first, last]`: marks
+    /// the open descriptors close-on-exec.
+    pub fn set_cloexec_range(&mut self, first: usize, last: usize) {
         let end = last.saturating_add(1).min(self.slots.len());
-        if !cloexec {
-            self.free_hint = self.free_hint.min(first);
+        for s in self.slots.iter_mut().take(end).skip(first).flatten() {
+            s.cloexec = true;
         }
-        for slot in self.slots.iter_mut().take(end).skip(first) {
-            if cloexec {
-                if let Some(s) = slot.as_mut() {
-                    s.cloexec = true;
-                }
-            } else if let Some(s) = slot.take() {
-                closed.push(s.file);
-            }
-        }
+    }
+
+    /// Closes the lowest open descriptor in `[first, last]` (close_range(2)
+    /// calls it until it returns `None`), returning it and its file, to be
+    /// dropped after the lock. One at a time, so that closing needs no
+    /// memory.
+    pub fn take_next(&mut self, first: usize, last: usize) -> Option<(usize, Arc<File>)> {
+        let end = last.saturating_add(1).min(self.slots.len());
+        let i = (first..end).find(|&i| self.slots[i].is_some())?;
+        let slot = self.slots[i].take()?;
+        self.free_hint = self.free_hint.min(i);
         while self.slots.last().is_some_and(|s| s.is_none()) {
             self.slots.pop();
         }
-        closed
+        Some((i, slot.file))
     }
 
     /// FD_CLOEXEC of `fd`.
@@ -211,22 +215,17 @@ impl FileTable {
         }
     }
 
-    /// Closes every descriptor marked close-on-exec, returning their files
-    /// (to be dropped after the lock).
-    pub fn close_on_exec(&mut self) -> Vec<Arc<File>> {
-        let mut closed = Vec::new();
-        self.free_hint = 0;
-        for slot in self.slots.iter_mut() {
-            if slot.as_ref().is_some_and(|s| s.cloexec)
-                && let Some(s) = slot.take()
-            {
-                closed.push(s.file);
-            }
-        }
+    /// Closes the lowest descriptor at or above `first` marked
+    /// close-on-exec (execve calls it until it returns `None`), returning
+    /// it and its file, to be dropped after the lock.
+    pub fn take_next_cloexec(&mut self, first: usize) -> Option<(usize, Arc<File>)> {
+        let i = (first..self.slots.len()).find(|&i| self.slots[i].as_ref().is_some_and(|s| s.cloexec))?;
+        let slot = self.slots[i].take()?;
+        self.free_hint = self.free_hint.min(i);
         while self.slots.last().is_some_and(|s| s.is_none()) {
             self.slots.pop();
         }
-        closed
+        Some((i, slot.file))
     }
 
     /// What mmap(2) of `fd` maps, checked as Linux's do_mmap does: EBADF

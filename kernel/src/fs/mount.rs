@@ -356,10 +356,14 @@ pub fn umount(root: &Arc<dyn Inode>, how: Umount, in_use: &dyn Fn(u64) -> bool) 
         if how == Umount::Expire && !core::mem::replace(&mut mounts[i].expiry_marked, true) {
             return Err(Error::new(Errno::EAGAIN));
         }
-        let mut removed = alloc::vec![mounts.remove(i)];
+        // Room for every list first (umount(2): ENOMEM), so that a
+        // failure changes nothing and the detaching itself cannot fail.
+        let mut removed = crate::fallible::with_capacity(mounts.len())?;
+        let mut devs = crate::fallible::with_capacity(mounts.len() + 1)?;
+        removed.push(mounts.remove(i));
         if how == Umount::Detach && sole {
             // The mounts inside it go too, and those inside them.
-            let mut devs = alloc::vec![dev];
+            devs.push(dev);
             while let Some(j) = mounts.iter().position(|m| devs.contains(&m.mountpoint_id.0)) {
                 let m = mounts.remove(j);
                 devs.push(m.root_id.0);

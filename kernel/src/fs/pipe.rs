@@ -109,6 +109,12 @@ impl Ring {
                 Err(e) if done == 0 => return Err(e),
                 Err(_) => break,
             };
+            if let Err(e) = crate::fallible::reserve(&mut self.slots, 1) {
+                if done == 0 {
+                    return Err(e);
+                }
+                break;
+            }
             page[..n].copy_from_slice(&src[done..done + n]);
             self.slots.push_back(Slot {
                 page,
@@ -464,6 +470,10 @@ pub fn pipe_end(file: &File) -> Option<&PipeEnd> {
 /// O_CLOEXEC to the descriptors), owned by `owner` (the creator's fs uid
 /// and gid).
 pub fn new_pipe(flags: u32, owner: (u32, u32)) -> Result<(Arc<File>, Arc<File>)> {
+    // The pipe, its inode and two files are small fixed-size objects made
+    // infallibly (docs/robustness.md); injection still tests the callers.
+    // Linux's create_pipe_files reports a failed allocation as ENFILE.
+    crate::fallible::check().map_err(|_| Error::new(Errno::ENFILE))?;
     let pipe = Pipe::new();
     let node = super::anon::pipe_inode(owner);
     let nonblock = flags & O_NONBLOCK;

@@ -146,6 +146,10 @@ pub fn send(
         // Room for the bytes, and for one more message (zero-length
         // messages are limited by msg_qbytes too).
         if len + q.cbytes <= q.qbytes && q.messages.len() < q.qbytes {
+            // msgsnd(2): ENOMEM when the message cannot be queued.
+            if let Err(e) = crate::fallible::reserve(&mut q.messages, 1) {
+                return Some(Err(e));
+            }
             let m = msg.take()?;
             q.cbytes += len;
             q.messages.push_back(m);

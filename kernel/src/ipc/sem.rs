@@ -13,7 +13,6 @@
 
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
-use alloc::vec;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -110,7 +109,16 @@ impl SemSet {
     /// perform_atomic_semop).
     fn try_ops(&mut self, sops: &[SemBuf], pid: u32, owner: Option<u64>) -> core::result::Result<(), Blocked> {
         let nsems = self.sems.len();
-        let mut adj = owner.map(|o| self.undo.entry(o).or_insert_with(|| vec![0; nsems]));
+        // semop(2): ENOMEM when SEM_UNDO finds no memory for the undo
+        // structure (its BTreeMap entry is a small node, made infallibly).
+        if let Some(o) = owner
+            && !self.undo.contains_key(&o)
+        {
+            let mut fresh = crate::fallible::with_capacity(nsems).map_err(Blocked::Fail)?;
+            fresh.resize(nsems, 0i16);
+            self.undo.insert(o, fresh);
+        }
+        let mut adj = owner.and_then(|o| self.undo.get_mut(&o));
         let mut failure = None;
         let mut done = 0;
         for sop in sops {
@@ -189,7 +197,12 @@ pub fn get(key: i32, nsems: i32, flags: i32, creds: &Credentials) -> Result<i32>
     }
     let set = SemSet {
         perm: Perm::new(key, flags, creds),
-        sems: (0..nsems).map(|_| Sem { val: 0, pid: 0 }).collect(),
+        sems: {
+            // semget(2): ENOMEM when there is no memory for the set.
+            let mut sems = crate::fallible::with_capacity(nsems)?;
+            sems.extend((0..nsems).map(|_| Sem { val: 0, pid: 0 }));
+            sems
+        },
         otime: 0,
         ctime: now_secs(),
         undo: BTreeMap::new(),
@@ -241,7 +254,12 @@ pub fn op(
         };
         match (set.waiters.iter_mut().find(|w| w.token == token), blocked) {
             (Some(w), Some((sem, zero))) => (w.sem, w.zero) = (sem, zero),
-            (None, Some((sem, zero))) => set.waiters.push(Waiter { token, sem, zero }),
+            // Blocked: nothing was applied, so ENOMEM undoes nothing.
+            (None, Some((sem, zero))) => {
+                if let Err(e) = crate::fallible::push(&mut set.waiters, Waiter { token, sem, zero }) {
+                    return Some(Err(e));
+                }
+            }
             (_, None) => set.waiters.retain(|w| w.token != token),
         }
         drop(t);
@@ -477,7 +495,8 @@ pub fn exit_undo(pid: Pid) {
     let Some(UndoList(owner)) = Arc::into_inner(list) else {
         return;
     };
-    let mut woken = Vec::new();
+    // Exit allocates nothing: waiters are woken under the table lock (a
+    // wake takes only higher-level locks).
     let mut t = SEM.lock();
     for s in t.iter_mut() {
         let Some(adj) = s.undo.remove(&owner) else {
@@ -490,12 +509,9 @@ pub fn exit_undo(pid: Pid) {
             }
         }
         s.otime = now_secs();
-        woken.push(s.shared.clone());
+        s.shared.wq.wake_all();
     }
     drop(t);
-    for s in woken {
-        s.wq.wake_all();
-    }
 }
 
 /// /proc/sysvipc/sem.

@@ -521,8 +521,10 @@ impl Vmar {
 
     fn unmap_locked(&self, st: &mut State, start: usize, end: usize) {
         split_areas(&mut st.areas, start, end);
-        let keys: Vec<usize> = st.areas.range(..end).filter(|(_, v)| v.end > start).map(|(k, _)| *k).collect();
-        for k in keys {
+        // Without a list (munmap must not need memory): the areas do not
+        // overlap, so the last one starting below `end` is inside the
+        // range if any still is.
+        while let Some(k) = st.areas.range(..end).next_back().filter(|(_, v)| v.end > start).map(|(k, _)| *k) {
             if let Some(v) = st.areas.remove(&k) {
                 self.unmap_pages(v.start, v.end);
                 self.drop_parked(st, v.start, v.end);
@@ -540,8 +542,7 @@ impl Vmar {
 
     /// Drops the parked (PROT_NONE) pages in `[start, end)`.
     fn drop_parked(&self, st: &mut State, start: usize, end: usize) {
-        let parked: Vec<usize> = st.parked.range(start..end).map(|(k, _)| *k).collect();
-        for p in parked {
+        while let Some(p) = st.parked.range(start..end).next().map(|(k, _)| *k) {
             st.parked.remove(&p);
             self.page_gone();
         }

@@ -59,7 +59,7 @@ pub fn read_whole(inode: &Arc<dyn Inode>) -> Result<Vec<u8>> {
     if size > MAX_EXEC_SIZE {
         return Err(Error::new(Errno::ENOMEM));
     }
-    let mut data = vec![0u8; size];
+    let mut data = crate::fallible::zeroed(size)?;
     let mut done = 0;
     while done < size {
         let n = inode.read_at(done, &mut data[done..])?;
@@ -439,11 +439,16 @@ fn commit(process: &Arc<Process>, thread: &Thread, image: Image, exe: String, co
     *user = UserContext::new();
     user.set_rip(image.entry as u64);
     user.set_rsp(image.rsp as u64);
-    let closed = process.files().lock().close_on_exec();
-    for file in &closed {
+    // One descriptor per turn of the lock: closing allocates nothing.
+    let files = process.files();
+    let mut next = 0;
+    loop {
+        let taken = files.lock().take_next_cloexec(next);
+        let Some((fd, file)) = taken else { break };
         crate::fs::lock::release_posix(process.pid(), &**file.node());
+        drop(file);
+        next = fd + 1;
     }
-    drop(closed);
     process.signals.reset_for_exec();
     *thread.signals.altstack.lock() = (0, super::signal::SS_DISABLE, 0);
     process.did_exec.store(true, Ordering::Relaxed);

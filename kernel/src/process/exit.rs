@@ -22,8 +22,8 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
     if process.exit_status.compare_exchange(-1, status, Ordering::AcqRel, Ordering::Acquire).is_err() {
         return; // already exiting
     }
-    for t in process.threads() {
-        t.exiting.store(true, Ordering::Release);
+    // Teardown allocates nothing: one thread at a time, off the list lock.
+    while let Some(t) = process.take_thread_to_stop() {
         clear_child_tid(process, &t);
         t.wake();
     }
@@ -45,9 +45,6 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
     }
     // Re-parent children to the nearest subreaper ancestor, else init.
     let children = core::mem::take(&mut *process.children.lock());
-    // Groups this exit may orphan: our own and our children's.
-    let mut groups: alloc::vec::Vec<u32> = children.iter().map(|c| c.pgid()).collect();
-    groups.push(process.pgid());
     if !children.is_empty() {
         let mut reaper = process.parent();
         while let Some(r) = reaper.clone() {
@@ -64,15 +61,22 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
                     super::signal::send_to_process(c, super::signal::SigInfo::new(sig, super::signal::SI_KERNEL));
                 }
             }
-            init.children.lock().extend(children);
+            // The one allocation left in exit: the reaper's child list
+            // may have to grow (docs/robustness.md, infallible sites).
+            init.children.lock().extend(children.iter().cloned());
             init.child_wait.wake_all();
         }
     }
-    groups.sort_unstable();
-    groups.dedup();
-    for g in groups {
-        super::signal::hup_if_orphaned_and_stopped(g);
+    // Groups this exit may orphan: our own and our children's, each once
+    // (a group is checked at its first child), without a list of them.
+    super::signal::hup_if_orphaned_and_stopped(process.pgid());
+    for (i, c) in children.iter().enumerate() {
+        let g = c.pgid();
+        if g != process.pgid() && !children[..i].iter().any(|d| d.pgid() == g) {
+            super::signal::hup_if_orphaned_and_stopped(g);
+        }
     }
+    drop(children);
     let (code, info_status) = match status & 0x7f {
         0 => (super::signal::CLD_EXITED, (status >> 8) & 0xff),
         sig if status & 0x80 != 0 => (super::signal::CLD_DUMPED, sig),
@@ -115,8 +119,7 @@ pub(super) fn clear_child_tid(process: &Process, t: &super::Thread) {
 
 /// exit(2) of one thread: the process ends with its last thread.
 pub fn exit_thread(process: &Arc<Process>, thread: &Arc<super::Thread>, status: i32) {
-    let others = process.threads().iter().filter(|t| !Arc::ptr_eq(t, thread) && !t.exiting.load(Ordering::Acquire)).count();
-    if others == 0 {
+    if process.other_running_threads(thread) == 0 {
         return do_exit(process, status);
     }
     thread.exiting.store(true, Ordering::Release);

@@ -101,7 +101,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     let files = if f & CLONE_FILES != 0 {
         parent.files_shared().share()
     } else {
-        super::SharedFiles::new(parent.files().lock().clone())
+        super::SharedFiles::new(parent.files().lock().try_clone()?)
     };
     let fs = if f & CLONE_FS != 0 {
         parent.fs_shared().clone()
@@ -118,6 +118,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     child.timer_slack_ns.store(parent.timer_slack_ns.load(Ordering::Relaxed), Ordering::Relaxed);
     child.personality.store(parent.personality.load(Ordering::Relaxed), Ordering::Relaxed);
     child.set_creds(parent.creds());
+    child.set_make_it_fail(parent.make_it_fail());
     let limits = *parent.rlimits.lock();
     *child.rlimits.lock() = limits;
     if f & CLONE_SIGHAND != 0 {
@@ -137,7 +138,10 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
         super::discard_unstarted(&child);
         return Err(Error::new(Errno::EINVAL));
     }
-    real_parent.children.lock().push(child.clone());
+    if let Err(e) = crate::fallible::push(&mut real_parent.children.lock(), child.clone()) {
+        super::discard_unstarted(&child);
+        return Err(e);
+    }
     // CLONE_PIDFD: a close-on-exec pidfd in the caller's table (after the
     // child's copy was taken: only a CLONE_FILES child shares it), its
     // number stored at parent_tid; EFAULT there undoes the clone.

@@ -81,23 +81,20 @@ fn read_u32(vm: &Vmar, uaddr: usize) -> Result<u32> {
 
 /// Wakes up to `n` waiters on `key` whose bitset overlaps `bitset`.
 fn wake_key(key: Key, bitset: u32, n: usize) -> usize {
-    let mut woken = Vec::new();
-    {
-        let mut list = WAITERS.lock();
-        let mut i = 0;
-        while i < list.len() && woken.len() < n {
-            if list[i].key == key && list[i].bitset & bitset != 0 {
-                let w = list.remove(i);
-                w.woken.store(true, Ordering::Release);
-                woken.push(w.thread);
-            } else {
-                i += 1;
-            }
+    // Woken under the list lock (a task wake takes only higher-level
+    // locks): thread exit wakes through here, and must not allocate.
+    let mut count = 0;
+    let mut list = WAITERS.lock();
+    let mut i = 0;
+    while i < list.len() && count < n {
+        if list[i].key == key && list[i].bitset & bitset != 0 {
+            let w = list.swap_remove(i);
+            w.woken.store(true, Ordering::Release);
+            w.thread.wake();
+            count += 1;
+        } else {
+            i += 1;
         }
-    }
-    let count = woken.len();
-    for t in woken {
-        t.wake();
     }
     count
 }
@@ -118,7 +115,7 @@ fn wait(process: &Arc<Process>, thread: &Arc<Thread>, key: Key, uaddr: usize, va
         return Err(Error::new(Errno::EAGAIN));
     }
     let woken = Arc::new(AtomicBool::new(false));
-    WAITERS.lock().push(Waiter { key, bitset, woken: woken.clone(), thread: thread.clone() });
+    crate::fallible::push(&mut WAITERS.lock(), Waiter { key, bitset, woken: woken.clone(), thread: thread.clone() })?;
     let dequeue = || WAITERS.lock().retain(|w| !Arc::ptr_eq(&w.woken, &woken));
     match read_u32(&vm, uaddr) {
         Ok(v) if v == val => {}
@@ -244,7 +241,10 @@ fn lock_pi(process: &Arc<Process>, thread: &Arc<Thread>, key: Key, uaddr: usize,
             write_u32(&vm, uaddr, v | FUTEX_WAITERS)?;
         }
         let woken = Arc::new(AtomicBool::new(false));
-        WAITERS.lock().push(Waiter { key, bitset: FUTEX_BITSET_MATCH_ANY, woken: woken.clone(), thread: thread.clone() });
+        crate::fallible::push(
+            &mut WAITERS.lock(),
+            Waiter { key, bitset: FUTEX_BITSET_MATCH_ANY, woken: woken.clone(), thread: thread.clone() },
+        )?;
         let r = wait_interruptible_deadline(process, thread, &SLEEP, || woken.load(Ordering::Acquire).then_some(()), deadline);
         WAITERS.lock().retain(|w| !Arc::ptr_eq(&w.woken, &woken));
         // Handed over by the unlocker?

@@ -104,6 +104,9 @@ pub struct Process {
     exe: SpinLock<String, { level::PROCESS }>,
     /// Monotonic time at creation (/proc/pid/stat starttime).
     pub(crate) start_ns: u64,
+    /// /proc/pid/make-it-fail: fault injection may fail this process's
+    /// fallible allocations (crate::fallible); inherited by fork.
+    make_it_fail: core::sync::atomic::AtomicBool,
 }
 
 /// A process's threads, and the usage its exited threads left behind.
@@ -243,6 +246,7 @@ impl Process {
             did_exec: core::sync::atomic::AtomicBool::new(false),
             exe: SpinLock::new(String::new()),
             start_ns: frame::timer::monotonic_ns(),
+            make_it_fail: core::sync::atomic::AtomicBool::new(false),
         });
         PROCESSES.lock().insert(pid, Arc::downgrade(&p));
         p
@@ -311,7 +315,7 @@ impl Process {
         if cur.users.load(Ordering::Acquire) <= 1 {
             return Ok(());
         }
-        let copy = SharedFiles::new(cur.table.lock().clone());
+        let copy = SharedFiles::new(cur.table.lock().try_clone()?);
         let old = core::mem::replace(&mut *self.files.lock(), copy);
         old.release();
         Ok(())
@@ -337,13 +341,71 @@ impl Process {
         self.threads.lock().live.clone()
     }
 
+    /// Calls `f` on every live thread with the thread list locked (level
+    /// PROCESS): `f` may take only locks of higher levels (waking a thread
+    /// is fine). Allocates nothing.
+    pub fn for_each_thread_locked(&self, mut f: impl FnMut(&Arc<Thread>)) {
+        for t in self.threads.lock().live.iter() {
+            f(t);
+        }
+    }
+
+    /// The live thread with the lowest tid above `after` (the first one
+    /// with `None`): walks whose steps take process-level locks use it, so
+    /// that they need neither the list lock nor a copy of the list.
+    pub fn thread_after(&self, after: Option<Pid>) -> Option<Arc<Thread>> {
+        let threads = self.threads.lock();
+        threads
+            .live
+            .iter()
+            .filter(|t| after.is_none_or(|a| t.tid() > a))
+            .min_by_key(|t| t.tid())
+            .cloned()
+    }
+
+    /// Calls `f` on every live thread, one [`Process::thread_after`] step
+    /// at a time (no lock held during `f`, nothing allocated).
+    pub fn for_each_thread(&self, mut f: impl FnMut(&Arc<Thread>)) {
+        let mut cursor = None;
+        while let Some(t) = self.thread_after(cursor) {
+            cursor = Some(t.tid());
+            f(&t);
+        }
+    }
+
+    /// Marks the first live thread not yet exiting as exiting and returns
+    /// it (exit_group's walk: each thread is taken once, nothing allocated).
+    pub(crate) fn take_thread_to_stop(&self) -> Option<Arc<Thread>> {
+        let threads = self.threads.lock();
+        let t = threads.live.iter().find(|t| !t.exiting.load(Ordering::Acquire))?;
+        t.exiting.store(true, Ordering::Release);
+        Some(t.clone())
+    }
+
+    /// How many live threads other than `me` are not exiting.
+    pub(crate) fn other_running_threads(&self, me: &Arc<Thread>) -> usize {
+        self.threads
+            .lock()
+            .live
+            .iter()
+            .filter(|t| !Arc::ptr_eq(t, me) && !t.exiting.load(Ordering::Acquire))
+            .count()
+    }
+
     /// The wait status if the process is a zombie.
     pub fn exit_status(&self) -> Option<i32> {
         let s = self.exit_status.load(Ordering::Acquire);
         (s >= 0).then_some(s)
     }
 
-    fn add_thread(self: &Arc<Self>, tid: Pid) -> Arc<Thread> {
+    /// A new thread of the process: ENOMEM if the thread list cannot grow
+    /// (clone(2): "cannot allocate sufficient memory").
+    fn add_thread(self: &Arc<Self>, tid: Pid) -> crate::error::Result<Arc<Thread>> {
+        // Room first, so that nothing is created that could not be listed.
+        crate::fallible::reserve(&mut self.threads.lock().live, 1)?;
+        // The Thread itself is a small fixed-size Arc, made infallibly
+        // (docs/robustness.md); injection still tests the callers' undo.
+        crate::fallible::check()?;
         let t = Arc::new(Thread {
             tid: AtomicU32::new(tid),
             process: Arc::downgrade(self),
@@ -355,9 +417,10 @@ impl Process {
             task: frame::sync::Once::new(),
             counters: usage::ThreadCounters::default(),
         });
-        self.threads.lock().live.push(t.clone());
+        // Another clone may have taken the room: check again under the lock.
+        crate::fallible::push(&mut self.threads.lock().live, t.clone())?;
         self.threads_changed.wake_all();
-        t
+        Ok(t)
     }
 }
 
@@ -375,12 +438,37 @@ pub fn find_process(pid: Pid) -> Option<Arc<Process>> {
 
 /// Finds a thread by tid.
 pub fn find_thread(tid: Pid) -> Option<(Arc<Process>, Arc<Thread>)> {
-    for p in all_processes() {
-        if let Some(t) = p.threads().into_iter().find(|t| t.tid() == tid) {
-            return Some((p, t));
+    let mut found = None;
+    for_each_process(|p| {
+        let t = p.threads.lock().live.iter().find(|t| t.tid() == tid).cloned();
+        if let Some(t) = t {
+            found = Some((p.clone(), t));
+        }
+        found.is_none()
+    });
+    found
+}
+
+/// Calls `f` on every process in the table, in pid order, until it
+/// returns `false`. Allocates nothing (exit and signal delivery use it), and
+/// holds the table lock only to find the next process, so `f` may take any
+/// lock.
+pub fn for_each_process(mut f: impl FnMut(&Arc<Process>) -> bool) {
+    let mut next: Pid = 0;
+    loop {
+        let found = PROCESSES
+            .lock()
+            .range(next..)
+            .find_map(|(pid, w)| w.upgrade().map(|p| (*pid, p)));
+        let Some((pid, p)) = found else { return };
+        if !f(&p) {
+            return;
+        }
+        match pid.checked_add(1) {
+            Some(n) => next = n,
+            None => return,
         }
     }
-    None
 }
 
 /// Every process in the table, in pid order.
@@ -415,6 +503,15 @@ pub fn current_thread() -> Option<Arc<Thread>> {
 }
 
 impl Process {
+    /// Whether fault injection may fail this process's allocations.
+    pub fn make_it_fail(&self) -> bool {
+        self.make_it_fail.load(Ordering::Relaxed)
+    }
+
+    pub fn set_make_it_fail(&self, on: bool) {
+        self.make_it_fail.store(on, Ordering::Relaxed);
+    }
+
     pub fn exe(&self) -> String {
         self.exe.lock().clone()
     }

@@ -26,7 +26,7 @@ pub(crate) fn spawn_user_thread_inner(
     clear_child_tid: u64,
     altstack: Option<(u64, i32, u64)>,
 ) -> Result<Arc<Thread>> {
-    let thread = process.add_thread(tid);
+    let thread = process.add_thread(tid)?;
     if let Some(a) = altstack {
         *thread.signals.altstack.lock() = a;
     }

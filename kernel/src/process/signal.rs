@@ -130,8 +130,8 @@ impl Pending {
     pub fn add(&mut self, info: SigInfo) {
         let sig = info.signo as usize;
         if sig >= 32 {
-            if self.rt_queue.len() < RT_QUEUE_MAX {
-                self.rt_queue.push_back(info);
+            // A full queue, or no memory for it, drops the signal.
+            if self.rt_queue.len() < RT_QUEUE_MAX && crate::fallible::push_back(&mut self.rt_queue, info).is_ok() {
                 self.mask |= bit(sig);
             }
             return;
@@ -449,17 +449,19 @@ pub fn check_signo(sig: u64, allow_zero: bool) -> Result<usize> {
 
 /// Wakes every thread of `p` so that it notices a new signal.
 fn kick(p: &Process) {
-    for t in p.threads() {
-        t.wake();
-    }
+    p.for_each_thread_locked(|t| t.wake());
 }
 
 /// Generates a process-directed signal (kill(2), SIGCHLD, alarms, ...).
 pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
     let sig = info.signo as usize;
     let blocked = sig != 0 && {
-        let threads = p.threads();
-        !threads.is_empty() && threads.iter().all(|t| t.sigmask.load(Ordering::Relaxed) & bit(sig) != 0)
+        let (mut any, mut all) = (false, true);
+        p.for_each_thread_locked(|t| {
+            any = true;
+            all &= t.sigmask.load(Ordering::Relaxed) & bit(sig) != 0;
+        });
+        any && all
     };
     if generate(p, &info, blocked) {
         p.signals.shared.lock().add(info);
@@ -491,9 +493,9 @@ fn generate(p: &Arc<Process>, info: &SigInfo, blocked: bool) -> bool {
 /// Drops `sig` from every pending set of `p` (it became ignored).
 pub fn discard_pending(p: &Process, sig: usize) {
     p.signals.shared.lock().take(sig);
-    for t in p.threads() {
+    p.for_each_thread(|t| {
         t.signals.pending.lock().take(sig);
-    }
+    });
 }
 
 /// Generates a thread-directed signal (tkill, tgkill, faults).
@@ -534,9 +536,9 @@ fn prepare(p: &Arc<Process>, sig: usize) {
     let stops = bit(SIGSTOP) | bit(SIGTSTP) | bit(SIGTTIN) | bit(SIGTTOU);
     let discard = |m: u64| {
         p.signals.shared.lock().remove_mask(m);
-        for t in p.threads() {
+        p.for_each_thread(|t| {
             t.signals.pending.lock().remove_mask(m);
-        }
+        });
     };
     if sig == SIGCONT {
         discard(stops);
@@ -685,26 +687,36 @@ pub fn wait_interruptible_deadline<R>(
 /// Whether process group `pgid` is orphaned: no live member has a parent in
 /// another group of the same session (POSIX; credentials(7)).
 pub fn is_orphaned_pgrp(pgid: u32) -> bool {
-    let members: alloc::vec::Vec<_> =
-        crate::process::all_processes().into_iter().filter(|p| p.pgid() == pgid && p.exit_status().is_none()).collect();
-    !members.iter().any(|p| {
-        p.parent().is_some_and(|q| q.exit_status().is_none() && q.pgid() != pgid && q.sid() == p.sid())
-    })
+    let mut orphaned = true;
+    crate::process::for_each_process(|p| {
+        if p.pgid() == pgid
+            && p.exit_status().is_none()
+            && p.parent().is_some_and(|q| q.exit_status().is_none() && q.pgid() != pgid && q.sid() == p.sid())
+        {
+            orphaned = false;
+        }
+        orphaned
+    });
+    orphaned
 }
 
 /// A group that just became orphaned and has a stopped member gets SIGHUP
-/// then SIGCONT (POSIX: _exit).
+/// then SIGCONT (POSIX: _exit). Exit calls it: it allocates nothing.
 pub fn hup_if_orphaned_and_stopped(pgid: u32) {
-    if !is_orphaned_pgrp(pgid) {
+    let member = |p: &Process| p.pgid() == pgid && p.exit_status().is_none();
+    let mut stopped = false;
+    crate::process::for_each_process(|p| {
+        stopped |= member(p) && p.signals.stopped.load(Ordering::Acquire);
+        !stopped
+    });
+    if !stopped || !is_orphaned_pgrp(pgid) {
         return;
     }
-    let members: alloc::vec::Vec<_> =
-        crate::process::all_processes().into_iter().filter(|p| p.pgid() == pgid && p.exit_status().is_none()).collect();
-    if members.is_empty() || !members.iter().any(|p| p.signals.stopped.load(Ordering::Acquire)) {
-        return;
-    }
-    for p in &members {
-        send_to_process(p, SigInfo::new(SIGHUP, SI_KERNEL));
-        send_to_process(p, SigInfo::new(SIGCONT, SI_KERNEL));
-    }
+    crate::process::for_each_process(|p| {
+        if member(p) {
+            send_to_process(p, SigInfo::new(SIGHUP, SI_KERNEL));
+            send_to_process(p, SigInfo::new(SIGCONT, SI_KERNEL));
+        }
+        true
+    });
 }

@@ -16,7 +16,6 @@ pub(crate) mod time;
 
 use alloc::string::String;
 use alloc::sync::Arc;
-use alloc::vec;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -49,7 +48,7 @@ impl Context<'_> {
         if len > 0 && !access_ok(addr, len as u64) {
             return Err(Error::new(Errno::EFAULT));
         }
-        let mut buf = vec![0u8; len];
+        let mut buf = crate::fallible::zeroed(len)?;
         self.process.vm().read_bytes(addr as usize, &mut buf)?;
         Ok(buf)
     }
@@ -85,13 +84,13 @@ impl Context<'_> {
             let n = chunk.len().min(to_page_end);
             self.process.vm().read_bytes(cur, &mut chunk[..n])?;
             if let Some(pos) = chunk[..n].iter().position(|&b| b == 0) {
-                out.extend_from_slice(&chunk[..pos]);
+                crate::fallible::extend(&mut out, &chunk[..pos])?;
                 if out.len() >= max {
                     return Err(Error::new(Errno::ENAMETOOLONG));
                 }
                 return Ok(out);
             }
-            out.extend_from_slice(&chunk[..n]);
+            crate::fallible::extend(&mut out, &chunk[..n])?;
             if out.len() >= max {
                 return Err(Error::new(Errno::ENAMETOOLONG));
             }

@@ -163,7 +163,7 @@ fn read_string_array(ctx: &Context, addr: u64) -> Result<Vec<Vec<u8>>> {
         if total > process::ARG_MAX {
             return Err(Error::new(Errno::E2BIG));
         }
-        out.push(s);
+        crate::fallible::push(&mut out, s)?;
     }
     Ok(out)
 }

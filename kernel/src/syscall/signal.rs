@@ -189,29 +189,54 @@ fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if pid == i32::MIN {
         return Err(Error::new(Errno::ESRCH));
     }
-    let targets: alloc::vec::Vec<_> = match pid {
+    // No list of targets (kill(-1) may reach every process): matching
+    // processes are walked once to find them (ESRCH, EPERM) and once to
+    // signal them.
+    let matches = |q: &process::Process| match pid {
+        0 => q.pgid() == ctx.process.pgid(),
+        -1 => q.pid() != process::INIT_PID && q.pid() != me,
+        p => q.pgid() == p.unsigned_abs(),
+    };
+    let single = if pid > 0 {
         // Any thread id names its process. Zombies still count (and are
         // signalled in vain) until reaped, as on Linux, where they stay in
         // the task list and their group.
-        p if p > 0 => process::find_task(p as Pid).map(|(p, _)| p).into_iter().collect(),
-        0 => process::all_processes().into_iter().filter(|p| p.pgid() == ctx.process.pgid()).collect(),
-        -1 => process::all_processes().into_iter().filter(|p| p.pid() != process::INIT_PID && p.pid() != me).collect(),
-        p => process::all_processes().into_iter().filter(|q| q.pgid() == p.unsigned_abs()).collect(),
+        Some(process::find_task(pid as Pid).map(|(p, _)| p).ok_or(Error::new(Errno::ESRCH))?)
+    } else {
+        None
     };
-    // Linux finds the targets (ESRCH) before it looks at the signal.
-    if targets.is_empty() {
-        return Err(Error::new(Errno::ESRCH));
+    if single.is_none() {
+        let mut found = false;
+        process::for_each_process(|q| {
+            found = matches(q);
+            !found
+        });
+        // Linux finds the targets (ESRCH) before it looks at the signal.
+        if !found {
+            return Err(Error::new(Errno::ESRCH));
+        }
     }
     let sig = check_signo(a[1], true)?;
     let info = SigInfo::from_sender(sig, SI_USER, me);
-    let allowed: alloc::vec::Vec<_> = targets.iter().filter(|t| may_signal(ctx, t, sig)).collect();
     // kill(-1) ignores the processes it may not signal (kill_something_info);
     // a single target or a group with none allowed is EPERM.
-    if allowed.is_empty() && pid != -1 {
-        return Err(Error::new(Errno::EPERM));
+    if let Some(t) = single {
+        if !may_signal(ctx, &t, sig) {
+            return Err(Error::new(Errno::EPERM));
+        }
+        send_to_process(&t, info);
+        return Ok(0);
     }
-    for t in allowed {
-        send_to_process(t, info);
+    let mut sent = false;
+    process::for_each_process(|q| {
+        if matches(q) && may_signal(ctx, q, sig) {
+            send_to_process(q, info);
+            sent = true;
+        }
+        true
+    });
+    if !sent && pid != -1 {
+        return Err(Error::new(Errno::EPERM));
     }
     Ok(0)
 }

@@ -58,16 +58,16 @@ fn blocked_or_ignored(p: &Process, t: &Thread, sig: u32) -> bool {
         || p.signals.action(sig).handler == signal::SIG_IGN
 }
 
-/// Live (not zombie) members of process group `pgrp`.
-fn members(pgrp: u32) -> impl Iterator<Item = Arc<Process>> {
-    crate::process::all_processes()
-        .into_iter()
-        .filter(move |p| p.pgid() == pgrp && p.exit_status().is_none())
-}
-
 /// The session of process group `pgrp`, if the group exists.
 pub fn session_of(pgrp: u32) -> Option<u32> {
-    members(pgrp).next().map(|p| p.sid())
+    let mut sid = None;
+    crate::process::for_each_process(|p| {
+        if p.pgid() == pgrp && p.exit_status().is_none() {
+            sid = Some(p.sid());
+        }
+        sid.is_none()
+    });
+    sid
 }
 
 /// Sends `sig` to every process of group `pgrp`.
@@ -75,9 +75,14 @@ pub fn signal_group(pgrp: u32, sig: u32) {
     if pgrp == 0 {
         return;
     }
-    for p in members(pgrp) {
-        signal::send_to_process(&p, SigInfo::new(sig as usize, SI_KERNEL));
-    }
+    // A walk, not a list: a session leader's exit hangs up its terminal
+    // through here, and exit must not need memory.
+    crate::process::for_each_process(|p| {
+        if p.pgid() == pgrp && p.exit_status().is_none() {
+            signal::send_to_process(p, SigInfo::new(sig as usize, SI_KERNEL));
+        }
+        true
+    });
 }
 
 /// Sends `sig` to process `pid`, if it is alive.

@@ -41,6 +41,7 @@ enum Entry {
     Fd,
     FdInfo,
     Limits,
+    MakeItFail,
     Maps,
     Mem,
     MountInfo,
@@ -64,6 +65,7 @@ const ENTRIES: &[(&str, Entry, FileType, u32)] = &[
     ("fd", Entry::Fd, FileType::Directory, 0o500),
     ("fdinfo", Entry::FdInfo, FileType::Directory, 0o500),
     ("limits", Entry::Limits, FileType::Regular, 0o444),
+    ("make-it-fail", Entry::MakeItFail, FileType::Regular, 0o644),
     ("maps", Entry::Maps, FileType::Regular, 0o444),
     ("mem", Entry::Mem, FileType::Regular, 0o600),
     ("mountinfo", Entry::MountInfo, FileType::Regular, 0o444),
@@ -180,6 +182,11 @@ impl PidDir {
             Entry::Auxv => GenFile::checked(attr, Box::new(move || pid_text::auxv(t)), checker(t)),
             Entry::Environ => GenFile::checked(attr, Box::new(move || pid_text::environ(t)), checker(t)),
             Entry::Limits => text(pid_text::limits),
+            Entry::MakeItFail => GenFile::writable(
+                attr,
+                Box::new(move || pid_text::make_it_fail(t)),
+                Box::new(move |data| pid_text::set_make_it_fail(t, data)),
+            ),
             Entry::Maps => GenFile::checked(
                 attr,
                 Box::new(move || pid_text::maps(t).map(name::text_to_user)),

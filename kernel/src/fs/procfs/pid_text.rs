@@ -375,6 +375,38 @@ pub(super) fn set_comm(t: Target, data: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// /proc/pid/make-it-fail: 1 if fault injection may fail the process's
+/// allocations (crate::fallible).
+pub(super) fn make_it_fail(t: Target) -> Result<Vec<u8>> {
+    let p = t.process()?;
+    Ok(if p.make_it_fail() {
+        b"1\n".to_vec()
+    } else {
+        b"0\n".to_vec()
+    })
+}
+
+/// A write of 0 or 1 (EINVAL otherwise); root only, as Linux asks for
+/// CAP_SYS_RESOURCE.
+pub(super) fn set_make_it_fail(t: Target, data: &[u8]) -> Result<()> {
+    let p = t.process()?;
+    let (me, _) = super::caller()?;
+    if me.creds().euid != 0 {
+        return Err(crate::error::Error::new(crate::error::Errno::EPERM));
+    }
+    let text = core::str::from_utf8(data)
+        .map_err(|_| crate::error::Error::new(crate::error::Errno::EINVAL))?;
+    match text.trim() {
+        "0" => p.set_make_it_fail(false),
+        "1" => {
+            crate::fallible::restart_count();
+            p.set_make_it_fail(true);
+        }
+        _ => return Err(crate::error::Error::new(crate::error::Errno::EINVAL)),
+    }
+    Ok(())
+}
+
 /// /proc/pid/maps: one line per area; file mappings show the device and
 /// inode, and the path when it is the program itself.
 pub(super) fn maps(t: Target) -> Result<String> {

@@ -409,6 +409,17 @@ static BOOT_ID: frame::sync::Once<String> = frame::sync::Once::new();
 /// of [`crate::sysctl`] are writable by root.
 pub(super) const SYS: &[(&str, Node)] = &[
     (
+        "debug",
+        Node::Dir(&[(
+            "failslab",
+            Node::Dir(&[
+                ("interval", Node::Value(&crate::fallible::INTERVAL)),
+                ("probability", Node::Value(&crate::fallible::PROBABILITY)),
+                ("times", Node::Value(&crate::fallible::TIMES)),
+            ]),
+        )]),
+    ),
+    (
         "fs",
         Node::Dir(&[
             (

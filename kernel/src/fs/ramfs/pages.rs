@@ -218,11 +218,13 @@ impl FileData {
     /// whole pages in it are freed. The size does not change.
     pub fn punch_hole(&mut self, offset: usize, end: usize) -> Result<()> {
         let whole = offset.div_ceil(PAGE)..end / PAGE;
-        let freed: alloc::vec::Vec<usize> = self.pages.range(whole).map(|(i, _)| *i).collect();
-        for index in &freed {
-            self.pages.remove(index);
+        // Freeing needs no memory: one page at a time, no list.
+        let mut freed = 0;
+        while let Some(index) = self.pages.range(whole.clone()).next().map(|(i, _)| *i) {
+            self.pages.remove(&index);
+            freed += 1;
         }
-        uncharge(&self.budget, freed.len());
+        uncharge(&self.budget, freed);
         // Partial pages at either end keep their other bytes.
         let zero = |index: usize, from: usize, len: usize| match self.pages.get(&index) {
             Some(page) => page.fill_zero(from, len).map_err(io_error),

@@ -31,10 +31,8 @@ fn getdents(ctx: &Context, args: &SyscallArgs, is64: bool) -> Result<isize> {
     if file.ops().is_some() || file.node().file_type() != FileType::Directory {
         return Err(Error::new(Errno::ENOTDIR));
     }
-    let mut out: Vec<u8> = Vec::new();
     // Reserved up front: the listing runs under the directory's spin lock.
-    out.try_reserve_exact(count)
-        .map_err(|_| Error::new(Errno::ENOMEM))?;
+    let mut out: Vec<u8> = crate::fallible::with_capacity(count)?;
     let mut next = None;
     let mut too_small = false;
     // Linux writes record by record, checking each against the end of

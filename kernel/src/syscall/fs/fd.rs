@@ -65,14 +65,19 @@ pub fn sys_close_range(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         ctx.process.unshare_files()?;
     }
     let cloexec = flags & CLOSE_RANGE_CLOEXEC != 0;
-    let closed = ctx
-        .process
-        .files()
-        .lock()
-        .close_range(first as usize, last as usize, cloexec);
-    for file in closed {
+    let files = ctx.process.files();
+    if cloexec {
+        files.lock().set_cloexec_range(first as usize, last as usize);
+        return Ok(0);
+    }
+    // One descriptor per turn of the lock: closing allocates nothing.
+    let mut next = first as usize;
+    loop {
+        let taken = files.lock().take_next(next, last as usize);
+        let Some((fd, file)) = taken else { break };
         crate::fs::lock::release_posix(ctx.process.pid(), &**file.node());
         drop(file);
+        next = fd + 1;
     }
     Ok(0)
 }

@@ -118,7 +118,7 @@ impl IoVecs {
             return Ok(IoVecs(Vec::new()));
         }
         let raw = ctx.read_bytes(addr, count as usize * 16)?;
-        let mut iovs = Vec::with_capacity(count as usize);
+        let mut iovs = crate::fallible::with_capacity(count as usize)?;
         let mut total: usize = 0;
         for pair in raw.chunks_exact(16) {
             let mut base = [0u8; 8];

@@ -82,11 +82,13 @@ pub(super) fn with_sigmask<R>(
 }
 
 /// The files open on `fds` (None where not open), looked up in one go.
-fn files_of(ctx: &Context, fds: impl Iterator<Item = i32>) -> Vec<Option<Arc<File>>> {
+/// ENOMEM if there is no memory for the list (poll(2), select(2)).
+fn files_of(ctx: &Context, fds: impl ExactSizeIterator<Item = i32>) -> Result<Vec<Option<Arc<File>>>> {
+    let mut files = crate::fallible::with_capacity(fds.len())?;
     let shared_files = ctx.process.files();
     let table = shared_files.lock();
-    fds.map(|fd| if fd < 0 { None } else { table.get(fd).ok() })
-        .collect()
+    files.extend(fds.map(|fd| if fd < 0 { None } else { table.get(fd).ok() }));
+    Ok(files)
 }
 
 /// Sleeps until a readiness notification after `seen`, or until
@@ -136,7 +138,7 @@ fn do_poll(ctx: &Context, addr: u64, nfds: u64, deadline: Option<u64>) -> Result
     let caller = CallerCtx(ctx);
     loop {
         let seen = readiness::epoch();
-        let files = files_of(ctx, (0..nfds).map(|i| entry(&raw, i).0));
+        let files = files_of(ctx, (0..nfds).map(|i| entry(&raw, i).0))?;
         let mut ready = 0;
         for (i, file) in files.iter().enumerate() {
             let (fd, events) = entry(&raw, i);
@@ -194,7 +196,8 @@ fn read_fd_set(ctx: &Context, addr: u64, nfds: usize) -> Result<Option<Vec<u64>>
     if addr == 0 {
         return Ok(None);
     }
-    let mut words = alloc::vec![0u64; nfds.div_ceil(64)];
+    let mut words = crate::fallible::with_capacity(nfds.div_ceil(64))?;
+    words.resize(nfds.div_ceil(64), 0u64);
     let bytes = ctx.read_bytes(addr, words.len() * 8)?;
     for (w, b) in words.iter_mut().zip(bytes.chunks_exact(8)) {
         *w = u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
@@ -216,13 +219,14 @@ fn do_select(ctx: &Context, nfds: u64, sets: [u64; 3], deadline: Option<u64>) ->
         read_fd_set(ctx, sets[1], nfds)?,
         read_fd_set(ctx, sets[2], nfds)?,
     ];
-    let wanted: Vec<usize> = (0..nfds)
-        .filter(|&fd| inputs.iter().any(|s| bit(s, fd)))
-        .collect();
+    let mut wanted: Vec<usize> = Vec::new();
+    for fd in (0..nfds).filter(|&fd| inputs.iter().any(|s| bit(s, fd))) {
+        crate::fallible::push(&mut wanted, fd)?;
+    }
     let caller = CallerCtx(ctx);
     loop {
         let seen = readiness::epoch();
-        let files = files_of(ctx, wanted.iter().map(|&fd| fd as i32));
+        let files = files_of(ctx, wanted.iter().map(|&fd| fd as i32))?;
         let mut outputs = inputs
             .clone()
             .map(|s| s.map(|v| alloc::vec![0u64; v.len()]));
