@@ -16,11 +16,14 @@ pub struct MapLimits {
     /// Bytes of private writable memory, the heap included (ENOMEM
     /// beyond); None: no limit.
     pub data: Option<usize>,
+    /// Privileged: may use the admin reserve of the commit limit
+    /// (vm.overcommit_memory=2).
+    pub admin: bool,
 }
 
 impl MapLimits {
     /// No limits (the kernel's own mappings).
-    pub const NONE: MapLimits = MapLimits { min_addr: 0, memlock: None, address_space: None, data: None };
+    pub const NONE: MapLimits = MapLimits { min_addr: 0, memlock: None, address_space: None, data: None, admin: true };
 
     /// The limits of `process` now.
     pub fn of(process: &Process) -> MapLimits {
@@ -32,6 +35,7 @@ impl MapLimits {
             memlock: if privileged { None } else { bytes(RLIMIT_MEMLOCK) },
             address_space: bytes(RLIMIT_AS),
             data: bytes(RLIMIT_DATA),
+            admin: privileged,
         }
     }
 }

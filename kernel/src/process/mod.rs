@@ -104,6 +104,11 @@ pub struct Process {
     exe: SpinLock<String, { level::PROCESS }>,
     /// Monotonic time at creation (/proc/pid/stat starttime).
     pub(crate) start_ns: u64,
+    /// /proc/pid/oom_score_adj (-1000..=1000), and the lowest value an
+    /// unprivileged writer may set (Linux's oom_score_adj_min, set by
+    /// privileged writes): both inherited by fork, kept by execve.
+    pub(crate) oom_score_adj: AtomicI32,
+    pub(crate) oom_score_adj_min: AtomicI32,
 }
 
 /// A process's threads, and the usage its exited threads left behind.
@@ -243,6 +248,8 @@ impl Process {
             did_exec: core::sync::atomic::AtomicBool::new(false),
             exe: SpinLock::new(String::new()),
             start_ns: frame::timer::monotonic_ns(),
+            oom_score_adj: AtomicI32::new(0),
+            oom_score_adj_min: AtomicI32::new(0),
         });
         PROCESSES.lock().insert(pid, Arc::downgrade(&p));
         p

@@ -375,6 +375,44 @@ pub(super) fn set_comm(t: Target, data: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// /proc/pid/oom_score: the badness the OOM killer would give it.
+pub(super) fn oom_score(t: Target) -> Result<String> {
+    let p = t.process()?;
+    Ok(alloc::format!("{}\n", crate::mm::oom::oom_score(&p)))
+}
+
+/// /proc/pid/oom_score_adj.
+pub(super) fn oom_score_adj(t: Target) -> Result<String> {
+    let p = t.process()?;
+    Ok(alloc::format!("{}\n", p.oom_score_adj.load(core::sync::atomic::Ordering::Relaxed)))
+}
+
+/// A write to /proc/pid/oom_score_adj (proc(5)): one number in
+/// -1000..=1000 (EINVAL otherwise). Going below the lowest value a
+/// privileged writer set (0 until then) needs privilege (EACCES, Linux's
+/// CAP_SYS_RESOURCE rule); a privileged write sets that lowest value.
+pub(super) fn set_oom_score_adj(t: Target, data: &[u8]) -> Result<()> {
+    use crate::error::{Errno, Error};
+    use crate::mm::oom::{OOM_SCORE_ADJ_MAX, OOM_SCORE_ADJ_MIN};
+    use core::sync::atomic::Ordering;
+    let p = t.process()?;
+    let (me, _) = super::caller()?;
+    let text = core::str::from_utf8(data).map_err(|_| Error::new(Errno::EINVAL))?;
+    let v: i32 = text.trim().parse().map_err(|_| Error::new(Errno::EINVAL))?;
+    if !(OOM_SCORE_ADJ_MIN..=OOM_SCORE_ADJ_MAX).contains(&v) {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let privileged = me.creds().is_privileged();
+    if v < p.oom_score_adj_min.load(Ordering::Relaxed) && !privileged {
+        return Err(Error::new(Errno::EACCES));
+    }
+    p.oom_score_adj.store(v, Ordering::Relaxed);
+    if privileged {
+        p.oom_score_adj_min.store(v, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
 /// /proc/pid/maps: one line per area; file mappings show the device and
 /// inode, and the path when it is the program itself.
 pub(super) fn maps(t: Target) -> Result<String> {
