@@ -717,7 +717,7 @@ impl Vmar {
         // Making private memory writable charges it (Linux's
         // mprotect_fixup); it stays charged when made read-only again.
         let charge = |v: &Vma| perms.write && !v.account && super::commit::accountable(v.shared, true, v.noreserve);
-        let adding = covered_bytes(&st.areas, start, end, &charge);
+        let adding = covered_bytes(&st.areas, start, end, charge);
         super::commit::may_commit(adding / PAGE_SIZE, self.committed_pages(), true)?;
         split_areas(&mut st.areas, start, end);
         for v in st.areas.range_mut(start..end) {
