@@ -44,6 +44,8 @@ pub(crate) fn policies() -> frame::Policies {
 
 fn kernel_main() -> ! {
     frame::init(policies());
+    mm::oom::init();
+    mm::commit::init();
     let args = cmdline::parse(frame::boot::cmdline());
     if let Some(level) = args.loglevel {
         frame::console::set_log_level(level);

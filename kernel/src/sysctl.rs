@@ -61,6 +61,15 @@ pub static MMAP_MIN_ADDR: Sysctl = Sysctl::new(65536, 0, u64::MAX);
 pub const NR_OPEN_MAX: u64 = 1 << 20;
 pub static NR_OPEN: Sysctl = Sysctl::new(NR_OPEN_MAX, 64, NR_OPEN_MAX);
 
+/// vm.overcommit_memory: 0 heuristic (Linux's default), 1 always, 2
+/// never beyond CommitLimit (crate::mm::commit).
+pub static OVERCOMMIT_MEMORY: Sysctl = Sysctl::new(0, 0, 2);
+/// vm.overcommit_ratio: the percentage of RAM in CommitLimit (mode 2).
+pub static OVERCOMMIT_RATIO: Sysctl = Sysctl::new(50, 0, i32::MAX as u64);
+/// vm.overcommit_kbytes: CommitLimit in kB when not 0 (it then takes
+/// precedence over the ratio, as in Linux's vm_commit_limit).
+pub static OVERCOMMIT_KBYTES: Sysctl = Sysctl::new(0, 0, i64::MAX as u64);
+
 /// vm.mmap_min_addr, page-aligned up (what mappings are checked against).
 pub fn mmap_min_addr() -> usize {
     let v = usize::try_from(MMAP_MIN_ADDR.get()).unwrap_or(usize::MAX);

@@ -76,6 +76,27 @@ pub fn kernel_frames() -> KernelFrames {
     }
 }
 
+/// Free frames that untyped allocations leave alone (see
+/// [`set_untyped_reserve`]).
+static UNTYPED_RESERVE: AtomicUsize = AtomicUsize::new(0);
+
+/// Keeps `frames` free frames for the kernel: an untyped allocation
+/// ([`crate::mm::UFrame`], [`crate::mm::USegment`]: user and file pages)
+/// fails when it would leave fewer free, while the kernel's own
+/// allocations (heap slabs and large blocks, kernel stacks, page tables)
+/// may use them. This is Linux's min watermark: when user memory runs
+/// out, the kernel can still allocate what it needs to kill a process and
+/// take its memory back. The check is made before the policy is asked,
+/// so concurrent allocations may overshoot it by a few frames.
+pub fn set_untyped_reserve(frames: usize) {
+    UNTYPED_RESERVE.store(frames, Ordering::Relaxed);
+}
+
+/// The reserve set by [`set_untyped_reserve`] (0 at boot).
+pub fn untyped_reserve() -> usize {
+    UNTYPED_RESERVE.load(Ordering::Relaxed)
+}
+
 /// Frames of untyped memory (user pages, file pages) handed out.
 #[cfg(test)]
 pub(crate) fn untyped_frames() -> usize {
@@ -106,6 +127,11 @@ pub(crate) fn add_free_range(start: Paddr, end: Paddr) {
 pub(crate) fn alloc_frames(count: usize, usage: FrameUsage) -> Option<Paddr> {
     debug_assert!(usage != FrameUsage::Unused && usage != FrameUsage::Reserved);
     if count == 0 {
+        return None;
+    }
+    if usage == FrameUsage::Untyped
+        && policy().free_count() < count.saturating_add(untyped_reserve())
+    {
         return None;
     }
     let pfn = policy().alloc(count, 1)?;

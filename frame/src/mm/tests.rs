@@ -596,3 +596,31 @@ fn fill_zero_clears_exactly_the_range_asked_for() {
         assert!(vm.fill_zero(0x2ff8, 16).is_err(), "0x3000 is not mapped");
     });
 }
+
+#[test]
+fn untyped_allocations_leave_the_kernel_reserve_alone() {
+    use super::frame_alloc::{set_untyped_reserve, untyped_reserve};
+    sim::run(move || {
+        let old = untyped_reserve();
+        let free = free_frames();
+        // Exactly one frame above the reserve: one untyped page fits.
+        set_untyped_reserve(free - 1);
+        let one = UFrame::alloc_zeroed().unwrap();
+        assert!(UFrame::alloc_zeroed().is_err());
+        let copy = UFrame::alloc_copy_of(&one);
+        assert!(copy.is_err());
+        assert!(USegment::alloc_zeroed(1).is_err());
+        assert_eq!(free_frames(), free - 1);
+        // The kernel's own allocations may dip into the reserve.
+        let s = Slab::new(64).unwrap();
+        let vm = VmSpace::new().unwrap();
+        assert!(free_frames() < free - 1);
+        drop((s, vm));
+        // Freed user memory is usable again.
+        drop(one);
+        let again = UFrame::alloc_zeroed().unwrap();
+        set_untyped_reserve(old);
+        drop(again);
+        assert_eq!(free_frames(), free);
+    })
+}

@@ -1,6 +1,7 @@
 //! What a new or grown mapping is checked against: vm.mmap_min_addr and
 //! the caller's RLIMIT_MEMLOCK, RLIMIT_AS and RLIMIT_DATA, with the
-//! privileges that lift them (CAP_SYS_RAWIO, CAP_IPC_LOCK; root here).
+//! capabilities that lift them (CAP_SYS_RAWIO, CAP_IPC_LOCK, and
+//! CAP_SYS_ADMIN for the commit limit's admin reserve).
 
 use crate::process::Process;
 use crate::process::rlimit::{RLIMIT_AS, RLIMIT_DATA, RLIMIT_MEMLOCK};
@@ -16,11 +17,14 @@ pub struct MapLimits {
     /// Bytes of private writable memory, the heap included (ENOMEM
     /// beyond); None: no limit.
     pub data: Option<usize>,
+    /// CAP_SYS_ADMIN: may use the admin reserve of the commit limit
+    /// (vm.overcommit_memory=2).
+    pub admin: bool,
 }
 
 impl MapLimits {
     /// No limits (the kernel's own mappings).
-    pub const NONE: MapLimits = MapLimits { min_addr: 0, memlock: None, address_space: None, data: None };
+    pub const NONE: MapLimits = MapLimits { min_addr: 0, memlock: None, address_space: None, data: None, admin: true };
 
     /// The limits of `process` now.
     pub fn of(process: &Process) -> MapLimits {
@@ -33,6 +37,7 @@ impl MapLimits {
             memlock: if creds.capable(crate::caps::CAP_IPC_LOCK) { None } else { bytes(RLIMIT_MEMLOCK) },
             address_space: bytes(RLIMIT_AS),
             data: bytes(RLIMIT_DATA),
+            admin: creds.capable(crate::caps::CAP_SYS_ADMIN),
         }
     }
 }

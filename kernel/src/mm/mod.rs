@@ -1,6 +1,8 @@
 //! Process memory management (safe policy on top of frame's `VmSpace`).
 
+pub mod commit;
 pub mod limits;
+pub mod oom;
 pub mod vmar;
 
 pub use self::limits::MapLimits;

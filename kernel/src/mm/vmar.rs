@@ -68,6 +68,11 @@ pub struct Vma {
     /// Whether mprotect may make it writable (Linux's VM_MAYWRITE): not
     /// for a MAP_SHARED mapping of a descriptor not open for writing.
     pub may_write: bool,
+    /// Charged to the commit (Linux's VM_ACCOUNT): set by the address
+    /// space itself (see [`super::commit`]); callers pass false.
+    pub account: bool,
+    /// MAP_NORESERVE: not charged (outside vm.overcommit_memory=2).
+    pub noreserve: bool,
 }
 
 /// Pages of a shared anonymous mapping, by page index, allocated on first
@@ -215,6 +220,16 @@ pub struct Vmar {
     /// The program's file may not be written while this address space
     /// runs it (set by execve, kept by fork).
     exe_deny_write: frame::sync::Once<crate::fs::DenyWrite>,
+    /// Pages of the areas charged to the commit (VM_ACCOUNT), as last
+    /// settled with the global total (commit.rs); given back on drop.
+    committed: AtomicUsize,
+}
+
+impl Drop for Vmar {
+    fn drop(&mut self) {
+        super::commit::settle(*self.committed.get_mut(), 0);
+        super::oom::address_space_released();
+    }
 }
 
 fn page_flags(perms: Perms, writable_now: bool) -> PageFlags {
@@ -249,7 +264,21 @@ impl Vmar {
             lock_onfault: AtomicBool::new(false),
             membarrier: core::sync::atomic::AtomicU32::new(0),
             exe_deny_write: frame::sync::Once::new(),
+            committed: AtomicUsize::new(0),
         })
+    }
+
+    /// Pages charged to the commit.
+    pub fn committed_pages(&self) -> usize {
+        self.committed.load(Ordering::Relaxed)
+    }
+
+    /// Settles the charge with the areas as they are now (called under
+    /// the state lock after every change of the areas).
+    fn recharge(&self, st: &State) {
+        let now = st.areas.values().filter(|v| v.account).map(|v| (v.end - v.start) / PAGE_SIZE).sum();
+        let old = self.committed.swap(now, Ordering::Relaxed);
+        super::commit::settle(old, now);
     }
 
     /// Holds `deny` (the program file's) while this address space lives.
@@ -301,7 +330,10 @@ impl Vmar {
         if overlaps(&st.areas, vma.start, vma.end) {
             return Err(Error::new(Errno::ENOMEM));
         }
+        let mut vma = vma;
+        vma.account = super::commit::accountable(vma.shared, vma.perms.write, vma.noreserve);
         st.areas.insert(vma.start, vma);
+        self.recharge(&st);
         Ok(())
     }
 
@@ -319,7 +351,13 @@ impl Vmar {
     /// (getrusage(2) ru_minflt), as Linux counts the faults of user accesses
     /// and of the kernel's copies alike.
     pub fn handle_page_fault(&self, addr: usize, write: bool, exec: bool) -> Result<()> {
-        self.resolve_fault(addr, write, exec)?;
+        self.resolve_fault(addr, write, exec).inspect_err(|e| {
+            if e.errno() == Errno::ENOMEM {
+                // No frame for a user page: the OOM killer runs once the
+                // thread is back in its user loop, where it holds no lock.
+                super::oom::note_allocation_failure();
+            }
+        })?;
         crate::process::count_minor_fault();
         Ok(())
     }
@@ -340,9 +378,15 @@ impl Vmar {
         if overlaps(&st.areas, new_start, start) {
             return None;
         }
+        // Growth is charged like any mapping (Linux's acct_stack_growth):
+        // refused, the access is a SIGSEGV.
+        if above.account && super::commit::may_commit((start - new_start) / PAGE_SIZE, self.committed_pages(), true).is_err() {
+            return None;
+        }
         let mut stack = st.areas.remove(&start)?;
         stack.start = new_start;
         st.areas.insert(new_start, stack.clone());
+        self.recharge(&st);
         Some(stack)
     }
 
@@ -464,6 +508,8 @@ impl Vmar {
     /// copy-on-write, shared ones stay shared.
     pub fn fork(&self) -> Result<Vmar> {
         let st = self.state.lock();
+        // The child charges what the parent does (Linux's dup_mmap).
+        super::commit::may_commit(self.committed_pages(), 0, true)?;
         let child = Vmar {
             space: VmSpace::new()?,
             state: Mutex::new(State {
@@ -496,7 +542,11 @@ impl Vmar {
             lock_onfault: AtomicBool::new(false),
             membarrier: core::sync::atomic::AtomicU32::new(self.membarrier.load(Ordering::Relaxed)),
             exe_deny_write: frame::sync::Once::new(),
+            committed: AtomicUsize::new(0),
         };
+        // Same areas, same charge (the parent's lock is held: its areas
+        // are the child's).
+        child.recharge(&st);
         if let Some(deny) = self.exe_deny_write.get() {
             child.set_exe_deny_write(deny.duplicate());
         }
@@ -517,6 +567,7 @@ impl Vmar {
     pub fn unmap_range(&self, start: usize, end: usize) {
         let mut st = self.state.lock();
         self.unmap_locked(&mut st, start, end);
+        self.recharge(&st);
     }
 
     fn unmap_locked(&self, st: &mut State, start: usize, end: usize) {
@@ -598,9 +649,17 @@ impl Vmar {
             return Err(Error::with_message(Errno::EAGAIN, "RLIMIT_MEMLOCK"));
         }
         check_growth(&st.areas, start, vma.end, is_data(&vma), len, limits)?;
+        // The commit: what the mapping charges, less the charged areas it
+        // replaces (Linux's mmap_region).
+        vma.account = super::commit::accountable(vma.shared, vma.perms.write, vma.noreserve);
+        if vma.account {
+            let replaced = covered_bytes(&st.areas, start, vma.end, |v| v.account);
+            super::commit::may_commit((len - replaced) / PAGE_SIZE, self.committed_pages(), limits.admin)?;
+        }
         self.unmap_locked(&mut st, start, vma.end);
         let populate = vma.locked && !self.lock_onfault.load(Ordering::Relaxed);
         st.areas.insert(start, vma);
+        self.recharge(&st);
         drop(st);
         if populate {
             self.populate(start, start + len);
@@ -640,6 +699,7 @@ impl Vmar {
         for (start, end) in doomed {
             self.unmap_locked(&mut st, start, end);
         }
+        self.recharge(&st);
         true
     }
 
@@ -655,10 +715,19 @@ impl Vmar {
         if perms.write && st.areas.range(..end).any(|(_, v)| v.end > start && read_only(v)) {
             return Err(Error::new(Errno::EACCES));
         }
+        // Making private memory writable charges it (Linux's
+        // mprotect_fixup); it stays charged when made read-only again.
+        let charge = |v: &Vma| perms.write && !v.account && super::commit::accountable(v.shared, true, v.noreserve);
+        let adding = covered_bytes(&st.areas, start, end, charge);
+        super::commit::may_commit(adding / PAGE_SIZE, self.committed_pages(), true)?;
         split_areas(&mut st.areas, start, end);
         for v in st.areas.range_mut(start..end) {
+            if charge(v.1) {
+                v.1.account = true;
+            }
             v.1.perms = perms;
         }
+        self.recharge(&st);
         let none = !perms.read && !perms.write && !perms.exec;
         let mut va = start;
         while va < end {
@@ -759,7 +828,9 @@ impl Vmar {
         if fixed.is_some_and(|d| d < limits.min_addr) {
             return Err(Error::with_message(Errno::EPERM, "below vm.mmap_min_addr"));
         }
-        let dest = self.remap_locked(old, old_len, new_len, may_move, fixed, dontunmap, limits)?;
+        let dest = self.remap_locked(old, old_len, new_len, may_move, fixed, dontunmap, limits);
+        self.recharge(&self.state.lock());
+        let dest = dest?;
         // A locked area that grew while moving: fault in the new part.
         let grown = find(&self.state.lock().areas, dest).is_some_and(|v| v.locked) && new_len > old_len && old_len > 0;
         if grown && dest != old {
@@ -790,7 +861,11 @@ impl Vmar {
             if vma.locked && limits.memlock.is_some_and(|l| locked_total(&st.areas).saturating_add(grow) > l) {
                 return Err(Error::with_message(Errno::EAGAIN, "RLIMIT_MEMLOCK"));
             }
-            check_growth(&st.areas, 0, 0, is_data(&vma), grow, limits)
+            check_growth(&st.areas, 0, 0, is_data(&vma), grow, limits)?;
+            if vma.account {
+                super::commit::may_commit(grow / PAGE_SIZE, self.committed_pages(), limits.admin)?;
+            }
+            Ok(())
         };
         if old_len == 0 {
             if !vma.shared || vma.shm.is_none() {
@@ -1103,6 +1178,7 @@ impl Vmar {
             if limits.data.is_some_and(|l| new - base > l)
                 || (locked && limits.memlock.is_some_and(|l| locked_total(&st.areas).saturating_add(grow) > l))
                 || check_growth(&st.areas, old_end, new_end, true, grow, limits).is_err()
+                || super::commit::may_commit(grow / PAGE_SIZE, self.committed_pages(), limits.admin).is_err()
             {
                 return cur;
             }
@@ -1125,6 +1201,8 @@ impl Vmar {
                             shm: None,
                             locked: self.lock_future.load(Ordering::Relaxed),
                             may_write: true,
+                            account: true,
+                            noreserve: false,
                         });
                 }
             }
@@ -1140,6 +1218,7 @@ impl Vmar {
                 }
             }
         }
+        self.recharge(&st);
         st.brk = new;
         new
     }

@@ -175,7 +175,7 @@ fn load_elf(
         // A segment may share its first page with the previous one; give
         // that page to the earlier segment's area (it holds both contents
         // only if the file offsets line up, which linkers guarantee).
-        let vma = Vma { start, end, perms, shared: false, file: Some(file), name: "", shm: None, locked: false, may_write: true };
+        let vma = Vma { start, end, perms, shared: false, file: Some(file), name: "", shm: None, locked: false, may_write: true, account: false, noreserve: false };
         if vm.add_area(vma.clone()).is_err() {
             let shifted = start + PAGE_SIZE;
             if shifted >= end {
@@ -204,6 +204,8 @@ fn load_elf(
         shm: None,
         locked: false,
         may_write: true,
+        account: false,
+        noreserve: false,
     })?;
     let entry = base.checked_add(elf.entry as usize).ok_or(Error::new(Errno::ENOEXEC))?;
     let phdr = elf.phdr_vaddr().map_or(0, |p| base as u64 + p);

@@ -113,6 +113,8 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     child.set_name(&parent.name());
     child.set_exe(parent.exe());
     child.nice.store(parent.nice(), Ordering::Relaxed);
+    child.oom_score_adj.store(parent.oom_score_adj.load(Ordering::Relaxed), Ordering::Relaxed);
+    child.oom_score_adj_min.store(parent.oom_score_adj_min.load(Ordering::Relaxed), Ordering::Relaxed);
     child.no_new_privs.store(parent.no_new_privs.load(Ordering::Relaxed), Ordering::Relaxed);
     child.dumpable.store(parent.dumpable.load(Ordering::Relaxed), Ordering::Relaxed);
     child.timer_slack_ns.store(parent.timer_slack_ns.load(Ordering::Relaxed), Ordering::Relaxed);

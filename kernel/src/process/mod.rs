@@ -107,6 +107,11 @@ pub struct Process {
     /// /proc/pid/make-it-fail: fault injection may fail this process's
     /// fallible allocations (crate::fallible); inherited by fork.
     make_it_fail: core::sync::atomic::AtomicBool,
+    /// /proc/pid/oom_score_adj (-1000..=1000), and the lowest value an
+    /// unprivileged writer may set (Linux's oom_score_adj_min, set by
+    /// privileged writes): both inherited by fork, kept by execve.
+    pub(crate) oom_score_adj: AtomicI32,
+    pub(crate) oom_score_adj_min: AtomicI32,
 }
 
 /// A process's threads, and the usage its exited threads left behind.
@@ -247,6 +252,8 @@ impl Process {
             exe: SpinLock::new(String::new()),
             start_ns: frame::timer::monotonic_ns(),
             make_it_fail: core::sync::atomic::AtomicBool::new(false),
+            oom_score_adj: AtomicI32::new(0),
+            oom_score_adj_min: AtomicI32::new(0),
         });
         PROCESSES.lock().insert(pid, Arc::downgrade(&p));
         p

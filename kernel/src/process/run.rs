@@ -160,6 +160,10 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 if nr != RT_SIGRETURN && restartable.iter().any(|&e| rax == -(e as i64)) {
                     restart = Some(nr);
                 }
+                // A user page the syscall needed could not be allocated.
+                if crate::mm::oom::take_pending() {
+                    crate::mm::oom::out_of_memory(&process, &thread);
+                }
             }
             ReturnReason::Exception(e) => {
                 let fault = if e.vector == CpuException::PAGE_FAULT {
@@ -167,7 +171,15 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 } else {
                     Some(Error::new(Errno::EFAULT))
                 };
-                if let Some(err) = fault {
+                let oom = e.vector == CpuException::PAGE_FAULT && fault.as_ref().is_some_and(|err| err.errno() == Errno::ENOMEM);
+                if oom {
+                    // No memory for the page: the OOM killer (Linux's
+                    // pagefault_out_of_memory), then the instruction runs
+                    // again, or the thread dies of a pending SIGKILL.
+                    drop(vm);
+                    crate::mm::oom::take_pending();
+                    crate::mm::oom::out_of_memory(&process, &thread);
+                } else if let Some(err) = fault {
                     frame::log_debug!("pid {} ({}): {:?} at rip {:#x}", process.pid(), process.name(), e, user.rip());
                     let info = exception_signal(&e, err.errno(), user.rip(), &user.fpu_bytes());
                     record_fault(&thread, &e);

@@ -71,6 +71,8 @@ fn sys_shmat(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         shm: Some(ShmBacking { pages: att.pages, offset: 0, attach: Some(att.attachment), may_write: perms.write }),
         locked: false,
         may_write: perms.write,
+        account: false,
+        noreserve: false,
     };
     // Without SHM_REMAP an attach address must be free (EINVAL).
     let noreplace = flags & shm::SHM_REMAP == 0;

@@ -32,10 +32,11 @@ const MAP_TYPE: u64 = 0x0f;
 const MAP_FIXED: u64 = 0x10;
 const MAP_ANONYMOUS: u64 = 0x20;
 const MAP_LOCKED: u64 = 0x2000;
+const MAP_NORESERVE: u64 = 0x4000;
 const MAP_FIXED_NOREPLACE: u64 = 0x10_0000;
 /// Flags accepted and ignored (hints or no-ops for us).
 const MAP_IGNORED: u64 = 0x0100 /* GROWSDOWN */ | 0x0800 /* DENYWRITE */ | 0x1000 /* EXECUTABLE */
-    | 0x4000 /* NORESERVE */ | 0x8000 /* POPULATE */ | 0x1_0000 /* NONBLOCK */
+    | MAP_NORESERVE | 0x8000 /* POPULATE */ | 0x1_0000 /* NONBLOCK */
     | 0x2_0000 /* STACK */ | 0x4_0000 /* HUGETLB */ | 0x8_0000 /* SYNC */;
 const PROT_MASK: u64 = 0x7;
 
@@ -135,7 +136,8 @@ fn sys_mmap(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if locked {
         memlock_limit(ctx)?;
     }
-    let vma = Vma { start: 0, end: 0, perms, shared, file, name, shm, locked, may_write };
+    let noreserve = flags & MAP_NORESERVE != 0;
+    let vma = Vma { start: 0, end: 0, perms, shared, file, name, shm, locked, may_write, account: false, noreserve };
     let limits = crate::mm::MapLimits::of(ctx.process);
     let start = ctx.process.vm().map_area(
         addr as usize,

@@ -391,7 +391,7 @@ pub(super) fn make_it_fail(t: Target) -> Result<Vec<u8>> {
 pub(super) fn set_make_it_fail(t: Target, data: &[u8]) -> Result<()> {
     let p = t.process()?;
     let (me, _) = super::caller()?;
-    if me.creds().euid != 0 {
+    if !me.creds().capable(crate::caps::CAP_SYS_RESOURCE) {
         return Err(crate::error::Error::new(crate::error::Errno::EPERM));
     }
     let text = core::str::from_utf8(data)
@@ -403,6 +403,44 @@ pub(super) fn set_make_it_fail(t: Target, data: &[u8]) -> Result<()> {
             p.set_make_it_fail(true);
         }
         _ => return Err(crate::error::Error::new(crate::error::Errno::EINVAL)),
+    }
+    Ok(())
+}
+
+/// /proc/pid/oom_score: the badness the OOM killer would give it.
+pub(super) fn oom_score(t: Target) -> Result<String> {
+    let p = t.process()?;
+    Ok(alloc::format!("{}\n", crate::mm::oom::oom_score(&p)))
+}
+
+/// /proc/pid/oom_score_adj.
+pub(super) fn oom_score_adj(t: Target) -> Result<String> {
+    let p = t.process()?;
+    Ok(alloc::format!("{}\n", p.oom_score_adj.load(core::sync::atomic::Ordering::Relaxed)))
+}
+
+/// A write to /proc/pid/oom_score_adj (proc(5)): one number in
+/// -1000..=1000 (EINVAL otherwise). Going below the lowest value a
+/// privileged writer set (0 until then) needs privilege (EACCES, Linux's
+/// CAP_SYS_RESOURCE rule); a privileged write sets that lowest value.
+pub(super) fn set_oom_score_adj(t: Target, data: &[u8]) -> Result<()> {
+    use crate::error::{Errno, Error};
+    use crate::mm::oom::{OOM_SCORE_ADJ_MAX, OOM_SCORE_ADJ_MIN};
+    use core::sync::atomic::Ordering;
+    let p = t.process()?;
+    let (me, _) = super::caller()?;
+    let text = core::str::from_utf8(data).map_err(|_| Error::new(Errno::EINVAL))?;
+    let v: i32 = text.trim().parse().map_err(|_| Error::new(Errno::EINVAL))?;
+    if !(OOM_SCORE_ADJ_MIN..=OOM_SCORE_ADJ_MAX).contains(&v) {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    let privileged = me.creds().capable(crate::caps::CAP_SYS_RESOURCE);
+    if v < p.oom_score_adj_min.load(Ordering::Relaxed) && !privileged {
+        return Err(Error::new(Errno::EACCES));
+    }
+    p.oom_score_adj.store(v, Ordering::Relaxed);
+    if privileged {
+        p.oom_score_adj_min.store(v, Ordering::Relaxed);
     }
     Ok(())
 }

@@ -99,8 +99,10 @@ pub(super) fn meminfo() -> Result<Vec<u8>> {
     kb("NFS_Unstable", 0);
     kb("Bounce", 0);
     kb("WritebackTmp", 0);
-    kb("CommitLimit", total / 2);
-    kb("Committed_AS", total.saturating_sub(free));
+    // The overcommit accounting (mm/commit.rs): what the private
+    // writable mappings of every address space charge.
+    kb("CommitLimit", crate::mm::commit::commit_limit_pages() as u64 * 4);
+    kb("Committed_AS", crate::mm::commit::committed_pages() as u64 * 4);
     kb("VmallocTotal", 0);
     kb("VmallocUsed", 0);
     kb("VmallocChunk", 0);
@@ -478,7 +480,10 @@ pub(super) const SYS: &[(&str, Node)] = &[
         Node::Dir(&[
             ("max_map_count", Node::File(|| String::from("65530\n"))),
             ("mmap_min_addr", Node::Value(&crate::sysctl::MMAP_MIN_ADDR)),
-            ("overcommit_memory", Node::File(|| String::from("0\n"))),
+            ("min_free_kbytes", Node::File(|| format!("{}\n", crate::mm::oom::min_free_kbytes()))),
+            ("overcommit_kbytes", Node::Value(&crate::sysctl::OVERCOMMIT_KBYTES)),
+            ("overcommit_memory", Node::Value(&crate::sysctl::OVERCOMMIT_MEMORY)),
+            ("overcommit_ratio", Node::Value(&crate::sysctl::OVERCOMMIT_RATIO)),
             ("swappiness", Node::File(|| String::from("60\n"))),
         ]),
     ),

@@ -70,6 +70,9 @@ fn charge_page(budget: &Budget) -> Result<UFrame> {
         return Err(e);
     }
     UFrame::alloc_zeroed().map_err(|_| {
+        // Out of frames: the OOM killer runs when the writer is back in
+        // its user loop (mm/oom.rs).
+        crate::mm::oom::note_allocation_failure();
         uncharge(budget, 1);
         Error::new(Errno::ENOSPC)
     })
