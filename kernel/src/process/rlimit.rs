@@ -9,6 +9,7 @@ pub const RLIMIT_NPROC: usize = 6;
 pub const RLIMIT_NOFILE: usize = 7;
 pub const RLIMIT_MEMLOCK: usize = 8;
 pub const RLIMIT_AS: usize = 9;
+pub const RLIMIT_SIGPENDING: usize = 11;
 pub const RLIM_NLIMITS: usize = 16;
 
 frame::pod_struct! {

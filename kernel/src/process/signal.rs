@@ -119,31 +119,46 @@ pub struct Pending {
     rt_queue: alloc::collections::VecDeque<SigInfo>,
 }
 
-/// Most queued real-time signals per pending set (RLIMIT_SIGPENDING-like).
-const RT_QUEUE_MAX: usize = 1024;
+/// Most queued real-time signals per pending set; a sender that asks for
+/// queueing (sigqueue, tgkill) is held to the target's RLIMIT_SIGPENDING
+/// too, counted per pending set rather than per user as Linux does.
+pub const RT_QUEUE_MAX: usize = 1024;
 
 impl Pending {
     pub const fn new() -> Self {
         Pending { mask: 0, info: [None; NSIG], rt_queue: alloc::collections::VecDeque::new() }
     }
 
-    pub fn add(&mut self, info: SigInfo) {
+    /// Adds a signal; false if it is a real-time one that did not fit (a
+    /// full queue, or no memory for it): it is dropped.
+    pub fn add(&mut self, info: SigInfo) -> bool {
+        self.add_limited(info, RT_QUEUE_MAX)
+    }
+
+    /// [`Pending::add`] with at most `limit` real-time signals queued.
+    pub fn add_limited(&mut self, info: SigInfo, limit: usize) -> bool {
         let sig = info.signo as usize;
         if sig >= 32 {
-            // A full queue, or no memory for it, drops the signal.
-            if self.rt_queue.len() < RT_QUEUE_MAX && crate::fallible::push_back(&mut self.rt_queue, info).is_ok() {
+            if self.rt_queue.len() < limit.min(RT_QUEUE_MAX) && crate::fallible::push_back(&mut self.rt_queue, info).is_ok() {
                 self.mask |= bit(sig);
+                return true;
             }
-            return;
+            return false;
         }
         if self.mask & bit(sig) == 0 {
             self.mask |= bit(sig);
             self.info[sig - 1] = Some(info);
         }
+        true
     }
 
     pub fn mask(&self) -> u64 {
         self.mask
+    }
+
+    /// Real-time signals queued.
+    pub fn rt_queued(&self) -> usize {
+        self.rt_queue.len()
     }
 
     /// Applies `f` to the queued signal of POSIX timer `id`, if one is
@@ -454,6 +469,12 @@ fn kick(p: &Process) {
 
 /// Generates a process-directed signal (kill(2), SIGCHLD, alarms, ...).
 pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
+    queue_to_process(p, info, RT_QUEUE_MAX);
+}
+
+/// [`send_to_process`] with at most `limit` real-time signals queued;
+/// false if a real-time signal found the queue full (sigqueue(3)'s EAGAIN).
+pub fn queue_to_process(p: &Arc<Process>, info: SigInfo, limit: usize) -> bool {
     let sig = info.signo as usize;
     let blocked = sig != 0 && {
         let (mut any, mut all) = (false, true);
@@ -464,10 +485,18 @@ pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
         any && all
     };
     if generate(p, &info, blocked) {
-        p.signals.shared.lock().add(info);
+        // The limit counts what the threads have queued too.
+        let mut in_threads = 0;
+        if limit < RT_QUEUE_MAX {
+            p.for_each_thread(|t| in_threads += t.signals.pending.lock().rt_queued());
+        }
+        if !p.signals.shared.lock().add_limited(info, limit.saturating_sub(in_threads)) {
+            return false;
+        }
         kick(p);
         crate::fs::signalfd::signal_queued();
     }
+    true
 }
 
 /// The common part of generating a signal: stop/continue side effects, and
@@ -500,12 +529,23 @@ pub fn discard_pending(p: &Process, sig: usize) {
 
 /// Generates a thread-directed signal (tkill, tgkill, faults).
 pub fn send_to_thread(p: &Arc<Process>, t: &Thread, info: SigInfo) {
+    queue_to_thread(p, t, info, RT_QUEUE_MAX);
+}
+
+/// [`send_to_thread`] with at most `limit` real-time signals queued; false
+/// if a real-time signal found the queue full.
+pub fn queue_to_thread(p: &Arc<Process>, t: &Thread, info: SigInfo, limit: usize) -> bool {
     let blocked = info.signo > 0 && t.sigmask.load(Ordering::Relaxed) & bit(info.signo as usize) != 0;
     if generate(p, &info, blocked) {
-        t.signals.pending.lock().add(info);
+        // The limit counts what the process has queued too.
+        let shared = if limit < RT_QUEUE_MAX { p.signals.shared.lock().rt_queued() } else { 0 };
+        if !t.signals.pending.lock().add_limited(info, limit.saturating_sub(shared)) {
+            return false;
+        }
         t.wake();
         crate::fs::signalfd::signal_queued();
     }
+    true
 }
 
 /// A fault signal cannot be blocked or ignored: Linux forces the default

@@ -6,7 +6,7 @@ use core::sync::atomic::Ordering;
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
 use crate::process::signal::{
-    check_signo, send_to_process, send_to_thread, wait_interruptible_deadline, SigAction, SigInfo, NSIG,
+    check_signo, send_to_process, wait_interruptible_deadline, SigAction, SigInfo, NSIG,
     SIGKILL, SIGSTOP, SI_TKILL, SI_USER, UNBLOCKABLE,
 };
 use crate::process::{self, signal_frame, Pid};
@@ -224,7 +224,9 @@ fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         if !may_signal(ctx, &t, sig) {
             return Err(Error::new(Errno::EPERM));
         }
-        send_to_process(&t, info);
+        // A real-time signal beyond the target's RLIMIT_SIGPENDING is
+        // lost, without an error (Linux's SI_USER rule).
+        process::signal::queue_to_process(&t, info, sigpending_limit(&t));
         return Ok(0);
     }
     let mut sent = false;
@@ -318,6 +320,12 @@ fn known_siginfo_layout(sig: u64, code: i32) -> bool {
     }
 }
 
+/// The target's RLIMIT_SIGPENDING, as a queue length.
+fn sigpending_limit(target: &process::Process) -> usize {
+    let cur = target.rlimits.lock().0[process::rlimit::RLIMIT_SIGPENDING].cur;
+    usize::try_from(cur).unwrap_or(usize::MAX)
+}
+
 fn sys_rt_sigqueueinfo(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let pid = a[0] as i32;
     let info = queued_info(ctx, a[2], a[1])?;
@@ -325,7 +333,9 @@ fn sys_rt_sigqueueinfo(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     // POSIX.1b: a process (any of its thread ids names it), not a group.
     let (target, _) = u32::try_from(pid).ok().and_then(process::find_task).ok_or(Error::new(Errno::ESRCH))?;
     check_send(ctx, &target, a[1])?;
-    send_to_process(&target, info);
+    if !process::signal::queue_to_process(&target, info, sigpending_limit(&target)) {
+        return Err(Error::new(Errno::EAGAIN));
+    }
     Ok(0)
 }
 
@@ -349,8 +359,13 @@ fn send_specific(ctx: &Context, tgid: Option<Pid>, tid: Pid, sig: u64, mut info:
     }
     let sig = check_send(ctx, &proc_, sig)?;
     info.signo = sig as i32;
+    // A real-time signal sent with a negative si_code (tgkill, sigqueue)
+    // that finds the queue full is EAGAIN; kill(2)'s is dropped (Linux's
+    // __send_signal_locked).
     if let Some(thread) = thread.filter(|_| proc_.exit_status().is_none()) {
-        send_to_thread(&proc_, &thread, info);
+        if !process::signal::queue_to_thread(&proc_, &thread, info, sigpending_limit(&proc_)) && info.code < 0 {
+            return Err(Error::new(Errno::EAGAIN));
+        }
     }
     Ok(0)
 }
