@@ -49,6 +49,23 @@ pub static MMAP_MIN_ADDR: Sysctl = Sysctl::new(65536, 0, u64::MAX);
 pub const NR_OPEN_MAX: u64 = 1 << 20;
 pub static NR_OPEN: Sysctl = Sysctl::new(NR_OPEN_MAX, 64, NR_OPEN_MAX);
 
+/// kernel.threads-max: fork and clone fail with EAGAIN while this many
+/// threads exist (root too). Linux derives it from memory at boot
+/// ([`init_threads_max`]); its handler accepts 1 to FUTEX_TID_MASK.
+pub static THREADS_MAX: Sysctl = Sysctl::new(MIN_THREADS, 1, MAX_THREADS);
+/// Linux's MIN_THREADS and MAX_THREADS (FUTEX_TID_MASK).
+const MIN_THREADS: u64 = 20;
+const MAX_THREADS: u64 = 0x3fff_ffff;
+
+/// Sets kernel.threads-max as Linux's set_max_threads() does: threads
+/// whose stacks (THREAD_SIZE, 16 KiB on x86-64) would take an eighth of
+/// the RAM, within [MIN_THREADS, MAX_THREADS].
+pub fn init_threads_max(ram_bytes: u64) {
+    const THREAD_SIZE: u64 = 16 * 1024;
+    let threads = (ram_bytes / (THREAD_SIZE * 8)).clamp(MIN_THREADS, MAX_THREADS);
+    THREADS_MAX.value.store(threads, Ordering::Relaxed);
+}
+
 /// vm.mmap_min_addr, page-aligned up (what mappings are checked against).
 pub fn mmap_min_addr() -> usize {
     let v = usize::try_from(MMAP_MIN_ADDR.get()).unwrap_or(usize::MAX);

@@ -76,6 +76,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     if f & CLONE_PIDFD != 0 && f & (CLONE_THREAD | CLONE_DETACHED) != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
+    super::check_threads_max()?;
     if f & CLONE_THREAD != 0 {
         check_nproc(parent)?;
         return clone_thread(parent, parent_thread, user, args);

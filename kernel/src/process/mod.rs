@@ -24,7 +24,7 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use frame::sync::{level, Mutex, SpinLock, WaitQueue};
 
@@ -191,6 +191,21 @@ impl Thread {
 static PROCESSES: SpinLock<BTreeMap<Pid, Weak<Process>>, { level::PROCESS_TABLE }> = SpinLock::new(BTreeMap::new());
 static NEXT_PID: AtomicU32 = AtomicU32::new(1);
 
+/// Threads that exist (added and not yet retired), against
+/// kernel.threads-max (Linux's nr_threads).
+static NR_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// fork and clone: EAGAIN once kernel.threads-max threads exist, for root
+/// too (Linux's copy_process). Like Linux's, the check races with other
+/// forks: at most one thread per CPU past the limit.
+pub(crate) fn check_threads_max() -> crate::error::Result<()> {
+    let max = usize::try_from(crate::sysctl::THREADS_MAX.get()).unwrap_or(usize::MAX);
+    if NR_THREADS.load(Ordering::Relaxed) >= max {
+        return Err(crate::error::Error::with_message(crate::error::Errno::EAGAIN, "kernel.threads-max reached"));
+    }
+    Ok(())
+}
+
 /// Process id of init.
 pub const INIT_PID: Pid = 1;
 
@@ -356,6 +371,7 @@ impl Process {
             counters: usage::ThreadCounters::default(),
         });
         self.threads.lock().live.push(t.clone());
+        NR_THREADS.fetch_add(1, Ordering::Relaxed);
         self.threads_changed.wake_all();
         t
     }
@@ -375,12 +391,29 @@ pub fn find_process(pid: Pid) -> Option<Arc<Process>> {
 
 /// Finds a thread by tid.
 pub fn find_thread(tid: Pid) -> Option<(Arc<Process>, Arc<Thread>)> {
-    for p in all_processes() {
-        if let Some(t) = p.threads().into_iter().find(|t| t.tid() == tid) {
+    // It allocates nothing: kill(2) and tgkill(2) must work when memory
+    // is short (a fork bomb's parent kills its children). The process
+    // whose pid is the tid first (a main thread), then every process.
+    let in_process = |p: &Arc<Process>| p.threads.lock().live.iter().find(|t| t.tid() == tid).cloned();
+    if let Some(p) = find_process(tid)
+        && let Some(t) = in_process(&p)
+    {
+        return Some((p, t));
+    }
+    let mut from = 0;
+    while let Some(p) = next_process(from) {
+        if let Some(t) = in_process(&p) {
             return Some((p, t));
         }
+        from = p.pid().checked_add(1)?;
     }
     None
+}
+
+/// The live (or zombie) process with the lowest pid at or above `from`,
+/// without allocating.
+pub fn next_process(from: Pid) -> Option<Arc<Process>> {
+    PROCESSES.lock().range(from..).find_map(|(_, p)| p.upgrade())
 }
 
 /// Every process in the table, in pid order.

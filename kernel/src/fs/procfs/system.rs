@@ -458,7 +458,7 @@ pub(super) const SYS: &[(&str, Node)] = &[
             ("shmall", Node::File(|| format!("{}\n", crate::ipc::shm::SHMALL))),
             ("shmmax", Node::File(|| format!("{}\n", crate::ipc::shm::SHMMAX))),
             ("shmmni", Node::File(|| format!("{}\n", crate::ipc::shm::SHMMNI))),
-            ("threads-max", Node::File(|| String::from("65536\n"))),
+            ("threads-max", Node::Value(&crate::sysctl::THREADS_MAX)),
             ("version", Node::File(|| format!("{VERSION}\n"))),
         ]),
     ),

@@ -39,18 +39,33 @@ pub fn page_usage() -> (usize, usize) {
 /// of the global budget.
 pub struct Budget {
     used: AtomicUsize,
-    limit: usize,
+    limit: AtomicUsize,
 }
 
 impl Budget {
     /// A budget of `limit` pages (`usize::MAX`: only the global one).
     pub fn new(limit: usize) -> Arc<Budget> {
-        Arc::new(Budget { used: AtomicUsize::new(0), limit })
+        Arc::new(Budget { used: AtomicUsize::new(0), limit: AtomicUsize::new(limit) })
     }
 
     /// (pages used, limit).
     pub fn usage(&self) -> (usize, usize) {
-        (self.used.load(Ordering::Relaxed), self.limit)
+        (self.used.load(Ordering::Relaxed), self.limit.load(Ordering::Relaxed))
+    }
+
+    /// A remount's new limit (`usize::MAX`: none): EINVAL if it is below
+    /// what is used, or would limit an unlimited instance (Linux's
+    /// shmem_reconfigure).
+    pub fn set_limit(&self, limit: usize) -> Result<()> {
+        let old = self.limit.load(Ordering::Relaxed);
+        if limit != usize::MAX && old == usize::MAX {
+            return Err(Error::with_message(Errno::EINVAL, "cannot retroactively limit size"));
+        }
+        if self.used.load(Ordering::Relaxed) > limit {
+            return Err(Error::with_message(Errno::EINVAL, "too small size for current use"));
+        }
+        self.limit.store(limit, Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -64,7 +79,7 @@ fn take(counter: &AtomicUsize, limit: usize) -> Result<()> {
 }
 
 fn charge_page(budget: &Budget) -> Result<UFrame> {
-    take(&budget.used, budget.limit)?;
+    take(&budget.used, budget.limit.load(Ordering::Relaxed))?;
     if let Err(e) = take(&PAGES_USED, PAGE_LIMIT.load(Ordering::Relaxed)) {
         budget.used.fetch_sub(1, Ordering::Relaxed);
         return Err(e);

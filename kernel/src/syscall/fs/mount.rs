@@ -67,6 +67,13 @@ pub fn sys_mount(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     if !target.is_dir() {
         return Err(Error::new(Errno::ENOTDIR));
     }
+    if flags & MS_REMOUNT != 0 && flags & MS_BIND == 0 {
+        // A tmpfs takes new size= and nr_inodes= limits; the options are
+        // read only when the target is a mount's root (EINVAL otherwise).
+        let data = string_arg(ctx, args[4], 4096, Errno::EINVAL)?;
+        mount::remount(&target, &data)?;
+        return Ok(0);
+    }
     if flags & (MS_REMOUNT | MS_PROPAGATION) != 0 {
         return Ok(0);
     }
