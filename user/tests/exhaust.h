@@ -51,6 +51,22 @@ static inline int x_read_usage(struct x_usage *u)
 	return lines > 0;
 }
 
+/* Call before the first reading, with the struct the second reading will
+ * use: the test process then touches what a fork and a reading touch (its
+ * own pages copied on write after a fork, the reading's buffers and that
+ * struct on its stack) before the first reading, so those pages are not
+ * counted as the scenario's. */
+static inline void x_settle(struct x_usage *later)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		t_wait(pid);
+	x_read_usage(later);
+}
+
 /* Prints the lines of `b` that are not in `a`, and those of `a` that are
  * not in `b` (what changed in a /proc file between two readings). */
 static inline void x_diff_lines(const char *b, const char *a)

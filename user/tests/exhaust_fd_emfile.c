@@ -133,6 +133,7 @@ int main(int argc, char **argv)
 	if (!t_is_root())
 		SKIP("raising RLIMIT_NOFILE to 1M needs root");
 	CHECK_EQ(pipe(p), 0);
+	x_settle(&after);
 	x_read_usage(&before);
 	pid = fork();
 	if (pid == 0) {

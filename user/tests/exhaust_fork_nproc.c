@@ -68,6 +68,7 @@ int main(int argc, char **argv)
 		SKIP("needs root to switch to uid 65534");
 	existing = tasks_of(UID);
 	CHECK(existing >= 0);
+	x_settle(&after);
 	x_read_usage(&before);
 	t0 = t_now_ns(CLOCK_MONOTONIC);
 	r = x_run_bomber(setup);

@@ -3,9 +3,12 @@
  * (issue 11 item 7).  Only kernel.threads-max (derived from RAM as Linux
  * does: RAM / (8 * 16 KiB), at least 20) or memory can stop it: fork must
  * end with EAGAIN (threads-max) or ENOMEM, never a panic or a hang.  All
- * children are killed and reaped, and fork works again.  Twice: after the
- * second bomb the kernel's memory is back where it was before it, and a
- * second program (fork + exec) runs.
+ * children are killed and reaped, and fork works again.  Before it a
+ * thread bomb (raw clone of threads until clone fails) must end with
+ * EAGAIN exactly at threads-max; after the fork bomb the kernel's memory
+ * is back where it was before it; a fork bomb under a lowered threads-max
+ * ends with EAGAIN exactly there; then a second program (fork + exec)
+ * runs.
  *
  * On a Linux host it would fill the host's process table: skipped there.
  */
@@ -34,8 +37,103 @@ static long threads_now(void)
 	return slash ? strtol(slash + 1, NULL, 10) : -1;
 }
 
+/* ---- the thread bomb ---------------------------------------------------- */
+
+#define THREAD_STACK 8192
+#define MAX_THREADS 65536
+
+static volatile int go_word; /* threads leave when it is 1 */
+
+/* A raw futex call: the threads have no TLS of their own (no errno). */
+static long raw_futex(volatile int *w, int op, int val)
+{
+	register long r10 __asm__("r10") = 0;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"((long)SYS_futex), "D"(w), "S"((long)op),
+			   "d"((long)val), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+static int parked(void *arg)
+{
+	(void)arg;
+	while (go_word == 0)
+		raw_futex(&go_word, FUTEX_WAIT, 0);
+	return 0;
+}
+
+struct x_tbomb {
+	long threads; /* clones that succeeded */
+	long err;     /* -errno of the clone that failed */
+};
+
+/* A child process clones threads until clone fails, reports, and exits
+ * (exit_group ends them all). */
+static struct x_tbomb thread_bomb(void)
+{
+	struct x_tbomb r = { -1, 0 };
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p) != 0)
+		return r;
+	pid = fork();
+	if (pid == 0) {
+		char *stacks = mmap(NULL, (size_t)MAX_THREADS * THREAD_STACK,
+				    PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+				    -1, 0);
+		struct x_tbomb b = { 0, 0 };
+
+		close(p[0]);
+		if (stacks == MAP_FAILED)
+			_exit(2);
+		while (b.threads < MAX_THREADS) {
+			long t = t_clone(CLONE_VM | CLONE_FS | CLONE_FILES |
+						 CLONE_SIGHAND | CLONE_THREAD |
+						 CLONE_SYSVSEM,
+					 stacks + (b.threads + 1) * THREAD_STACK,
+					 NULL, NULL, 0, parked, NULL);
+			if (t < 0) {
+				b.err = t;
+				break;
+			}
+			b.threads++;
+		}
+		if (write(p[1], &b, sizeof b) != sizeof b)
+			_exit(3);
+		_exit(0);
+	}
+	close(p[1]);
+	if (pid < 0 || read(p[0], &r, sizeof r) != sizeof r)
+		r.threads = -1;
+	close(p[0]);
+	if (pid > 0)
+		CHECK(t_wait_ok(pid));
+	return r;
+}
+
+/* Writes kernel.threads-max; 0 or the errno. */
+static int write_threads_max(long long v)
+{
+	char text[32];
+	int fd = open("/proc/sys/kernel/threads-max", O_WRONLY), e = 0;
+	int n = snprintf(text, sizeof text, "%lld\n", v);
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, text, n) != n)
+		e = errno;
+	close(fd);
+	return e;
+}
+
 /* One bomb, with its checks; returns the children it had. */
-static long bomb(long threads, long long max)
+static long bomb(long threads, long long max, long at_least)
 {
 	struct x_bomb r;
 	long long t0 = t_now_ns(CLOCK_MONOTONIC);
@@ -46,7 +144,7 @@ static long bomb(long threads, long long max)
 	       max, threads, r.children, r.err, r.reaped, r.killed,
 	       (t_now_ns(CLOCK_MONOTONIC) - t0) / 1000000);
 	CHECK(r.err == EAGAIN || r.err == ENOMEM);
-	CHECK(r.children > 100);
+	CHECK(r.children >= at_least);
 	/* The bomber is one more thread; threads-max is a hard bound. */
 	CHECK(threads + 1 + r.children <= max);
 	if (r.err == EAGAIN)
@@ -63,7 +161,8 @@ int main(int argc, char **argv)
 {
 	struct x_usage start, before, after;
 	struct sysinfo si;
-	long long max, want;
+	long long max, want, t0;
+	struct x_tbomb tb;
 	long threads;
 
 	X_MAYBE_SECOND(argc, argv);
@@ -79,21 +178,42 @@ int main(int argc, char **argv)
 	max = t_proc_kv("/proc/sys/kernel/threads-max", "");
 	CHECK_EQ(max, want);
 	threads = threads_now();
-	/* The first bomb sets the kernel's high-water marks: the page
-	 * tables of the kernel-stack region (one page per 2 MiB of stacks)
-	 * and the free list of stack slots keep the size the most children
-	 * needed, as Linux keeps its vmalloc page tables.  They are shown,
-	 * not checked; the second bomb must then leave nothing behind. */
+	/* First as many threads as clone gives: kernel.threads-max stops
+	 * them (a thread costs less memory than a process).  This also sets
+	 * the kernel's high-water marks for the fork bomb: the page tables
+	 * of the kernel-stack region (one page per 2 MiB of stacks) and the
+	 * free list of stack slots keep the size the most tasks needed, as
+	 * Linux keeps its vmalloc page tables.  They are shown, not checked;
+	 * the fork bomb, which has fewer tasks at once, must then leave
+	 * nothing behind. */
+	x_settle(&after);
 	x_read_usage(&start);
-	bomb(threads, max);
+	t0 = t_now_ns(CLOCK_MONOTONIC);
+	tb = thread_bomb();
+	t_note("thread bomb: %ld threads, then clone gave %ld; %lld ms",
+	       tb.threads, tb.err, (t_now_ns(CLOCK_MONOTONIC) - t0) / 1000000);
+	CHECK(tb.err == -EAGAIN || tb.err == -ENOMEM);
+	if (tb.err == -EAGAIN) /* the bomb's main thread counts too */
+		CHECK_EQ(threads + 1 + tb.threads, max);
+	CHECK_EQ(threads_now(), threads);
 	x_read_usage(&before);
-	t_note("high-water after the first bomb: heap objects %lld -> %lld "
+	t_note("high-water after the thread bomb: heap objects %lld -> %lld "
 	       "bytes, heap pages %lld -> %lld, MemFree %lld -> %lld kB",
 	       start.heap_bytes, before.heap_bytes, start.heap_pages,
 	       before.heap_pages, start.free_kb, before.free_kb);
-	bomb(threads, max);
+	bomb(threads, max, 100);
 	x_read_usage(&after);
-	x_check_usage("before and after the second bomb", &before, &after, 0);
+	x_check_usage("before and after the fork bomb", &before, &after, 0);
+	/* kernel.threads-max lowered to 64 above what runs: the bomb ends
+	 * with EAGAIN exactly there, for root too. */
+	CHECK_EQ(write_threads_max(threads + 64), 0);
+	CHECK_EQ(bomb(threads, threads + 64, 0), 64 - 1);
+	CHECK_EQ(write_threads_max(max), 0);
+	CHECK_EQ(t_proc_kv("/proc/sys/kernel/threads-max", ""), max);
+	/* Linux's bounds: 1 to FUTEX_TID_MASK. */
+	CHECK_EQ(write_threads_max(0), EINVAL);
+	CHECK_EQ(write_threads_max(0x40000000LL), EINVAL);
+	CHECK_EQ(t_proc_kv("/proc/sys/kernel/threads-max", ""), max);
 	x_run_second();
 	DONE();
 }

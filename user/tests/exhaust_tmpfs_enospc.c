@@ -105,6 +105,7 @@ int main(int argc, char **argv)
 	if (!t_is_root())
 		SKIP("mount needs root");
 	CHECK_EQ(t_mktmp("exhaust_tmpfs", dir, sizeof dir), 0);
+	x_settle(&after);
 	x_read_usage(&before);
 	CHECK_EQ(mount("t", dir, "tmpfs", 0, "size=4m"), 0);
 	s = fs_now();

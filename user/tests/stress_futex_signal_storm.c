@@ -166,6 +166,7 @@ int main(int argc, char **argv)
 	long long t0;
 
 	X_MAYBE_SECOND(argc, argv);
+	x_settle(&after);
 	x_read_usage(&before);
 	t0 = t_now_ns(CLOCK_MONOTONIC);
 	pid = fork();

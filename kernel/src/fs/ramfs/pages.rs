@@ -139,8 +139,10 @@ impl FileData {
         Ok(len)
     }
 
-    /// Writes all of `data` at `offset` or fails without changing the size
-    /// (pages allocated before a failure stay, holding zeros or new data).
+    /// Writes `data` at `offset`. When the page budget runs out part way,
+    /// the write is short: the bytes up to the first page that could not
+    /// be had are stored and counted (tmpfs, write(2)); with none stored
+    /// it fails (ENOSPC) without changing the size.
     pub fn write(&mut self, offset: usize, data: &[u8]) -> Result<usize> {
         if data.is_empty() {
             return Ok(0);
@@ -157,14 +159,18 @@ impl FileData {
             let index = pos / PAGE;
             let page = match self.pages.entry(index) {
                 Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => e.insert(charge_page(&self.budget)?),
+                Entry::Vacant(e) => match charge_page(&self.budget) {
+                    Ok(page) => e.insert(page),
+                    Err(_) if done > 0 => break,
+                    Err(err) => return Err(err),
+                },
             };
             page.write_bytes(in_page, &data[done..done + n])
                 .map_err(io_error)?;
             done += n;
         }
-        self.size = self.size.max(end);
-        Ok(data.len())
+        self.size = self.size.max(if done == data.len() { end } else { offset + done });
+        Ok(done)
     }
 
     /// The page at `index`, backed with memory first if it is a hole
