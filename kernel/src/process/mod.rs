@@ -98,6 +98,10 @@ pub struct Process {
     creds: SpinLock<creds::Credentials, { level::PROCESS }>,
     /// Signal sent to the parent at exit (clone's low byte; SIGCHLD for fork).
     pub(crate) exit_signal: AtomicU32,
+    /// The parent has been told of the exit (the exit signal, a wake-up
+    /// of wait): after the last thread is gone, as on Linux, where a
+    /// zombie leader is not reaped while other threads still run.
+    exit_notified: core::sync::atomic::AtomicBool,
     /// Set once the process has called execve (setpgid's EACCES rule).
     pub(crate) did_exec: core::sync::atomic::AtomicBool,
     /// Absolute path of the running program (/proc/pid/exe).
@@ -255,6 +259,7 @@ impl Process {
             personality: AtomicU32::new(0),
             creds: SpinLock::new(creds::Credentials::default()),
             exit_signal: AtomicU32::new(17),
+            exit_notified: core::sync::atomic::AtomicBool::new(false),
             did_exec: core::sync::atomic::AtomicBool::new(false),
             exe: SpinLock::new(String::new()),
             start_ns: frame::timer::monotonic_ns(),
@@ -350,6 +355,12 @@ impl Process {
 
     pub fn threads(&self) -> Vec<Arc<Thread>> {
         self.threads.lock().live.clone()
+    }
+
+    /// Whether wait(2) may report the exit: the process has exited and
+    /// its last thread is gone.
+    pub fn exit_reported(&self) -> bool {
+        self.exit_notified.load(Ordering::Acquire)
     }
 
     /// The wait status if the process is a zombie.
