@@ -49,6 +49,11 @@ pub static MMAP_MIN_ADDR: Sysctl = Sysctl::new(65536, 0, u64::MAX);
 pub const NR_OPEN_MAX: u64 = 1 << 20;
 pub static NR_OPEN: Sysctl = Sysctl::new(NR_OPEN_MAX, 64, NR_OPEN_MAX);
 
+/// kernel.pid_max: pids (and tids) stay below it, wrapping to 300 when
+/// they reach it (Debian's 4194304, PID_MAX_LIMIT on 64-bit; Linux's
+/// handler accepts RESERVED_PIDS + 1 up to PID_MAX_LIMIT).
+pub static PID_MAX: Sysctl = Sysctl::new(4_194_304, 301, 4_194_304);
+
 /// kernel.threads-max: fork and clone fail with EAGAIN while this many
 /// threads exist (root too). Linux derives it from memory at boot
 /// ([`init_threads_max`]); its handler accepts 1 to FUTEX_TID_MASK.

@@ -16,6 +16,7 @@ struct x_bomb {
 	int killed;    /* of them, killed by SIGKILL */
 	int after;     /* fork works again after the reaping */
 	int leftover;  /* wait4(-1) found no child left (ECHILD) */
+	pid_t min_pid, max_pid; /* of the children */
 };
 
 static pid_t x_pids[X_MAX_CHILDREN];
@@ -44,6 +45,10 @@ static inline struct x_bomb x_fork_bomb(void)
 				pause();
 		}
 		x_pids[r.children++] = pid;
+		if (r.children == 1 || pid < r.min_pid)
+			r.min_pid = pid;
+		if (pid > r.max_pid)
+			r.max_pid = pid;
 	}
 	for (i = 0; i < r.children; i++)
 		kill(x_pids[i], SIGKILL);

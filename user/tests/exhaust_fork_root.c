@@ -7,7 +7,9 @@
  * thread bomb (raw clone of threads until clone fails) must end with
  * EAGAIN exactly at threads-max; after the fork bomb the kernel's memory
  * is back where it was before it; a fork bomb under a lowered threads-max
- * ends with EAGAIN exactly there; then a second program (fork + exec)
+ * ends with EAGAIN exactly there; kernel.pid_max lowered to 400 makes pids
+ * wrap round to 300-399, skipping those in use, and a fork bomb then ends
+ * with EAGAIN when none is left; then a second program (fork + exec)
  * runs.
  *
  * On a Linux host it would fill the host's process table: skipped there.
@@ -117,6 +119,75 @@ static struct x_tbomb thread_bomb(void)
 	return r;
 }
 
+/* Writes /proc/sys/kernel/<name>; 0 or the errno. */
+static int write_kernel_sysctl(const char *name, long long v)
+{
+	char text[32], path[64];
+	int fd, e = 0;
+	int n = snprintf(text, sizeof text, "%lld\n", v);
+
+	snprintf(path, sizeof path, "/proc/sys/kernel/%s", name);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return errno;
+	if (write(fd, text, n) != n)
+		e = errno;
+	close(fd);
+	return e;
+}
+
+/* How many numbers in [lo, hi) are in use as a pid, tid, process group
+ * or session (/proc/<pid>/stat and /proc/<pid>/task). */
+static int ids_in_use(int lo, int hi)
+{
+	static char used[1 << 16];
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	int n = 0, i;
+
+	memset(used, 0, sizeof used);
+	if (!d || hi - lo > (int)sizeof used)
+		return -1;
+	while ((e = readdir(d))) {
+		char path[300], buf[512];
+		int pid, pgrp, sid;
+		const char *close_paren;
+		DIR *td;
+		struct dirent *te;
+
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		pid = atoi(e->d_name);
+		snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+		if (t_read_file(path, buf, sizeof buf) <= 0)
+			continue;
+		close_paren = strrchr(buf, ')');
+		if (!close_paren ||
+		    sscanf(close_paren + 2, "%*c %*d %d %d", &pgrp, &sid) != 2)
+			continue;
+		if (pid >= lo && pid < hi)
+			used[pid - lo] = 1;
+		if (pgrp >= lo && pgrp < hi)
+			used[pgrp - lo] = 1;
+		if (sid >= lo && sid < hi)
+			used[sid - lo] = 1;
+		snprintf(path, sizeof path, "/proc/%s/task", e->d_name);
+		td = opendir(path);
+		while (td && (te = readdir(td))) {
+			int tid = atoi(te->d_name);
+
+			if (tid >= lo && tid < hi)
+				used[tid - lo] = 1;
+		}
+		if (td)
+			closedir(td);
+	}
+	closedir(d);
+	for (i = 0; i < hi - lo; i++)
+		n += used[i];
+	return n;
+}
+
 /* Writes kernel.threads-max; 0 or the errno. */
 static int write_threads_max(long long v)
 {
@@ -212,6 +283,48 @@ int main(int argc, char **argv)
 	bomb(threads, max, 100);
 	x_read_usage(&after);
 	x_check_usage("before and after the fork bomb", &before, &after, 0);
+	/* kernel.pid_max lowered to 400: new pids wrap round to 300-399,
+	 * skipping those in use, and a fork bomb runs out of them with
+	 * EAGAIN (a holder process and the bomber take one each).  Linux's bounds: 301 to
+	 * PID_MAX_LIMIT (4194304, Debian's value). */
+	CHECK_EQ(t_proc_kv("/proc/sys/kernel/pid_max", ""), 4194304);
+	CHECK_EQ(write_kernel_sysctl("pid_max", 300), EINVAL);
+	CHECK_EQ(write_kernel_sysctl("pid_max", 4194305), EINVAL);
+	{
+		int busy = ids_in_use(300, 400);
+		struct x_bomb r;
+
+		CHECK(busy >= 0);
+		int hold[2];
+		pid_t holder;
+
+		CHECK_EQ(pipe(hold), 0);
+		CHECK_EQ(write_kernel_sysctl("pid_max", 400), 0);
+		/* A process that keeps its pid in the range while the bomb
+		 * wraps round it. */
+		holder = fork();
+		if (holder == 0) {
+			close(hold[1]);
+			t_await(hold[0]);
+			_exit(0);
+		}
+		close(hold[0]);
+		r = x_run_bomber(setup);
+		CHECK_EQ(write_kernel_sysctl("pid_max", 4194304), 0);
+		close(hold[1]);
+		CHECK(holder >= 300 && holder < 400);
+		CHECK(holder > 0 && t_wait_ok(holder));
+		t_note("pid_max 400, %d of 300-399 in use, holder %d: %ld "
+		       "children (pids %d-%d), then errno %d",
+		       busy, holder, r.children, r.min_pid, r.max_pid, r.err);
+		CHECK_EQ(r.err, EAGAIN);
+		/* Less the holder and the bomber. */
+		CHECK_EQ(r.children, 100 - busy - 2);
+		CHECK(r.min_pid >= 300 && r.max_pid < 400);
+		CHECK_EQ(r.reaped, r.children);
+		CHECK(r.after);
+	}
+	CHECK_EQ(t_proc_kv("/proc/sys/kernel/pid_max", ""), 4194304);
 	/* Linux's bounds: 1 to FUTEX_TID_MASK. */
 	CHECK_EQ(write_threads_max(0), EINVAL);
 	CHECK_EQ(write_threads_max(0x40000000LL), EINVAL);

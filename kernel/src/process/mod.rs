@@ -193,7 +193,13 @@ impl Thread {
 }
 
 static PROCESSES: SpinLock<BTreeMap<Pid, Weak<Process>>, { level::PROCESS_TABLE }> = SpinLock::new(BTreeMap::new());
-static NEXT_PID: AtomicU32 = AtomicU32::new(1);
+/// The last pid handed out (Linux's pid_namespace last_pid).
+static LAST_PID: AtomicU32 = AtomicU32::new(0);
+/// Set once pids have wrapped at kernel.pid_max: from then on a pid is
+/// checked to be free before it is handed out.
+static PIDS_WRAPPED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+/// Linux's RESERVED_PIDS: after a wrap, allocation starts above these.
+pub const RESERVED_PIDS: Pid = 300;
 
 /// Threads that exist (added and not yet retired), against
 /// kernel.threads-max (Linux's nr_threads).
@@ -213,9 +219,49 @@ pub(crate) fn check_threads_max() -> crate::error::Result<()> {
 /// Process id of init.
 pub const INIT_PID: Pid = 1;
 
-/// A fresh pid/tid (they share one number space, as on Linux).
-pub(crate) fn alloc_pid() -> Pid {
-    NEXT_PID.fetch_add(1, Ordering::Relaxed)
+/// A fresh pid/tid (they share one number space, as on Linux): the next
+/// after the last one handed out, below kernel.pid_max; past it the count
+/// starts again above RESERVED_PIDS, skipping pids in use (a process,
+/// zombie or not, a thread, a process group or a session). EAGAIN if every
+/// pid is taken (Linux's alloc_pid). It allocates nothing.
+pub(crate) fn alloc_pid() -> crate::error::Result<Pid> {
+    let max = Pid::try_from(crate::sysctl::PID_MAX.get()).unwrap_or(Pid::MAX);
+    // Each candidate is claimed by one caller (compare-exchange on the
+    // last pid); one round over the whole range at most.
+    for _ in 0..max {
+        let mut wrapped = false;
+        let claimed = LAST_PID.fetch_update(Ordering::AcqRel, Ordering::Acquire, |last| {
+            let next = last.saturating_add(1);
+            wrapped = next >= max;
+            Some(if wrapped { RESERVED_PIDS.min(max - 1) } else { next })
+        });
+        let Ok(last) = claimed else { continue };
+        let pid = if wrapped { RESERVED_PIDS.min(max - 1) } else { last + 1 };
+        if wrapped {
+            PIDS_WRAPPED.store(true, Ordering::Relaxed);
+        }
+        if !PIDS_WRAPPED.load(Ordering::Relaxed) || !pid_in_use(pid) {
+            return Ok(pid);
+        }
+    }
+    Err(crate::error::Error::with_message(crate::error::Errno::EAGAIN, "no free pid below kernel.pid_max"))
+}
+
+/// Whether `pid` names a process (a zombie too), a thread, a process group
+/// or a session.
+fn pid_in_use(pid: Pid) -> bool {
+    if find_process(pid).is_some() {
+        return true;
+    }
+    let mut from = 0;
+    while let Some(p) = next_process(from) {
+        if p.pgid() == pid || p.sid() == pid || p.threads.lock().live.iter().any(|t| t.tid() == pid) {
+            return true;
+        }
+        let Some(next) = p.pid().checked_add(1) else { break };
+        from = next;
+    }
+    false
 }
 
 impl Process {
@@ -225,8 +271,8 @@ impl Process {
         files: Arc<SharedFiles>,
         fs: Arc<Mutex<FsContext, { level::FS_CONTEXT }>>,
         pgid_sid: Option<(Pid, Pid)>,
+        pid: Pid,
     ) -> Arc<Process> {
-        let pid = alloc_pid();
         let (pgid, sid) = pgid_sid.unwrap_or((pid, pid));
         let p = Arc::new(Process {
             pid,

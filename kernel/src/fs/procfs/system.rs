@@ -435,7 +435,7 @@ pub(super) const SYS: &[(&str, Node)] = &[
             ("ngroups_max", Node::File(|| String::from("65536\n"))),
             ("osrelease", Node::File(|| format!("{RELEASE}\n"))),
             ("ostype", Node::File(|| String::from("Linux\n"))),
-            ("pid_max", Node::File(|| String::from("4194304\n"))),
+            ("pid_max", Node::Value(&crate::sysctl::PID_MAX)),
             (
                 "random",
                 Node::Dir(&[
