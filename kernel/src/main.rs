@@ -67,6 +67,7 @@ fn start_init(args: cmdline::Args) {
     if let Some(name) = &args.ktest {
         ktest::run(name);
     }
+    sysctl::init_threads_max(frame::boot::total_ram() as u64);
     if let Err(e) = fs::init(frame::boot::initrd()) {
         frame::println!("trellis: cannot mount the initramfs: {e:?}");
         frame::power_off(1);

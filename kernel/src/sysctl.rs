@@ -70,6 +70,28 @@ pub static OVERCOMMIT_RATIO: Sysctl = Sysctl::new(50, 0, i32::MAX as u64);
 /// precedence over the ratio, as in Linux's vm_commit_limit).
 pub static OVERCOMMIT_KBYTES: Sysctl = Sysctl::new(0, 0, i64::MAX as u64);
 
+/// kernel.pid_max: pids (and tids) stay below it, wrapping to 300 when
+/// they reach it (Debian's 4194304, PID_MAX_LIMIT on 64-bit; Linux's
+/// handler accepts RESERVED_PIDS + 1 up to PID_MAX_LIMIT).
+pub static PID_MAX: Sysctl = Sysctl::new(4_194_304, 301, 4_194_304);
+
+/// kernel.threads-max: fork and clone fail with EAGAIN while this many
+/// threads exist (root too). Linux derives it from memory at boot
+/// ([`init_threads_max`]); its handler accepts 1 to FUTEX_TID_MASK.
+pub static THREADS_MAX: Sysctl = Sysctl::new(MIN_THREADS, 1, MAX_THREADS);
+/// Linux's MIN_THREADS and MAX_THREADS (FUTEX_TID_MASK).
+const MIN_THREADS: u64 = 20;
+const MAX_THREADS: u64 = 0x3fff_ffff;
+
+/// Sets kernel.threads-max as Linux's set_max_threads() does: threads
+/// whose stacks (THREAD_SIZE, 16 KiB on x86-64) would take an eighth of
+/// the RAM, within [MIN_THREADS, MAX_THREADS].
+pub fn init_threads_max(ram_bytes: u64) {
+    const THREAD_SIZE: u64 = 16 * 1024;
+    let threads = (ram_bytes / (THREAD_SIZE * 8)).clamp(MIN_THREADS, MAX_THREADS);
+    THREADS_MAX.value.store(threads, Ordering::Relaxed);
+}
+
 /// vm.mmap_min_addr, page-aligned up (what mappings are checked against).
 pub fn mmap_min_addr() -> usize {
     let v = usize::try_from(MMAP_MIN_ADDR.get()).unwrap_or(usize::MAX);

@@ -143,7 +143,9 @@ pub fn init(initrd: Option<&[u8]>) -> Result<()> {
         return Err(Error::with_message(Errno::EBUSY, "fs::init called twice"));
     }
     ramfs::set_page_limit(frame::mm::frame_alloc::free_frames() / 2);
-    let root: Arc<dyn Inode> = ramfs::RamFs::new_root(ROOT_DEV);
+    // The root file system is a tmpfs of the default size, as Linux's
+    // rootfs: /tmp on it fills up at half the RAM, and statfs says so.
+    let root: Arc<dyn Inode> = ramfs::RamFs::new_root_with(ROOT_DEV, mount::default_tmpfs_limits());
     ROOT.call_once(|| root);
     let fs = FsContext::default();
     if let Some(data) = initrd {

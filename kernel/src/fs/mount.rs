@@ -214,9 +214,37 @@ pub fn make_filesystem(fstype: &str, source: &str, data: &str) -> Result<Arc<dyn
     make(source, data)
 }
 
+/// tmpfs(5)'s default limits (Linux's shmem_default_max_blocks and
+/// shmem_default_max_inodes): half the RAM, and as many inodes as that
+/// has pages. The root file system (Linux's rootfs is a tmpfs) has them too.
+pub fn default_tmpfs_limits() -> super::ramfs::Limits {
+    let ram_pages = frame::boot::total_ram() / 4096;
+    super::ramfs::Limits { pages: ram_pages / 2, inodes: ram_pages / 2 }
+}
+
+/// mount(2) with MS_REMOUNT of the tmpfs (or root file system) whose root
+/// is `root`: the size and inode limits the options name change (EINVAL
+/// below what is in use); the other options are accepted and change
+/// nothing. Other file systems take the flags only, as before.
+pub fn remount(root: &Arc<dyn Inode>, data: &str) -> Result<()> {
+    if super::ramfs::RamFs::usage(root).is_none() {
+        return Ok(());
+    }
+    let o = TmpfsOptions::parse(data)?;
+    super::ramfs::RamFs::reconfigure(
+        root,
+        o.seen_pages.then_some(o.limits.pages),
+        o.seen_inodes.then_some(o.limits.inodes),
+    )
+}
+
 /// tmpfs(5) mount options.
 struct TmpfsOptions {
     limits: super::ramfs::Limits,
+    /// Whether the options named a size (size=, nr_blocks=) and an inode
+    /// count (nr_inodes=): a remount changes only those.
+    seen_pages: bool,
+    seen_inodes: bool,
     mode: Option<u32>,
     uid: Option<u32>,
     gid: Option<u32>,
@@ -246,7 +274,9 @@ impl TmpfsOptions {
         let bad = |why: &'static str| Error::with_message(Errno::EINVAL, why);
         let ram_pages = frame::boot::total_ram() / 4096;
         let mut o = TmpfsOptions {
-            limits: super::ramfs::Limits { pages: ram_pages / 2, inodes: ram_pages / 2 },
+            limits: default_tmpfs_limits(),
+            seen_pages: false,
+            seen_inodes: false,
             mode: None,
             uid: None,
             gid: None,
@@ -263,9 +293,16 @@ impl TmpfsOptions {
                         memparse(value).ok_or(bad("bad size="))?.div_ceil(4096)
                     };
                     o.limits.pages = unlimited(pages);
+                    o.seen_pages = true;
                 }
-                "nr_blocks" => o.limits.pages = unlimited(memparse(value).ok_or(bad("bad nr_blocks="))?),
-                "nr_inodes" => o.limits.inodes = unlimited(memparse(value).ok_or(bad("bad nr_inodes="))?),
+                "nr_blocks" => {
+                    o.limits.pages = unlimited(memparse(value).ok_or(bad("bad nr_blocks="))?);
+                    o.seen_pages = true;
+                }
+                "nr_inodes" => {
+                    o.limits.inodes = unlimited(memparse(value).ok_or(bad("bad nr_inodes="))?);
+                    o.seen_inodes = true;
+                }
                 "mode" => o.mode = mode_option(opt)?,
                 "uid" => o.uid = Some(value.parse().map_err(|_| bad("bad uid="))?),
                 "gid" => o.gid = Some(value.parse().map_err(|_| bad("bad gid="))?),

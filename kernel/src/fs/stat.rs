@@ -198,8 +198,14 @@ impl StatFs {
         let limited = |used: usize, max: usize| {
             if max == usize::MAX { (0, 0) } else { (max as u64, max.saturating_sub(used) as u64) }
         };
+        // All instances also share the global budget: the free blocks
+        // are those a write can still get.
+        let global_free = global_limit.saturating_sub(global_used) as u64;
         let ((limit, free), (files, ffree)) = match &usage {
-            Some(u) => (limited(u.pages, u.max_pages), limited(u.inodes, u.max_inodes)),
+            Some(u) => {
+                let (limit, free) = limited(u.pages, u.max_pages);
+                ((limit, free.min(global_free)), limited(u.inodes, u.max_inodes))
+            }
             None => {
                 let free = global_limit.saturating_sub(global_used) as u64;
                 ((global_limit as u64, free), (global_limit as u64, free))

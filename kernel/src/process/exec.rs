@@ -553,7 +553,7 @@ pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     let (image, exe) = (loaded.image, loaded.exe);
     let vm = Arc::new(image.vm);
     let files = super::SharedFiles::new(crate::fs::FileTable::new_with_console());
-    let process = Process::new(alloc::sync::Weak::new(), vm, files, Arc::new(frame::sync::Mutex::new(fs)), None);
+    let process = Process::new(alloc::sync::Weak::new(), vm, files, Arc::new(frame::sync::Mutex::new(fs)), None, super::alloc_pid()?);
     process.set_name(path.rsplit('/').next().unwrap_or(&path));
     process.set_exe(exe);
     let mut user = UserContext::new();

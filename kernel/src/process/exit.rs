@@ -77,6 +77,23 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
         }
     }
     drop(children);
+    // The parent hears of it when the last thread is gone: here if there
+    // is none (left), else in `thread_exited`.
+    if process.threads.lock().live.is_empty() {
+        notify_exit(process);
+    }
+}
+
+/// Tells the parent of `process`'s exit, once: the exit signal, a wake-up
+/// of wait(2), or the reaping itself for a parent that ignores SIGCHLD.
+/// Called when the process has exited and its last thread is gone (Linux
+/// notifies the parent of a thread group leader only when the group is
+/// empty, so wait(2) does not return while threads still run).
+fn notify_exit(process: &Arc<Process>) {
+    let Some(status) = process.exit_status() else { return };
+    if process.exit_notified.swap(true, Ordering::AcqRel) {
+        return;
+    }
     let (code, info_status) = match status & 0x7f {
         0 => (super::signal::CLD_EXITED, (status >> 8) & 0xff),
         sig if status & 0x80 != 0 => (super::signal::CLD_DUMPED, sig),
@@ -130,6 +147,9 @@ pub fn exit_thread(process: &Arc<Process>, thread: &Arc<super::Thread>, status: 
 pub(crate) fn thread_exited(process: &Arc<Process>, thread: &Arc<super::Thread>) {
     process.retire_thread(thread);
     process.threads_changed.wake_all();
+    if process.exit_status().is_some() && process.threads.lock().live.is_empty() {
+        notify_exit(process);
+    }
     // A stop may have been waiting for this thread only.
     super::signal_frame::complete_stop(process);
 }
@@ -198,7 +218,7 @@ fn find_event(parent: &Process, target: WaitTarget, opts: WaitOptions) -> Result
         if !wanted(c) {
             continue;
         }
-        if let Some(status) = c.exit_status().filter(|_| opts.exited) {
+        if let Some(status) = c.exit_status().filter(|_| opts.exited && c.exit_reported()) {
             if opts.nowait {
                 return Ok(Some((c.clone(), status, false)));
             }

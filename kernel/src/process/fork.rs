@@ -76,6 +76,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     if f & CLONE_PIDFD != 0 && f & (CLONE_THREAD | CLONE_DETACHED) != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
+    super::check_threads_max()?;
     if f & CLONE_THREAD != 0 {
         check_nproc(parent)?;
         return clone_thread(parent, parent_thread, user, args);
@@ -108,7 +109,8 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     } else {
         Arc::new(frame::sync::Mutex::new(parent.fs().lock().clone()))
     };
-    let child = Process::new(Arc::downgrade(&real_parent), vm, files, fs, Some((parent.pgid(), parent.sid())));
+    let pid = super::alloc_pid()?;
+    let child = Process::new(Arc::downgrade(&real_parent), vm, files, fs, Some((parent.pgid(), parent.sid())), pid);
     child.exit_signal.store(exit_signal, Ordering::Relaxed);
     child.set_name(&parent.name());
     child.set_exe(parent.exe());
@@ -130,7 +132,6 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
         let sigs = parent.signals.clone_state();
         child_signals(&child, sigs);
     }
-    let pid = child.pid();
     let mut child_ctx = user.clone();
     child_ctx.set_rax(0);
     if args.stack != 0 {
@@ -225,7 +226,7 @@ fn clone_thread(process: &Arc<Process>, parent_thread: &Thread, user: &UserConte
     if f & CLONE_SETTLS != 0 {
         ctx.set_fs_base(args.tls).map_err(|_| Error::new(Errno::EPERM))?;
     }
-    let tid = super::alloc_pid();
+    let tid = super::alloc_pid()?;
     let bytes = tid.to_le_bytes();
     let vm = process.vm();
     if f & CLONE_PARENT_SETTID != 0 {

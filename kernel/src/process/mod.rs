@@ -24,7 +24,7 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use frame::sync::{level, Mutex, SpinLock, WaitQueue};
 
@@ -98,6 +98,10 @@ pub struct Process {
     creds: SpinLock<creds::Credentials, { level::PROCESS }>,
     /// Signal sent to the parent at exit (clone's low byte; SIGCHLD for fork).
     pub(crate) exit_signal: AtomicU32,
+    /// The parent has been told of the exit (the exit signal, a wake-up
+    /// of wait): after the last thread is gone, as on Linux, where a
+    /// zombie leader is not reaped while other threads still run.
+    exit_notified: core::sync::atomic::AtomicBool,
     /// Set once the process has called execve (setpgid's EACCES rule).
     pub(crate) did_exec: core::sync::atomic::AtomicBool,
     /// Absolute path of the running program (/proc/pid/exe).
@@ -197,14 +201,75 @@ impl Thread {
 }
 
 static PROCESSES: SpinLock<BTreeMap<Pid, Weak<Process>>, { level::PROCESS_TABLE }> = SpinLock::new(BTreeMap::new());
-static NEXT_PID: AtomicU32 = AtomicU32::new(1);
+/// The last pid handed out (Linux's pid_namespace last_pid).
+static LAST_PID: AtomicU32 = AtomicU32::new(0);
+/// Set once pids have wrapped at kernel.pid_max: from then on a pid is
+/// checked to be free before it is handed out.
+static PIDS_WRAPPED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+/// Linux's RESERVED_PIDS: after a wrap, allocation starts above these.
+pub const RESERVED_PIDS: Pid = 300;
+
+/// Threads that exist (added and not yet retired), against
+/// kernel.threads-max (Linux's nr_threads).
+static NR_THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// fork and clone: EAGAIN once kernel.threads-max threads exist, for root
+/// too (Linux's copy_process). Like Linux's, the check races with other
+/// forks: at most one thread per CPU past the limit.
+pub(crate) fn check_threads_max() -> crate::error::Result<()> {
+    let max = usize::try_from(crate::sysctl::THREADS_MAX.get()).unwrap_or(usize::MAX);
+    if NR_THREADS.load(Ordering::Relaxed) >= max {
+        return Err(crate::error::Error::with_message(crate::error::Errno::EAGAIN, "kernel.threads-max reached"));
+    }
+    Ok(())
+}
 
 /// Process id of init.
 pub const INIT_PID: Pid = 1;
 
-/// A fresh pid/tid (they share one number space, as on Linux).
-pub(crate) fn alloc_pid() -> Pid {
-    NEXT_PID.fetch_add(1, Ordering::Relaxed)
+/// A fresh pid/tid (they share one number space, as on Linux): the next
+/// after the last one handed out, below kernel.pid_max; past it the count
+/// starts again above RESERVED_PIDS, skipping pids in use (a process,
+/// zombie or not, a thread, a process group or a session). EAGAIN if every
+/// pid is taken (Linux's alloc_pid). It allocates nothing.
+pub(crate) fn alloc_pid() -> crate::error::Result<Pid> {
+    let max = Pid::try_from(crate::sysctl::PID_MAX.get()).unwrap_or(Pid::MAX);
+    // Each candidate is claimed by one caller (compare-exchange on the
+    // last pid); one round over the whole range at most.
+    for _ in 0..max {
+        let mut wrapped = false;
+        let claimed = LAST_PID.fetch_update(Ordering::AcqRel, Ordering::Acquire, |last| {
+            let next = last.saturating_add(1);
+            wrapped = next >= max;
+            Some(if wrapped { RESERVED_PIDS.min(max - 1) } else { next })
+        });
+        let Ok(last) = claimed else { continue };
+        let pid = if wrapped { RESERVED_PIDS.min(max - 1) } else { last + 1 };
+        if wrapped {
+            PIDS_WRAPPED.store(true, Ordering::Relaxed);
+        }
+        if !PIDS_WRAPPED.load(Ordering::Relaxed) || !pid_in_use(pid) {
+            return Ok(pid);
+        }
+    }
+    Err(crate::error::Error::with_message(crate::error::Errno::EAGAIN, "no free pid below kernel.pid_max"))
+}
+
+/// Whether `pid` names a process (a zombie too), a thread, a process group
+/// or a session.
+fn pid_in_use(pid: Pid) -> bool {
+    if find_process(pid).is_some() {
+        return true;
+    }
+    let mut from = 0;
+    while let Some(p) = next_process(from) {
+        if p.pgid() == pid || p.sid() == pid || p.threads.lock().live.iter().any(|t| t.tid() == pid) {
+            return true;
+        }
+        let Some(next) = p.pid().checked_add(1) else { break };
+        from = next;
+    }
+    false
 }
 
 impl Process {
@@ -214,8 +279,8 @@ impl Process {
         files: Arc<SharedFiles>,
         fs: Arc<Mutex<FsContext, { level::FS_CONTEXT }>>,
         pgid_sid: Option<(Pid, Pid)>,
+        pid: Pid,
     ) -> Arc<Process> {
-        let pid = alloc_pid();
         let (pgid, sid) = pgid_sid.unwrap_or((pid, pid));
         let p = Arc::new(Process {
             pid,
@@ -248,6 +313,7 @@ impl Process {
             personality: AtomicU32::new(0),
             creds: SpinLock::new(creds::Credentials::default()),
             exit_signal: AtomicU32::new(17),
+            exit_notified: core::sync::atomic::AtomicBool::new(false),
             did_exec: core::sync::atomic::AtomicBool::new(false),
             exe: SpinLock::new(String::new()),
             start_ns: frame::timer::monotonic_ns(),
@@ -399,6 +465,12 @@ impl Process {
             .count()
     }
 
+    /// Whether wait(2) may report the exit: the process has exited and
+    /// its last thread is gone.
+    pub fn exit_reported(&self) -> bool {
+        self.exit_notified.load(Ordering::Acquire)
+    }
+
     /// The wait status if the process is a zombie.
     pub fn exit_status(&self) -> Option<i32> {
         let s = self.exit_status.load(Ordering::Acquire);
@@ -426,6 +498,7 @@ impl Process {
         });
         // Another clone may have taken the room: check again under the lock.
         crate::fallible::push(&mut self.threads.lock().live, t.clone())?;
+        NR_THREADS.fetch_add(1, Ordering::Relaxed);
         self.threads_changed.wake_all();
         Ok(t)
     }
@@ -445,15 +518,23 @@ pub fn find_process(pid: Pid) -> Option<Arc<Process>> {
 
 /// Finds a thread by tid.
 pub fn find_thread(tid: Pid) -> Option<(Arc<Process>, Arc<Thread>)> {
-    let mut found = None;
-    for_each_process(|p| {
-        let t = p.threads.lock().live.iter().find(|t| t.tid() == tid).cloned();
-        if let Some(t) = t {
-            found = Some((p.clone(), t));
+    // It allocates nothing: kill(2) and tgkill(2) must work when memory
+    // is short (a fork bomb's parent kills its children). The process
+    // whose pid is the tid first (a main thread), then every process.
+    let in_process = |p: &Arc<Process>| p.threads.lock().live.iter().find(|t| t.tid() == tid).cloned();
+    if let Some(p) = find_process(tid)
+        && let Some(t) = in_process(&p)
+    {
+        return Some((p, t));
+    }
+    let mut from = 0;
+    while let Some(p) = next_process(from) {
+        if let Some(t) = in_process(&p) {
+            return Some((p, t));
         }
-        found.is_none()
-    });
-    found
+        from = p.pid().checked_add(1)?;
+    }
+    None
 }
 
 /// Calls `f` on every process in the table, in pid order, until it
@@ -461,21 +542,22 @@ pub fn find_thread(tid: Pid) -> Option<(Arc<Process>, Arc<Thread>)> {
 /// holds the table lock only to find the next process, so `f` may take any
 /// lock.
 pub fn for_each_process(mut f: impl FnMut(&Arc<Process>) -> bool) {
-    let mut next: Pid = 0;
-    loop {
-        let found = PROCESSES
-            .lock()
-            .range(next..)
-            .find_map(|(pid, w)| w.upgrade().map(|p| (*pid, p)));
-        let Some((pid, p)) = found else { return };
+    let mut from: Pid = 0;
+    while let Some(p) = next_process(from) {
         if !f(&p) {
             return;
         }
-        match pid.checked_add(1) {
-            Some(n) => next = n,
+        match p.pid().checked_add(1) {
+            Some(n) => from = n,
             None => return,
         }
     }
+}
+
+/// The live (or zombie) process with the lowest pid at or above `from`,
+/// without allocating.
+pub fn next_process(from: Pid) -> Option<Arc<Process>> {
+    PROCESSES.lock().range(from..).find_map(|(_, p)| p.upgrade())
 }
 
 /// Every process in the table, in pid order.

@@ -176,6 +176,7 @@ impl Process {
         let mut list = self.threads.lock();
         if let Some(i) = list.live.iter().position(|t| Arc::ptr_eq(t, thread)) {
             let t = list.live.remove(i);
+            super::NR_THREADS.fetch_sub(1, Ordering::Relaxed);
             let u = t.usage();
             list.exited.add(&u);
         }

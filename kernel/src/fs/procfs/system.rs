@@ -448,7 +448,7 @@ pub(super) const SYS: &[(&str, Node)] = &[
             ("ngroups_max", Node::File(|| String::from("65536\n"))),
             ("osrelease", Node::File(|| format!("{RELEASE}\n"))),
             ("ostype", Node::File(|| String::from("Linux\n"))),
-            ("pid_max", Node::File(|| String::from("4194304\n"))),
+            ("pid_max", Node::Value(&crate::sysctl::PID_MAX)),
             (
                 "random",
                 Node::Dir(&[
@@ -471,7 +471,7 @@ pub(super) const SYS: &[(&str, Node)] = &[
             ("shmall", Node::File(|| format!("{}\n", crate::ipc::shm::SHMALL))),
             ("shmmax", Node::File(|| format!("{}\n", crate::ipc::shm::SHMMAX))),
             ("shmmni", Node::File(|| format!("{}\n", crate::ipc::shm::SHMMNI))),
-            ("threads-max", Node::File(|| String::from("65536\n"))),
+            ("threads-max", Node::Value(&crate::sysctl::THREADS_MAX)),
             ("version", Node::File(|| format!("{VERSION}\n"))),
         ]),
     ),

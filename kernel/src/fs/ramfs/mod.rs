@@ -43,7 +43,7 @@ pub struct RamFs {
     budget: Arc<Budget>,
     /// Live inodes, and the most there may be (tmpfs `nr_inodes=`).
     inodes: AtomicUsize,
-    max_inodes: usize,
+    max_inodes: AtomicUsize,
 }
 
 /// Limits of one instance (tmpfs(5) `size=` and `nr_inodes=`);
@@ -93,7 +93,7 @@ impl RamFs {
             tree: Mutex::new(()),
             budget: Budget::new(limits.pages),
             inodes: AtomicUsize::new(0),
-            max_inodes: limits.inodes,
+            max_inodes: AtomicUsize::new(limits.inodes),
         });
         fs.inodes.fetch_add(1, Ordering::Relaxed);
         let node = NewNode {
@@ -123,9 +123,37 @@ impl RamFs {
 
     /// Counts a new inode; ENOSPC past `nr_inodes`.
     fn reserve_inode(&self) -> Result<()> {
-        if self.inodes.fetch_add(1, Ordering::Relaxed) >= self.max_inodes {
+        if self.inodes.fetch_add(1, Ordering::Relaxed) >= self.max_inodes.load(Ordering::Relaxed) {
             self.inodes.fetch_sub(1, Ordering::Relaxed);
             return Err(Error::with_message(Errno::ENOSPC, "tmpfs nr_inodes reached"));
+        }
+        Ok(())
+    }
+
+    /// A remount of the instance whose root is `root` with new limits
+    /// (`None`: unchanged; `usize::MAX`: none). EINVAL if `root` is not the
+    /// root of a ramfs instance, or a limit is below what is in use or
+    /// would limit an unlimited instance (Linux's shmem_reconfigure).
+    pub fn reconfigure(root: &Arc<dyn Inode>, pages: Option<usize>, inodes: Option<usize>) -> Result<()> {
+        let inode = RamInode::downcast(root).ok_or(Error::new(Errno::EINVAL))?;
+        if inode.metadata().ino != 1 {
+            return Err(Error::with_message(Errno::EINVAL, "not the root of a tmpfs"));
+        }
+        let fs = &inode.fs;
+        if let Some(n) = inodes {
+            let old = fs.max_inodes.load(Ordering::Relaxed);
+            if n != usize::MAX && old == usize::MAX {
+                return Err(Error::with_message(Errno::EINVAL, "cannot retroactively limit inodes"));
+            }
+            if fs.inodes.load(Ordering::Relaxed) > n {
+                return Err(Error::with_message(Errno::EINVAL, "too few inodes for current use"));
+            }
+        }
+        if let Some(p) = pages {
+            fs.budget.set_limit(p)?;
+        }
+        if let Some(n) = inodes {
+            fs.max_inodes.store(n, Ordering::Relaxed);
         }
         Ok(())
     }
@@ -138,7 +166,7 @@ impl RamFs {
             pages,
             max_pages,
             inodes: fs.inodes.load(Ordering::Relaxed),
-            max_inodes: fs.max_inodes,
+            max_inodes: fs.max_inodes.load(Ordering::Relaxed),
         })
     }
 }

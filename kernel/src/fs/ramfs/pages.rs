@@ -39,18 +39,33 @@ pub fn page_usage() -> (usize, usize) {
 /// of the global budget.
 pub struct Budget {
     used: AtomicUsize,
-    limit: usize,
+    limit: AtomicUsize,
 }
 
 impl Budget {
     /// A budget of `limit` pages (`usize::MAX`: only the global one).
     pub fn new(limit: usize) -> Arc<Budget> {
-        Arc::new(Budget { used: AtomicUsize::new(0), limit })
+        Arc::new(Budget { used: AtomicUsize::new(0), limit: AtomicUsize::new(limit) })
     }
 
     /// (pages used, limit).
     pub fn usage(&self) -> (usize, usize) {
-        (self.used.load(Ordering::Relaxed), self.limit)
+        (self.used.load(Ordering::Relaxed), self.limit.load(Ordering::Relaxed))
+    }
+
+    /// A remount's new limit (`usize::MAX`: none): EINVAL if it is below
+    /// what is used, or would limit an unlimited instance (Linux's
+    /// shmem_reconfigure).
+    pub fn set_limit(&self, limit: usize) -> Result<()> {
+        let old = self.limit.load(Ordering::Relaxed);
+        if limit != usize::MAX && old == usize::MAX {
+            return Err(Error::with_message(Errno::EINVAL, "cannot retroactively limit size"));
+        }
+        if self.used.load(Ordering::Relaxed) > limit {
+            return Err(Error::with_message(Errno::EINVAL, "too small size for current use"));
+        }
+        self.limit.store(limit, Ordering::Relaxed);
+        Ok(())
     }
 }
 
@@ -64,7 +79,7 @@ fn take(counter: &AtomicUsize, limit: usize) -> Result<()> {
 }
 
 fn charge_page(budget: &Budget) -> Result<UFrame> {
-    take(&budget.used, budget.limit)?;
+    take(&budget.used, budget.limit.load(Ordering::Relaxed))?;
     if let Err(e) = take(&PAGES_USED, PAGE_LIMIT.load(Ordering::Relaxed)) {
         budget.used.fetch_sub(1, Ordering::Relaxed);
         return Err(e);
@@ -127,8 +142,10 @@ impl FileData {
         Ok(len)
     }
 
-    /// Writes all of `data` at `offset` or fails without changing the size
-    /// (pages allocated before a failure stay, holding zeros or new data).
+    /// Writes `data` at `offset`. When the page budget runs out part way,
+    /// the write is short: the bytes up to the first page that could not
+    /// be had are stored and counted (tmpfs, write(2)); with none stored
+    /// it fails (ENOSPC) without changing the size.
     pub fn write(&mut self, offset: usize, data: &[u8]) -> Result<usize> {
         if data.is_empty() {
             return Ok(0);
@@ -145,14 +162,18 @@ impl FileData {
             let index = pos / PAGE;
             let page = match self.pages.entry(index) {
                 Entry::Occupied(e) => e.into_mut(),
-                Entry::Vacant(e) => e.insert(charge_page(&self.budget)?),
+                Entry::Vacant(e) => match charge_page(&self.budget) {
+                    Ok(page) => e.insert(page),
+                    Err(_) if done > 0 => break,
+                    Err(err) => return Err(err),
+                },
             };
             page.write_bytes(in_page, &data[done..done + n])
                 .map_err(io_error)?;
             done += n;
         }
-        self.size = self.size.max(end);
-        Ok(data.len())
+        self.size = self.size.max(if done == data.len() { end } else { offset + done });
+        Ok(done)
     }
 
     /// The page at `index`, backed with memory first if it is a hole

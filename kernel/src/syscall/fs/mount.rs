@@ -68,6 +68,12 @@ pub fn sys_mount(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::ENOTDIR));
     }
     if flags & MS_REMOUNT != 0 {
+        // A tmpfs takes new size= and nr_inodes= limits; the options are
+        // read only when the target is a mount's root (EINVAL otherwise).
+        if flags & MS_BIND == 0 {
+            let data = string_arg(ctx, args[4], 4096, Errno::EINVAL)?;
+            mount::remount(&target, &data)?;
+        }
         // The mount's flags (ro, nosuid, nodev, noexec, the atime ones)
         // become those given.
         mount::set_flags(&target, mount_flags(flags))?;
