@@ -311,22 +311,9 @@ static void plain_round(void)
 /* Live heap bytes from /proc/slabinfo (-1 if unreadable). */
 static long long heap_bytes(void)
 {
-	static char buf[16384];
-	char *line, *save = NULL;
-	long long sum = 0;
+	long long bytes, pages;
 
-	if (t_read_file("/proc/slabinfo", buf, sizeof buf) <= 0)
-		return -1;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char name[64];
-		long long active, num, size;
-
-		if (sscanf(line, "%63s %lld %lld %lld", name, &active, &num,
-			   &size) == 4)
-			sum += active * size;
-	}
-	return sum;
+	return t_heap_usage(&bytes, &pages, NULL, 0) ? bytes : -1;
 }
 
 /* One attempt with the nth allocation failing: 0 if the call got

@@ -22,33 +22,12 @@ struct x_usage {
  * read (a host without root). */
 static inline int x_read_usage(struct x_usage *u)
 {
-	static char buf[16384];
-	char *line, *save = NULL;
-	int lines = 0;
-
 	memset(u, 0, sizeof *u);
 	u->free_kb = t_proc_kv("/proc/meminfo", "MemFree:");
 	if (t_read_file("/proc/meminfo", u->meminfo, sizeof u->meminfo) <= 0)
 		u->meminfo[0] = 0;
-	if (t_read_file("/proc/slabinfo", buf, sizeof buf) <= 0)
-		return 0;
-	memcpy(u->slabinfo, buf, sizeof buf);
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char name[64];
-		long long active, num, size, perslab, pages, slabs;
-
-		if (sscanf(line,
-			   "%63s %lld %lld %lld %lld %lld : tunables %*d %*d %*d "
-			   ": slabdata %*d %lld",
-			   name, &active, &num, &size, &perslab, &pages,
-			   &slabs) != 7)
-			continue;
-		u->heap_bytes += active * size;
-		u->heap_pages += slabs * pages;
-		lines++;
-	}
-	return lines > 0;
+	return t_heap_usage(&u->heap_bytes, &u->heap_pages, u->slabinfo,
+			    sizeof u->slabinfo) > 0;
 }
 
 /* Call before the first reading, with the struct the second reading will

@@ -53,32 +53,11 @@ struct usage {
 /* Sums /proc/slabinfo; 0 if it cannot be read (a host without root). */
 static int read_usage(struct usage *u)
 {
-	static char buf[16384];
-	char *line, *save = NULL;
-	int lines = 0;
-
 	memset(u, 0, sizeof *u);
 	u->free_kb = t_proc_kv("/proc/meminfo", "MemFree:");
 	u->stack_kb = t_proc_kv("/proc/meminfo", "KernelStack:");
 	u->tables_kb = t_proc_kv("/proc/meminfo", "PageTables:");
-	if (t_read_file("/proc/slabinfo", buf, sizeof buf) <= 0)
-		return 0;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char name[64];
-		long long active, num, size, perslab, pages, slabs;
-
-		if (sscanf(line,
-			   "%63s %lld %lld %lld %lld %lld : tunables %*d %*d %*d "
-			   ": slabdata %*d %lld",
-			   name, &active, &num, &size, &perslab, &pages,
-			   &slabs) != 7)
-			continue;
-		u->heap_bytes += active * size;
-		u->heap_pages += slabs * pages;
-		lines++;
-	}
-	return lines > 0;
+	return t_heap_usage(&u->heap_bytes, &u->heap_pages, NULL, 0) > 0;
 }
 
 /* ---- pipe ping-pong between two processes ------------------------------ */

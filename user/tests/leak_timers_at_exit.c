@@ -28,22 +28,9 @@
 /* Live heap objects in bytes, by /proc/slabinfo (0 if unreadable). */
 static long long heap_bytes(void)
 {
-	static char buf[16384];
-	char *line, *save = NULL;
-	long long total = 0;
+	long long bytes, pages;
 
-	if (t_read_file("/proc/slabinfo", buf, sizeof buf) <= 0)
-		return 0;
-	for (line = strtok_r(buf, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char name[64];
-		long long active, num, size;
-
-		if (sscanf(line, "%63s %lld %lld %lld", name, &active, &num,
-			   &size) == 4)
-			total += active * size;
-	}
-	return total;
+	return t_heap_usage(&bytes, &pages, NULL, 0) ? bytes : 0;
 }
 
 static void child(int i)

@@ -409,6 +409,45 @@ static inline int t_tmpfs_scratch(const char *name, char *dir, size_t n)
 	return -1;
 }
 
+/*
+ * The kernel heap from /proc/slabinfo: *bytes of live objects and *pages of
+ * slabs (large blocks included).  Returns how many caches were read: 0 if
+ * the file cannot be read (a host without root).  If `copy` is not NULL,
+ * the text (up to n bytes, NUL-terminated) goes there too.
+ */
+static inline int t_heap_usage(long long *bytes, long long *pages, char *copy, size_t n)
+{
+	static char buf[16384];
+	char *line, *save = NULL;
+	int caches = 0;
+
+	*bytes = *pages = 0;
+	if (t_read_file("/proc/slabinfo", buf, sizeof buf) <= 0)
+		return 0;
+	if (copy && n) {
+		size_t len = strlen(buf) < n - 1 ? strlen(buf) : n - 1;
+
+		memcpy(copy, buf, len);
+		copy[len] = 0;
+	}
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char name[64];
+		long long active, num, size, perslab, per, slabs;
+
+		if (sscanf(line,
+			   "%63s %lld %lld %lld %lld %lld : tunables %*d %*d %*d "
+			   ": slabdata %*d %lld",
+			   name, &active, &num, &size, &perslab, &per,
+			   &slabs) != 7)
+			continue;
+		*bytes += active * size;
+		*pages += slabs * per;
+		caches++;
+	}
+	return caches;
+}
+
 /* Find "key" at a line start in text; return pointer after it or NULL. */
 static inline const char *t_find_line(const char *text, const char *key)
 {
