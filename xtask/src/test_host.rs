@@ -137,26 +137,77 @@ fn package_name(manifest: &str) -> Option<String> {
 
 /// `test <path> ... ok|FAILED|ignored` lines, with the panic message of
 /// failures taken from their `---- <path> stdout ----` section.
+///
+/// The output is stdout and stderr of `cargo test` together, so a line may
+/// carry noise that a test's child process wrote: a result is also found
+/// after such noise, and one whose status went to a later line is joined
+/// with it. Whatever is still lost shows up against libtest's own
+/// `test result:` counts, as a failure, so no test ever vanishes silently.
 pub fn parse_libtest(out: &str) -> Vec<(String, Verdict)> {
     let mut results = Vec::new();
+    let mut pending: Option<&str> = None;
+    let (mut counted, mut parsed) = (0usize, 0usize);
     for line in out.lines() {
-        let Some(rest) = line.strip_prefix("test ") else {
+        if let Some(n) = summary_count(line) {
+            counted += n;
             continue;
-        };
-        let Some((path, status)) = rest.rsplit_once(" ... ") else {
-            continue;
-        };
-        let verdict = match status.trim() {
-            "ok" => Verdict::Pass,
-            "FAILED" => Verdict::Fail(failure_reason(out, path)),
-            s if s.starts_with("ignored") => {
-                Verdict::Skip(s.strip_prefix("ignored, ").unwrap_or("ignored").to_string())
+        }
+        let (path, status) = match line.find("test ").map(|i| &line[i + 5..]) {
+            Some(rest) if rest.contains(" ... ") => {
+                let (path, status) = rest.rsplit_once(" ... ").unwrap_or((rest, ""));
+                if status.trim().is_empty() {
+                    pending = Some(path);
+                    continue;
+                }
+                (path, status)
             }
-            _ => continue,
+            // Noise between a result and its status leaves it pending.
+            _ => match pending {
+                Some(path) if verdict_of(out, path, line.trim()).is_some() => (path, line),
+                _ => continue,
+            },
         };
-        results.push((path.to_string(), verdict));
+        pending = None;
+        if let Some(verdict) = verdict_of(out, path, status.trim()) {
+            results.push((path.to_string(), verdict));
+            parsed += 1;
+        }
+    }
+    if parsed < counted {
+        results.push((
+            "unparsed results".to_string(),
+            Verdict::Fail(format!(
+                "libtest reported {counted} results, {parsed} were read (output interleaved?)"
+            )),
+        ));
     }
     results
+}
+
+fn verdict_of(out: &str, path: &str, status: &str) -> Option<Verdict> {
+    match status {
+        "ok" => Some(Verdict::Pass),
+        "FAILED" => Some(Verdict::Fail(failure_reason(out, path))),
+        s if s.starts_with("ignored") => Some(Verdict::Skip(
+            s.strip_prefix("ignored, ").unwrap_or("ignored").to_string(),
+        )),
+        _ => None,
+    }
+}
+
+/// passed + failed + ignored of a `test result: ok. 1 passed; 0 failed;
+/// 2 ignored; ...` line.
+fn summary_count(line: &str) -> Option<usize> {
+    let rest = line.trim().strip_prefix("test result: ")?;
+    let (_, counts) = rest.split_once(". ")?;
+    let mut total = 0;
+    for part in counts.split("; ") {
+        let (n, what) = part.split_once(' ')?;
+        if matches!(what, "passed" | "failed" | "ignored") {
+            total += n.parse::<usize>().ok()?;
+        }
+    }
+    Some(total)
 }
 
 fn failure_reason(out: &str, path: &str) -> String {
@@ -221,6 +272,31 @@ test libs/cpio/src/lib.rs - Archive (line 5) ... ok
 
 test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out
 ";
+
+    #[test]
+    fn libtest_lines_with_noise_and_losses() {
+        let noisy = "\
+running 3 tests
+test a::one ... ok
+xtask: a child wrote this test b::two ... ok
+test c::three ... \nwarning: noise
+ok
+test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out
+";
+        let got = parse_libtest(noisy);
+        let names: Vec<&str> = got.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["a::one", "b::two", "c::three"]);
+        assert!(got.iter().all(|(_, v)| *v == Verdict::Pass));
+
+        let lost = "\
+test a::one ... ok
+garbled
+test result: ok. 2 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out
+";
+        let got = parse_libtest(lost);
+        assert_eq!(got.len(), 2);
+        assert!(matches!(&got[1].1, Verdict::Fail(m) if m.contains("2 results, 1 were read")));
+    }
 
     #[test]
     fn libtest_lines() {
