@@ -17,6 +17,21 @@ int main(void)
 {
 	pid_t pid;
 
+	/* The defaults, inherited from init: half of kernel.threads-max for
+	 * RLIMIT_NPROC and RLIMIT_SIGPENDING (Linux's fork_init).  A host's
+	 * session manager may have changed them: Trellis only. */
+	if (t_is_trellis()) {
+		struct rlimit np, sp;
+		char buf[32];
+
+		CHECK(t_read_file("/proc/sys/kernel/threads-max", buf, sizeof buf) > 0);
+		CHECK_EQ(getrlimit(RLIMIT_NPROC, &np), 0);
+		CHECK_EQ(getrlimit(RLIMIT_SIGPENDING, &sp), 0);
+		CHECK_EQ((long)np.rlim_cur, atol(buf) / 2);
+		CHECK_EQ((long)np.rlim_max, atol(buf) / 2);
+		CHECK_EQ((long)sp.rlim_cur, atol(buf) / 2);
+	}
+
 	if (!t_is_root())
 		SKIP("needs root to switch to an unused uid");
 	pid = fork();

@@ -554,6 +554,15 @@ pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     let vm = Arc::new(image.vm);
     let files = super::SharedFiles::new(crate::fs::FileTable::new_with_console());
     let process = Process::new(alloc::sync::Weak::new(), vm, files, Arc::new(frame::sync::Mutex::new(fs)), None, super::alloc_pid()?);
+    // Linux's fork_init: init's RLIMIT_NPROC and RLIMIT_SIGPENDING are half
+    // of kernel.threads-max, and every process inherits them.
+    {
+        use super::rlimit::{RLimit, RLIMIT_NPROC, RLIMIT_SIGPENDING};
+        let half = crate::sysctl::THREADS_MAX.get() / 2;
+        let mut limits = process.rlimits.lock();
+        limits.0[RLIMIT_NPROC] = RLimit { cur: half, max: half };
+        limits.0[RLIMIT_SIGPENDING] = RLimit { cur: half, max: half };
+    }
     process.set_name(path.rsplit('/').next().unwrap_or(&path));
     process.set_exe(exe);
     let mut user = UserContext::new();
