@@ -5,7 +5,7 @@
  * ASLR is off (personality ADDR_NO_RANDOMIZE, kernel.randomize_va_space).
  * A missing interpreter is ENOENT, a non-ELF one ELIBBAD (EIO when it is
  * shorter than an ELF header), one without execute permission EACCES
- * (execve(2)).
+ * (execve(2)). AT_MINSIGSTKSZ bounds a signal frame.
  *
  * The programs are user/dyn/hello.c, built as ../dyn/hello-musl and
  * ../dyn/hello-glibc next to this test's directory.
@@ -19,6 +19,36 @@
 #ifndef ELIBBAD
 #define ELIBBAD 80
 #endif
+#ifndef AT_MINSIGSTKSZ
+#define AT_MINSIGSTKSZ 51
+#endif
+#include <sys/auxv.h>
+#include <sys/mman.h>
+
+static volatile sig_atomic_t handled;
+static void on_usr1(int sig) { handled = sig; }
+
+/* AT_MINSIGSTKSZ: a signal frame fits in an alternate stack of that size
+ * (at least MINSIGSTKSZ, which sigaltstack requires), between PROT_NONE
+ * guard pages. */
+static void check_minsigstksz(void)
+{
+	unsigned long at = getauxval(AT_MINSIGSTKSZ);
+	CHECK(at >= 1024);
+	size_t size = at > MINSIGSTKSZ ? at : MINSIGSTKSZ;
+	size_t span = (size + PAGE - 1) / PAGE * PAGE;
+	char *m = mmap(NULL, span + 2 * PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(m != MAP_FAILED);
+	CHECK(mprotect(m + PAGE, span, PROT_READ | PROT_WRITE) == 0);
+	stack_t ss = { .ss_sp = m + PAGE + span - size, .ss_size = size, .ss_flags = 0 };
+	CHECK(sigaltstack(&ss, NULL) == 0);
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_ONSTACK };
+	CHECK(sigaction(SIGUSR1, &sa, NULL) == 0);
+	raise(SIGUSR1);
+	CHECK_EQ(handled, SIGUSR1);
+	ss.ss_flags = SS_DISABLE;
+	CHECK(sigaltstack(&ss, NULL) == 0);
+}
 
 static char dyndir[512];
 
@@ -129,6 +159,7 @@ int main(int argc, char **argv)
 	snprintf(self, sizeof self, "%s", argv[0]);
 	snprintf(dyndir, sizeof dyndir, "%s/../dyn", dirname(self));
 
+	check_minsigstksz();
 	check_program("hello-musl");
 	check_program("hello-glibc");
 

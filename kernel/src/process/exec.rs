@@ -46,6 +46,7 @@ const AT_SECURE: u64 = 23;
 const AT_RANDOM: u64 = 25;
 const AT_HWCAP2: u64 = 26;
 const AT_EXECFN: u64 = 31;
+const AT_MINSIGSTKSZ: u64 = 51;
 
 /// A loaded image, ready to replace the caller's.
 struct Image {
@@ -314,6 +315,7 @@ fn load_elf(
         (AT_HWCAP2, 0),
         (AT_CLKTCK, 100),
         (AT_SECURE, u64::from(secure)),
+        (AT_MINSIGSTKSZ, super::signal_frame::MAX_FRAME_SIZE),
     ];
     let rsp = build_stack(&vm, argv, envp, execfn, &aux)?;
     Ok(Image { vm, entry: start, rsp })
