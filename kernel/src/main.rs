@@ -9,6 +9,7 @@ extern crate alloc;
 pub mod caps;
 mod cmdline;
 mod ktest;
+mod vdso;
 pub mod error;
 pub mod fallible;
 pub mod fs;
@@ -46,6 +47,7 @@ fn kernel_main() -> ! {
     frame::init(policies());
     mm::oom::init();
     mm::commit::init();
+    vdso::init();
     let args = cmdline::parse(frame::boot::cmdline());
     if let Some(level) = args.loglevel {
         frame::console::set_log_level(level);

@@ -86,6 +86,11 @@ impl SharedPages {
         Arc::new(SharedPages { pages: frame::sync::SpinLock::new(BTreeMap::new()) })
     }
 
+    /// A set holding `frames` at indexes 0, 1, ... (the vDSO's pages).
+    pub fn from_frames(frames: Vec<UFrame>) -> Arc<SharedPages> {
+        Arc::new(SharedPages { pages: frame::sync::SpinLock::new(frames.into_iter().enumerate().collect()) })
+    }
+
     /// Pages allocated so far.
     pub fn resident(&self) -> usize {
         self.pages.lock().len()
@@ -422,7 +427,9 @@ impl Vmar {
         }
         if let Some(m) = &vma.shm {
             let frame = m.pages.get_or_alloc((m.offset + (page - vma.start)) / PAGE_SIZE)?;
-            self.map_new(page, frame, page_flags(vma.perms, true))?;
+            // A private area (the vDSO's) maps the shared page read-only:
+            // a store copies it (above).
+            self.map_new(page, frame, page_flags(vma.perms, vma.shared))?;
             return Ok(());
         }
         if vma.shared

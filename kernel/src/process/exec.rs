@@ -46,6 +46,7 @@ const AT_SECURE: u64 = 23;
 const AT_RANDOM: u64 = 25;
 const AT_HWCAP2: u64 = 26;
 const AT_EXECFN: u64 = 31;
+const AT_SYSINFO_EHDR: u64 = 33;
 const AT_MINSIGSTKSZ: u64 = 51;
 
 /// A loaded image, ready to replace the caller's.
@@ -298,8 +299,9 @@ fn load_elf(
         None if elf.has_segment(elf::PT_INTERP) => return Err(Error::with_message(Errno::ENOEXEC, "bad PT_INTERP")),
         None => (0, entry),
     };
+    let vdso = crate::vdso::map_into(&vm)?;
     let phdr = elf.phdr_vaddr().map_or(0, |p| base as u64 + p);
-    let aux = [
+    let mut aux = alloc::vec![
         (AT_PHDR, phdr),
         (AT_PHENT, 56),
         (AT_PHNUM, u64::from(elf.phnum)),
@@ -317,6 +319,9 @@ fn load_elf(
         (AT_SECURE, u64::from(secure)),
         (AT_MINSIGSTKSZ, super::signal_frame::MAX_FRAME_SIZE),
     ];
+    if let Some(ehdr) = vdso {
+        aux.push((AT_SYSINFO_EHDR, ehdr as u64));
+    }
     let rsp = build_stack(&vm, argv, envp, execfn, &aux)?;
     Ok(Image { vm, entry: start, rsp })
 }
