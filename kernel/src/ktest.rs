@@ -122,6 +122,18 @@ pub fn run(name: &str) {
             }
             frame::println!("trellis: ktest sched_stale: the child never exited");
         }
+        // frame's device layer on q35 (kernel/src/ktest_devices.rs).
+        "pci" | "pci_irq" => {
+            let r = if name == "pci" { crate::ktest_devices::pci() } else { crate::ktest_devices::pci_irq() };
+            match r {
+                Ok(()) => pass(name),
+                Err(why) => {
+                    frame::println!("trellis: ktest {name}: FAILED: {why}");
+                    frame::println!("trellis: poweroff status=1");
+                    frame::power_off(1)
+                }
+            }
+        }
         _ => frame::println!("trellis: unknown ktest {name}"),
     }
 }

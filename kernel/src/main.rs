@@ -9,6 +9,7 @@ extern crate alloc;
 pub mod caps;
 mod cmdline;
 mod ktest;
+mod ktest_devices;
 pub mod error;
 pub mod fallible;
 pub mod fs;
