@@ -123,8 +123,12 @@ pub fn run(name: &str) {
             frame::println!("trellis: ktest sched_stale: the child never exited");
         }
         // frame's device layer on q35 (kernel/src/ktest_devices.rs).
-        "pci" | "pci_irq" => {
-            let r = if name == "pci" { crate::ktest_devices::pci() } else { crate::ktest_devices::pci_irq() };
+        "pci" | "pci_irq" | "pci_intx" => {
+            let r = match name {
+                "pci" => crate::ktest_devices::pci(),
+                "pci_irq" => crate::ktest_devices::pci_irq(),
+                _ => crate::ktest_devices::pci_intx(),
+            };
             match r {
                 Ok(()) => pass(name),
                 Err(why) => {

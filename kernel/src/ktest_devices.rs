@@ -1,4 +1,4 @@
-//! In-kernel checks of frame's device layer (`ktest=pci`, `ktest=pci_irq`)
+//! In-kernel checks of frame's device layer (`ktest=pci`, `pci_irq`, `pci_intx`)
 //! on QEMU's q35 machine: enumeration through ECAM, claiming, BARs with
 //! their MSI-X holes, I/O ports, and MSI-X delivery (q35's default NIC,
 //! an e1000e, raises an interrupt on request).
@@ -175,5 +175,62 @@ pub fn pci_irq() -> Res {
     // The claim stays while the device handle lives; dropping both frees it.
     drop(dev);
     drop(pci::claim(nic.bdf).map_err(|e| format!("claim after release: {e:?}"))?);
+    Ok(())
+}
+
+/// Legacy INTx through the I/O APIC: the e1000e with MSI-X left off raises
+/// INTA on an ICS write; reading ICR deasserts it. The line is shared by
+/// every INTx pin, so the callback runs only while the function's status
+/// register shows its interrupt.
+pub fn pci_intx() -> Res {
+    let nic = pci::devices()
+        .into_iter()
+        .find(|d| d.vendor_id == 0x8086 && d.device_id == 0x10d3)
+        .ok_or("no e1000e (8086:10d3) on this machine")?;
+    check(nic.interrupt_pin == 1, "the e1000e uses INTA")?;
+    let dev = pci::claim(nic.bdf).map_err(|e| format!("claim: {e:?}"))?;
+    let Ok(Bar::Mem(regs)) = dev.bar(0) else {
+        return Err("e1000e BAR 0 is not memory".into());
+    };
+    let line = dev.legacy_irq_line().map_err(|e| format!("legacy_irq_line: {e:?}"))?;
+    check(dev.irq_lines(1).err() == Some(Error::AccessDenied), "irq_lines after legacy_irq_line is refused")?;
+    let count = Arc::new(AtomicU32::new(0));
+    let c = count.clone();
+    let regs2 = regs.clone();
+    line.on_active(move || {
+        // Reading ICR clears the causes and deasserts INTx.
+        let _ = regs2.read_u32(0xc0);
+        c.fetch_add(1, Ordering::Relaxed);
+    });
+    dev.enable_memory_space();
+    const ICS: usize = 0xc8;
+    const IMS: usize = 0xd0;
+    const LSC: u32 = 1 << 2;
+    regs.write_u32(IMS, LSC).map_err(|e| format!("IMS: {e:?}"))?;
+    for round in 1..=3u32 {
+        regs.write_u32(ICS, LSC).map_err(|e| format!("ICS: {e:?}"))?;
+        let until = frame::timer::jiffies() + 100;
+        while count.load(Ordering::Relaxed) < round && frame::timer::jiffies() < until {
+            frame::task::yield_now();
+        }
+        frame::println!("pci_intx: round {round}: {} interrupts on vector {:#x}", count.load(Ordering::Relaxed), line.vector());
+    }
+    check(count.load(Ordering::Relaxed) == 3, "each ICS write was delivered once through the I/O APIC")?;
+    // Masked at the source (the INTx disable bit): nothing is delivered.
+    line.mask();
+    regs.write_u32(ICS, LSC).map_err(|e| format!("ICS: {e:?}"))?;
+    let until = frame::timer::jiffies() + 20;
+    while frame::timer::jiffies() < until {
+        frame::task::yield_now();
+    }
+    check(count.load(Ordering::Relaxed) == 3, "a masked INTx line delivers nothing")?;
+    line.unmask();
+    let until = frame::timer::jiffies() + 100;
+    while count.load(Ordering::Relaxed) == 3 && frame::timer::jiffies() < until {
+        frame::task::yield_now();
+    }
+    check(count.load(Ordering::Relaxed) == 4, "unmasking delivers the still-asserted INTx")?;
+    drop(line);
+    let _ = regs.write_u32(IMS, 0);
     Ok(())
 }

@@ -66,6 +66,10 @@ const CASES: &[Case] = &[
         name: "pci_irq",
         expect: Expect::Poweroff("ktest pci_irq: ok"),
     },
+    Case {
+        name: "pci_intx",
+        expect: Expect::Poweroff("ktest pci_intx: ok"),
+    },
 ];
 
 pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
