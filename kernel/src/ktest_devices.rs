@@ -19,9 +19,11 @@ fn check(cond: bool, what: &str) -> Res {
 
 const CAP_MSIX: u8 = 0x11;
 
-/// The MSI-X table and PBA of a claimed function, as its config space says:
-/// ((table BAR, table offset, entries), (PBA BAR, PBA offset)).
-fn msix_layout(dev: &PciDevice) -> Option<((usize, usize, usize), (usize, usize))> {
+/// (table BAR, table offset, entries), (PBA BAR, PBA offset).
+type MsixLayout = ((usize, usize, usize), (usize, usize));
+
+/// The MSI-X table and PBA of a claimed function, as its config space says.
+fn msix_layout(dev: &PciDevice) -> Option<MsixLayout> {
     let &(_, cap) = dev.capabilities().iter().find(|(id, _)| *id == CAP_MSIX)?;
     let ctrl = dev.config_read_u16(cap + 2).ok()?;
     let table = dev.config_read_u32(cap + 4).ok()?;
