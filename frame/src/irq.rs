@@ -107,7 +107,8 @@ mod device {
         handlers: [Vec<Handler>; NVEC],
     }
 
-    /// A leaf lock (no lock is taken under it), always with interrupts off.
+    /// A leaf lock (no lock is taken and nothing allocated or dropped
+    /// under it), always with interrupts off.
     static TABLE: SpinLock<Table> = SpinLock::new(Table {
         used: [false; NVEC],
         handlers: [const { Vec::new() }; NVEC],
@@ -163,11 +164,25 @@ mod device {
             assert!((DEVICE_VECTOR_BASE..DEVICE_VECTOR_END).contains(&vector));
             let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
             let i = usize::from(vector - DEVICE_VECTOR_BASE);
+            // The table lock is a leaf: a vector's list gets room for
+            // MAX_SHARED handlers once, allocated outside the lock, so
+            // that pushing under it never allocates.
+            if TABLE.lock_irq_disabled().handlers[i].capacity() < MAX_SHARED {
+                let mut room = Vec::new();
+                room.try_reserve_exact(MAX_SHARED)
+                    .map_err(|_| Error::NoMemory)?;
+                let mut t = TABLE.lock_irq_disabled();
+                if t.handlers[i].capacity() < MAX_SHARED {
+                    room.append(&mut t.handlers[i]);
+                    core::mem::swap(&mut room, &mut t.handlers[i]);
+                }
+                drop(t);
+                drop(room); // the old, empty list, outside the lock
+            }
             let mut t = TABLE.lock_irq_disabled();
             if t.handlers[i].len() >= MAX_SHARED {
                 return Err(Error::NoMemory);
             }
-            t.handlers[i].try_reserve(1).map_err(|_| Error::NoMemory)?;
             t.handlers[i].push(Handler {
                 id,
                 source: source.clone(),
