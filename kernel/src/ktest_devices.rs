@@ -63,6 +63,23 @@ pub fn pci() -> Res {
     drop(first);
     drop(pci::claim(host).map_err(|e| format!("claim after release: {e:?}"))?);
 
+    // Every BAR of every device maps (32- and 64-bit memory, I/O); a BAR
+    // index without a BAR is refused.
+    for d in devs.iter().filter(|d| d.header_type == 0) {
+        let dev = pci::claim(d.bdf).map_err(|e| format!("claim {}: {e:?}", d.bdf))?;
+        for i in 0..6 {
+            match dev.bar(i) {
+                Ok(Bar::Mem(m)) => {
+                    frame::println!("pci: {} BAR {i}: memory {:#x}+{:#x}", d.bdf, m.paddr(), m.len());
+                    check(m.len() >= 16 && m.len().is_power_of_two(), "a memory BAR's size is a power of two")?;
+                }
+                Ok(Bar::Port(p)) => frame::println!("pci: {} BAR {i}: ports {:#x}+{:#x}", d.bdf, p.base(), p.len()),
+                Err(e) => check(e == Error::InvalidArgs, "a missing BAR is InvalidArgs")?,
+            }
+        }
+        check(dev.bar(6).is_err(), "BAR 6 does not exist")?;
+    }
+
     // A function with MSI-X: its table and PBA stay frame's.
     let mut msix_checked = false;
     for d in devs.iter().filter(|d| d.header_type == 0) {
