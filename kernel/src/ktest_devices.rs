@@ -44,7 +44,6 @@ fn describe(d: &PciDeviceInfo) -> String {
 pub fn pci() -> Res {
     let mech = pci::config_mechanism();
     frame::println!("pci: configuration access through {mech}");
-    check(mech == "ecam", "q35 has an MCFG table: ECAM expected")?;
     let devs = pci::devices();
     for d in &devs {
         frame::println!("pci: {}", describe(d));
@@ -52,6 +51,10 @@ pub fn pci() -> Res {
     let host = Bdf { bus: 0, device: 0, function: 0 };
     let hb = devs.iter().find(|d| d.bdf == host).ok_or("no host bridge at 00:00.0")?;
     check(hb.class == 6 && hb.subclass == 0, "00:00.0 is not a host bridge")?;
+    // q35 (host bridge 8086:29c0) has an MCFG table; QEMU's `pc` machine
+    // (i440FX, 8086:1237) has none, so frame falls back to 0xcf8/0xcfc.
+    let q35 = hb.vendor_id == 0x8086 && hb.device_id == 0x29c0;
+    check(mech == if q35 { "ecam" } else { "legacy" }, "ECAM on q35, the legacy ports without an MCFG")?;
     check(pci::claim(Bdf { bus: 0, device: 31, function: 7 }).err() == Some(Error::InvalidArgs), "claiming a missing function")?;
 
     // Claiming: once at a time.
@@ -110,7 +113,7 @@ pub fn pci() -> Res {
         msix_checked = true;
         break;
     }
-    check(msix_checked, "no function with MSI-X found (q35 has an e1000e)")?;
+    check(msix_checked || !q35, "no function with MSI-X found (q35 has an e1000e)")?;
 
     // An I/O BAR: checked against its range.
     let mut port_checked = false;
