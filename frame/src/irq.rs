@@ -325,7 +325,10 @@ mod device {
                 let src = Arc::new(TestSource::default());
                 let line = IrqLine::new(v, src.clone(), true).unwrap();
                 assert_eq!(line.vector(), v);
-                assert!(src.masked.load(Ordering::Relaxed), "masked until a callback is set");
+                assert!(
+                    src.masked.load(Ordering::Relaxed),
+                    "masked until a callback is set"
+                );
                 let hits = Arc::new(AtomicU32::new(0));
                 let h = hits.clone();
                 line.on_active(move || {
@@ -368,7 +371,10 @@ mod device {
         fn a_shared_vector_calls_only_asserting_sources() {
             sim::run(|| {
                 let v = alloc_vector().unwrap();
-                let (a, b) = (Arc::new(TestSource::default()), Arc::new(TestSource::default()));
+                let (a, b) = (
+                    Arc::new(TestSource::default()),
+                    Arc::new(TestSource::default()),
+                );
                 let la = IrqLine::new(v, a.clone(), false).unwrap();
                 let lb = IrqLine::new(v, b.clone(), false).unwrap();
                 let hits = Arc::new([AtomicU32::new(0), AtomicU32::new(0)]);
@@ -400,7 +406,9 @@ mod device {
                     lines.push(IrqLine::new(v, Arc::new(TestSource::default()), false).unwrap());
                 }
                 assert_eq!(
-                    IrqLine::new(v, Arc::new(TestSource::default()), false).err().map(|_| ()),
+                    IrqLine::new(v, Arc::new(TestSource::default()), false)
+                        .err()
+                        .map(|_| ()),
                     Some(())
                 );
                 drop(lines);
@@ -427,4 +435,6 @@ mod device {
 #[cfg(any(target_os = "none", test))]
 pub use device::IrqLine;
 #[cfg(any(target_os = "none", test))]
-pub(crate) use device::{DEVICE_VECTOR_BASE, DEVICE_VECTOR_END, IrqSource, alloc_vector, dispatch, free_vector};
+pub(crate) use device::{
+    DEVICE_VECTOR_BASE, DEVICE_VECTOR_END, IrqSource, alloc_vector, dispatch, free_vector,
+};

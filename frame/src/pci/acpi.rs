@@ -33,11 +33,7 @@ fn firmware_read(pa: Paddr, buf: &mut [u8]) -> bool {
         // Rust object lives in and nothing writes while frame boots; `buf`
         // is a distinct, writable byte buffer of at least `done + n` bytes.
         unsafe {
-            core::ptr::copy_nonoverlapping(
-                paddr_to_ptr::<u8>(at),
-                buf[done..].as_mut_ptr(),
-                n,
-            )
+            core::ptr::copy_nonoverlapping(paddr_to_ptr::<u8>(at), buf[done..].as_mut_ptr(), n)
         };
         done += n;
     }
