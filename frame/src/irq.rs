@@ -255,23 +255,25 @@ mod device {
             return;
         }
         let i = usize::from(vector - DEVICE_VECTOR_BASE);
-        let mut run: [Option<Callback>; MAX_SHARED] = [const { None }; MAX_SHARED];
-        let n = {
+        type Entry = Option<(Arc<dyn IrqSource>, Callback)>;
+        let mut run: [Entry; MAX_SHARED] = [const { None }; MAX_SHARED];
+        let (n, shared) = {
             let t = TABLE.lock_irq_disabled();
-            let shared = t.handlers[i].len() > 1;
             let mut n = 0;
             for h in t.handlers[i].iter() {
-                if let Some(cb) = &h.callback
-                    && (!shared || h.source.pending())
-                {
-                    run[n] = Some(cb.clone());
+                if let Some(cb) = &h.callback {
+                    run[n] = Some((h.source.clone(), cb.clone()));
                     n += 1;
                 }
             }
-            n
+            (n, t.handlers[i].len() > 1)
         };
-        for cb in run[..n].iter().flatten() {
-            cb();
+        // Outside the (leaf) table lock: asking a shared source whether it
+        // asserts reads its configuration space, which takes locks.
+        for (source, cb) in run[..n].iter().flatten() {
+            if !shared || source.pending() {
+                cb();
+            }
         }
     }
 
