@@ -356,6 +356,26 @@ pub fn pci_intx() -> Res {
         let _ = regs2.read_u32(0xc0);
         c.fetch_add(1, Ordering::Relaxed);
     });
+    // A second INTx user on the same (shared) vector: the AHCI controller
+    // (MSI but no MSI-X, so irq_lines gives its INTx line). It never
+    // asserts here, so its callback must never run.
+    let ahci = pci::devices()
+        .into_iter()
+        .find(|d| d.class == 1 && d.subclass == 6)
+        .ok_or("no AHCI controller")?;
+    let ahci = pci::claim(ahci.bdf).map_err(|e| format!("claim AHCI: {e:?}"))?;
+    let ahci_lines = ahci
+        .irq_lines(1)
+        .map_err(|e| format!("AHCI irq_lines: {e:?}"))?;
+    check(
+        ahci_lines.len() == 1 && ahci_lines[0].vector() == line.vector(),
+        "INTx lines share one vector",
+    )?;
+    let ahci_count = Arc::new(AtomicU32::new(0));
+    let ac = ahci_count.clone();
+    ahci_lines[0].on_active(move || {
+        ac.fetch_add(1, Ordering::Relaxed);
+    });
     dev.enable_memory_space();
     const ICS: usize = 0xc8;
     const IMS: usize = 0xd0;
@@ -378,6 +398,10 @@ pub fn pci_intx() -> Res {
     check(
         count.load(Ordering::Relaxed) == 3,
         "each ICS write was delivered once through the I/O APIC",
+    )?;
+    check(
+        ahci_count.load(Ordering::Relaxed) == 0,
+        "a sharer whose status shows no interrupt is not called",
     )?;
     // Masked at the source (the INTx disable bit): nothing is delivered.
     line.mask();
@@ -402,5 +426,10 @@ pub fn pci_intx() -> Res {
     )?;
     drop(line);
     let _ = regs.write_u32(IMS, 0);
+    check(
+        ahci_count.load(Ordering::Relaxed) == 0,
+        "the AHCI callback never ran",
+    )?;
+    drop(ahci_lines);
     Ok(())
 }
