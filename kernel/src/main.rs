@@ -9,6 +9,7 @@ extern crate alloc;
 pub mod caps;
 mod cmdline;
 mod ktest;
+mod ktest_devices;
 mod vdso;
 pub mod error;
 pub mod fallible;
