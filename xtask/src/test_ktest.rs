@@ -58,6 +58,10 @@ const CASES: &[Case] = &[
         name: "sched_stale",
         expect: Expect::Poweroff("ktest sched_stale: ok"),
     },
+    Case {
+        name: "page_cache",
+        expect: Expect::Poweroff("ktest page_cache: ok"),
+    },
 ];
 
 pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
