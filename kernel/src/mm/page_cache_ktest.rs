@@ -97,11 +97,20 @@ pub fn run() -> usize {
     c.check(n == Ok(100), "write returns its length");
     c.check(cache.dirty() == 1, "one dirty page");
     c.check(cache.sync().is_ok(), "sync succeeds");
-    c.check(*store.writes.lock() == vec![(0, 512, 1024)], "only the dirty sectors were written");
+    c.check(
+        *store.writes.lock() == vec![(0, 512, 1024)],
+        "only the dirty sectors were written",
+    );
     {
         let data = store.data.lock();
-        c.check(data[1000..1100].iter().all(|&b| b == 0xaa), "written bytes reached the store");
-        c.check(data[999] == byte(999) && data[1100] == byte(1100), "neighbours kept");
+        c.check(
+            data[1000..1100].iter().all(|&b| b == 0xaa),
+            "written bytes reached the store",
+        );
+        c.check(
+            data[999] == byte(999) && data[1100] == byte(1100),
+            "neighbours kept",
+        );
     }
     c.check(cache.dirty() == 0, "clean after sync");
 
@@ -111,15 +120,24 @@ pub fn run() -> usize {
     let _ = cache.write(4096 + 2048, &[2; 512]); // page 1, sector 4
     cache.invalidate_range(4096, 512);
     c.check(cache.sync().is_ok(), "sync after invalidate");
-    c.check(*store.writes.lock() == vec![(1, 2048, 512)], "the invalidated sector is not written");
+    c.check(
+        *store.writes.lock() == vec![(1, 2048, 512)],
+        "the invalidated sector is not written",
+    );
     let mut b = [0u8; 4];
     let _ = cache.read(4096, &mut b, size);
-    c.check(b == [byte(4096), byte(4097), byte(4098), byte(4099)], "an invalidated sector is read again");
+    c.check(
+        b == [byte(4096), byte(4097), byte(4098), byte(4099)],
+        "an invalidated sector is read again",
+    );
 
     // A failed write-back: the next sync says EIO, once.
     store.fail_writes.store(true, Ordering::Relaxed);
     let _ = cache.write(3 * 4096, &[3; 10]);
-    c.check(cache.sync().map_err(|e| e.errno()) == Err(Errno::EIO), "sync after a failed write-back is EIO");
+    c.check(
+        cache.sync().map_err(|e| e.errno()) == Err(Errno::EIO),
+        "sync after a failed write-back is EIO",
+    );
     store.fail_writes.store(false, Ordering::Relaxed);
     c.check(cache.sync().is_ok(), "the error is reported once");
 
@@ -129,15 +147,25 @@ pub fn run() -> usize {
     let mut ok = true;
     for p in 8..40usize {
         let got = cache.read(p * PAGE_SIZE, &mut buf, size);
-        ok &= got == Ok(PAGE_SIZE) && buf.iter().enumerate().all(|(i, &x)| x == byte(p * PAGE_SIZE + i));
+        ok &= got == Ok(PAGE_SIZE)
+            && buf
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| x == byte(p * PAGE_SIZE + i));
     }
     c.check(ok, "sequential reads return the store's bytes");
     let batches = store.batches.lock().clone();
     c.check(batches.len() >= 2, "readahead issued batches");
     c.check(batches.iter().any(|&n| n > 4), "the readahead window grew");
     // Reads past the end: 0; a read crossing it is short.
-    c.check(cache.read(size, &mut buf, size) == Ok(0), "read at the end returns 0");
-    c.check(cache.read(size - 10, &mut buf, size) == Ok(10), "read crossing the end is short");
+    c.check(
+        cache.read(size, &mut buf, size) == Ok(0),
+        "read at the end returns 0",
+    );
+    c.check(
+        cache.read(size - 10, &mut buf, size) == Ok(10),
+        "read crossing the end is short",
+    );
 
     // Truncate drops pages past the size and zeroes the last one's tail.
     let _ = cache.write(5 * 4096, &[9; 4096]);
@@ -154,14 +182,23 @@ pub fn run() -> usize {
     c.check(mapped.is_ok(), "page() returns the page");
     let before = cache.resident();
     let freed = reclaim(usize::MAX / 2);
-    c.check(freed > 0 && cache.resident() < before, "reclaim evicts clean pages");
-    c.check(cache.contains(20), "a page handed out for mapping is not evicted");
+    c.check(
+        freed > 0 && cache.resident() < before,
+        "reclaim evicts clean pages",
+    );
+    c.check(
+        cache.contains(20),
+        "a page handed out for mapping is not evicted",
+    );
     // Stores through the mapping reach the store at the next sync.
     if let Ok(f) = &mapped {
         let _ = f.write_bytes(0, &[0x55; 8]);
     }
     let _ = cache.sync();
-    c.check(store.data.lock()[20 * 4096..20 * 4096 + 8] == [0x55; 8], "a mapped page's stores are written back");
+    c.check(
+        store.data.lock()[20 * 4096..20 * 4096 + 8] == [0x55; 8],
+        "a mapped page's stores are written back",
+    );
     drop(mapped);
 
     // Hostile partition tables never yield a partition past the end.
@@ -199,8 +236,14 @@ fn partition_checks() -> usize {
     }
     let parts = read_table(cap, &read);
     let numbers: Vec<u32> = parts.iter().map(|p| p.number).collect();
-    c.check(numbers == vec![1, 4, 5], "MBR: valid entries kept, entries past the end ignored");
-    c.check(parts.iter().all(|p| p.start + p.sectors <= cap), "MBR: all inside");
+    c.check(
+        numbers == vec![1, 4, 5],
+        "MBR: valid entries kept, entries past the end ignored",
+    );
+    c.check(
+        parts.iter().all(|p| p.start + p.sectors <= cap),
+        "MBR: all inside",
+    );
     // GPT header with a bad CRC: nothing.
     {
         let mut d = disk.lock();
@@ -208,7 +251,10 @@ fn partition_checks() -> usize {
         entry(&mut d, 0, 0, 0xee, 1, 999);
         d[512..520].copy_from_slice(b"EFI PART");
     }
-    c.check(read_table(cap, &read).is_empty(), "GPT: a bad header CRC gives no partitions");
+    c.check(
+        read_table(cap, &read).is_empty(),
+        "GPT: a bad header CRC gives no partitions",
+    );
     c.check(crc32(b"123456789") == 0xcbf4_3926, "CRC-32 check value");
     c.failed
 }
