@@ -645,12 +645,19 @@ impl PageCache {
         let mut freed: Vec<Page> = Vec::new();
         {
             let mut st = self.state.lock();
+            // Reclaim runs when memory is short: its own lists are
+            // allocated fallibly (nothing is evicted if they cannot be).
             let mut gone = Vec::new();
+            if gone.try_reserve_exact(want.min(st.pages.len())).is_err()
+                || freed.try_reserve_exact(want.min(st.pages.len())).is_err()
+            {
+                return 0;
+            }
             for (&i, p) in st.pages.iter_mut() {
                 if gone.len() >= want {
                     break;
                 }
-                if p.busy || p.dirty != 0 || p.frame.ref_count() != 1 {
+                if p.busy || p.dirty != 0 || p.mapped || p.frame.ref_count() != 1 {
                     continue;
                 }
                 if p.accessed {
@@ -679,7 +686,7 @@ impl PageCache {
             let gone: Vec<u64> = st
                 .pages
                 .iter()
-                .filter(|(_, p)| !p.busy && p.dirty == 0 && p.frame.ref_count() == 1)
+                .filter(|(_, p)| !p.busy && p.dirty == 0 && !p.mapped && p.frame.ref_count() == 1)
                 .map(|(&i, _)| i)
                 .collect();
             gone.into_iter()
@@ -719,7 +726,12 @@ fn alloc_cache_frame() -> Result<UFrame> {
 fn live_caches() -> Vec<Arc<PageCache>> {
     let mut all = CACHES.lock();
     all.retain(|w| w.strong_count() > 0);
-    all.iter().filter_map(Weak::upgrade).collect()
+    let mut live = Vec::new();
+    if live.try_reserve_exact(all.len()).is_err() {
+        return live;
+    }
+    live.extend(all.iter().filter_map(Weak::upgrade));
+    live
 }
 
 /// Evicts up to `want` clean, unmapped cache pages over all caches (two

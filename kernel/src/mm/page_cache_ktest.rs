@@ -200,6 +200,25 @@ pub fn run() -> usize {
         "a mapped page's stores are written back",
     );
     drop(mapped);
+    // A page stored to through a mapping that is gone before write-back
+    // ran is not evicted with its stores: they are written first.
+    if let Ok(f) = cache.page(21) {
+        let _ = f.write_bytes(8, &[0x66; 8]);
+    }
+    let _ = reclaim(usize::MAX / 2);
+    let _ = reclaim(usize::MAX / 2);
+    c.check(
+        cache.contains(21),
+        "an unmapped page with unwritten stores is not evicted",
+    );
+    let _ = cache.sync();
+    c.check(
+        store.data.lock()[21 * 4096 + 8..21 * 4096 + 16] == [0x66; 8],
+        "its stores are written back",
+    );
+    let _ = reclaim(usize::MAX / 2);
+    let _ = reclaim(usize::MAX / 2);
+    c.check(!cache.contains(21), "once written, it may be evicted");
 
     // Hostile partition tables never yield a partition past the end.
     c.failed += partition_checks();
