@@ -500,7 +500,9 @@ impl PageCache {
         }
         let first = (offset / PAGE_SIZE) as u64;
         let last = ((end - 1) / PAGE_SIZE) as u64;
-        for index in first..=last {
+        // Only cached pages matter: a huge range costs what it holds.
+        let present: Vec<u64> = self.state.lock().pages.range(first..=last).map(|(&i, _)| i).collect();
+        for index in present {
             // Wait for I/O on the page, then clear its bits.
             self.queue.wait_until(|| {
                 let mut st = self.state.lock();
