@@ -93,6 +93,28 @@ int main(void)
 	CHECK_ERR(ioctl(fd, BLKGETSIZE64, BAD_PTR), EFAULT);
 	CHECK_ERR(ioctl(fd, BLKSSZGET, BAD_PTR2), EFAULT);
 
+	/* BLKROSET: a read-only device refuses writes (EPERM) and says so
+	 * in sysfs; BLKROGET reads it back. */
+	{
+		int one = 1, zero = 0, got = -1;
+		CHECK_EQ(ioctl(fd, BLKROSET, &one), 0);
+		CHECK_EQ(ioctl(fd, BLKROGET, &got), 0);
+		CHECK_EQ(got, 1);
+		CHECK_ERR(pwrite(fd, "x", 1, 0), EPERM);
+		if (t_is_trellis()) {
+			char ro[8] = { 0 };
+			int s = open("/sys/block/ram0/ro", O_RDONLY);
+			CHECK(s >= 0 && read(s, ro, sizeof ro - 1) > 0);
+			CHECK(ro[0] == '1');
+			if (s >= 0)
+				close(s);
+		}
+		CHECK_EQ(ioctl(fd, BLKROSET, &zero), 0);
+		CHECK_EQ(ioctl(fd, BLKROGET, &got), 0);
+		CHECK_EQ(got, 0);
+		CHECK_ERR(ioctl(fd, BLKROSET, BAD_PTR), EFAULT);
+	}
+
 	/* lseek: SEEK_END is the device size. */
 	CHECK_EQ(lseek(fd, 0, SEEK_END), (off_t)size64);
 	CHECK_EQ(lseek(fd, 0, SEEK_SET), 0);

@@ -559,7 +559,10 @@ impl PageCache {
             let st = self.state.lock();
             st.pages
                 .iter()
-                .filter(|(_, p)| (p.dirty != 0 && pick(p.dirtied_at)) || (mapped && p.mapped))
+                // A busy page may be in write-back by another task (its
+                // dirty bits already taken): wait for it too, so that
+                // `sync` returns only once that write is done.
+                .filter(|(_, p)| (p.dirty != 0 && pick(p.dirtied_at)) || (mapped && (p.mapped || p.busy)))
                 .map(|(&i, _)| i)
                 .collect()
         };
@@ -616,6 +619,12 @@ impl PageCache {
                     result = r;
                 }
             }
+            if result.is_err() {
+                // The data is lost for the device; the error is kept for
+                // the next fsync (errseq), before anyone waiting on the
+                // page can look.
+                self.error.store(true, Ordering::Release);
+            }
             let mut st = self.state.lock();
             if let Some(p) = st.pages.get_mut(&index) {
                 p.busy = false;
@@ -631,11 +640,6 @@ impl PageCache {
             self.queue.wake_all();
             if mask != 0 {
                 written += 1;
-            }
-            if result.is_err() {
-                // The data is lost for the device; the error is kept for
-                // the next fsync (errseq).
-                self.error.store(true, Ordering::Release);
             }
         }
         Ok(written)
