@@ -136,7 +136,7 @@ static CACHED_PAGES: AtomicUsize = AtomicUsize::new(0);
 static EVICTED: AtomicU64 = AtomicU64::new(0);
 
 const RA_MIN: u64 = 4;
-const RA_MAX: u64 = 32;
+const RA_MAX: u64 = 64;
 
 fn hash(frame: &UFrame) -> u64 {
     let mut buf = [0u8; SECTOR_SIZE];
@@ -433,6 +433,17 @@ impl PageCache {
     /// mapping maps (stores through it are written back), and the source a
     /// MAP_PRIVATE mapping shares until it breaks copy-on-write.
     pub fn page(&self, index: u64) -> Result<UFrame> {
+        self.page_with(index, true)
+    }
+
+    /// The frame of page `index` for a mapping that never stores to it (a
+    /// MAP_PRIVATE mapping maps it read-only and copies it at the first
+    /// store): no write-back pass needs to look at it.
+    pub fn page_readonly(&self, index: u64) -> Result<UFrame> {
+        self.page_with(index, false)
+    }
+
+    fn page_with(&self, index: u64, writable: bool) -> Result<UFrame> {
         let io = self.io()?;
         let (frame, have) = self.lock_page(index)?;
         let up = match self.fill(&*io, index, &frame, have, ALL_SECTORS) {
@@ -442,7 +453,8 @@ impl PageCache {
                 return Err(e);
             }
         };
-        if let Some(p) = self.state.lock().pages.get_mut(&index)
+        if writable
+            && let Some(p) = self.state.lock().pages.get_mut(&index)
             && !p.mapped
         {
             p.mapped = true;
@@ -501,7 +513,13 @@ impl PageCache {
         let first = (offset / PAGE_SIZE) as u64;
         let last = ((end - 1) / PAGE_SIZE) as u64;
         // Only cached pages matter: a huge range costs what it holds.
-        let present: Vec<u64> = self.state.lock().pages.range(first..=last).map(|(&i, _)| i).collect();
+        let present: Vec<u64> = self
+            .state
+            .lock()
+            .pages
+            .range(first..=last)
+            .map(|(&i, _)| i)
+            .collect();
         for index in present {
             // Wait for I/O on the page, then clear its bits.
             self.queue.wait_until(|| {
@@ -562,7 +580,9 @@ impl PageCache {
                 // A busy page may be in write-back by another task (its
                 // dirty bits already taken): wait for it too, so that
                 // `sync` returns only once that write is done.
-                .filter(|(_, p)| (p.dirty != 0 && pick(p.dirtied_at)) || (mapped && (p.mapped || p.busy)))
+                .filter(|(_, p)| {
+                    (p.dirty != 0 && pick(p.dirtied_at)) || (mapped && (p.mapped || p.busy))
+                })
                 .map(|(&i, _)| i)
                 .collect()
         };
