@@ -269,6 +269,13 @@ pub trait Inode: Any + Send + Sync {
         Err(Error::new(Errno::ENODEV))
     }
 
+    /// The file's page cache, for a file whose data lives on a device:
+    /// MAP_PRIVATE maps its pages until the first store copies them, and
+    /// mincore reports what it holds.
+    fn page_cache(&self) -> Option<Arc<crate::mm::page_cache::PageCache>> {
+        None
+    }
+
     /// Whether [`Inode::shared_page`] works for this file.
     fn has_shared_pages(&self) -> bool {
         false
@@ -279,6 +286,25 @@ pub trait Inode: Any + Send + Sync {
     /// exist (F_SEAL_WRITE: EBUSY).
     fn shared_write_token(&self) -> Option<Arc<dyn Any + Send + Sync>> {
         None
+    }
+
+    /// fsync(2) (`data_only`: fdatasync): writes the file's dirty pages
+    /// and metadata and waits until the device has them. Nothing to do
+    /// for a file kept only in memory.
+    fn sync(&self, _data_only: bool) -> Result<()> {
+        Ok(())
+    }
+
+    /// syncfs(2) on the file system this inode belongs to: every dirty
+    /// page and metadata block of it reaches the device.
+    fn sync_fs(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// ioctl(2) on a file without a stream (a block device's BLK*
+    /// requests): ENOTTY by default.
+    fn ioctl(&self, _cmd: u32, _arg: u64, _caller: &dyn super::stream::Caller) -> Result<isize> {
+        Err(Error::new(Errno::ENOTTY))
     }
 
     /// Sets the permission bits (`0o7777`).

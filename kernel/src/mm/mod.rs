@@ -3,6 +3,8 @@
 pub mod commit;
 pub mod limits;
 pub mod oom;
+pub mod page_cache;
+pub mod page_cache_ktest;
 pub mod vmar;
 
 pub use self::limits::MapLimits;
