@@ -47,6 +47,9 @@ pub trait DeviceMemory {
     /// The address the device uses for offset 0.
     fn bus_addr(&self) -> u64;
     fn len(&self) -> usize;
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
     fn read_u16(&self, offset: usize) -> Result<u16, AccessError>;
     fn read_u32(&self, offset: usize) -> Result<u32, AccessError>;
     fn write_u16(&self, offset: usize, value: u16) -> Result<(), AccessError>;

@@ -155,6 +155,7 @@ mod tests {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn put_cap(
         cfg: &mut [u8],
         at: usize,

@@ -220,8 +220,36 @@ impl<M: DeviceMemory, T> SplitQueue<M, T> {
 
     /// Places `buffers` as one chain and makes it available to the device;
     /// returns its head. Call [`kick_needed`](Self::kick_needed) afterwards
-    /// (once for a batch) to learn whether to notify the device.
-    pub fn add(&mut self, buffers: &[Buffer], token: T) -> Result<u16, AddError> {
+    /// (once for a batch) to learn whether to notify the device. On error
+    /// the token comes back and the rings are unchanged (unless the error is
+    /// `Memory`, which breaks the queue).
+    pub fn add(&mut self, buffers: &[Buffer], token: T) -> Result<u16, (AddError, T)> {
+        if let Err(e) = self.check_chain(buffers) {
+            return Err((e, token));
+        }
+        match self.place(buffers) {
+            Ok(head) => {
+                let count = buffers.len() as u16;
+                let writable_len = buffers
+                    .iter()
+                    .filter(|b| b.device_writable)
+                    .map(|b| u64::from(b.len))
+                    .sum();
+                self.in_flight[head as usize] = Some(InFlight {
+                    token,
+                    descriptors: count,
+                    writable_len,
+                });
+                Ok(head)
+            }
+            Err(e) => {
+                self.broken = true;
+                Err((AddError::Memory(e), token))
+            }
+        }
+    }
+
+    fn check_chain(&self, buffers: &[Buffer]) -> Result<(), AddError> {
         if self.broken {
             return Err(AddError::Broken);
         }
@@ -233,7 +261,6 @@ impl<M: DeviceMemory, T> SplitQueue<M, T> {
             return Err(AddError::Invalid);
         }
         let mut total: u64 = 0;
-        let mut writable_len: u64 = 0;
         let mut seen_writable = false;
         for b in buffers {
             if b.len == 0 || (seen_writable && !b.device_writable) {
@@ -241,9 +268,6 @@ impl<M: DeviceMemory, T> SplitQueue<M, T> {
             }
             seen_writable |= b.device_writable;
             total += u64::from(b.len);
-            if b.device_writable {
-                writable_len += u64::from(b.len);
-            }
         }
         if total > u64::from(u32::MAX) + 1 {
             return Err(AddError::Invalid);
@@ -251,7 +275,11 @@ impl<M: DeviceMemory, T> SplitQueue<M, T> {
         if count > self.num_free {
             return Err(AddError::Full);
         }
+        Ok(())
+    }
 
+    /// Writes the descriptors of a checked chain and publishes its head.
+    fn place(&mut self, buffers: &[Buffer]) -> Result<u16, AccessError> {
         let head = self.free_head;
         let mut index = head;
         for (i, b) in buffers.iter().enumerate() {
@@ -262,52 +290,25 @@ impl<M: DeviceMemory, T> SplitQueue<M, T> {
                 flags |= DESC_F_NEXT;
             }
             let off = self.layout.desc + DESC_SIZE * index as usize;
-            self.write_desc(off, b, flags, if last { 0 } else { next })?;
-            if !last {
-                index = next;
-            } else {
+            self.mem.write_u64(off, b.addr)?;
+            self.mem.write_u32(off + 8, b.len)?;
+            self.mem.write_u16(off + 12, flags)?;
+            self.mem.write_u16(off + 14, if last { 0 } else { next })?;
+            if last {
                 self.free_head = next;
+            } else {
+                index = next;
             }
         }
-        self.num_free -= count;
-        self.in_flight[head as usize] = Some(InFlight {
-            token,
-            descriptors: count,
-            writable_len,
-        });
+        self.num_free -= buffers.len() as u16;
 
         let slot = self.avail_idx & (self.layout.size - 1);
-        self.mem
-            .write_u16(self.layout.avail_ring(slot), head)
-            .map_err(|e| self.fail_add(e))?;
+        self.mem.write_u16(self.layout.avail_ring(slot), head)?;
         // §2.7.13.3.1: the ring entry before the index that publishes it.
         self.mem.fence();
         self.avail_idx = self.avail_idx.wrapping_add(1);
-        self.mem
-            .write_u16(self.layout.avail + 2, self.avail_idx)
-            .map_err(|e| self.fail_add(e))?;
+        self.mem.write_u16(self.layout.avail + 2, self.avail_idx)?;
         Ok(head)
-    }
-
-    fn write_desc(
-        &mut self,
-        off: usize,
-        b: &Buffer,
-        flags: u16,
-        next: u16,
-    ) -> Result<(), AddError> {
-        let r = self
-            .mem
-            .write_u64(off, b.addr)
-            .and_then(|_| self.mem.write_u32(off + 8, b.len))
-            .and_then(|_| self.mem.write_u16(off + 12, flags))
-            .and_then(|_| self.mem.write_u16(off + 14, next));
-        r.map_err(|e| self.fail_add(e))
-    }
-
-    fn fail_add(&mut self, e: AccessError) -> AddError {
-        self.broken = true;
-        AddError::Memory(e)
     }
 
     /// Whether the device wants a notification for the chains added since

@@ -111,7 +111,7 @@ pub struct SimRegion {
 impl SimRegion {
     fn range(&self, offset: usize, len: usize, align: usize) -> Result<usize, AccessError> {
         let end = offset.checked_add(len).ok_or(AccessError)?;
-        if end > self.len || offset % align != 0 {
+        if end > self.len || !offset.is_multiple_of(align) {
             return Err(AccessError);
         }
         Ok(self.base + offset)
@@ -410,7 +410,7 @@ impl SimPciDevice {
     }
 
     fn read(&self, window: SimWindow, offset: usize, width: usize) -> Result<u64, AccessError> {
-        if offset % width != 0 {
+        if !offset.is_multiple_of(width) {
             return Err(AccessError);
         }
         let mut s = self.lock();
@@ -441,7 +441,7 @@ impl SimPciDevice {
                 (32 | 36 | 40 | 44 | 48 | 52, 4) => {
                     let r = s.queues.get(q).copied().unwrap_or_default();
                     let full = [r.desc, r.driver, r.device][(offset - 32) / 8];
-                    if offset % 8 == 0 {
+                    if offset.is_multiple_of(8) {
                         full & 0xffff_ffff
                     } else {
                         full >> 32
@@ -476,7 +476,7 @@ impl SimPciDevice {
         width: usize,
         v: u64,
     ) -> Result<(), AccessError> {
-        if offset % width != 0 {
+        if !offset.is_multiple_of(width) {
             return Err(AccessError);
         }
         let mut s = self.lock();
@@ -545,7 +545,7 @@ impl SimPciDevice {
                             1 => &mut r.driver,
                             _ => &mut r.device,
                         };
-                        *field = if offset % 8 == 0 {
+                        *field = if offset.is_multiple_of(8) {
                             (*field & !0xffff_ffff) | v
                         } else {
                             (*field & 0xffff_ffff) | (v << 32)
@@ -555,7 +555,7 @@ impl SimPciDevice {
                 _ => return Err(AccessError),
             },
             SimWindow::Notify => {
-                if width != 2 || offset % SIM_NOTIFY_MULTIPLIER as usize != 0 {
+                if width != 2 || !offset.is_multiple_of(SIM_NOTIFY_MULTIPLIER as usize) {
                     return Err(AccessError);
                 }
                 // notify_off of queue i is i, so the offset names the queue.

@@ -1,7 +1,6 @@
 //! The driver side of split queues against the simulated device of `sim`.
 
 use alloc::collections::BTreeSet;
-use alloc::vec;
 use alloc::vec::Vec;
 
 use super::*;
@@ -96,13 +95,19 @@ fn a_full_ring_refuses_without_changing_anything() {
         q.add(&[rd(0x1000, 8), wr(0x2000, 8)], t).unwrap();
     }
     assert_eq!(q.num_free(), 0);
-    assert_eq!(q.add(&[wr(0x2000, 8)], 99), Err(AddError::Full));
-    assert_eq!(q.add(&[wr(0x2000, 8); 9], 99), Err(AddError::TooLong));
+    assert_eq!(
+        q.add(&[wr(0x2000, 8)], 99).map_err(|e| e.0),
+        Err(AddError::Full)
+    );
+    assert_eq!(
+        q.add(&[wr(0x2000, 8); 9], 99).map_err(|e| e.0),
+        Err(AddError::TooLong)
+    );
     let c = dev.pop_avail().unwrap();
     dev.push_used(u32::from(c.head), 0);
     assert_eq!(q.pop_used().unwrap().unwrap().token, 0);
     assert_eq!(
-        q.add(&[rd(1, 1), rd(2, 1), rd(3, 1)], 98),
+        q.add(&[rd(1, 1), rd(2, 1), rd(3, 1)], 98).map_err(|e| e.0),
         Err(AddError::Full)
     );
     q.add(&[rd(1, 1), wr(2, 1)], 4).unwrap();
@@ -118,11 +123,18 @@ fn a_full_ring_refuses_without_changing_anything() {
 #[test]
 fn malformed_chains_are_refused() {
     let (mut q, _dev) = setup(8, false);
-    assert_eq!(q.add(&[], 0), Err(AddError::Invalid));
-    assert_eq!(q.add(&[rd(1, 0)], 0), Err(AddError::Invalid));
-    assert_eq!(q.add(&[wr(1, 4), rd(2, 4)], 0), Err(AddError::Invalid));
+    assert_eq!(q.add(&[], 0).map_err(|e| e.0), Err(AddError::Invalid));
     assert_eq!(
-        q.add(&[rd(1, u32::MAX), rd(2, u32::MAX)], 0),
+        q.add(&[rd(1, 0)], 0).map_err(|e| e.0),
+        Err(AddError::Invalid)
+    );
+    assert_eq!(
+        q.add(&[wr(1, 4), rd(2, 4)], 0).map_err(|e| e.0),
+        Err(AddError::Invalid)
+    );
+    assert_eq!(
+        q.add(&[rd(1, u32::MAX), rd(2, u32::MAX)], 0)
+            .map_err(|e| e.0),
         Err(AddError::Invalid)
     );
     assert_eq!(q.num_free(), 8);
@@ -184,7 +196,7 @@ fn indices_wrap_around_after_65536_chains() {
         let ca = dev.pop_avail().unwrap();
         let cb = dev.pop_avail().unwrap();
         assert_eq!((ca.head, cb.head), (a, b));
-        let reverse = next_token % 4 == 0;
+        let reverse = next_token.is_multiple_of(4);
         let order = if reverse {
             [cb.head, ca.head]
         } else {
@@ -281,7 +293,10 @@ fn a_used_index_jump_breaks_the_queue() {
     );
     assert!(q.is_broken());
     assert_eq!(q.pop_used(), None);
-    assert_eq!(q.add(&[wr(0x1000, 8)], 2), Err(AddError::Broken));
+    assert_eq!(
+        q.add(&[wr(0x1000, 8)], 2).map_err(|e| e.0),
+        Err(AddError::Broken)
+    );
     assert_eq!(q.drain_in_flight(), [1]);
 }
 
@@ -344,7 +359,7 @@ fn random_interleavings_keep_chains_disjoint_and_tokens_unique() {
                         outstanding.insert(token);
                         token += 1;
                     }
-                    Err(AddError::Full) => assert!(q.num_free() < n as u16),
+                    Err((AddError::Full, _)) => assert!(q.num_free() < n as u16),
                     Err(e) => panic!("unexpected {e:?}"),
                 }
             }
