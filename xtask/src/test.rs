@@ -135,6 +135,7 @@ impl BootEnv {
             timeout: Some(timeout),
             console: Console::Capture,
             watch: None,
+            disks: &[],
         };
         qemu::boot(&boot, on_line)
     }
@@ -162,6 +163,7 @@ impl BootEnv {
             timeout,
             console: Console::Capture,
             watch: Some(watch),
+            disks: &[],
         };
         qemu::boot(&boot, on_line)
     }
