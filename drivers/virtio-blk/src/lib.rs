@@ -308,8 +308,20 @@ impl<R: Registers, M: DeviceMemory, B: DmaBuffer> BlkDevice<R, M, B> {
         self.info
     }
 
+    /// Descriptors in use.
     pub fn in_flight(&self) -> usize {
         self.queue.in_flight()
+    }
+
+    /// Requests on the device now.
+    pub fn in_flight_requests(&self) -> usize {
+        usize::from(self.queue.size()) - self.free_slots.len()
+    }
+
+    /// Most requests that can be in flight at once (each needs a header
+    /// slot and at least two descriptors): ids below this suffice.
+    pub fn max_requests(&self) -> usize {
+        usize::from(self.queue.size())
     }
 
     pub fn device_errors(&self) -> u64 {
