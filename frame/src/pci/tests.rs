@@ -1,0 +1,2 @@
+//! Host tests of enumeration, BAR sizing, capabilities and MSI-X parsing
+//! against a simulated configuration space.
