@@ -17,6 +17,7 @@ pub mod brd;
 pub mod devfile;
 pub mod partition;
 pub mod sysfs;
+pub mod virtio_blk;
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -539,5 +540,6 @@ pub fn devices() -> Vec<Arc<BlockDevice>> {
 
 /// Registers the devices the command line asks for (the RAM disks).
 pub fn init(cmdline: &str) {
+    virtio_blk::probe_all();
     brd::init(cmdline);
 }
