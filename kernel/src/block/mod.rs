@@ -538,6 +538,20 @@ pub fn devices() -> Vec<Arc<BlockDevice>> {
     REGISTRY.lock().devices.clone()
 }
 
+/// sync(2): each mounted file system's metadata, every page cache, then
+/// a flush of every disk. Errors are left for each file's fsync.
+pub fn sync_all() {
+    for m in crate::fs::mount::mounts() {
+        let _ = m.root.sync_fs();
+    }
+    let _ = crate::mm::page_cache::sync_all();
+    for d in devices() {
+        if d.partno == 0 {
+            let _ = d.flush();
+        }
+    }
+}
+
 /// Registers the devices the command line asks for (the RAM disks).
 pub fn init(cmdline: &str) {
     virtio_blk::probe_all();
