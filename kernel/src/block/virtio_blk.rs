@@ -138,7 +138,7 @@ struct Inner {
 pub struct Disk {
     inner: SpinLock<Inner, DISK_LOCK>,
     info: DiskInfo,
-    /// Most requests seen in flight at once (logged as it grows).
+    /// Most requests seen in flight at once (logged each time it grows).
     peak_in_flight: AtomicUsize,
     /// Interrupt lines, dropped (unregistered) with the disk.
     _irqs: Vec<IrqLine>,
