@@ -257,3 +257,132 @@ impl DmaStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mm::frame_alloc::FrameUsage;
+    use crate::sim;
+
+    fn usage(pa: Paddr) -> u8 {
+        crate::mm::meta::slot(pa)
+            .unwrap()
+            .usage
+            .load(core::sync::atomic::Ordering::Relaxed)
+    }
+
+    crate::pod_struct! {
+        struct Desc { addr: u64, len: u32, flags: u16, next: u16 }
+    }
+
+    #[test]
+    fn coherent_buffers_are_zeroed_untyped_frames_with_checked_copies() {
+        sim::run(|| {
+            assert_eq!(DmaCoherent::alloc(0).err(), Some(Error::InvalidArgs));
+            let d = DmaCoherent::alloc(2).unwrap();
+            assert_eq!(d.len(), 2 * PAGE_SIZE);
+            let pa = d.bus_addr() as Paddr;
+            for p in [pa, pa + PAGE_SIZE] {
+                assert_eq!(usage(p), FrameUsage::Untyped as u8, "invariant 6");
+            }
+            let mut buf = [0xffu8; 64];
+            d.read_bytes(PAGE_SIZE - 32, &mut buf).unwrap();
+            assert_eq!(buf, [0u8; 64], "zeroed, across the page boundary");
+            let desc = Desc {
+                addr: 0x1234_5678_9abc,
+                len: 512,
+                flags: 3,
+                next: 7,
+            };
+            d.write_val(16, &desc).unwrap();
+            assert_eq!(d.read_val::<Desc>(16).unwrap().addr, desc.addr);
+            assert_eq!(d.read_val::<u16>(16 + 14), Ok(7));
+            // Unaligned values go byte by byte.
+            d.write_val(PAGE_SIZE - 3, &0x1122_3344_5566_7788u64)
+                .unwrap();
+            assert_eq!(d.read_val::<u64>(PAGE_SIZE - 3), Ok(0x1122_3344_5566_7788));
+            let mut b = [0u8; 2];
+            d.read_bytes(PAGE_SIZE - 3, &mut b).unwrap();
+            assert_eq!(b, [0x88, 0x77]);
+            // What the "device" writes at the bus address, the CPU reads.
+            let seg_frame = crate::mm::UFrame::clone_from_paddr(pa + PAGE_SIZE);
+            seg_frame.write_bytes(100, b"device").unwrap();
+            let mut got = [0u8; 6];
+            d.read_bytes(PAGE_SIZE + 100, &mut got).unwrap();
+            assert_eq!(&got, b"device");
+            drop(seg_frame);
+            // Bounds.
+            assert_eq!(
+                d.read_val::<u32>(2 * PAGE_SIZE - 3),
+                Err(Error::InvalidArgs)
+            );
+            assert_eq!(d.write_bytes(2 * PAGE_SIZE, &[1]), Err(Error::InvalidArgs));
+            assert_eq!(
+                d.read_bytes(usize::MAX, &mut [0u8; 2]),
+                Err(Error::InvalidArgs)
+            );
+            assert!(d.write_bytes(2 * PAGE_SIZE, &[]).is_ok());
+        })
+    }
+
+    #[test]
+    fn a_mapped_page_is_held_for_the_device_and_comes_back() {
+        sim::run(|| {
+            let free0 = crate::mm::frame_alloc::free_frames();
+            let page = UFrame::alloc_zeroed().unwrap();
+            page.write_bytes(0, b"page-cache data").unwrap();
+            let pa = page.paddr();
+            let s = DmaStream::map(page.clone(), DmaDirection::ToDevice);
+            assert_eq!((s.bus_addr(), s.len()), (pa as u64, PAGE_SIZE));
+            assert_eq!(s.direction(), DmaDirection::ToDevice);
+            assert_eq!(page.ref_count(), 2, "the stream holds the page");
+            drop(page);
+            // The page survives its last other handle while lent out.
+            s.sync_for_device();
+            let mut b = [0u8; 15];
+            s.read_bytes(0, &mut b).unwrap();
+            assert_eq!(&b, b"page-cache data");
+            // A "device" write (FromDevice) is seen after sync_for_cpu.
+            s.write_bytes(PAGE_SIZE - 4, b"DONE").unwrap();
+            s.sync_for_cpu();
+            let back = s.into_frame().unwrap();
+            assert_eq!(back.paddr(), pa);
+            assert_eq!(back.ref_count(), 1);
+            let mut t = [0u8; 4];
+            back.read_bytes(PAGE_SIZE - 4, &mut t).unwrap();
+            assert_eq!(&t, b"DONE");
+            drop(back);
+            assert_eq!(
+                crate::mm::frame_alloc::free_frames(),
+                free0,
+                "nothing leaked"
+            );
+            // Allocated streams: zeroed untyped pages, given back in order.
+            let s = DmaStream::alloc(3, DmaDirection::FromDevice).unwrap();
+            assert_eq!(usage(s.bus_addr() as Paddr), FrameUsage::Untyped as u8);
+            assert_eq!(
+                s.write_bytes(3 * PAGE_SIZE - 1, &[1, 2]),
+                Err(Error::InvalidArgs)
+            );
+            let base = s.bus_addr() as Paddr;
+            let frames = s.into_frames();
+            let pas: alloc::vec::Vec<Paddr> = frames.iter().map(UFrame::paddr).collect();
+            assert_eq!(pas, [base, base + PAGE_SIZE, base + 2 * PAGE_SIZE]);
+            assert!(frames.iter().all(|f| f.ref_count() == 1));
+            drop(frames);
+            let one = DmaStream::alloc(1, DmaDirection::Bidirectional).unwrap();
+            assert!(one.into_frame().is_ok());
+            let two = DmaStream::alloc(2, DmaDirection::Bidirectional).unwrap();
+            assert_eq!(two.into_frame().err(), Some(Error::InvalidArgs));
+            assert_eq!(
+                DmaStream::alloc(0, DmaDirection::ToDevice).err(),
+                Some(Error::InvalidArgs)
+            );
+            assert_eq!(
+                crate::mm::frame_alloc::free_frames(),
+                free0,
+                "nothing leaked"
+            );
+        })
+    }
+}

@@ -262,7 +262,8 @@ impl IoMem {
             Some(end) if end <= self.len => {}
             _ => return Err(Error::InvalidArgs),
         }
-        if !offset.is_multiple_of(size) || !(self.start + offset).is_multiple_of(size) {
+        // Natural alignment of the bus address (a slice may start anywhere).
+        if !(self.start + offset).is_multiple_of(size) {
             return Err(Error::InvalidArgs);
         }
         let at = self.start + offset;
@@ -385,3 +386,200 @@ use crate::arch::cpu::{
     inb as port_in8, inl as port_in32, inw as port_in16, outb as port_out8, outl as port_out32,
     outw as port_out16,
 };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim;
+    use crate::sim::devices::{DEVICE_BAR, DEVICE_BAR_PADDR};
+
+    const RAM: [(Paddr, Paddr); 2] = [(0, 0x9_fc00), (0x10_0000, 0x100_0000)];
+
+    #[test]
+    fn mmio_ranges_over_ram_or_frame_registers_are_refused() {
+        let none = |_| false;
+        let ok = |s, e| check_mmio_range(s, e, &RAM, &[], none);
+        assert_eq!(ok(0xfe00_0000, 0xfe00_1000), Ok(()));
+        assert_eq!(ok(0x20_0000, 0x20_1000), Err(Error::AccessDenied), "RAM");
+        assert_eq!(
+            ok(0xff_f000, 0x101_0000),
+            Err(Error::AccessDenied),
+            "straddles RAM's end"
+        );
+        assert_eq!(
+            ok(0xa_0000, 0xb_0000),
+            Err(Error::AccessDenied),
+            "the first MiB"
+        );
+        assert_eq!(
+            ok(0xfec0_0000, 0xfec0_0004),
+            Err(Error::AccessDenied),
+            "I/O APIC"
+        );
+        assert_eq!(
+            ok(0xfed0_0000, 0xfed0_0400),
+            Err(Error::AccessDenied),
+            "HPET"
+        );
+        assert_eq!(
+            ok(0xfedf_f000, 0xfee0_0001),
+            Err(Error::AccessDenied),
+            "local APIC"
+        );
+        assert_eq!(
+            ok(0xfeef_f000, 0xfef0_0000),
+            Err(Error::AccessDenied),
+            "MSI window"
+        );
+        assert_eq!(
+            ok(0xfe00_1000, 0xfe00_1000),
+            Err(Error::InvalidArgs),
+            "empty"
+        );
+        // Ranges frame recorded (ECAM, MSI-X tables) and pages the frame
+        // metadata manages are refused too.
+        let owned = [(0xb000_0000, 0xc000_0000), (0xfeb0_0000, 0xfeb0_0030)];
+        let chk = |s, e| check_mmio_range(s, e, &RAM, &owned, none);
+        assert_eq!(chk(0xbfff_fffc, 0xc000_0000), Err(Error::AccessDenied));
+        assert_eq!(chk(0xfeb0_002c, 0xfeb0_0030), Err(Error::AccessDenied));
+        assert_eq!(chk(0xfeb0_0030, 0xfeb0_1000), Ok(()));
+        let managed = |pa: Paddr| pa == 0x1_2000_0000;
+        assert_eq!(
+            check_mmio_range(0x1_1fff_f000, 0x1_2000_0008, &RAM, &[], managed),
+            Err(Error::AccessDenied),
+            "a page the allocator manages"
+        );
+    }
+
+    #[test]
+    fn port_ranges_never_include_frame_ports() {
+        assert_eq!(check_port_range(0xc040, 0xc060), Ok(()));
+        for (s, e) in [
+            (0x20, 0x21),
+            (0x3f0, 0x3f9),
+            (0xcfc, 0xd00),
+            (0xf4, 0xf5),
+            (0x70, 0x72),
+            (0x40, 0x44),
+            (0xa1, 0xa2),
+        ] {
+            assert_eq!(check_port_range(s, e), Err(Error::AccessDenied), "{s:#x}");
+        }
+        assert_eq!(check_port_range(0xfff0, 0x1_0001), Err(Error::InvalidArgs));
+        assert!(IoPort::new(0xcf0, 0x10).is_err());
+        let p = IoPort::new(0xc040, 0x20).unwrap();
+        assert_eq!((p.base(), p.len()), (0xc040, 0x20));
+        assert_eq!(p.read_u8(0x20), Err(Error::InvalidArgs));
+        assert_eq!(p.read_u32(0x1e), Err(Error::InvalidArgs));
+        assert_eq!(p.write_u16(0xffff, 0), Err(Error::InvalidArgs));
+        // Nothing answers in the simulated machine: the bus floats high.
+        assert_eq!(p.read_u32(0x1c), Ok(u32::MAX));
+    }
+
+    #[test]
+    fn io_mem_reads_and_writes_device_registers_with_checks() {
+        sim::run(|| {
+            let bar = IoMem::new(
+                DEVICE_BAR_PADDR,
+                0x2000,
+                &[(DEVICE_BAR_PADDR + 0x1800, DEVICE_BAR_PADDR + 0x1830)],
+            )
+            .unwrap();
+            assert_eq!((bar.len(), bar.paddr()), (0x2000, DEVICE_BAR_PADDR));
+            bar.write_u32(0x10, 0xdead_beef).unwrap();
+            assert_eq!(DEVICE_BAR[0].reg(0x10).load(Ordering::Relaxed), 0xdead_beef);
+            DEVICE_BAR[1]
+                .reg(0x7f0)
+                .store(0x1234_5678, Ordering::Relaxed);
+            DEVICE_BAR[1]
+                .reg(0x7f4)
+                .store(0x9abc_def0, Ordering::Relaxed);
+            assert_eq!(bar.read_u64(0x17f0), Ok(0x9abc_def0_1234_5678));
+            assert_eq!(bar.read_u16(0x17f2), Ok(0x1234));
+            assert_eq!(bar.read_u8(0x17f3), Ok(0x12));
+            bar.write_u8(0x11, 0x55).unwrap();
+            bar.write_u16(0x12, 0x6677).unwrap();
+            assert_eq!(bar.read_u32(0x10), Ok(0x6677_55ef));
+            bar.write_u64(0x1000, u64::MAX).unwrap();
+            assert_eq!(DEVICE_BAR[1].reg(4).load(Ordering::Relaxed), u32::MAX);
+            // Bounds, alignment, holes.
+            assert_eq!(bar.read_u32(0x2000), Err(Error::InvalidArgs));
+            assert_eq!(bar.read_u64(0x1ffc), Err(Error::InvalidArgs));
+            assert_eq!(bar.read_u32(usize::MAX - 1), Err(Error::InvalidArgs));
+            assert_eq!(bar.read_u32(0x12), Err(Error::InvalidArgs));
+            assert_eq!(bar.write_u16(0x13, 0), Err(Error::InvalidArgs));
+            assert_eq!(bar.read_u32(0x1800), Err(Error::AccessDenied));
+            assert_eq!(bar.write_u32(0x182c, 0), Err(Error::AccessDenied));
+            assert_eq!(bar.read_u64(0x17f8), Ok(0), "just below the hole");
+            assert_eq!(bar.read_u64(0x1828), Err(Error::AccessDenied));
+            assert_eq!(bar.read_u32(0x1830), Ok(0), "just past the hole");
+            // Slices keep the holes and check their own bounds.
+            let s = bar.slice(0x1800, 0x40).unwrap();
+            assert_eq!(s.read_u32(0), Err(Error::AccessDenied));
+            assert_eq!(s.read_u32(0x30), Ok(0));
+            assert_eq!(s.read_u32(0x40), Err(Error::InvalidArgs));
+            assert!(bar.slice(0x1ff0, 0x11).is_err());
+            assert!(bar.slice(usize::MAX, 2).is_err());
+            let odd = bar.slice(0x11, 8).unwrap();
+            assert_eq!(
+                odd.read_u16(1),
+                Ok(0x6677),
+                "alignment is of the bus address"
+            );
+            assert_eq!(odd.read_u16(0), Err(Error::InvalidArgs));
+            // The mapping is uncached, and goes away with the last handle.
+            let va = bar.map.va;
+            let root = crate::mm::kernel_root().unwrap();
+            assert!(crate::mm::page_table::is_uncached(root, va));
+            drop((bar, s));
+            assert!(crate::mm::kspace::is_mapped(va), "a slice keeps it");
+            drop(odd);
+            assert!(!crate::mm::kspace::is_mapped(va));
+        })
+    }
+
+    #[test]
+    fn io_mem_is_never_made_over_ram_or_frame_registers() {
+        sim::run(|| {
+            let frame = crate::mm::UFrame::alloc_zeroed().unwrap();
+            assert_eq!(
+                IoMem::new(frame.paddr(), 0x1000, &[]).err(),
+                Some(Error::AccessDenied),
+                "an allocated page"
+            );
+            assert_eq!(
+                IoMem::new(0x1000, 0x1000, &[]).err(),
+                Some(Error::AccessDenied),
+                "the first MiB"
+            );
+            assert_eq!(
+                IoMem::new_frame_owned(0x20_0000, 0x1000).err(),
+                Some(Error::AccessDenied),
+                "RAM, even for frame"
+            );
+            for pa in [0xfee0_0000, 0xfec0_0000] {
+                assert_eq!(
+                    IoMem::new(pa, 4, &[]).err(),
+                    Some(Error::AccessDenied),
+                    "{pa:#x}"
+                );
+            }
+            // A range frame reserves (another function's MSI-X table) is
+            // refused, except as a hole of the BAR that holds it.
+            let table = (DEVICE_BAR_PADDR + 0x1000, DEVICE_BAR_PADDR + 0x1040);
+            reserve_frame_mmio(table.0, table.1);
+            assert_eq!(
+                IoMem::new(DEVICE_BAR_PADDR, 0x2000, &[]).err(),
+                Some(Error::AccessDenied)
+            );
+            let bar = IoMem::new(DEVICE_BAR_PADDR, 0x2000, &[table]).unwrap();
+            assert_eq!(bar.read_u32(0x1000), Err(Error::AccessDenied));
+            FRAME_MMIO.lock().retain(|r| *r != table);
+            assert_eq!(IoMem::new(0, 0, &[]).err(), Some(Error::InvalidArgs));
+            assert_eq!(
+                IoMem::new(usize::MAX, 2, &[]).err(),
+                Some(Error::InvalidArgs)
+            );
+        })
+    }
+}

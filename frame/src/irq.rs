@@ -63,7 +63,6 @@ pub(crate) fn in_interrupt() -> bool {
 /// registered on them, and [`IrqLine`], a client's handle on one.
 #[cfg(any(target_os = "none", test))]
 mod device {
-    use alloc::boxed::Box;
     use alloc::sync::Arc;
     use alloc::vec::Vec;
     use core::sync::atomic::{AtomicU64, Ordering};
@@ -268,11 +267,146 @@ mod device {
         TABLE.lock_irq_disabled().handlers[i].len()
     }
 
-    #[allow(dead_code)]
-    fn _assert_send_sync() {
-        fn f<T: Send + Sync>() {}
-        f::<IrqLine>();
-        let _ = Box::new(0);
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::sim;
+        use core::sync::atomic::{AtomicBool, AtomicU32};
+
+        /// An interrupt source that records masking and says whether it
+        /// is asserting.
+        #[derive(Default)]
+        struct TestSource {
+            masked: AtomicBool,
+            asserting: AtomicBool,
+            mask_calls: AtomicU32,
+        }
+
+        impl IrqSource for TestSource {
+            fn mask(&self) {
+                self.masked.store(true, Ordering::Relaxed);
+                self.mask_calls.fetch_add(1, Ordering::Relaxed);
+            }
+            fn unmask(&self) {
+                self.masked.store(false, Ordering::Relaxed);
+            }
+            fn pending(&self) -> bool {
+                self.asserting.load(Ordering::Relaxed)
+            }
+        }
+
+        /// Raises `vector` and lets the CPU take it (in this task).
+        fn interrupt(vector: u8) {
+            let _off = super::super::disable_local();
+            sim::cpu::raise(vector);
+            // Dropping the guard re-enables interrupts: the CPU takes it.
+        }
+
+        #[test]
+        fn device_vectors_run_their_callback_in_interrupt_context() {
+            sim::run(|| {
+                let v = alloc_vector().unwrap();
+                assert!((DEVICE_VECTOR_BASE..DEVICE_VECTOR_END).contains(&v));
+                let src = Arc::new(TestSource::default());
+                let line = IrqLine::new(v, src.clone(), true).unwrap();
+                assert_eq!(line.vector(), v);
+                assert!(src.masked.load(Ordering::Relaxed), "masked until a callback is set");
+                let hits = Arc::new(AtomicU32::new(0));
+                let h = hits.clone();
+                line.on_active(move || {
+                    assert!(crate::irq::in_interrupt());
+                    h.fetch_add(1, Ordering::Relaxed);
+                });
+                assert!(!src.masked.load(Ordering::Relaxed));
+                let eoi = crate::sim::devices::LAPIC.reg(0xb0);
+                eoi.store(u32::MAX, Ordering::Relaxed);
+                interrupt(v);
+                interrupt(v);
+                assert_eq!(hits.load(Ordering::Relaxed), 2);
+                assert_eq!(eoi.load(Ordering::Relaxed), 0, "EOI written");
+                // A new callback replaces the old one.
+                let h2 = hits.clone();
+                line.on_active(move || {
+                    h2.fetch_add(100, Ordering::Relaxed);
+                });
+                interrupt(v);
+                assert_eq!(hits.load(Ordering::Relaxed), 102);
+                line.mask();
+                assert!(src.masked.load(Ordering::Relaxed));
+                line.unmask();
+                assert!(!src.masked.load(Ordering::Relaxed));
+                // Dropping masks, unregisters and frees the vector.
+                let calls = src.mask_calls.load(Ordering::Relaxed);
+                drop(line);
+                assert_eq!(src.mask_calls.load(Ordering::Relaxed), calls + 1);
+                assert_eq!(handler_count(v), 0);
+                assert_eq!(Arc::strong_count(&src), 1, "the table let go of the source");
+                interrupt(v); // a stray interrupt on a free vector is harmless
+                assert_eq!(hits.load(Ordering::Relaxed), 102);
+                let again = alloc_vector().unwrap();
+                assert_eq!(again, v, "the lowest free vector is reused");
+                free_vector(again);
+            })
+        }
+
+        #[test]
+        fn a_shared_vector_calls_only_asserting_sources() {
+            sim::run(|| {
+                let v = alloc_vector().unwrap();
+                let (a, b) = (Arc::new(TestSource::default()), Arc::new(TestSource::default()));
+                let la = IrqLine::new(v, a.clone(), false).unwrap();
+                let lb = IrqLine::new(v, b.clone(), false).unwrap();
+                let hits = Arc::new([AtomicU32::new(0), AtomicU32::new(0)]);
+                for (i, l) in [&la, &lb].into_iter().enumerate() {
+                    let h = hits.clone();
+                    l.on_active(move || {
+                        h[i].fetch_add(1, Ordering::Relaxed);
+                    });
+                }
+                b.asserting.store(true, Ordering::Relaxed);
+                interrupt(v);
+                let got = |i: usize| hits[i].load(Ordering::Relaxed);
+                assert_eq!((got(0), got(1)), (0, 1));
+                a.asserting.store(true, Ordering::Relaxed);
+                interrupt(v);
+                assert_eq!((got(0), got(1)), (1, 2));
+                // With one line left, it is called without asking.
+                drop(lb);
+                a.asserting.store(false, Ordering::Relaxed);
+                interrupt(v);
+                assert_eq!((got(0), got(1)), (2, 2));
+                drop(la);
+                assert_eq!(handler_count(v), 0);
+                free_vector(v);
+                // A shared vector holds at most MAX_SHARED lines.
+                let v = alloc_vector().unwrap();
+                let mut lines = alloc::vec::Vec::new();
+                for _ in 0..MAX_SHARED {
+                    lines.push(IrqLine::new(v, Arc::new(TestSource::default()), false).unwrap());
+                }
+                assert_eq!(
+                    IrqLine::new(v, Arc::new(TestSource::default()), false).err().map(|_| ()),
+                    Some(())
+                );
+                drop(lines);
+                free_vector(v);
+            })
+        }
+
+        #[test]
+        fn device_vectors_run_out_cleanly() {
+            sim::run(|| {
+                let mut got = alloc::vec::Vec::new();
+                while let Ok(v) = alloc_vector() {
+                    got.push(v);
+                }
+                assert_eq!(got.len(), NVEC);
+                assert_eq!(alloc_vector(), Err(Error::NoMemory));
+                for v in got {
+                    free_vector(v);
+                }
+            })
+        }
     }
 }
 #[cfg(any(target_os = "none", test))]

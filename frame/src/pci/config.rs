@@ -45,7 +45,7 @@ impl Ecam {
     }
 }
 
-fn ecam_offset(bdf: Bdf, offset: u16) -> usize {
+pub(crate) fn ecam_offset(bdf: Bdf, offset: u16) -> usize {
     (usize::from(bdf.device & 31) << 15)
         | (usize::from(bdf.function & 7) << 12)
         | usize::from(offset & 0xffc)
@@ -75,7 +75,7 @@ pub(crate) struct Legacy {
     lock: SpinLock<()>,
 }
 
-fn legacy_address(bdf: Bdf, offset: u16) -> u32 {
+pub(crate) fn legacy_address(bdf: Bdf, offset: u16) -> u32 {
     0x8000_0000
         | u32::from(bdf.bus) << 16
         | u32::from(bdf.device & 31) << 11

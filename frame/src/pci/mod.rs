@@ -332,6 +332,26 @@ impl PciDevice {
         r
     }
 
+    /// The function's legacy INTx line even if it has MSI-X (which stays
+    /// off): what `irq_lines` falls back to. Once per claim, like
+    /// `irq_lines` (the two share the permission).
+    pub fn legacy_irq_line(&self) -> Result<IrqLine, Error> {
+        {
+            let mut taken = self.irqs_taken.lock_irq_disabled();
+            if *taken {
+                return Err(Error::AccessDenied);
+            }
+            *taken = true;
+        }
+        match self.intx_line() {
+            Ok(mut v) => Ok(v.pop().expect("one INTx line")),
+            Err(e) => {
+                *self.irqs_taken.lock_irq_disabled() = false;
+                Err(e)
+            }
+        }
+    }
+
     fn msix_lines(&self, m: MsixInfo, n: usize) -> Result<Vec<IrqLine>, Error> {
         if n > usize::from(m.table_size) {
             return Err(Error::InvalidArgs);
