@@ -131,6 +131,9 @@ pub fn sys_umount2(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         mount::Umount::Normal
     };
     mount::umount(&root, how, &in_use)?;
+    // A `mount -o loop` device (AUTOCLEAR) is unbound once unused.
+    drop(root);
+    crate::block::loop_dev::after_umount();
     Ok(0)
 }
 
