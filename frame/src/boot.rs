@@ -27,6 +27,7 @@ struct BootInfo {
     regions: [MemoryRegion; MAX_REGIONS],
     nregions: usize,
     initrd: Option<(Paddr, usize)>,
+    rsdp: Option<Paddr>,
 }
 
 static BOOT_INFO: Once<BootInfo> = Once::new();
@@ -50,6 +51,7 @@ fn parse_start_info(pa: Paddr) -> BootInfo {
         regions: [MemoryRegion::default(); MAX_REGIONS],
         nregions: 0,
         initrd: None,
+        rsdp: None,
     };
     assert!(
         read_u32(pa) == PVH_MAGIC,
@@ -59,6 +61,7 @@ fn parse_start_info(pa: Paddr) -> BootInfo {
     let nr_modules = read_u32(pa + 12);
     let modlist = read_u64(pa + 16) as Paddr;
     let cmdline = read_u64(pa + 24) as Paddr;
+    info.rsdp = Some(read_u64(pa + 32) as Paddr).filter(|&r| r != 0);
     if cmdline != 0 {
         while info.cmdline_len < MAX_CMDLINE - 1 {
             // SAFETY: see `read_u32`; the command line is NUL-terminated.
@@ -117,6 +120,11 @@ pub fn initrd() -> Option<&'static [u8]> {
     // SAFETY: the initrd pages are marked Reserved in the frame metadata and
     // never handed out; the direct map covers them for the kernel's lifetime.
     Some(unsafe { core::slice::from_raw_parts(paddr_to_ptr::<u8>(pa), size) })
+}
+
+/// The ACPI RSDP address the loader passed, if any.
+pub(crate) fn rsdp_paddr() -> Option<Paddr> {
+    boot_info().rsdp
 }
 
 /// The firmware memory map.

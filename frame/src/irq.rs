@@ -1,5 +1,6 @@
-//! Local interrupt control, and whether the CPU is running an interrupt
-//! handler (in which nothing may sleep, yield or exit).
+//! Local interrupt control, whether the CPU is running an interrupt
+//! handler (in which nothing may sleep, yield or exit), and device
+//! interrupt lines ([`IrqLine`]).
 
 use core::sync::atomic::{AtomicU32, Ordering};
 
@@ -8,12 +9,12 @@ use crate::arch::cpu;
 
 /// Interrupts stay disabled on this CPU while the guard lives; dropping it
 /// restores the previous state.
-pub struct DisabledLocalIrqGuard {
+pub(crate) struct DisabledLocalIrqGuard {
     was_enabled: bool,
     _not_send: core::marker::PhantomData<*const ()>,
 }
 
-pub fn disable_local() -> DisabledLocalIrqGuard {
+pub(crate) fn disable_local() -> DisabledLocalIrqGuard {
     #[cfg(any(target_os = "none", test))]
     let was_enabled = {
         let e = cpu::interrupts_enabled();
@@ -38,7 +39,7 @@ impl Drop for DisabledLocalIrqGuard {
 }
 
 /// Enables interrupts on this CPU (kernel code runs with them on).
-pub fn enable_local() {
+pub(crate) fn enable_local() {
     #[cfg(any(target_os = "none", test))]
     cpu::enable_interrupts();
 }
@@ -57,3 +58,358 @@ pub(crate) fn run_handler(f: impl FnOnce()) {
 pub(crate) fn in_interrupt() -> bool {
     IRQ_DEPTH.load(Ordering::Relaxed) != 0
 }
+
+/// Device interrupts: vectors frame reserves for devices, the callbacks
+/// registered on them, and [`IrqLine`], a client's handle on one.
+#[cfg(any(target_os = "none", test))]
+mod device {
+    use alloc::sync::Arc;
+    use alloc::vec::Vec;
+    use core::sync::atomic::{AtomicU64, Ordering};
+
+    use crate::Error;
+    use crate::sync::SpinLock;
+
+    /// IDT vectors `[DEVICE_VECTOR_BASE, DEVICE_VECTOR_END)` are for
+    /// devices (MSI-X messages and I/O APIC pins of PCI INTx); below are the
+    /// exceptions, the timer and the console, above the masked 8259s and the
+    /// spurious vector.
+    pub(crate) const DEVICE_VECTOR_BASE: u8 = 0x30;
+    pub(crate) const DEVICE_VECTOR_END: u8 = 0xe0;
+    const NVEC: usize = (DEVICE_VECTOR_END - DEVICE_VECTOR_BASE) as usize;
+    /// Callbacks that may share one vector (legacy INTx pins are shared).
+    pub(crate) const MAX_SHARED: usize = 16;
+
+    type Callback = Arc<dyn Fn() + Send + Sync>;
+
+    /// What an interrupt source needs from its owner: masking at the
+    /// source (MSI-X vector control, the INTx disable bit), and whether it
+    /// is asserting (for shared lines).
+    pub(crate) trait IrqSource: Send + Sync {
+        fn mask(&self);
+        fn unmask(&self);
+        /// Whether the source may have raised the interrupt (shared lines
+        /// call only the callbacks of asserting sources).
+        fn pending(&self) -> bool {
+            true
+        }
+    }
+
+    struct Handler {
+        id: u64,
+        source: Arc<dyn IrqSource>,
+        callback: Option<Callback>,
+    }
+
+    struct Table {
+        /// Vectors handed out (`true`) among the device vectors.
+        used: [bool; NVEC],
+        handlers: [Vec<Handler>; NVEC],
+    }
+
+    /// A leaf lock (no lock is taken under it), always with interrupts off.
+    static TABLE: SpinLock<Table> = SpinLock::new(Table {
+        used: [false; NVEC],
+        handlers: [const { Vec::new() }; NVEC],
+    });
+    static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+    /// Claims a free device vector.
+    pub(crate) fn alloc_vector() -> Result<u8, Error> {
+        let mut t = TABLE.lock_irq_disabled();
+        let i = t.used.iter().position(|u| !u).ok_or(Error::NoMemory)?;
+        t.used[i] = true;
+        Ok(DEVICE_VECTOR_BASE + i as u8)
+    }
+
+    /// Gives back a vector from [`alloc_vector`] with no handler left on it.
+    pub(crate) fn free_vector(vector: u8) {
+        let i = usize::from(vector - DEVICE_VECTOR_BASE);
+        let mut t = TABLE.lock_irq_disabled();
+        assert!(t.handlers[i].is_empty(), "freed an IRQ vector in use");
+        t.used[i] = false;
+    }
+
+    /// A client's handle on one interrupt source delivered at one vector.
+    ///
+    /// [`IrqLine::on_active`] installs a callback that runs in interrupt
+    /// context (it must not sleep; it may wake tasks). Dropping the line
+    /// masks the source, removes the callback and, for a vector of its own,
+    /// frees the vector.
+    pub struct IrqLine {
+        vector: u8,
+        id: u64,
+        source: Arc<dyn IrqSource>,
+        /// Whether the vector is this line's alone (MSI-X) or shared (INTx).
+        owns_vector: bool,
+    }
+
+    impl core::fmt::Debug for IrqLine {
+        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            f.debug_struct("IrqLine")
+                .field("vector", &self.vector)
+                .field("owns_vector", &self.owns_vector)
+                .finish()
+        }
+    }
+
+    impl IrqLine {
+        /// Registers `source` at `vector` (masked until a callback is set).
+        pub(crate) fn new(
+            vector: u8,
+            source: Arc<dyn IrqSource>,
+            owns_vector: bool,
+        ) -> Result<IrqLine, Error> {
+            assert!((DEVICE_VECTOR_BASE..DEVICE_VECTOR_END).contains(&vector));
+            let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+            let i = usize::from(vector - DEVICE_VECTOR_BASE);
+            let mut t = TABLE.lock_irq_disabled();
+            if t.handlers[i].len() >= MAX_SHARED {
+                return Err(Error::NoMemory);
+            }
+            t.handlers[i].try_reserve(1).map_err(|_| Error::NoMemory)?;
+            t.handlers[i].push(Handler {
+                id,
+                source: source.clone(),
+                callback: None,
+            });
+            drop(t);
+            source.mask();
+            Ok(IrqLine {
+                vector,
+                id,
+                source,
+                owns_vector,
+            })
+        }
+
+        /// The CPU vector this line is delivered at.
+        pub fn vector(&self) -> u8 {
+            self.vector
+        }
+
+        /// Installs (or replaces) the callback and unmasks the source. It
+        /// runs in interrupt context: no sleeping, yielding or exiting
+        /// (those panic there); waking a wait queue is fine.
+        pub fn on_active(&self, callback: impl Fn() + Send + Sync + 'static) {
+            let cb: Callback = Arc::new(callback);
+            let old = {
+                let mut t = TABLE.lock_irq_disabled();
+                let i = usize::from(self.vector - DEVICE_VECTOR_BASE);
+                let h = t.handlers[i]
+                    .iter_mut()
+                    .find(|h| h.id == self.id)
+                    .expect("IrqLine without its handler");
+                h.callback.replace(cb)
+            };
+            drop(old);
+            self.source.unmask();
+        }
+
+        /// Stops the source from interrupting (at the source).
+        pub fn mask(&self) {
+            self.source.mask();
+        }
+
+        pub fn unmask(&self) {
+            self.source.unmask();
+        }
+    }
+
+    impl Drop for IrqLine {
+        fn drop(&mut self) {
+            self.source.mask();
+            let removed = {
+                let mut t = TABLE.lock_irq_disabled();
+                let i = usize::from(self.vector - DEVICE_VECTOR_BASE);
+                let pos = t.handlers[i].iter().position(|h| h.id == self.id);
+                pos.map(|p| t.handlers[i].swap_remove(p))
+            };
+            // The callback (and what it captured) is dropped outside the lock.
+            drop(removed);
+            if self.owns_vector {
+                free_vector(self.vector);
+            }
+        }
+    }
+
+    /// Runs the callbacks of a device vector (interrupt context), then
+    /// acknowledges the interrupt. Callbacks run outside the table lock.
+    pub(crate) fn dispatch(vector: u8) {
+        if !(DEVICE_VECTOR_BASE..DEVICE_VECTOR_END).contains(&vector) {
+            return;
+        }
+        let i = usize::from(vector - DEVICE_VECTOR_BASE);
+        let mut run: [Option<Callback>; MAX_SHARED] = [const { None }; MAX_SHARED];
+        let n = {
+            let t = TABLE.lock_irq_disabled();
+            let shared = t.handlers[i].len() > 1;
+            let mut n = 0;
+            for h in t.handlers[i].iter() {
+                if let Some(cb) = &h.callback
+                    && (!shared || h.source.pending())
+                {
+                    run[n] = Some(cb.clone());
+                    n += 1;
+                }
+            }
+            n
+        };
+        for cb in run[..n].iter().flatten() {
+            cb();
+        }
+    }
+
+    /// Number of callbacks installed on `vector` (tests).
+    #[allow(dead_code)]
+    pub(crate) fn handler_count(vector: u8) -> usize {
+        let i = usize::from(vector - DEVICE_VECTOR_BASE);
+        TABLE.lock_irq_disabled().handlers[i].len()
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use crate::sim;
+        use core::sync::atomic::{AtomicBool, AtomicU32};
+
+        /// An interrupt source that records masking and says whether it
+        /// is asserting.
+        #[derive(Default)]
+        struct TestSource {
+            masked: AtomicBool,
+            asserting: AtomicBool,
+            mask_calls: AtomicU32,
+        }
+
+        impl IrqSource for TestSource {
+            fn mask(&self) {
+                self.masked.store(true, Ordering::Relaxed);
+                self.mask_calls.fetch_add(1, Ordering::Relaxed);
+            }
+            fn unmask(&self) {
+                self.masked.store(false, Ordering::Relaxed);
+            }
+            fn pending(&self) -> bool {
+                self.asserting.load(Ordering::Relaxed)
+            }
+        }
+
+        /// Raises `vector` and lets the CPU take it (in this task).
+        fn interrupt(vector: u8) {
+            let _off = super::super::disable_local();
+            sim::cpu::raise(vector);
+            // Dropping the guard re-enables interrupts: the CPU takes it.
+        }
+
+        #[test]
+        fn device_vectors_run_their_callback_in_interrupt_context() {
+            sim::run(|| {
+                let v = alloc_vector().unwrap();
+                assert!((DEVICE_VECTOR_BASE..DEVICE_VECTOR_END).contains(&v));
+                let src = Arc::new(TestSource::default());
+                let line = IrqLine::new(v, src.clone(), true).unwrap();
+                assert_eq!(line.vector(), v);
+                assert!(src.masked.load(Ordering::Relaxed), "masked until a callback is set");
+                let hits = Arc::new(AtomicU32::new(0));
+                let h = hits.clone();
+                line.on_active(move || {
+                    assert!(crate::irq::in_interrupt());
+                    h.fetch_add(1, Ordering::Relaxed);
+                });
+                assert!(!src.masked.load(Ordering::Relaxed));
+                let eoi = crate::sim::devices::LAPIC.reg(0xb0);
+                eoi.store(u32::MAX, Ordering::Relaxed);
+                interrupt(v);
+                interrupt(v);
+                assert_eq!(hits.load(Ordering::Relaxed), 2);
+                assert_eq!(eoi.load(Ordering::Relaxed), 0, "EOI written");
+                // A new callback replaces the old one.
+                let h2 = hits.clone();
+                line.on_active(move || {
+                    h2.fetch_add(100, Ordering::Relaxed);
+                });
+                interrupt(v);
+                assert_eq!(hits.load(Ordering::Relaxed), 102);
+                line.mask();
+                assert!(src.masked.load(Ordering::Relaxed));
+                line.unmask();
+                assert!(!src.masked.load(Ordering::Relaxed));
+                // Dropping masks, unregisters and frees the vector.
+                let calls = src.mask_calls.load(Ordering::Relaxed);
+                drop(line);
+                assert_eq!(src.mask_calls.load(Ordering::Relaxed), calls + 1);
+                assert_eq!(handler_count(v), 0);
+                assert_eq!(Arc::strong_count(&src), 1, "the table let go of the source");
+                interrupt(v); // a stray interrupt on a free vector is harmless
+                assert_eq!(hits.load(Ordering::Relaxed), 102);
+                let again = alloc_vector().unwrap();
+                assert_eq!(again, v, "the lowest free vector is reused");
+                free_vector(again);
+            })
+        }
+
+        #[test]
+        fn a_shared_vector_calls_only_asserting_sources() {
+            sim::run(|| {
+                let v = alloc_vector().unwrap();
+                let (a, b) = (Arc::new(TestSource::default()), Arc::new(TestSource::default()));
+                let la = IrqLine::new(v, a.clone(), false).unwrap();
+                let lb = IrqLine::new(v, b.clone(), false).unwrap();
+                let hits = Arc::new([AtomicU32::new(0), AtomicU32::new(0)]);
+                for (i, l) in [&la, &lb].into_iter().enumerate() {
+                    let h = hits.clone();
+                    l.on_active(move || {
+                        h[i].fetch_add(1, Ordering::Relaxed);
+                    });
+                }
+                b.asserting.store(true, Ordering::Relaxed);
+                interrupt(v);
+                let got = |i: usize| hits[i].load(Ordering::Relaxed);
+                assert_eq!((got(0), got(1)), (0, 1));
+                a.asserting.store(true, Ordering::Relaxed);
+                interrupt(v);
+                assert_eq!((got(0), got(1)), (1, 2));
+                // With one line left, it is called without asking.
+                drop(lb);
+                a.asserting.store(false, Ordering::Relaxed);
+                interrupt(v);
+                assert_eq!((got(0), got(1)), (2, 2));
+                drop(la);
+                assert_eq!(handler_count(v), 0);
+                free_vector(v);
+                // A shared vector holds at most MAX_SHARED lines.
+                let v = alloc_vector().unwrap();
+                let mut lines = alloc::vec::Vec::new();
+                for _ in 0..MAX_SHARED {
+                    lines.push(IrqLine::new(v, Arc::new(TestSource::default()), false).unwrap());
+                }
+                assert_eq!(
+                    IrqLine::new(v, Arc::new(TestSource::default()), false).err().map(|_| ()),
+                    Some(())
+                );
+                drop(lines);
+                free_vector(v);
+            })
+        }
+
+        #[test]
+        fn device_vectors_run_out_cleanly() {
+            sim::run(|| {
+                let mut got = alloc::vec::Vec::new();
+                while let Ok(v) = alloc_vector() {
+                    got.push(v);
+                }
+                assert_eq!(got.len(), NVEC);
+                assert_eq!(alloc_vector(), Err(Error::NoMemory));
+                for v in got {
+                    free_vector(v);
+                }
+            })
+        }
+    }
+}
+#[cfg(any(target_os = "none", test))]
+pub use device::IrqLine;
+#[cfg(any(target_os = "none", test))]
+pub(crate) use device::{DEVICE_VECTOR_BASE, DEVICE_VECTOR_END, IrqSource, alloc_vector, dispatch, free_vector};

@@ -27,8 +27,14 @@ pub mod console;
 #[cfg(any(target_os = "none", test))]
 pub mod cpu;
 mod index_pool;
-pub(crate) mod irq;
+#[cfg(any(target_os = "none", test))]
+pub mod dma;
+#[cfg(any(target_os = "none", test))]
+pub mod io;
+pub mod irq;
 pub mod mm;
+#[cfg(any(target_os = "none", test))]
+pub mod pci;
 pub mod pod;
 #[cfg(test)]
 mod sim;
@@ -76,6 +82,7 @@ pub fn init(policies: Policies) {
     task::inject_scheduler(policies.scheduler);
     timer::init();
     console::enable_input_interrupt();
+    pci::init();
 }
 
 /// Turns the boot context into the first task; never returns. Only the boot

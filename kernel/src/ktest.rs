@@ -122,6 +122,22 @@ pub fn run(name: &str) {
             }
             frame::println!("trellis: ktest sched_stale: the child never exited");
         }
+        // frame's device layer on q35 (kernel/src/ktest_devices.rs).
+        "pci" | "pci_irq" | "pci_intx" => {
+            let r = match name {
+                "pci" => crate::ktest_devices::pci(),
+                "pci_irq" => crate::ktest_devices::pci_irq(),
+                _ => crate::ktest_devices::pci_intx(),
+            };
+            match r {
+                Ok(()) => pass(name),
+                Err(why) => {
+                    frame::println!("trellis: ktest {name}: FAILED: {why}");
+                    frame::println!("trellis: poweroff status=1");
+                    frame::power_off(1)
+                }
+            }
+        }
         _ => frame::println!("trellis: unknown ktest {name}"),
     }
 }

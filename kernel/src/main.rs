@@ -10,6 +10,7 @@ pub mod block;
 pub mod caps;
 mod cmdline;
 mod ktest;
+mod ktest_devices;
 pub mod error;
 pub mod fallible;
 pub mod fs;

@@ -58,6 +58,18 @@ const CASES: &[Case] = &[
         name: "sched_stale",
         expect: Expect::Poweroff("ktest sched_stale: ok"),
     },
+    Case {
+        name: "pci",
+        expect: Expect::Poweroff("ktest pci: ok"),
+    },
+    Case {
+        name: "pci_irq",
+        expect: Expect::Poweroff("ktest pci_irq: ok"),
+    },
+    Case {
+        name: "pci_intx",
+        expect: Expect::Poweroff("ktest pci_intx: ok"),
+    },
 ];
 
 pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {

@@ -75,6 +75,20 @@ pub(crate) fn map_kernel_page(va: Vaddr, pa: Paddr, flags: PageFlags) -> Result<
     Ok(())
 }
 
+/// Maps one page of device registers at `va`, uncached (PCD|PWT) and
+/// never executable; for `io::IoMem` and frame's own MMIO (MSI-X tables).
+pub(crate) fn map_kernel_mmio_page(va: Vaddr, pa: Paddr) -> Result<(), Error> {
+    let old = kernel_pt().lock_irq_disabled().map(
+        va,
+        pa,
+        PageFlags::RW,
+        Privilege::Kernel,
+        CachePolicy::Uncacheable,
+    )?;
+    assert!(old.is_none(), "kernel MMIO mapping at {va:#x} replaced silently");
+    Ok(())
+}
+
 pub(crate) fn unmap_kernel_page(va: Vaddr) {
     kernel_pt().lock_irq_disabled().unmap(va);
 }

@@ -337,6 +337,21 @@ pub(crate) fn translate(root: Paddr, va: Vaddr) -> Option<Paddr> {
     None
 }
 
+/// Whether the 4 KiB mapping of `va` under `root` is uncached (PCD|PWT).
+#[cfg(test)]
+pub(crate) fn is_uncached(root: Paddr, va: Vaddr) -> bool {
+    let mut table = root;
+    for level in (2..=4).rev() {
+        let e = read_entry(table, index(va, level));
+        if e & P == 0 || e & HUGE != 0 {
+            return false;
+        }
+        table = (e & ADDR_MASK) as Paddr;
+    }
+    let e = read_entry(table, index(va, 1));
+    e & P != 0 && e & (PCD | PWT) == PCD | PWT && e & NX != 0
+}
+
 impl Drop for PageTable {
     /// Frees the intermediate tables of the user half. Leaf frames must have
     /// been unmapped (and released) by the owner before.

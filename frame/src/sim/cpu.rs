@@ -107,6 +107,21 @@ pub fn inb(port: u16) -> u8 {
         .read(port, tsc)
 }
 
+/// Wider port accesses: the simulated machine has no device behind a
+/// 16- or 32-bit port (no PCI configuration mechanism, no I/O BAR); reads
+/// float high as on a real bus, writes are dropped.
+pub fn outw(_port: u16, _value: u16) {}
+
+pub fn outl(_port: u16, _value: u32) {}
+
+pub fn inw(_port: u16) -> u16 {
+    0xffff
+}
+
+pub fn inl(_port: u16) -> u32 {
+    u32::MAX
+}
+
 pub fn rdmsr(msr: u32) -> u64 {
     let c = state();
     match msr {

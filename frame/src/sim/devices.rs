@@ -43,12 +43,18 @@ impl MmioPage {
 
 pub static LAPIC: MmioPage = MmioPage::new();
 pub static IOAPIC: MmioPage = MmioPage::new();
+/// Two pages of a simulated PCI memory BAR (plain registers), outside RAM
+/// and outside every frame-owned range: what `io::IoMem` tests map.
+pub const DEVICE_BAR_PADDR: Paddr = 0xfe00_0000;
+pub static DEVICE_BAR: [MmioPage; 2] = [MmioPage::new(), MmioPage::new()];
 
 /// The MMIO page at physical address `pa`, if a device lives there.
 pub fn mmio_page(pa: Paddr) -> Option<&'static MmioPage> {
     match pa & !0xfff {
         LAPIC_PADDR => Some(&LAPIC),
         p if p == crate::arch::x86_64::ioapic::IOAPIC_PADDR => Some(&IOAPIC),
+        DEVICE_BAR_PADDR => Some(&DEVICE_BAR[0]),
+        p if p == DEVICE_BAR_PADDR + 0x1000 => Some(&DEVICE_BAR[1]),
         _ => None,
     }
 }

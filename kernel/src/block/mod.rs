@@ -18,6 +18,7 @@ pub mod devfile;
 pub mod loop_dev;
 pub mod partition;
 pub mod sysfs;
+pub mod virtio_blk;
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -592,6 +593,7 @@ pub fn sync_all() {
 /// Registers the devices the command line asks for (the RAM disks) and
 /// the loop devices.
 pub fn init(cmdline: &str) {
+    virtio_blk::probe_all();
     brd::init(cmdline);
     loop_dev::init();
 }

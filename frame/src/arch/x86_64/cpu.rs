@@ -35,6 +35,44 @@ pub fn inb(port: u16) -> u8 {
     value
 }
 
+pub fn outw(port: u16, value: u16) {
+    // MIRI: not reached: inline assembly (`out`); see `outb`.
+    // SAFETY: as `outb`; the wider port accesses serve the PCI
+    // configuration ports and device I/O BARs (`io::IoPort`, whose ranges
+    // exclude every port frame owns).
+    unsafe {
+        asm!("out dx, ax", in("dx") port, in("ax") value, options(nomem, nostack, preserves_flags))
+    }
+}
+
+pub fn outl(port: u16, value: u32) {
+    // MIRI: not reached: inline assembly (`out`); see `outb`.
+    // SAFETY: see `outw`.
+    unsafe {
+        asm!("out dx, eax", in("dx") port, in("eax") value, options(nomem, nostack, preserves_flags))
+    }
+}
+
+pub fn inw(port: u16) -> u16 {
+    let value: u16;
+    // MIRI: not reached: inline assembly (`in`); see `outb`.
+    // SAFETY: see `outw`.
+    unsafe {
+        asm!("in ax, dx", out("ax") value, in("dx") port, options(nomem, nostack, preserves_flags))
+    }
+    value
+}
+
+pub fn inl(port: u16) -> u32 {
+    let value: u32;
+    // MIRI: not reached: inline assembly (`in`); see `outb`.
+    // SAFETY: see `outw`.
+    unsafe {
+        asm!("in eax, dx", out("eax") value, in("dx") port, options(nomem, nostack, preserves_flags))
+    }
+    value
+}
+
 pub fn rdmsr(msr: u32) -> u64 {
     let (lo, hi): (u32, u32);
     // MIRI: not reached: inline assembly (`rdmsr`); the model keeps MSRs

@@ -23,3 +23,10 @@ pub fn route(gsi: u32, vector: u8) {
     write(0x10 + 2 * gsi + 1, 0); // destination: APIC id 0
     write(0x10 + 2 * gsi, u32::from(vector)); // fixed, physical, edge, high
 }
+
+/// Routes GSI `gsi` to `vector` on the boot CPU, level-triggered, active
+/// high, unmasked (PCI INTx on q35: PIRQ A–H reach pins 16–23).
+pub fn route_level(gsi: u32, vector: u8) {
+    write(0x10 + 2 * gsi + 1, 0);
+    write(0x10 + 2 * gsi, u32::from(vector) | 1 << 15);
+}

@@ -1,0 +1,236 @@
+//! In-kernel checks of frame's device layer (`ktest=pci`, `pci_irq`, `pci_intx`)
+//! on QEMU's q35 machine: enumeration through ECAM, claiming, BARs with
+//! their MSI-X holes, I/O ports, and MSI-X delivery (q35's default NIC,
+//! an e1000e, raises an interrupt on request).
+
+use alloc::format;
+use alloc::string::String;
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use frame::Error;
+use frame::pci::{self, Bar, Bdf, PciDevice, PciDeviceInfo};
+
+type Res = core::result::Result<(), String>;
+
+fn check(cond: bool, what: &str) -> Res {
+    if cond { Ok(()) } else { Err(String::from(what)) }
+}
+
+const CAP_MSIX: u8 = 0x11;
+
+/// The MSI-X table and PBA of a claimed function, as its config space says:
+/// ((table BAR, table offset, entries), (PBA BAR, PBA offset)).
+fn msix_layout(dev: &PciDevice) -> Option<((usize, usize, usize), (usize, usize))> {
+    let &(_, cap) = dev.capabilities().iter().find(|(id, _)| *id == CAP_MSIX)?;
+    let ctrl = dev.config_read_u16(cap + 2).ok()?;
+    let table = dev.config_read_u32(cap + 4).ok()?;
+    let pba = dev.config_read_u32(cap + 8).ok()?;
+    Some((
+        ((table & 7) as usize, (table & !7) as usize, usize::from(ctrl & 0x7ff) + 1),
+        ((pba & 7) as usize, (pba & !7) as usize),
+    ))
+}
+
+fn describe(d: &PciDeviceInfo) -> String {
+    format!(
+        "{} {:04x}:{:04x} class {:02x}.{:02x}.{:02x} rev {} subsys {:04x}:{:04x} pin {}",
+        d.bdf, d.vendor_id, d.device_id, d.class, d.subclass, d.prog_if, d.revision, d.subsystem_vendor_id, d.subsystem_id, d.interrupt_pin
+    )
+}
+
+pub fn pci() -> Res {
+    let mech = pci::config_mechanism();
+    frame::println!("pci: configuration access through {mech}");
+    check(mech == "ecam", "q35 has an MCFG table: ECAM expected")?;
+    let devs = pci::devices();
+    for d in &devs {
+        frame::println!("pci: {}", describe(d));
+    }
+    let host = Bdf { bus: 0, device: 0, function: 0 };
+    let hb = devs.iter().find(|d| d.bdf == host).ok_or("no host bridge at 00:00.0")?;
+    check(hb.class == 6 && hb.subclass == 0, "00:00.0 is not a host bridge")?;
+    check(pci::claim(Bdf { bus: 0, device: 31, function: 7 }).err() == Some(Error::InvalidArgs), "claiming a missing function")?;
+
+    // Claiming: once at a time.
+    let first = pci::claim(host).map_err(|e| format!("claim 00:00.0: {e:?}"))?;
+    check(pci::claim(host).err() == Some(Error::AccessDenied), "a second claim must be refused")?;
+    check(first.config_read_u16(0).ok() == Some(hb.vendor_id), "config read of the vendor id")?;
+    check(first.config_read_u32(2).is_err() && first.config_read_u16(1).is_err(), "unaligned config reads are refused")?;
+    check(first.config_read_u32(4096).is_err(), "config reads past the space are refused")?;
+    drop(first);
+    drop(pci::claim(host).map_err(|e| format!("claim after release: {e:?}"))?);
+
+    // A function with MSI-X: its table and PBA stay frame's.
+    let mut msix_checked = false;
+    for d in devs.iter().filter(|d| d.header_type == 0) {
+        let dev = pci::claim(d.bdf).map_err(|e| format!("claim {}: {e:?}", d.bdf))?;
+        let Some(((tbar, toff, n), (pbar, poff))) = msix_layout(&dev) else {
+            continue;
+        };
+        let Ok(Bar::Mem(mem)) = dev.bar(tbar) else {
+            return Err(format!("{}: MSI-X table BAR {tbar} is not memory", d.bdf));
+        };
+        frame::println!("pci: {} MSI-X: {n} entries in BAR {tbar} at {toff:#x}, PBA in BAR {pbar} at {poff:#x}; BAR len {:#x}", d.bdf, mem.len());
+        for off in [toff, toff + 12, toff + 16 * n - 4] {
+            check(mem.read_u32(off) == Err(Error::AccessDenied), "a read of the MSI-X table is refused")?;
+            check(mem.write_u32(off, 0) == Err(Error::AccessDenied), "a write to the MSI-X table is refused")?;
+        }
+        check(mem.read_u64(toff + 16 * n - 8) == Err(Error::AccessDenied), "a wide read into the table is refused")?;
+        if let Ok(Bar::Mem(pmem)) = dev.bar(pbar) {
+            check(pmem.read_u32(poff) == Err(Error::AccessDenied), "a read of the PBA is refused")?;
+        }
+        // The sub-window after the table is the device's (if any).
+        if toff + 16 * n + 4 <= mem.len() && !(pbar == tbar && poff == toff + 16 * n) {
+            let s = mem.slice(toff + 16 * n, 4).map_err(|e| format!("slice: {e:?}"))?;
+            check(s.read_u32(0).is_ok(), "a register past the table is readable")?;
+        }
+        check(mem.read_u32(mem.len()).is_err(), "a read past the BAR is refused")?;
+        check(mem.read_u32(2).is_err(), "an unaligned read is refused")?;
+        check(mem.slice(mem.len(), 1).is_err(), "a slice past the BAR is refused")?;
+        msix_checked = true;
+        break;
+    }
+    check(msix_checked, "no function with MSI-X found (q35 has an e1000e)")?;
+
+    // An I/O BAR: checked against its range.
+    let mut port_checked = false;
+    for d in devs.iter().filter(|d| d.header_type == 0) {
+        let dev = pci::claim(d.bdf).map_err(|e| format!("claim {}: {e:?}", d.bdf))?;
+        for i in 0..6 {
+            if let Ok(Bar::Port(p)) = dev.bar(i) {
+                frame::println!("pci: {} BAR {i}: ports {:#x}+{:#x}", d.bdf, p.base(), p.len());
+                check(p.read_u8(p.len() as u16).is_err(), "a port past the range is refused")?;
+                check(p.read_u32(p.len() as u16 - 2).is_err(), "a wide read straddling the end is refused")?;
+                check(p.read_u8(0).is_ok(), "a port in the range is readable")?;
+                port_checked = true;
+            }
+        }
+    }
+    check(port_checked, "no I/O BAR found (q35 has AHCI and SMBus I/O BARs)")?;
+    Ok(())
+}
+
+/// MSI-X delivery: the e1000e sets an "other" cause (link status change)
+/// on a write to its ICS register; with IVAR mapping "other" to vector 0,
+/// the message arrives at our `IrqLine`.
+pub fn pci_irq() -> Res {
+    let nic = pci::devices()
+        .into_iter()
+        .find(|d| d.vendor_id == 0x8086 && d.device_id == 0x10d3)
+        .ok_or("no e1000e (8086:10d3) on this machine")?;
+    let dev = pci::claim(nic.bdf).map_err(|e| format!("claim: {e:?}"))?;
+    let Ok(Bar::Mem(regs)) = dev.bar(0) else {
+        return Err("e1000e BAR 0 is not memory".into());
+    };
+    let lines = dev.irq_lines(1).map_err(|e| format!("irq_lines: {e:?}"))?;
+    check(dev.irq_lines(1).err() == Some(Error::AccessDenied), "a second irq_lines is refused")?;
+    let count = Arc::new(AtomicU32::new(0));
+    let c = count.clone();
+    let regs2 = regs.clone();
+    lines[0].on_active(move || {
+        // Acknowledge every cause (ICR is write-1-to-clear).
+        let _ = regs2.write_u32(0xc0, u32::MAX);
+        c.fetch_add(1, Ordering::Relaxed);
+    });
+    dev.enable_memory_space();
+    dev.enable_bus_master();
+    const ICS: usize = 0xc8;
+    const IMS: usize = 0xd0;
+    const IVAR: usize = 0xe4;
+    const LSC: u32 = 1 << 2;
+    const OTHER: u32 = 1 << 24;
+    regs.write_u32(IVAR, 0x8 << 16).map_err(|e| format!("IVAR: {e:?}"))?;
+    regs.write_u32(IMS, LSC | OTHER).map_err(|e| format!("IMS: {e:?}"))?;
+    let mut raised = 0;
+    for round in 1..=3u32 {
+        regs.write_u32(ICS, LSC).map_err(|e| format!("ICS: {e:?}"))?;
+        raised += 1;
+        let until = frame::timer::jiffies() + 100;
+        while count.load(Ordering::Relaxed) < round && frame::timer::jiffies() < until {
+            frame::task::yield_now();
+        }
+        frame::println!("pci_irq: round {round}: {} interrupts", count.load(Ordering::Relaxed));
+    }
+    check(count.load(Ordering::Relaxed) >= raised, "every ICS write was delivered as an MSI-X interrupt")?;
+    // Masked: no more callbacks.
+    lines[0].mask();
+    let before = count.load(Ordering::Relaxed);
+    regs.write_u32(ICS, LSC).map_err(|e| format!("ICS: {e:?}"))?;
+    let until = frame::timer::jiffies() + 20;
+    while frame::timer::jiffies() < until {
+        frame::task::yield_now();
+    }
+    check(count.load(Ordering::Relaxed) == before, "a masked line delivers nothing")?;
+    lines[0].unmask();
+    let until = frame::timer::jiffies() + 100;
+    while count.load(Ordering::Relaxed) == before && frame::timer::jiffies() < until {
+        frame::task::yield_now();
+    }
+    check(count.load(Ordering::Relaxed) > before, "unmasking delivers the pending message")?;
+    let vector = lines[0].vector();
+    drop(lines);
+    let _ = regs.write_u32(IMS, 0);
+    frame::println!("pci_irq: vector {vector:#x} freed");
+    // The claim stays while the device handle lives; dropping both frees it.
+    drop(dev);
+    drop(pci::claim(nic.bdf).map_err(|e| format!("claim after release: {e:?}"))?);
+    Ok(())
+}
+
+/// Legacy INTx through the I/O APIC: the e1000e with MSI-X left off raises
+/// INTA on an ICS write; reading ICR deasserts it. The line is shared by
+/// every INTx pin, so the callback runs only while the function's status
+/// register shows its interrupt.
+pub fn pci_intx() -> Res {
+    let nic = pci::devices()
+        .into_iter()
+        .find(|d| d.vendor_id == 0x8086 && d.device_id == 0x10d3)
+        .ok_or("no e1000e (8086:10d3) on this machine")?;
+    check(nic.interrupt_pin == 1, "the e1000e uses INTA")?;
+    let dev = pci::claim(nic.bdf).map_err(|e| format!("claim: {e:?}"))?;
+    let Ok(Bar::Mem(regs)) = dev.bar(0) else {
+        return Err("e1000e BAR 0 is not memory".into());
+    };
+    let line = dev.legacy_irq_line().map_err(|e| format!("legacy_irq_line: {e:?}"))?;
+    check(dev.irq_lines(1).err() == Some(Error::AccessDenied), "irq_lines after legacy_irq_line is refused")?;
+    let count = Arc::new(AtomicU32::new(0));
+    let c = count.clone();
+    let regs2 = regs.clone();
+    line.on_active(move || {
+        // Reading ICR clears the causes and deasserts INTx.
+        let _ = regs2.read_u32(0xc0);
+        c.fetch_add(1, Ordering::Relaxed);
+    });
+    dev.enable_memory_space();
+    const ICS: usize = 0xc8;
+    const IMS: usize = 0xd0;
+    const LSC: u32 = 1 << 2;
+    regs.write_u32(IMS, LSC).map_err(|e| format!("IMS: {e:?}"))?;
+    for round in 1..=3u32 {
+        regs.write_u32(ICS, LSC).map_err(|e| format!("ICS: {e:?}"))?;
+        let until = frame::timer::jiffies() + 100;
+        while count.load(Ordering::Relaxed) < round && frame::timer::jiffies() < until {
+            frame::task::yield_now();
+        }
+        frame::println!("pci_intx: round {round}: {} interrupts on vector {:#x}", count.load(Ordering::Relaxed), line.vector());
+    }
+    check(count.load(Ordering::Relaxed) == 3, "each ICS write was delivered once through the I/O APIC")?;
+    // Masked at the source (the INTx disable bit): nothing is delivered.
+    line.mask();
+    regs.write_u32(ICS, LSC).map_err(|e| format!("ICS: {e:?}"))?;
+    let until = frame::timer::jiffies() + 20;
+    while frame::timer::jiffies() < until {
+        frame::task::yield_now();
+    }
+    check(count.load(Ordering::Relaxed) == 3, "a masked INTx line delivers nothing")?;
+    line.unmask();
+    let until = frame::timer::jiffies() + 100;
+    while count.load(Ordering::Relaxed) == 3 && frame::timer::jiffies() < until {
+        frame::task::yield_now();
+    }
+    check(count.load(Ordering::Relaxed) == 4, "unmasking delivers the still-asserted INTx")?;
+    drop(line);
+    let _ = regs.write_u32(IMS, 0);
+    Ok(())
+}
