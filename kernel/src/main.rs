@@ -6,6 +6,7 @@
 
 extern crate alloc;
 
+pub mod block;
 pub mod caps;
 mod cmdline;
 mod ktest;
@@ -75,6 +76,7 @@ fn start_init(args: cmdline::Args) {
     if let Err(e) = fs::mount::mount_kernel_filesystems() {
         frame::println!("trellis: cannot mount /dev, /proc, /sys: {e:?}");
     }
+    block::init(frame::boot::cmdline());
     let argv: Vec<Vec<u8>> = match args.init {
         Some(init) => core::iter::once(init.into_bytes()).chain(args.init_args.into_iter().map(|a| a.into_bytes())).collect(),
         None => match read_argv_file() {

@@ -4,7 +4,10 @@
 //! (fd, stdin, stdout, stderr) that init scripts usually add.
 
 use alloc::string::String;
-use alloc::sync::Arc;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+
+use frame::sync::SpinLock;
 
 use super::devices;
 use super::inode::{FileType, Inode, NewNode, NodeKind};
@@ -17,10 +20,49 @@ pub fn register() {
     mount::register_filesystem("devtmpfs", make);
 }
 
+/// Every devtmpfs instance, so that a disk registered later appears in
+/// each.
+static INSTANCES: SpinLock<Vec<Weak<dyn Inode>>, 35> = SpinLock::new(Vec::new());
+
 fn make(_source: &str, _data: &str) -> Result<Arc<dyn Inode>> {
     let root: Arc<dyn Inode> = RamFs::new_root(mount::anon_dev());
     populate(&root)?;
+    for dev in crate::block::devices() {
+        add_block_node(&root, &dev)?;
+    }
+    let mut all = INSTANCES.lock();
+    all.retain(|w| w.strong_count() > 0);
+    all.push(Arc::downgrade(&root));
     Ok(root)
+}
+
+fn instances() -> Vec<Arc<dyn Inode>> {
+    INSTANCES.lock().iter().filter_map(Weak::upgrade).collect()
+}
+
+/// Block device nodes are root's alone (0600), as devtmpfs creates them.
+fn add_block_node(dir: &Arc<dyn Inode>, dev: &crate::block::BlockDevice) -> Result<()> {
+    add(dir, dev.name(), NodeKind::Special(FileType::BlockDevice, dev.devt()), 0o600)
+}
+
+/// Adds /dev/<name> for a block device registered after /dev was mounted.
+pub fn add_block_device(dev: &crate::block::BlockDevice) {
+    for root in instances() {
+        let _ = add_block_node(&root, dev);
+    }
+}
+
+/// Removes /dev/<name> of a partition that went away (BLKRRPART), if it
+/// is still the node devtmpfs made.
+pub fn remove_block_device(dev: &crate::block::BlockDevice) {
+    for root in instances() {
+        if let Ok(node) = root.lookup(dev.name())
+            && node.file_type() == FileType::BlockDevice
+            && node.metadata().rdev == dev.devt()
+        {
+            let _ = root.unlink(dev.name());
+        }
+    }
 }
 
 /// Creates `name` in `dir` owned by root; an existing entry is kept.

@@ -639,7 +639,7 @@ impl File {
         }
         match &self.ops {
             Some(ops) => ops.ioctl(cmd, arg, caller),
-            None => Err(Error::new(Errno::ENOTTY)),
+            None => self.node.ioctl(cmd, arg, caller),
         }
     }
 }

@@ -281,6 +281,25 @@ pub trait Inode: Any + Send + Sync {
         None
     }
 
+    /// fsync(2) (`data_only`: fdatasync): writes the file's dirty pages
+    /// and metadata and waits until the device has them. Nothing to do
+    /// for a file kept only in memory.
+    fn sync(&self, _data_only: bool) -> Result<()> {
+        Ok(())
+    }
+
+    /// syncfs(2) on the file system this inode belongs to: every dirty
+    /// page and metadata block of it reaches the device.
+    fn sync_fs(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// ioctl(2) on a file without a stream (a block device's BLK*
+    /// requests): ENOTTY by default.
+    fn ioctl(&self, _cmd: u32, _arg: u64, _caller: &dyn super::stream::Caller) -> Result<isize> {
+        Err(Error::new(Errno::ENOTTY))
+    }
+
     /// Sets the permission bits (`0o7777`).
     fn set_perm(&self, _perm: u32) -> Result<()> {
         Err(Error::new(Errno::EPERM))

@@ -11,7 +11,7 @@
 //! (root, cwd, umask).
 
 mod anon;
-mod devfs;
+pub(crate) mod devfs;
 pub(crate) mod devices;
 pub(crate) mod devpts;
 pub mod epoll;
@@ -22,7 +22,7 @@ mod fifo;
 mod file;
 mod file_table;
 mod initramfs;
-mod inode;
+pub(crate) mod inode;
 pub mod lock;
 pub mod memfd;
 pub mod mount;
@@ -33,11 +33,11 @@ mod path;
 mod perm;
 pub mod pipe;
 mod procfs;
-mod pseudo;
+pub(crate) mod pseudo;
 mod ramfs;
 pub mod readiness;
 mod stat;
-mod stream;
+pub(crate) mod stream;
 mod sysfs;
 pub mod xattr;
 mod write_access;

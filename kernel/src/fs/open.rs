@@ -130,7 +130,11 @@ fn open_node(fs: &FsContext, node: Arc<dyn Inode>, created: bool, flags: u32) ->
         }
         FileType::CharDevice => Some(devices::char_device(node.metadata().rdev)?),
         FileType::Fifo => Some(super::fifo::open_fifo(&node, flags)?),
-        FileType::BlockDevice | FileType::Socket => {
+        FileType::BlockDevice => {
+            let dev = crate::block::devfile::open(node)?;
+            return Ok(File::new(dev, None, flags));
+        }
+        FileType::Socket => {
             return Err(Error::with_message(
                 Errno::ENXIO,
                 "no driver for this kind of file",

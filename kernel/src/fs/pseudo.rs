@@ -409,6 +409,9 @@ pub enum Node {
     File(fn() -> String),
     /// A tunable: its value, and writable by root (mode 0644).
     Value(&'static crate::sysctl::Sysctl),
+    /// A directory built when looked up, from (dev, ino, parent): its
+    /// entries change at run time (/sys/block).
+    Dynamic(fn(u64, u64, Arc<dyn Inode>) -> Arc<dyn Inode>),
 }
 
 /// The inode number of entry `name` of directory `parent` in a fixed tree:
@@ -451,7 +454,7 @@ impl DirSource for TreeDir {
                 name: String::from(*name),
                 ino: tree_ino(self.ino, name),
                 file_type: match node {
-                    Node::Dir(_) => FileType::Directory,
+                    Node::Dir(_) | Node::Dynamic(_) => FileType::Directory,
                     Node::File(_) | Node::Value(_) => FileType::Regular,
                 },
             })
@@ -480,6 +483,7 @@ impl DirSource for TreeDir {
                 let attr = Attr::root_owned(self.dev, ino, self.file_perm);
                 GenFile::new(attr, Box::new(move || Ok(f().into_bytes())))
             }
+            Node::Dynamic(make) => make(self.dev, ino, this.clone()),
             Node::Value(v) => {
                 let v = *v;
                 let attr = Attr::root_owned(self.dev, ino, 0o644);

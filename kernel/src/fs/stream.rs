@@ -54,6 +54,11 @@ pub trait Caller {
     fn file_size_limit(&self) -> u64 {
         u64::MAX
     }
+    /// Whether the caller has capability `cap` (ioctls reserved to the
+    /// administrator: BLKFLSBUF, BLKRRPART).
+    fn capable(&self, _cap: u32) -> bool {
+        false
+    }
     /// Whether a signal waits to be handled: a long transfer that never
     /// blocks stops early (returning what it did) so the signal is seen.
     fn signal_pending(&self) -> bool {

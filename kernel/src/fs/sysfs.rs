@@ -16,7 +16,7 @@ fn cpu_list() -> String {
 }
 
 const TREE: &[(&str, Node)] = &[
-    ("block", Node::Dir(&[])),
+    ("block", Node::Dynamic(crate::block::sysfs::block_dir)),
     ("bus", Node::Dir(&[])),
     ("class", Node::Dir(&[])),
     (

@@ -3,6 +3,7 @@
 pub mod commit;
 pub mod limits;
 pub mod oom;
+pub mod page_cache;
 pub mod vmar;
 
 pub use self::limits::MapLimits;

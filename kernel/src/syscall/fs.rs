@@ -317,6 +317,10 @@ impl Caller for CallerCtx<'_, '_> {
         self.0.process.rlimits.lock().0[crate::process::rlimit::RLIMIT_FSIZE].cur
     }
 
+    fn capable(&self, cap: u32) -> bool {
+        self.0.process.creds().capable(cap)
+    }
+
     fn signal_pending(&self) -> bool {
         signal::has_deliverable(self.0.process, self.0.thread)
     }

@@ -1,0 +1,780 @@
+//! The page cache: one [`PageCache`] per file (or raw block device) holds
+//! that file's pages between the programs that read, write and map it and
+//! the [`PageIo`] backend that moves them to and from storage.
+//!
+//! Ownership: the cache owns one reference to each cached `UFrame`; a
+//! shared mapping (`Inode::shared_page`) or a private mapping that has not
+//! yet broken copy-on-write owns another, and an I/O in flight one more.
+//! A page is evicted only while the cache's reference is the only one
+//! (nobody maps it, no I/O uses it) and it holds no dirty data.
+//!
+//! Locking: the page map is a spin lock held only to look pages up and to
+//! change their state bits; I/O runs with no lock held, the page being
+//! marked `busy` meanwhile (others wait on the cache's wait queue), so the
+//! backend may take any lock of its own (an ext2 inode's, the block
+//! device's).
+//!
+//! Dirty data is tracked per 512-byte sector, so that a file system can
+//! forget a freed block of the device cache ([`PageCache::invalidate_range`])
+//! without losing its neighbours, and so that write-back writes only what
+//! changed. Stores through a shared writable mapping bypass `write`: a page
+//! handed out by [`PageCache::page`] is written back whenever its contents
+//! differ from what was last written (a hash of the page is kept), at every
+//! write-back pass, as long as it is mapped.
+
+use alloc::collections::BTreeMap;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use frame::mm::{PAGE_SIZE, UFrame};
+use frame::sync::{SpinLock, WaitQueue};
+
+use crate::error::{Errno, Error, Result};
+
+/// Bytes per sector: the unit of dirty and up-to-date tracking.
+pub const SECTOR_SIZE: usize = 512;
+const SECTORS_PER_PAGE: usize = PAGE_SIZE / SECTOR_SIZE;
+const ALL_SECTORS: u8 = 0xff;
+
+/// The cache's own lock level: above the inode and file locks a file
+/// system may hold when it calls in, below the frame allocator and heap.
+const CACHE_LEVEL: u8 = 36;
+
+/// A file's backing store (an ext2 file, a raw block device).
+pub trait PageIo: Send + Sync {
+    /// Fills `frame` with page `index`; holes and bytes past the end of the
+    /// file read as zeros.
+    fn read_page(&self, index: u64, frame: &UFrame) -> Result<()>;
+
+    /// Writes the first `len` bytes (`len <= PAGE_SIZE`) of `frame` as page
+    /// `index`. The backend clips what lies past the end of its file.
+    fn write_page(&self, index: u64, frame: &UFrame, len: usize) -> Result<()>;
+
+    /// Reads pages `first..first + frames.len()` (readahead), with several
+    /// requests in flight if the backend can. By default one at a time.
+    fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
+        for (i, f) in frames.iter().enumerate() {
+            self.read_page(first + i as u64, f)?;
+        }
+        Ok(())
+    }
+
+    /// Writes bytes `[offset, offset + len)` of page `index` (sector
+    /// aligned). By default the page is written from its start.
+    fn write_range(&self, index: u64, frame: &UFrame, offset: usize, len: usize) -> Result<()> {
+        self.write_page(index, frame, offset + len)
+    }
+
+    /// Makes what was written durable (a Flush request to the device).
+    fn flush(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+struct Page {
+    frame: UFrame,
+    /// Sectors holding the file's data (bit n = bytes n*512..(n+1)*512).
+    uptodate: u8,
+    /// Sectors changed since they were last written.
+    dirty: u8,
+    /// I/O on the page is in progress; wait on the cache's queue.
+    busy: bool,
+    /// Used since the reclaim scan last passed (second chance).
+    accessed: bool,
+    /// Handed out for a mapping: stores may change it behind our back.
+    mapped: bool,
+    /// Hash of the contents last written (mapped pages).
+    written_hash: u64,
+    /// When the first still-dirty sector became dirty (monotonic ns).
+    dirtied_at: u64,
+}
+
+impl Page {
+    fn new(frame: UFrame) -> Page {
+        Page { frame, uptodate: 0, dirty: 0, busy: true, accessed: true, mapped: false, written_hash: 0, dirtied_at: 0 }
+    }
+}
+
+struct State {
+    pages: BTreeMap<u64, Page>,
+    /// The page after the last one read (sequential detection) and the
+    /// current readahead window, in pages.
+    ra_next: u64,
+    ra_window: u64,
+}
+
+/// One file's cached pages.
+pub struct PageCache {
+    io: Weak<dyn PageIo>,
+    state: SpinLock<State, CACHE_LEVEL>,
+    /// Woken when a page stops being busy.
+    queue: WaitQueue,
+    /// A write-back failed since the last fsync looked (errseq, simplified:
+    /// the next `sync` of any opener reports EIO once).
+    error: AtomicBool,
+    /// Dirty pages of this cache (for the global count).
+    dirty_pages: AtomicUsize,
+}
+
+/// Every live cache, for reclaim and background write-back.
+static CACHES: SpinLock<Vec<Weak<PageCache>>, CACHE_LEVEL> = SpinLock::new(Vec::new());
+/// Dirty pages over all caches.
+static DIRTY_PAGES: AtomicUsize = AtomicUsize::new(0);
+/// Pages over all caches.
+static CACHED_PAGES: AtomicUsize = AtomicUsize::new(0);
+/// Pages evicted so far (a test checks that reclaim ran).
+static EVICTED: AtomicU64 = AtomicU64::new(0);
+
+const RA_MIN: u64 = 4;
+const RA_MAX: u64 = 32;
+
+fn hash(frame: &UFrame) -> u64 {
+    let mut buf = [0u8; SECTOR_SIZE];
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for s in 0..SECTORS_PER_PAGE {
+        if frame.read_bytes(s * SECTOR_SIZE, &mut buf).is_err() {
+            return 0;
+        }
+        for chunk in buf.chunks_exact(8) {
+            let w = u64::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7]]);
+            h = (h ^ w).wrapping_mul(0x100_0000_01b3).rotate_left(29);
+        }
+    }
+    h
+}
+
+/// Sector bits covering bytes `[start, end)` of a page (partial sectors included).
+fn sector_mask(start: usize, end: usize) -> u8 {
+    if start >= end {
+        return 0;
+    }
+    let first = start / SECTOR_SIZE;
+    let last = (end - 1) / SECTOR_SIZE;
+    let mut m = 0u8;
+    for s in first..=last.min(SECTORS_PER_PAGE - 1) {
+        m |= 1 << s;
+    }
+    m
+}
+
+/// Sector bits wholly inside bytes `[start, end)` of a page.
+fn full_sector_mask(start: usize, end: usize) -> u8 {
+    let first = start.div_ceil(SECTOR_SIZE);
+    let last = end / SECTOR_SIZE;
+    let mut m = 0u8;
+    for s in first..last.min(SECTORS_PER_PAGE) {
+        m |= 1 << s;
+    }
+    m
+}
+
+impl PageCache {
+    pub fn new(io: Weak<dyn PageIo>) -> Arc<PageCache> {
+        let cache = Arc::new(PageCache {
+            io,
+            state: SpinLock::new(State { pages: BTreeMap::new(), ra_next: u64::MAX, ra_window: RA_MIN }),
+            queue: WaitQueue::new(),
+            error: AtomicBool::new(false),
+            dirty_pages: AtomicUsize::new(0),
+        });
+        let mut all = CACHES.lock();
+        all.retain(|w| w.strong_count() > 0);
+        all.push(Arc::downgrade(&cache));
+        cache
+    }
+
+    fn io(&self) -> Result<Arc<dyn PageIo>> {
+        self.io.upgrade().ok_or(Error::with_message(Errno::EIO, "page cache backend is gone"))
+    }
+
+    /// Marks page `index` busy, waiting for others' I/O on it; creates it
+    /// (not up to date) if absent. Returns its frame and up-to-date bits.
+    fn lock_page(&self, index: u64) -> Result<(UFrame, u8)> {
+        let mut fresh: Option<UFrame> = None;
+        loop {
+            let mut out = None;
+            self.queue.wait_until(|| {
+                let mut st = self.state.lock();
+                match st.pages.get_mut(&index) {
+                    Some(p) if p.busy => None,
+                    Some(p) => {
+                        p.busy = true;
+                        p.accessed = true;
+                        out = Some((p.frame.clone(), p.uptodate));
+                        Some(())
+                    }
+                    None => Some(()),
+                }
+            });
+            if let Some(r) = out {
+                return Ok(r);
+            }
+            // Allocate outside the lock: allocation may reclaim.
+            let frame = match fresh.take() {
+                Some(f) => f,
+                None => alloc_cache_frame()?,
+            };
+            let mut st = self.state.lock();
+            if st.pages.contains_key(&index) {
+                fresh = Some(frame);
+                continue;
+            }
+            st.pages.insert(index, Page::new(frame.clone()));
+            CACHED_PAGES.fetch_add(1, Ordering::Relaxed);
+            return Ok((frame, 0));
+        }
+    }
+
+    /// Ends I/O on a busy page: adds `uptodate` bits and `dirty` bits.
+    fn unlock_page(&self, index: u64, uptodate: u8, dirty: u8) {
+        let mut st = self.state.lock();
+        if let Some(p) = st.pages.get_mut(&index) {
+            p.busy = false;
+            p.uptodate |= uptodate;
+            if dirty != 0 {
+                if p.dirty == 0 {
+                    p.dirtied_at = frame::timer::monotonic_ns();
+                    self.dirty_pages.fetch_add(1, Ordering::Relaxed);
+                    DIRTY_PAGES.fetch_add(1, Ordering::Relaxed);
+                }
+                p.dirty |= dirty;
+            }
+            // A page that never became valid is dropped (a read error).
+            if p.uptodate == 0 && p.dirty == 0 && !p.mapped {
+                st.pages.remove(&index);
+                CACHED_PAGES.fetch_sub(1, Ordering::Relaxed);
+            }
+        }
+        drop(st);
+        self.queue.wake_all();
+    }
+
+    /// Brings sectors `want` of a busy page up to date.
+    fn fill(&self, io: &dyn PageIo, index: u64, frame: &UFrame, have: u8, want: u8) -> Result<u8> {
+        if want & !have == 0 {
+            return Ok(have);
+        }
+        if have == 0 {
+            io.read_page(index, frame)?;
+            return Ok(ALL_SECTORS);
+        }
+        // Some sectors hold newer data than the disk: read into a scratch
+        // page and copy only the missing ones.
+        let scratch = alloc_cache_frame()?;
+        io.read_page(index, &scratch)?;
+        let mut buf = [0u8; SECTOR_SIZE];
+        for s in 0..SECTORS_PER_PAGE {
+            if have & (1 << s) == 0 {
+                scratch.read_bytes(s * SECTOR_SIZE, &mut buf)?;
+                frame.write_bytes(s * SECTOR_SIZE, &buf)?;
+            }
+        }
+        Ok(ALL_SECTORS)
+    }
+
+    /// Reads up to `buf.len()` bytes at `offset` of a file of `size` bytes;
+    /// sequential reads trigger readahead.
+    pub fn read(&self, offset: usize, buf: &mut [u8], size: usize) -> Result<usize> {
+        if offset >= size || buf.is_empty() {
+            return Ok(0);
+        }
+        let len = buf.len().min(size - offset);
+        let io = self.io()?;
+        let first = (offset / PAGE_SIZE) as u64;
+        let last = ((offset + len - 1) / PAGE_SIZE) as u64;
+        let size_pages = size.div_ceil(PAGE_SIZE) as u64;
+        self.readahead(&*io, first, last, size_pages);
+        let mut done = 0;
+        while done < len {
+            let pos = offset + done;
+            let index = (pos / PAGE_SIZE) as u64;
+            let in_page = pos % PAGE_SIZE;
+            let n = (PAGE_SIZE - in_page).min(len - done);
+            let frame = match self.lookup_uptodate(index) {
+                Some(f) => f,
+                None => {
+                    let (frame, have) = self.lock_page(index)?;
+                    match self.fill(&*io, index, &frame, have, ALL_SECTORS) {
+                        Ok(up) => self.unlock_page(index, up, 0),
+                        Err(e) => {
+                            self.unlock_page(index, 0, 0);
+                            return if done > 0 { Ok(done) } else { Err(e) };
+                        }
+                    }
+                    frame
+                }
+            };
+            frame.read_bytes(in_page, &mut buf[done..done + n])?;
+            done += n;
+        }
+        Ok(done)
+    }
+
+    /// The frame of a fully up-to-date, idle page.
+    fn lookup_uptodate(&self, index: u64) -> Option<UFrame> {
+        let mut st = self.state.lock();
+        let p = st.pages.get_mut(&index)?;
+        if p.busy || p.uptodate != ALL_SECTORS {
+            return None;
+        }
+        p.accessed = true;
+        Some(p.frame.clone())
+    }
+
+    /// Readahead: a read of pages `first..=last` that continues the last
+    /// one doubles the window (up to [`RA_MAX`] pages) and reads the
+    /// missing pages of `first..first + window` in one batch, several
+    /// requests in flight; a random read resets the window.
+    fn readahead(&self, io: &dyn PageIo, first: u64, last: u64, size_pages: u64) {
+        let (start, end) = {
+            let mut st = self.state.lock();
+            let sequential = first == st.ra_next || (first == 0 && st.ra_next == u64::MAX);
+            st.ra_window = if sequential && first != 0 { (st.ra_window * 2).min(RA_MAX) } else { RA_MIN };
+            st.ra_next = last + 1;
+            if !sequential {
+                // Only what was asked for.
+                (first, (last + 1).min(size_pages))
+            } else {
+                let end = (first + st.ra_window).max(last + 1).min(size_pages);
+                // Skip what is already cached at the front.
+                let mut s = first;
+                while s < end && st.pages.contains_key(&s) {
+                    s += 1;
+                }
+                (s, end)
+            }
+        };
+        if end <= start + 1 {
+            return; // one page: the plain path reads it
+        }
+        // Claim the absent pages of [start, end) as a run.
+        let mut frames = Vec::new();
+        let mut claimed = Vec::new();
+        for index in start..end {
+            let Ok(frame) = alloc_cache_frame() else { break };
+            let mut st = self.state.lock();
+            if st.pages.contains_key(&index) {
+                break;
+            }
+            st.pages.insert(index, Page::new(frame.clone()));
+            CACHED_PAGES.fetch_add(1, Ordering::Relaxed);
+            drop(st);
+            frames.push(frame);
+            claimed.push(index);
+        }
+        if frames.is_empty() {
+            return;
+        }
+        let ok = io.read_pages(start, &frames).is_ok();
+        for index in claimed {
+            self.unlock_page(index, if ok { ALL_SECTORS } else { 0 }, 0);
+        }
+    }
+
+    /// Writes `buf` at `offset`; the data becomes dirty (only the sectors
+    /// it touched). A partial sector of a page not yet read is read first.
+    pub fn write(&self, offset: usize, buf: &[u8]) -> Result<usize> {
+        let io = self.io()?;
+        let mut done = 0;
+        while done < buf.len() {
+            let pos = offset.checked_add(done).ok_or(Error::new(Errno::EFBIG))?;
+            let index = (pos / PAGE_SIZE) as u64;
+            let in_page = pos % PAGE_SIZE;
+            let n = (PAGE_SIZE - in_page).min(buf.len() - done);
+            let (frame, have) = self.lock_page(index)?;
+            // Sectors only partly overwritten must hold the file's data.
+            let partial = sector_mask(in_page, in_page + n) & !full_sector_mask(in_page, in_page + n);
+            let have = match self.fill(&*io, index, &frame, have, partial) {
+                Ok(h) => h,
+                Err(e) => {
+                    self.unlock_page(index, 0, 0);
+                    return if done > 0 { Ok(done) } else { Err(e) };
+                }
+            };
+            if let Err(e) = frame.write_bytes(in_page, &buf[done..done + n]) {
+                self.unlock_page(index, have, 0);
+                return Err(e.into());
+            }
+            let touched = sector_mask(in_page, in_page + n);
+            self.unlock_page(index, have | touched, touched);
+            done += n;
+        }
+        note_dirtied();
+        Ok(done)
+    }
+
+    /// The frame of page `index`, read in if needed: what a MAP_SHARED
+    /// mapping maps (stores through it are written back), and the source a
+    /// MAP_PRIVATE mapping shares until it breaks copy-on-write.
+    pub fn page(&self, index: u64) -> Result<UFrame> {
+        let io = self.io()?;
+        let (frame, have) = self.lock_page(index)?;
+        let up = match self.fill(&*io, index, &frame, have, ALL_SECTORS) {
+            Ok(up) => up,
+            Err(e) => {
+                self.unlock_page(index, 0, 0);
+                return Err(e);
+            }
+        };
+        if let Some(p) = self.state.lock().pages.get_mut(&index)
+            && !p.mapped
+        {
+            p.mapped = true;
+            p.written_hash = if p.dirty == 0 { hash(&frame) } else { 0 };
+        }
+        self.unlock_page(index, up, 0);
+        Ok(frame)
+    }
+
+    /// Drops pages past `size` and zeroes the tail of the last one (their
+    /// dirty data is forgotten: the file no longer has it).
+    pub fn truncate(&self, size: usize) {
+        let first_gone = size.div_ceil(PAGE_SIZE) as u64;
+        let dropped: Vec<(u64, Page)> = {
+            let mut st = self.state.lock();
+            let gone: Vec<u64> = st.pages.range(first_gone..).filter(|(_, p)| !p.busy).map(|(&i, _)| i).collect();
+            gone.into_iter().filter_map(|i| st.pages.remove(&i).map(|p| (i, p))).collect()
+        };
+        for (_, p) in &dropped {
+            self.forget_dirty(p.dirty);
+            CACHED_PAGES.fetch_sub(1, Ordering::Relaxed);
+        }
+        if size % PAGE_SIZE != 0 {
+            let index = (size / PAGE_SIZE) as u64;
+            let frame = self.state.lock().pages.get(&index).map(|p| p.frame.clone());
+            if let Some(f) = frame {
+                let _ = f.fill_zero(size % PAGE_SIZE, PAGE_SIZE - size % PAGE_SIZE);
+            }
+        }
+    }
+
+    fn forget_dirty(&self, dirty: u8) {
+        if dirty != 0 {
+            self.dirty_pages.fetch_sub(1, Ordering::Relaxed);
+            DIRTY_PAGES.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Forgets the cached and dirty data of `[offset, offset + len)`: the
+    /// next read gets it from the backend, and no write-back writes it (a
+    /// file system freed the block it belonged to).
+    pub fn invalidate_range(&self, offset: usize, len: usize) {
+        let Some(end) = offset.checked_add(len) else { return };
+        if len == 0 {
+            return;
+        }
+        let first = (offset / PAGE_SIZE) as u64;
+        let last = ((end - 1) / PAGE_SIZE) as u64;
+        for index in first..=last {
+            // Wait for I/O on the page, then clear its bits.
+            let _ = self.queue.wait_until(|| {
+                let mut st = self.state.lock();
+                let Some(p) = st.pages.get_mut(&index) else { return Some(()) };
+                if p.busy {
+                    return None;
+                }
+                let page_start = index as usize * PAGE_SIZE;
+                let s = offset.max(page_start) - page_start;
+                let e = end.min(page_start + PAGE_SIZE) - page_start;
+                let m = sector_mask(s, e);
+                let was_dirty = p.dirty != 0;
+                p.dirty &= !m;
+                p.uptodate &= !m;
+                let now_clean = was_dirty && p.dirty == 0;
+                let drop_page = p.uptodate == 0 && p.dirty == 0 && p.frame.ref_count() == 1;
+                if drop_page {
+                    st.pages.remove(&index);
+                    CACHED_PAGES.fetch_sub(1, Ordering::Relaxed);
+                }
+                if now_clean {
+                    self.forget_dirty(1);
+                }
+                Some(())
+            });
+        }
+    }
+
+    /// Writes every dirty page (and every mapped page whose contents
+    /// changed) and waits for it. The first write-back error since the
+    /// last call is returned (EIO), then forgotten.
+    pub fn sync(&self) -> Result<()> {
+        let r = self.write_back(|_| true, true);
+        if self.error.swap(false, Ordering::AcqRel) {
+            return Err(Error::new(Errno::EIO));
+        }
+        r.map(|_| ())
+    }
+
+    /// `sync` followed by a flush of the backend (fsync): after it
+    /// returns, the data is on the device.
+    pub fn sync_and_flush(&self) -> Result<()> {
+        self.sync()?;
+        self.io()?.flush()
+    }
+
+    /// Writes the pages `pick(dirtied_at)` selects; `mapped`: also mapped
+    /// pages whose contents changed. Returns how many were written.
+    fn write_back(&self, pick: impl Fn(u64) -> bool, mapped: bool) -> Result<usize> {
+        let io = self.io()?;
+        let candidates: Vec<u64> = {
+            let st = self.state.lock();
+            st.pages
+                .iter()
+                .filter(|(_, p)| (p.dirty != 0 && pick(p.dirtied_at)) || (mapped && p.mapped))
+                .map(|(&i, _)| i)
+                .collect()
+        };
+        let mut written = 0;
+        for index in candidates {
+            // Claim the page and take its dirty bits: stores made while it
+            // is written make it dirty again.
+            let mut claim = None;
+            self.queue.wait_until(|| {
+                let mut st = self.state.lock();
+                let Some(p) = st.pages.get_mut(&index) else { return Some(()) };
+                if p.busy {
+                    return None;
+                }
+                p.busy = true;
+                claim = Some((p.frame.clone(), p.dirty, p.mapped, p.written_hash));
+                p.dirty = 0;
+                Some(())
+            });
+            let Some((frame, dirty, was_mapped, old_hash)) = claim else { continue };
+            if dirty != 0 {
+                self.forget_dirty(dirty);
+            }
+            let mut mask = dirty;
+            let mut new_hash = old_hash;
+            if was_mapped {
+                new_hash = hash(&frame);
+                if new_hash != old_hash {
+                    mask = ALL_SECTORS;
+                }
+            }
+            let mut result = Ok(());
+            let mut s = 0;
+            while s < SECTORS_PER_PAGE {
+                if mask & (1 << s) == 0 {
+                    s += 1;
+                    continue;
+                }
+                let run_start = s;
+                while s < SECTORS_PER_PAGE && mask & (1 << s) != 0 {
+                    s += 1;
+                }
+                let r = io.write_range(index, &frame, run_start * SECTOR_SIZE, (s - run_start) * SECTOR_SIZE);
+                if r.is_err() {
+                    result = r;
+                }
+            }
+            let mut st = self.state.lock();
+            if let Some(p) = st.pages.get_mut(&index) {
+                p.busy = false;
+                if was_mapped {
+                    p.written_hash = new_hash;
+                    // Unmapped since (only ours and the claim's handle left).
+                    if frame.ref_count() <= 2 {
+                        p.mapped = false;
+                    }
+                }
+            }
+            drop(st);
+            self.queue.wake_all();
+            if mask != 0 {
+                written += 1;
+            }
+            if result.is_err() {
+                // The data is lost for the device; the error is kept for
+                // the next fsync (errseq).
+                self.error.store(true, Ordering::Release);
+            }
+        }
+        Ok(written)
+    }
+
+    /// Evicts up to `want` clean, unmapped, idle pages not used since the
+    /// last scan (others get their second chance); returns how many.
+    fn evict(&self, want: usize) -> usize {
+        let mut freed: Vec<Page> = Vec::new();
+        {
+            let mut st = self.state.lock();
+            let mut gone = Vec::new();
+            for (&i, p) in st.pages.iter_mut() {
+                if gone.len() >= want {
+                    break;
+                }
+                if p.busy || p.dirty != 0 || p.frame.ref_count() != 1 {
+                    continue;
+                }
+                if p.accessed {
+                    p.accessed = false;
+                    continue;
+                }
+                gone.push(i);
+            }
+            for i in gone {
+                if let Some(p) = st.pages.remove(&i) {
+                    freed.push(p);
+                }
+            }
+        }
+        let n = freed.len();
+        CACHED_PAGES.fetch_sub(n, Ordering::Relaxed);
+        EVICTED.fetch_add(n as u64, Ordering::Relaxed);
+        drop(freed); // frames go back to the allocator outside the lock
+        n
+    }
+
+    /// Drops every clean, idle, unmapped page (BLKFLSBUF, drop_caches).
+    pub fn invalidate_clean(&self) {
+        let freed: Vec<Page> = {
+            let mut st = self.state.lock();
+            let gone: Vec<u64> = st
+                .pages
+                .iter()
+                .filter(|(_, p)| !p.busy && p.dirty == 0 && p.frame.ref_count() == 1)
+                .map(|(&i, _)| i)
+                .collect();
+            gone.into_iter().filter_map(|i| st.pages.remove(&i)).collect()
+        };
+        CACHED_PAGES.fetch_sub(freed.len(), Ordering::Relaxed);
+    }
+
+    /// Pages cached (resident) in this cache.
+    pub fn resident(&self) -> usize {
+        self.state.lock().pages.len()
+    }
+
+    /// Whether page `index` is cached (mincore).
+    pub fn contains(&self, index: u64) -> bool {
+        self.state.lock().pages.contains_key(&index)
+    }
+}
+
+impl Drop for PageCache {
+    fn drop(&mut self) {
+        let st = self.state.get_mut();
+        let n = st.pages.len();
+        let dirty = st.pages.values().filter(|p| p.dirty != 0).count();
+        CACHED_PAGES.fetch_sub(n, Ordering::Relaxed);
+        DIRTY_PAGES.fetch_sub(dirty, Ordering::Relaxed);
+    }
+}
+
+/// A frame for the cache: if none is free, reclaim clean cache pages and
+/// try again once.
+fn alloc_cache_frame() -> Result<UFrame> {
+    match UFrame::alloc_zeroed() {
+        Ok(f) => Ok(f),
+        Err(_) => {
+            reclaim(64);
+            Ok(UFrame::alloc_zeroed()?)
+        }
+    }
+}
+
+fn live_caches() -> Vec<Arc<PageCache>> {
+    let mut all = CACHES.lock();
+    all.retain(|w| w.strong_count() > 0);
+    all.iter().filter_map(Weak::upgrade).collect()
+}
+
+/// Evicts up to `want` clean, unmapped cache pages over all caches (two
+/// passes: the first gives recently used pages a second chance). Returns
+/// how many were freed. Called when memory runs out.
+pub fn reclaim(want: usize) -> usize {
+    let caches = live_caches();
+    let mut freed = 0;
+    for _pass in 0..2 {
+        for c in &caches {
+            if freed >= want {
+                return freed;
+            }
+            freed += c.evict(want - freed);
+        }
+    }
+    freed
+}
+
+/// Writes back every cache's dirty pages (sync(2)); the first error is
+/// returned after all were tried.
+pub fn sync_all() -> Result<()> {
+    let mut result = Ok(());
+    for c in live_caches() {
+        if let Err(e) = c.write_back(|_| true, true) {
+            result = result.and(Err(e));
+        }
+    }
+    result
+}
+
+/// (cached pages, dirty pages) over all caches: /proc/meminfo's Cached
+/// and Dirty.
+pub fn stats() -> (usize, usize) {
+    (CACHED_PAGES.load(Ordering::Relaxed), DIRTY_PAGES.load(Ordering::Relaxed))
+}
+
+/// Pages evicted by reclaim since boot.
+pub fn evicted() -> u64 {
+    EVICTED.load(Ordering::Relaxed)
+}
+
+/// How long a page may stay dirty before the background task writes it
+/// (Linux's dirty_expire_centisecs: 30 s; 5 s here, its write-back period).
+const DIRTY_EXPIRE_NS: u64 = 5_000_000_000;
+/// How often the background task looks.
+const WRITEBACK_PERIOD_NS: u64 = 1_000_000_000;
+
+static WRITEBACK_QUEUE: WaitQueue = WaitQueue::new();
+static WRITEBACK_KICK: AtomicBool = AtomicBool::new(false);
+static WRITEBACK_STARTED: AtomicBool = AtomicBool::new(false);
+
+/// Dirty pages beyond which the background task writes everything
+/// (Linux's dirty_background_ratio: 10% of memory).
+fn dirty_threshold() -> usize {
+    frame::boot::total_ram() / PAGE_SIZE / 10
+}
+
+/// Starts the background write-back task (once).
+pub fn start_writeback() {
+    if WRITEBACK_STARTED.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    if frame::task::TaskOptions::new(writeback_task).spawn().is_err() {
+        WRITEBACK_STARTED.store(false, Ordering::Release);
+    }
+}
+
+/// Asks the background task to write now if dirty memory is too large.
+fn note_dirtied() {
+    if DIRTY_PAGES.load(Ordering::Relaxed) > dirty_threshold() && !WRITEBACK_KICK.swap(true, Ordering::AcqRel) {
+        WRITEBACK_QUEUE.wake_all();
+    }
+}
+
+fn writeback_task() {
+    loop {
+        let deadline = frame::timer::monotonic_ns().saturating_add(WRITEBACK_PERIOD_NS);
+        let _ = WRITEBACK_QUEUE.wait_until_or_deadline(|| WRITEBACK_KICK.load(Ordering::Acquire).then_some(()), deadline);
+        let forced = WRITEBACK_KICK.swap(false, Ordering::AcqRel);
+        let now = frame::timer::monotonic_ns();
+        for c in live_caches() {
+            let over = forced || DIRTY_PAGES.load(Ordering::Relaxed) > dirty_threshold();
+            let _ = c.write_back(|t| over || now.saturating_sub(t) >= DIRTY_EXPIRE_NS, true);
+        }
+    }
+}
+
+impl PageCache {
+    /// Dirty pages of this cache.
+    pub fn dirty(&self) -> usize {
+        self.dirty_pages.load(Ordering::Relaxed)
+    }
+
+    /// Called after writes: wakes the background task past the threshold.
+    pub fn balance_dirty(&self) {
+        note_dirtied();
+    }
+}
