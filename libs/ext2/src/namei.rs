@@ -11,7 +11,9 @@ use crate::inode::{DiskInode, FileKind, S_IFMT};
 use crate::superblock::{RO_COMPAT_LARGE_FILE, S_FEATURE_RO_COMPAT};
 use crate::{BlockIo, Error, LINK_MAX, NAME_MAX, ROOT_INO, Result};
 
-/// Attribute changes for [`Fs::set_attr`]; `None` leaves a field alone.
+/// Attribute changes for [`Fs::set_attr`]; `None` leaves a field alone
+/// (the caller passes the new ctime of a change: an access-time update
+/// alone leaves ctime as it is).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SetAttr {
     /// Permission bits (07777); the file type is kept.
@@ -511,7 +513,9 @@ impl<D: BlockIo> Fs<D> {
             if let Some(t) = a.mtime {
                 i.set_mtime(t);
             }
-            i.set_ctime(a.ctime.unwrap_or((self.now)()));
+            if let Some(t) = a.ctime {
+                i.set_ctime(t);
+            }
             self.write_inode(ino, &i)
         })();
         self.check(r)
@@ -635,7 +639,21 @@ impl<D: BlockIo> Fs<D> {
     /// Sets a regular file's size: blocks past the end are freed, the tail
     /// of the last block is zeroed, growth leaves a hole.
     pub fn truncate(&mut self, ino: u32, size: u64) -> Result<()> {
-        let r = (|| {
+        let r = self.truncate_inner(ino, size, true);
+        self.check(r)
+    }
+
+    /// [`Fs::truncate`] for a caller that keeps file data in a cache of
+    /// its own: blocks past the end are freed but the tail of the last
+    /// block is left alone (the caller zeroes it through its cache, so that
+    /// no copy of a data block goes through [`BlockIo`]).
+    pub fn set_size(&mut self, ino: u32, size: u64) -> Result<()> {
+        let r = self.truncate_inner(ino, size, false);
+        self.check(r)
+    }
+
+    fn truncate_inner(&mut self, ino: u32, size: u64, zero_tail: bool) -> Result<()> {
+        {
             self.writable()?;
             let mut i = self.live_inode(ino)?;
             if !i.is_reg() {
@@ -653,7 +671,8 @@ impl<D: BlockIo> Fs<D> {
             if size < old {
                 self.free_from(&mut i, size.div_ceil(bs))?;
                 let tail = (size % bs) as usize;
-                if tail != 0
+                if zero_tail
+                    && tail != 0
                     && let Some(b) = self.map(&i, size / bs)?
                 {
                     let z = vec![0u8; bs as usize - tail];
@@ -667,6 +686,27 @@ impl<D: BlockIo> Fs<D> {
             i.set_mtime(t);
             i.set_ctime(t);
             self.write_inode(ino, &i)
+        }
+    }
+
+    /// Physical block of a regular file's logical block `lblk`, allocated
+    /// if it is a hole (not zeroed: the caller writes the whole block, or
+    /// zeros where it has no data). Returns `(block, newly allocated)`.
+    pub fn bmap_alloc(&mut self, ino: u32, lblk: u64) -> Result<(u64, bool)> {
+        let r = (|| {
+            self.writable()?;
+            let mut i = self.live_inode(ino)?;
+            if !i.is_reg() {
+                return Err(Error::Invalid);
+            }
+            if lblk >= self.max_file_size().div_ceil(u64::from(self.bs)) {
+                return Err(Error::FileTooBig);
+            }
+            let (b, new) = self.map_alloc(ino, &mut i, lblk, false)?;
+            if new {
+                self.write_inode(ino, &i)?;
+            }
+            Ok((u64::from(b), new))
         })();
         self.check(r)
     }
