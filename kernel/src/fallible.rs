@@ -219,3 +219,25 @@ pub fn extend<T: Clone>(v: &mut Vec<T>, src: &[T]) -> Result<()> {
 pub fn check() -> Result<()> {
     if should_fail() { Err(nomem()) } else { Ok(()) }
 }
+
+/// Clean page-cache pages evicted at once when a frame cannot be had.
+const RECLAIM_BATCH: usize = 32;
+
+/// A zero-filled untyped frame. When memory is short, clean page-cache
+/// pages are evicted and the allocation tried once more before `ENOMEM`
+/// (the caller's OOM path then reclaims harder, or kills). Reclaim never
+/// sleeps, so this may be called with spin locks held below the cache's.
+pub fn frame() -> Result<frame::mm::UFrame> {
+    frame::mm::UFrame::alloc_zeroed().or_else(|_| {
+        crate::mm::page_cache::reclaim(RECLAIM_BATCH);
+        frame::mm::UFrame::alloc_zeroed().map_err(|_| nomem())
+    })
+}
+
+/// A copy of `src` (copy-on-write), reclaiming cache pages first if needed.
+pub fn frame_copy(src: &frame::mm::UFrame) -> Result<frame::mm::UFrame> {
+    frame::mm::UFrame::alloc_copy_of(src).or_else(|_| {
+        crate::mm::page_cache::reclaim(RECLAIM_BATCH);
+        frame::mm::UFrame::alloc_copy_of(src).map_err(|_| nomem())
+    })
+}

@@ -128,10 +128,11 @@ impl BootEnv {
             argv: Some(argv),
         };
         initramfs::write(&spec, &initrd)?;
+        let append = test_cmdline();
         let boot = qemu::Boot {
             kernel: &self.kernel,
             initrd: &initrd,
-            append: &[],
+            append: &append,
             timeout: Some(timeout),
             console: Console::Capture,
             watch: None,
@@ -155,10 +156,11 @@ impl BootEnv {
             argv: Some(argv),
         };
         initramfs::write(&spec, initrd)?;
+        let append = test_cmdline();
         let boot = qemu::Boot {
             kernel: &self.kernel,
             initrd,
-            append: &[],
+            append: &append,
             timeout,
             console: Console::Capture,
             watch: Some(watch),
@@ -296,4 +298,11 @@ mod tests {
         r.skipped = 2;
         assert_eq!(r.summary(), "3 passed, 1 failed, 2 skipped");
     }
+}
+
+/// Kernel parameters of test boots: two 16 MiB RAM disks (/dev/ram0,
+/// /dev/ram1) for the block-layer tests; their pages are allocated only
+/// when written.
+fn test_cmdline() -> Vec<String> {
+    vec!["brd.rd_nr=2 brd.rd_size=16384".to_string()]
 }

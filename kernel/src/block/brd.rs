@@ -36,7 +36,7 @@ impl RamDisk {
         if !create {
             return Ok(None);
         }
-        let f = UFrame::alloc_zeroed()?;
+        let f = crate::fallible::frame()?;
         Ok(Some(self.pages.lock().entry(index).or_insert(f).clone()))
     }
 

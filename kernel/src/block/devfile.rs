@@ -106,6 +106,10 @@ impl Inode for BlockFile {
         true
     }
 
+    fn page_cache(&self) -> Option<Arc<crate::mm::page_cache::PageCache>> {
+        Some(self.dev.page_cache().clone())
+    }
+
     fn sync(&self, _data_only: bool) -> Result<()> {
         self.dev.page_cache().sync_and_flush()
     }

@@ -104,8 +104,8 @@ pub trait BlockDriver: Send + Sync {
 /// Linux's major number of virtio-blk disks ("vd*": a dynamic major that
 /// is 254 on a typical system), with 16 minors per disk.
 pub const VIRTBLK_MAJOR: u32 = 254;
-/// The RAM disk's major (RAMDISK_MAJOR), 1 minor per disk, no partitions
-/// of its own numbering (brd gives 16 with max_part; we give it like vd).
+/// The RAM disk's major (RAMDISK_MAJOR), one minor per disk (brd's
+/// default max_part=1): its partitions get BLOCK_EXT_MAJOR numbers.
 pub const RAMDISK_MAJOR: u32 = 1;
 /// Linux's BLOCK_EXT_MAJOR: partitions past a disk's 15 minors.
 pub const BLOCK_EXT_MAJOR: u32 = 259;
@@ -488,7 +488,10 @@ pub fn rescan_partitions(disk: &Arc<BlockDevice>) -> Result<()> {
     }
     let mut new = Vec::new();
     for part in found {
-        let devt = if part.number < MINORS_PER_DISK {
+        // A RAM disk has one minor (brd's max_part=1): its partitions, and
+        // a disk's past its 15, get extended numbers, as on Linux.
+        let own_minors = crate::fs::inode::dev_major(disk.devt) != RAMDISK_MAJOR;
+        let devt = if own_minors && part.number < MINORS_PER_DISK {
             makedev(crate::fs::inode::dev_major(disk.devt), crate::fs::inode::dev_minor(disk.devt) + part.number)
         } else {
             let mut reg = REGISTRY.lock();
@@ -535,6 +538,20 @@ pub fn lookup_path(fs: &crate::fs::FsContext, path: &str) -> Result<Arc<BlockDev
 /// Every registered device (disks and partitions), in registration order.
 pub fn devices() -> Vec<Arc<BlockDevice>> {
     REGISTRY.lock().devices.clone()
+}
+
+/// sync(2): each mounted file system's metadata, every page cache, then
+/// a flush of every disk. Errors are left for each file's fsync.
+pub fn sync_all() {
+    for m in crate::fs::mount::mounts() {
+        let _ = m.root.sync_fs();
+    }
+    let _ = crate::mm::page_cache::sync_all();
+    for d in devices() {
+        if d.partno == 0 {
+            let _ = d.flush();
+        }
+    }
 }
 
 /// Registers the devices the command line asks for (the RAM disks).

@@ -269,6 +269,13 @@ pub trait Inode: Any + Send + Sync {
         Err(Error::new(Errno::ENODEV))
     }
 
+    /// The file's page cache, for a file whose data lives on a device:
+    /// MAP_PRIVATE maps its pages until the first store copies them, and
+    /// mincore reports what it holds.
+    fn page_cache(&self) -> Option<Arc<crate::mm::page_cache::PageCache>> {
+        None
+    }
+
     /// Whether [`Inode::shared_page`] works for this file.
     fn has_shared_pages(&self) -> bool {
         false

@@ -385,6 +385,12 @@ pub fn umount(root: &Arc<dyn Inode>, how: Umount, in_use: &dyn Fn(u64) -> bool) 
     if how != Umount::Detach && sole && in_use(dev) {
         return Err(Error::new(Errno::EBUSY));
     }
+    // The last mount of a file system on a disk: its data reaches the
+    // device before it goes (a write error is left for nobody to see, as
+    // on Linux).
+    if sole {
+        let _ = root.sync_fs();
+    }
     let removed = {
         let mut mounts = MOUNTS.lock();
         let Some(i) = mounts.iter().rposition(|m| m.root_id == root_id) else {

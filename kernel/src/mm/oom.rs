@@ -9,8 +9,8 @@
 //!   kernel copy or a populate on behalf of a syscall), the allocation
 //!   fails with ENOMEM and [`out_of_memory`] runs where no lock is held:
 //!   in the user loop right after the fault or the syscall. It first
-//!   reclaims what is reclaimable (nothing yet: there is no page cache; a
-//!   file's pages are its only copy), then, unless an earlier victim is
+//!   reclaims what is reclaimable (clean, unmapped page-cache pages of
+//!   files on disks; tmpfs pages are their file's only copy), then, unless an earlier victim is
 //!   still giving its memory back, kills the process with the highest
 //!   badness (Linux's oom_badness), logs it as Linux does, and waits
 //!   (killably) for the victim's address space to go. The faulting
@@ -168,8 +168,8 @@ pub fn out_of_memory(current: &Arc<Process>, t: &Thread) {
     if frame::mm::frame_alloc::free_frames() >= frame::mm::frame_alloc::untyped_reserve() + RETRY_MARGIN {
         return;
     }
-    // Reclaim: there is nothing reclaimable yet (no page cache, no swap);
-    // the hook stays for the page cache of the storage work.
+    // Reclaim clean page-cache pages first: no process dies while the
+    // cache can give memory back.
     if reclaim() > 0 {
         return;
     }
@@ -218,10 +218,19 @@ pub fn out_of_memory(current: &Arc<Process>, t: &Thread) {
     }
 }
 
-/// Nothing can be reclaimed yet: every file page is the file's only
-/// copy, and there is no swap. Returns the pages freed.
+/// Evicts clean, unmapped page-cache pages (writing dirty ones back
+/// first if clean ones are not enough): enough to get back above the
+/// reserve with a margin. There is no swap, and tmpfs pages are their
+/// file's only copy. Returns the pages freed.
 fn reclaim() -> usize {
-    0
+    let free = frame::mm::frame_alloc::free_frames();
+    let want = (frame::mm::frame_alloc::untyped_reserve() + 4 * RETRY_MARGIN).saturating_sub(free).max(RETRY_MARGIN);
+    let mut freed = super::page_cache::reclaim(want);
+    if freed < want && super::page_cache::stats().1 > 0 {
+        let _ = super::page_cache::sync_all();
+        freed += super::page_cache::reclaim(want - freed);
+    }
+    freed
 }
 
 /// The last victim, if its address space still exists and its grace

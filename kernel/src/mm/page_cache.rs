@@ -666,13 +666,7 @@ impl Drop for PageCache {
 /// A frame for the cache: if none is free, reclaim clean cache pages and
 /// try again once.
 fn alloc_cache_frame() -> Result<UFrame> {
-    match UFrame::alloc_zeroed() {
-        Ok(f) => Ok(f),
-        Err(_) => {
-            reclaim(64);
-            Ok(UFrame::alloc_zeroed()?)
-        }
-    }
+    crate::fallible::frame()
 }
 
 fn live_caches() -> Vec<Arc<PageCache>> {

@@ -103,7 +103,7 @@ impl SharedPages {
         if let Some(f) = pages.get(&index) {
             return Ok(f.clone());
         }
-        let f = UFrame::alloc_zeroed()?;
+        let f = crate::fallible::frame()?;
         pages.insert(index, f.clone());
         Ok(f)
     }
@@ -410,7 +410,7 @@ impl Vmar {
             if vma.shared || frame.ref_count() <= 2 {
                 self.space.protect(page, page_flags(vma.perms, true));
             } else {
-                let copy = UFrame::alloc_copy_of(&frame)?;
+                let copy = crate::fallible::frame_copy(&frame)?;
                 self.space.map(page, copy, page_flags(vma.perms, true))?;
             }
             return Ok(());
@@ -433,7 +433,22 @@ impl Vmar {
             self.map_new(page, frame, page_flags(vma.perms, true))?;
             return Ok(());
         }
-        let frame = UFrame::alloc_zeroed()?;
+        // MAP_PRIVATE of a cached file, read first: map the cache's own
+        // page read-only; the first store copies it (copy-on-write above:
+        // the cache's reference keeps the count above 2).
+        if !write
+            && let Some(f) = &vma.file
+            && let Some(cache) = f.inode.page_cache()
+        {
+            let off_in_area = page - vma.start;
+            let off = f.offset + off_in_area;
+            if off_in_area + PAGE_SIZE <= f.len && off % PAGE_SIZE == 0 && off < f.inode.size() {
+                let frame = cache.page((off / PAGE_SIZE) as u64)?;
+                self.map_new(page, frame, page_flags(vma.perms, false))?;
+                return Ok(());
+            }
+        }
+        let frame = crate::fallible::frame()?;
         if let Some(f) = &vma.file {
             let off_in_area = page - vma.start;
             // A page wholly past the end of the file: SIGBUS (mmap(2)).
@@ -1001,9 +1016,10 @@ impl Vmar {
     }
 
     /// msync(2): every page of `[start, end)` must be mapped (ENOMEM);
-    /// EBUSY for MS_INVALIDATE of locked memory. There is nothing to
-    /// write back: file mappings are private copies.
-    pub fn sync_range(&self, start: usize, end: usize, invalidate: bool) -> Result<()> {
+    /// EBUSY for MS_INVALIDATE of locked memory. Returns the files mapped
+    /// shared in the range, whose pages the caller writes back (MS_SYNC)
+    /// once this address space's lock is released.
+    pub fn sync_range(&self, start: usize, end: usize, invalidate: bool) -> Result<Vec<Arc<dyn Inode>>> {
         let st = self.state.lock();
         if invalidate && st.areas.range(..end).any(|(_, v)| v.end > start && v.locked) {
             return Err(Error::new(Errno::EBUSY));
@@ -1011,7 +1027,15 @@ impl Vmar {
         if !covered(&st.areas, start, end) {
             return Err(Error::new(Errno::ENOMEM));
         }
-        Ok(())
+        let mut files: Vec<Arc<dyn Inode>> = Vec::new();
+        for (_, v) in st.areas.range(..end).filter(|(_, v)| v.end > start && v.shared) {
+            if let Some(f) = &v.file
+                && !files.iter().any(|g| Arc::ptr_eq(g, &f.inode))
+            {
+                files.push(f.inode.clone());
+            }
+        }
+        Ok(files)
     }
 
     /// mincore(2): one byte per page of `[start, end)`, 1 if resident:

@@ -302,7 +302,7 @@ const MS_SYNC: u64 = 4;
 
 /// msync(2): EINVAL for unknown flags, MS_SYNC with MS_ASYNC or an
 /// unaligned address; ENOMEM for a range that wraps or has unmapped
-/// pages. Nothing needs writing back (see `Vmar::sync_range`).
+/// pages. MS_SYNC writes the shared file pages back and waits.
 fn sys_msync(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let (start, flags) = (a[0] as usize, a[2]);
     if flags & !(MS_ASYNC | MS_INVALIDATE | MS_SYNC) != 0 || start % PAGE_SIZE != 0 {
@@ -315,7 +315,14 @@ fn sys_msync(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     if end == start {
         return Ok(0);
     }
-    ctx.process.vm().sync_range(start, end, flags & MS_INVALIDATE != 0)?;
+    let files = ctx.process.vm().sync_range(start, end, flags & MS_INVALIDATE != 0)?;
+    // MS_ASYNC needs nothing: write-back already finds changed mapped
+    // pages. MS_SYNC writes them and waits, as fsync.
+    if flags & MS_SYNC != 0 {
+        for f in files {
+            f.sync(true)?;
+        }
+    }
     Ok(0)
 }
 

@@ -40,8 +40,14 @@ pub(super) fn devices() -> Result<Vec<u8>> {
     Ok(Vec::from(text.as_bytes()))
 }
 
+/// /proc/partitions: every disk and partition, sizes in 1 KiB blocks.
 pub(super) fn partitions() -> Result<Vec<u8>> {
-    Ok(Vec::from(&b"major minor  #blocks  name\n\n"[..]))
+    let mut s = String::from("major minor  #blocks  name\n\n");
+    for d in crate::block::devices() {
+        let (maj, min) = (crate::fs::inode::dev_major(d.devt()), crate::fs::inode::dev_minor(d.devt()));
+        let _ = writeln!(s, "{maj:4} {min:7} {:10} {}", d.capacity_sectors() / 2, d.name());
+    }
+    Ok(s.into_bytes())
 }
 
 pub(super) fn swaps() -> Result<Vec<u8>> {
@@ -57,35 +63,39 @@ pub(super) fn meminfo() -> Result<Vec<u8>> {
     let total = frame::boot::total_ram() as u64 / 1024;
     let free = frame::mm::frame_alloc::free_frames() as u64 * 4;
     let (file_pages, _) = crate::fs::ramfs::page_usage();
-    let cached = file_pages as u64 * 4;
+    let shmem = file_pages as u64 * 4;
+    // The page cache of disks: reclaimable, so available too.
+    let (cache_pages, dirty_pages) = crate::mm::page_cache::stats();
+    let page_cache = cache_pages as u64 * 4;
+    let cached = shmem + page_cache;
     let mut s = String::new();
     let mut kb = |name: &str, v: u64| {
         let _ = writeln!(s, "{:<16}{:>8} kB", format!("{name}:"), v);
     };
     kb("MemTotal", total);
     kb("MemFree", free);
-    kb("MemAvailable", free);
+    kb("MemAvailable", free + page_cache);
     kb("Buffers", 0);
     kb("Cached", cached);
     kb("SwapCached", 0);
     kb("Active", cached);
     kb("Inactive", 0);
-    kb("Active(anon)", cached);
+    kb("Active(anon)", shmem);
     kb("Inactive(anon)", 0);
-    kb("Active(file)", 0);
+    kb("Active(file)", page_cache);
     kb("Inactive(file)", 0);
     kb("Unevictable", 0);
     kb("Mlocked", 0);
     kb("SwapTotal", 0);
     kb("SwapFree", 0);
-    kb("Dirty", 0);
+    kb("Dirty", dirty_pages as u64 * 4);
     kb("Writeback", 0);
     kb(
         "AnonPages",
         total.saturating_sub(free).saturating_sub(cached),
     );
     kb("Mapped", 0);
-    kb("Shmem", cached);
+    kb("Shmem", shmem);
     // The kernel heap (slabs and large blocks; none of it reclaimable),
     // kernel stacks and page tables, as frame counts their frames.
     let k = frame::mm::frame_alloc::kernel_frames();

@@ -84,7 +84,7 @@ fn charge_page(budget: &Budget) -> Result<UFrame> {
         budget.used.fetch_sub(1, Ordering::Relaxed);
         return Err(e);
     }
-    UFrame::alloc_zeroed().map_err(|_| {
+    crate::fallible::frame().map_err(|_| {
         // Out of frames: the OOM killer runs when the writer is back in
         // its user loop (mm/oom.rs).
         crate::mm::oom::note_allocation_failure();

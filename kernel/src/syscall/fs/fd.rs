@@ -348,11 +348,14 @@ pub fn sys_ioctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     }
 }
 
-/// fsync(2), fdatasync(2): everything is in memory, nothing to flush. As
-/// on Linux, only files whose file system implements it may be synced:
-/// EINVAL for pipes, sockets, devices, eventfd and epoll descriptors,
-/// everything in /proc, and sysfs directories (sysfs files and tmpfs,
-/// ramfs and devtmpfs files and directories succeed).
+/// fsync(2), fdatasync(2): the file's dirty pages (and, for a file
+/// system on a disk, its metadata) are written and the device flushed
+/// before it returns; EIO if a write-back of the file failed since the
+/// last fsync. As on Linux, only files whose file system implements it
+/// may be synced: EINVAL for pipes, sockets, character devices, eventfd
+/// and epoll descriptors, everything in /proc, and sysfs directories
+/// (sysfs files and tmpfs, ramfs and devtmpfs files and directories
+/// succeed, with nothing to write).
 pub fn sys_fsync(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let file = get_io_file(ctx, fd_arg(args[0]))?;
     if file.ops().is_some() {
@@ -366,15 +369,21 @@ pub fn sys_fsync(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     if !supported {
         return Err(Error::new(Errno::EINVAL));
     }
+    file.node().sync(false)?;
     Ok(0)
 }
 
-/// syncfs(2): any open file (not O_PATH) names its file system.
+/// syncfs(2): any open file (not O_PATH) names its file system, whose
+/// dirty data reaches its device.
 pub fn sys_syncfs(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    get_io_file(ctx, fd_arg(args[0]))?;
+    let file = get_io_file(ctx, fd_arg(args[0]))?;
+    file.node().sync_fs()?;
     Ok(0)
 }
 
+/// sync(2): every file system, then every cache, then every disk's
+/// write cache. It cannot fail (errors stay for each file's fsync).
 pub fn sys_sync(_ctx: &mut Context, _args: &SyscallArgs) -> Result<isize> {
+    crate::block::sync_all();
     Ok(0)
 }

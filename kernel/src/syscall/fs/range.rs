@@ -225,5 +225,10 @@ pub fn sys_sync_file_range(ctx: &mut Context, args: &SyscallArgs) -> Result<isiz
     if file.ops().is_some() || !ok_type {
         return Err(Error::new(Errno::ESPIPE));
     }
+    // SYNC_FILE_RANGE_WRITE (and the waits): the whole file is written
+    // back and flushed, more than asked and never less.
+    if flags != 0 {
+        file.node().sync(true)?;
+    }
     Ok(0)
 }
