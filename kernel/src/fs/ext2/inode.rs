@@ -401,6 +401,10 @@ impl Inode for Ext2Inode {
         self.cache()?.page(index as u64)
     }
 
+    fn page_cache(&self) -> Option<Arc<PageCache>> {
+        self.state.cache.clone()
+    }
+
     fn has_shared_pages(&self) -> bool {
         self.state.cache.is_some()
     }
