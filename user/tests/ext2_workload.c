@@ -311,8 +311,8 @@ static void workload(void)
 	}
 
 	/* Attributes. */
-	CHECK_EQ(chmod(MNT "/many/f006", 04751), 0);
 	CHECK_EQ(chown(MNT "/many/f006", 70000, 80000), 0);
+	CHECK_EQ(chmod(MNT "/many/f006", 04751), 0);
 	struct timespec times[2] = { { 1000000000, 0 }, { 1100000000, 0 } };
 	CHECK_EQ(utimensat(AT_FDCWD, MNT "/many/f006", times, 0), 0);
 	CHECK_EQ(stat(MNT "/many/f006", &st), 0);
