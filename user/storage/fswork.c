@@ -441,6 +441,12 @@ int main(int argc, char **argv)
 	snprintf(root, sizeof root, "%s", argv[argc - 1]);
 	int verify = !strncmp(mode, "verify", 6);
 	if (!here) {
+		/* mkdir -p */
+		for (char *p = root + 1; (p = strchr(p, '/')); p++) {
+			*p = 0;
+			mkdir(root, 0755);
+			*p = '/';
+		}
 		mkdir(root, 0755);
 		unsigned long flags = verify ? MS_RDONLY : 0;
 		if (mount(argv[2], root, "ext2", flags, NULL) < 0) {

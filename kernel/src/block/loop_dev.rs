@@ -26,17 +26,24 @@
 //!   through the loop ioctls is Linux's behaviour.
 //!
 //! I/O goes through the file's own read_at/write_at (and so its page
-//! cache); a flush request syncs the file. Requests complete before
-//! `submit` returns, and a failed file operation is EIO for that request.
+//! cache); a flush request syncs the file; a failed file operation is EIO
+//! for that request. As Linux's loop workqueue, each device has a worker
+//! task that does the file I/O: `submit` only queues. The submitter may
+//! hold locks of the file system mounted on the device (ext2 holds its own
+//! while it reads a block), and the file's I/O takes locks of lower levels
+//! (inode, page cache) that must not be taken under them; the worker holds
+//! nothing. One worker per device, so a loop device whose file lives on
+//! another loop device does not wait on itself.
 
+use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use frame::mm::PAGE_SIZE;
-use frame::sync::{Mutex, SpinLock};
+use frame::sync::{Mutex, SpinLock, WaitQueue};
 
 use super::{Bio, BioDone, BioOp, BlockDevice, BlockDriver};
 use crate::error::{Errno, Error, Result};
@@ -101,11 +108,51 @@ struct Backing {
 pub struct LoopDisk {
     backing: SpinLock<Option<Arc<Backing>>>,
     block_size: AtomicU32,
+    /// Requests for the worker.
+    queue: SpinLock<VecDeque<(Bio, BioDone)>>,
+    work: WaitQueue,
+    /// LOOP_CTL_REMOVE: the worker ends once the queue is empty.
+    removed: AtomicBool,
 }
 
 impl LoopDisk {
     fn backing(&self) -> Option<Arc<Backing>> {
         self.backing.lock().clone()
+    }
+
+    /// Replaces the binding; the old one is dropped outside the lock
+    /// (closing a file takes locks of its own).
+    fn set_backing(&self, new: Option<Arc<Backing>>) {
+        let old = core::mem::replace(&mut *self.backing.lock(), new);
+        drop(old);
+    }
+
+    /// The worker: runs each queued request against the binding of the
+    /// moment, holding no lock.
+    fn worker(self: Arc<Self>) {
+        loop {
+            let next = self.work.wait_until(|| {
+                let item = self.queue.lock().pop_front();
+                match item {
+                    Some(item) => Some(Some(item)),
+                    None if self.removed.load(Ordering::Acquire) => Some(None),
+                    None => None,
+                }
+            });
+            let Some((bio, done)) = next else { return };
+            let r = match self.backing() {
+                None => Err(Error::new(Errno::EIO)),
+                Some(b) => {
+                    let end = bio.sector.checked_add(bio.sectors());
+                    if bio.op != BioOp::Flush && end.is_none_or(|e| e > capacity(&b)) {
+                        Err(Error::new(Errno::EIO))
+                    } else {
+                        Self::transfer(&b, &bio).map_err(|_| Error::new(Errno::EIO))
+                    }
+                }
+            };
+            done(r);
+        }
     }
 
     fn transfer(b: &Backing, bio: &Bio) -> Result<()> {
@@ -167,19 +214,13 @@ impl BlockDriver for LoopDisk {
         self.backing().is_some_and(|b| b.flags & LO_FLAGS_READ_ONLY != 0)
     }
 
+    /// Queues the request for the worker (see the module comment).
     fn submit(&self, bio: Bio, done: BioDone) -> Result<()> {
-        let r = match self.backing() {
-            None => Err(Error::new(Errno::EIO)),
-            Some(b) => {
-                let end = bio.sector.checked_add(bio.sectors());
-                if bio.op != BioOp::Flush && end.is_none_or(|e| e > capacity(&b)) {
-                    Err(Error::new(Errno::EIO))
-                } else {
-                    Self::transfer(&b, &bio).map_err(|_| Error::new(Errno::EIO))
-                }
-            }
-        };
-        done(r);
+        if self.removed.load(Ordering::Acquire) {
+            return Err(Error::new(Errno::ENXIO));
+        }
+        self.queue.lock().push_back((bio, done));
+        self.work.wake_all();
         Ok(())
     }
 }
@@ -234,8 +275,23 @@ fn add(number: u32) -> Result<Arc<Loop>> {
     if find(number).is_some() {
         return Err(Error::new(Errno::EEXIST));
     }
-    let driver = Arc::new(LoopDisk { backing: SpinLock::new(None), block_size: AtomicU32::new(SECTOR_SIZE as u32) });
-    let dev = super::register_named_disk(format!("loop{number}"), makedev(LOOP_MAJOR, number), driver.clone())?;
+    let driver = Arc::new(LoopDisk {
+        backing: SpinLock::new(None),
+        block_size: AtomicU32::new(SECTOR_SIZE as u32),
+        queue: SpinLock::new(VecDeque::new()),
+        work: WaitQueue::new(),
+        removed: AtomicBool::new(false),
+    });
+    let worker = driver.clone();
+    frame::task::TaskOptions::new(move || worker.worker()).spawn().map_err(|_| Error::new(Errno::ENOMEM))?;
+    let dev = match super::register_named_disk(format!("loop{number}"), makedev(LOOP_MAJOR, number), driver.clone()) {
+        Ok(dev) => dev,
+        Err(e) => {
+            driver.removed.store(true, Ordering::Release);
+            driver.work.wake_all();
+            return Err(e);
+        }
+    };
     // The registry's reference, and the one `Loop` is about to hold.
     let base_refs = Arc::strong_count(&dev);
     let l = Arc::new(Loop { number, driver, dev, base_refs, config: Mutex::new(()) });
@@ -243,6 +299,8 @@ fn add(number: u32) -> Result<Arc<Loop>> {
     if loops.iter().any(|o| o.number == number) {
         drop(loops);
         super::unregister_disk(&l.dev);
+        l.driver.removed.store(true, Ordering::Release);
+        l.driver.work.wake_all();
         return Err(Error::new(Errno::EEXIST));
     }
     loops.push(l.clone());
@@ -297,7 +355,7 @@ fn rebind(l: &Loop, new: Option<Arc<Backing>>) -> Result<()> {
     cache.truncate(0);
     let ro = new.as_ref().is_some_and(|b| b.flags & LO_FLAGS_READ_ONLY != 0);
     let sectors = new.as_ref().map_or(0, |b| capacity(b));
-    *l.driver.backing.lock() = new;
+    l.driver.set_backing(new);
     l.dev.set_read_only(ro);
     l.dev.set_capacity(sectors);
     synced
@@ -520,7 +578,7 @@ fn set_status(l: &Loop, info: &Info) -> Result<()> {
     let b = Backing { file: old.file.clone(), offset: info.offset, sizelimit: info.sizelimit, flags, name };
     if b.offset == old.offset && b.sizelimit == old.sizelimit {
         // Nothing cached changes meaning: keep the page cache.
-        *l.driver.backing.lock() = Some(Arc::new(b));
+        l.driver.set_backing(Some(Arc::new(b)));
         return Ok(());
     }
     rebind(l, Some(Arc::new(b)))
@@ -585,7 +643,7 @@ pub fn ioctl(
                     name: b.name,
                 };
                 b2.flags |= LO_FLAGS_AUTOCLEAR;
-                *l.driver.backing.lock() = Some(Arc::new(b2));
+                l.driver.set_backing(Some(Arc::new(b2)));
                 return Ok(0);
             }
             unbind(&l)?;
@@ -702,6 +760,8 @@ impl FileOps for LoopControl {
                 }
                 LOOPS.lock().retain(|o| o.number != l.number);
                 super::unregister_disk(&l.dev);
+                l.driver.removed.store(true, Ordering::Release);
+                l.driver.work.wake_all();
                 Ok(0)
             }
             _ => Err(Error::new(Errno::ENOTTY)),
