@@ -85,7 +85,8 @@ pub const LO_FLAGS_DIRECT_IO: u32 = 16;
 const SETTABLE: u32 = LO_FLAGS_AUTOCLEAR | LO_FLAGS_PARTSCAN;
 const CLEARABLE: u32 = LO_FLAGS_AUTOCLEAR;
 /// What LOOP_CONFIGURE accepts.
-const CONFIGURABLE: u32 = LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR | LO_FLAGS_PARTSCAN | LO_FLAGS_DIRECT_IO;
+const CONFIGURABLE: u32 =
+    LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR | LO_FLAGS_PARTSCAN | LO_FLAGS_DIRECT_IO;
 
 const LO_NAME_SIZE: usize = 64;
 /// sizeof(struct loop_info64).
@@ -159,7 +160,11 @@ impl LoopDisk {
         let node = b.file.node();
         let mut pos = b
             .offset
-            .checked_add(bio.sector.checked_mul(SECTOR_SIZE as u64).ok_or(Error::new(Errno::EIO))?)
+            .checked_add(
+                bio.sector
+                    .checked_mul(SECTOR_SIZE as u64)
+                    .ok_or(Error::new(Errno::EIO))?,
+            )
             .ok_or(Error::new(Errno::EIO))?;
         let mut buf = vec![0u8; PAGE_SIZE];
         for seg in &bio.segments {
@@ -211,7 +216,8 @@ impl BlockDriver for LoopDisk {
     }
 
     fn read_only(&self) -> bool {
-        self.backing().is_some_and(|b| b.flags & LO_FLAGS_READ_ONLY != 0)
+        self.backing()
+            .is_some_and(|b| b.flags & LO_FLAGS_READ_ONLY != 0)
     }
 
     /// Queues the request for the worker (see the module comment).
@@ -283,8 +289,14 @@ fn add(number: u32) -> Result<Arc<Loop>> {
         removed: AtomicBool::new(false),
     });
     let worker = driver.clone();
-    frame::task::TaskOptions::new(move || worker.worker()).spawn().map_err(|_| Error::new(Errno::ENOMEM))?;
-    let dev = match super::register_named_disk(format!("loop{number}"), makedev(LOOP_MAJOR, number), driver.clone()) {
+    frame::task::TaskOptions::new(move || worker.worker())
+        .spawn()
+        .map_err(|_| Error::new(Errno::ENOMEM))?;
+    let dev = match super::register_named_disk(
+        format!("loop{number}"),
+        makedev(LOOP_MAJOR, number),
+        driver.clone(),
+    ) {
         Ok(dev) => dev,
         Err(e) => {
             driver.removed.store(true, Ordering::Release);
@@ -294,7 +306,13 @@ fn add(number: u32) -> Result<Arc<Loop>> {
     };
     // The registry's reference, and the one `Loop` is about to hold.
     let base_refs = Arc::strong_count(&dev);
-    let l = Arc::new(Loop { number, driver, dev, base_refs, config: Mutex::new(()) });
+    let l = Arc::new(Loop {
+        number,
+        driver,
+        dev,
+        base_refs,
+        config: Mutex::new(()),
+    });
     let mut loops = LOOPS.lock();
     if loops.iter().any(|o| o.number == number) {
         drop(loops);
@@ -324,14 +342,18 @@ pub fn is_loop_file(file: &File) -> bool {
 
 /// The loop device a device number names.
 fn by_devt(devt: u64) -> Option<Arc<Loop>> {
-    (dev_major(devt) == LOOP_MAJOR).then(|| find(dev_minor(devt))).flatten()
+    (dev_major(devt) == LOOP_MAJOR)
+        .then(|| find(dev_minor(devt)))
+        .flatten()
 }
 
 /// Unbinds every AUTOCLEAR device nobody uses any more. `own` is the
 /// device the caller has open (its reference does not count).
 fn reap(own: Option<u32>) {
     for l in all() {
-        let Some(b) = l.driver.backing() else { continue };
+        let Some(b) = l.driver.backing() else {
+            continue;
+        };
         let mine = usize::from(own == Some(l.number));
         if b.flags & LO_FLAGS_AUTOCLEAR != 0 && l.users(mine) == 0 {
             let _guard = l.config.lock();
@@ -351,9 +373,15 @@ pub fn after_umount() {
 /// back first) and publishes the new size.
 fn rebind(l: &Loop, new: Option<Arc<Backing>>) -> Result<()> {
     let cache = l.dev.page_cache();
-    let synced = if l.driver.backing().is_some() { cache.sync_and_flush() } else { Ok(()) };
+    let synced = if l.driver.backing().is_some() {
+        cache.sync_and_flush()
+    } else {
+        Ok(())
+    };
     cache.truncate(0);
-    let ro = new.as_ref().is_some_and(|b| b.flags & LO_FLAGS_READ_ONLY != 0);
+    let ro = new
+        .as_ref()
+        .is_some_and(|b| b.flags & LO_FLAGS_READ_ONLY != 0);
     let sectors = new.as_ref().map_or(0, |b| capacity(b));
     l.driver.set_backing(new);
     l.dev.set_read_only(ro);
@@ -363,7 +391,9 @@ fn rebind(l: &Loop, new: Option<Arc<Backing>>) -> Result<()> {
 
 fn unbind(l: &Loop) -> Result<()> {
     let r = rebind(l, None);
-    l.driver.block_size.store(SECTOR_SIZE as u32, Ordering::Relaxed);
+    l.driver
+        .block_size
+        .store(SECTOR_SIZE as u32, Ordering::Relaxed);
     r
 }
 
@@ -511,7 +541,9 @@ fn check_file(l: &Loop, file: &File) -> Result<()> {
     // The file systems the chain's files live on, and the loop devices
     // under those.
     for _ in 0..=MAX_LOOPS {
-        let Some(dev) = fs_devs.pop() else { return Ok(()) };
+        let Some(dev) = fs_devs.pop() else {
+            return Ok(());
+        };
         let Some(other) = by_devt(dev) else { continue };
         if other.number == l.number {
             return Err(Error::new(Errno::EINVAL));
@@ -560,8 +592,21 @@ fn bind(l: &Loop, own: &File, file: Arc<File>, info: &Info, block_size: u32) -> 
     }
     let mut name = info.file_name;
     name[LO_NAME_SIZE - 1] = 0;
-    let b = Backing { file, offset: info.offset, sizelimit: info.sizelimit, flags, name };
-    l.driver.block_size.store(if block_size == 0 { SECTOR_SIZE as u32 } else { block_size }, Ordering::Relaxed);
+    let b = Backing {
+        file,
+        offset: info.offset,
+        sizelimit: info.sizelimit,
+        flags,
+        name,
+    };
+    l.driver.block_size.store(
+        if block_size == 0 {
+            SECTOR_SIZE as u32
+        } else {
+            block_size
+        },
+        Ordering::Relaxed,
+    );
     rebind(l, Some(Arc::new(b)))
 }
 
@@ -575,7 +620,13 @@ fn set_status(l: &Loop, info: &Info) -> Result<()> {
     flags |= info.flags & SETTABLE;
     let mut name = info.file_name;
     name[LO_NAME_SIZE - 1] = 0;
-    let b = Backing { file: old.file.clone(), offset: info.offset, sizelimit: info.sizelimit, flags, name };
+    let b = Backing {
+        file: old.file.clone(),
+        offset: info.offset,
+        sizelimit: info.sizelimit,
+        flags,
+        name,
+    };
     if b.offset == old.offset && b.sizelimit == old.sizelimit {
         // Nothing cached changes meaning: keep the page cache.
         l.driver.set_backing(Some(Arc::new(b)));
@@ -599,10 +650,9 @@ pub fn ioctl(
         return own.ioctl(cmd, arg, caller);
     };
     match cmd {
-        LOOP_SET_FD | LOOP_CONFIGURE | LOOP_CLR_FD | LOOP_SET_STATUS | LOOP_GET_STATUS | LOOP_SET_STATUS64
-        | LOOP_GET_STATUS64 | LOOP_SET_CAPACITY | LOOP_SET_BLOCK_SIZE | LOOP_SET_DIRECT_IO | LOOP_CHANGE_FD => {
-            reap(Some(l.number))
-        }
+        LOOP_SET_FD | LOOP_CONFIGURE | LOOP_CLR_FD | LOOP_SET_STATUS | LOOP_GET_STATUS
+        | LOOP_SET_STATUS64 | LOOP_GET_STATUS64 | LOOP_SET_CAPACITY | LOOP_SET_BLOCK_SIZE
+        | LOOP_SET_DIRECT_IO | LOOP_CHANGE_FD => reap(Some(l.number)),
         _ => return own.ioctl(cmd, arg, caller),
     }
     match cmd {
@@ -702,7 +752,13 @@ pub fn ioctl(
             if file.node().size() != old.file.node().size() {
                 return Err(Error::new(Errno::EINVAL));
             }
-            let b = Backing { file, offset: old.offset, sizelimit: old.sizelimit, flags: old.flags, name: old.name };
+            let b = Backing {
+                file,
+                offset: old.offset,
+                sizelimit: old.sizelimit,
+                flags: old.flags,
+                name: old.name,
+            };
             rebind(&l, Some(Arc::new(b)))?;
         }
     }
