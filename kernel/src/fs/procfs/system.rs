@@ -32,7 +32,7 @@ pub(super) fn filesystems() -> Result<Vec<u8>> {
     // mount(8) without -t (busybox too) tries those on a device.
     const ON_DEVICES: &[&str] = &["ext2"];
     for name in mount::filesystem_types() {
-        let nodev = if ON_DEVICES.contains(&name.as_ref()) { "" } else { "nodev" };
+        let nodev = if ON_DEVICES.contains(&name) { "" } else { "nodev" };
         let _ = writeln!(s, "{nodev}\t{name}");
     }
     Ok(s.into_bytes())
