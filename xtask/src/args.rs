@@ -12,7 +12,7 @@ commands:
               `-- CMD ARGS...` run that one command and exit with its status
   initramfs   build only the user programs and target/initramfs.cpio
   test        run every test layer (host, miri, compile-fail, linux, user, glibc,
-              busybox, interactive, ktest, fuzz, bench)
+              busybox, interactive, ktest, storage, fuzz, bench)
   fuzz        boot Trellis with the syscall fuzzer (user/fuzz) as init: calls
               per second, panics and hangs with a reproducer, free memory
               before and after (docs/robustness.md)
@@ -42,8 +42,8 @@ options:
                        300 with `--`, none interactively)
   --kernel ELF         boot this kernel image instead of building one (run, test)
   --only LAYER,...     run only these test layers: host, miri, compile-fail,
-                       linux, user, glibc, busybox, interactive, ktest, fuzz,
-                       bench (test)
+                       linux, user, glibc, busybox, interactive, ktest,
+                       storage, fuzz, bench (test)
   --seed S             fuzz: the PRNG seed (default 1)
   --calls N            fuzz: calls in the campaign (default 20000)
   --threads T          fuzz: worker threads per batch child (default 1)
@@ -127,6 +127,7 @@ pub const LAYERS: &[&str] = &[
     "busybox",
     "interactive",
     "ktest",
+    "storage",
     "compile-fail",
     "fuzz",
     "bench",

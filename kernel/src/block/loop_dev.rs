@@ -26,17 +26,24 @@
 //!   through the loop ioctls is Linux's behaviour.
 //!
 //! I/O goes through the file's own read_at/write_at (and so its page
-//! cache); a flush request syncs the file. Requests complete before
-//! `submit` returns, and a failed file operation is EIO for that request.
+//! cache); a flush request syncs the file; a failed file operation is EIO
+//! for that request. As Linux's loop workqueue, each device has a worker
+//! task that does the file I/O: `submit` only queues. The submitter may
+//! hold locks of the file system mounted on the device (ext2 holds its own
+//! while it reads a block), and the file's I/O takes locks of lower levels
+//! (inode, page cache) that must not be taken under them; the worker holds
+//! nothing. One worker per device, so a loop device whose file lives on
+//! another loop device does not wait on itself.
 
+use alloc::collections::VecDeque;
 use alloc::format;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 use frame::mm::PAGE_SIZE;
-use frame::sync::{Mutex, SpinLock};
+use frame::sync::{Mutex, SpinLock, WaitQueue};
 
 use super::{Bio, BioDone, BioOp, BlockDevice, BlockDriver};
 use crate::error::{Errno, Error, Result};
@@ -78,7 +85,8 @@ pub const LO_FLAGS_DIRECT_IO: u32 = 16;
 const SETTABLE: u32 = LO_FLAGS_AUTOCLEAR | LO_FLAGS_PARTSCAN;
 const CLEARABLE: u32 = LO_FLAGS_AUTOCLEAR;
 /// What LOOP_CONFIGURE accepts.
-const CONFIGURABLE: u32 = LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR | LO_FLAGS_PARTSCAN | LO_FLAGS_DIRECT_IO;
+const CONFIGURABLE: u32 =
+    LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR | LO_FLAGS_PARTSCAN | LO_FLAGS_DIRECT_IO;
 
 const LO_NAME_SIZE: usize = 64;
 /// sizeof(struct loop_info64).
@@ -101,6 +109,11 @@ struct Backing {
 pub struct LoopDisk {
     backing: SpinLock<Option<Arc<Backing>>>,
     block_size: AtomicU32,
+    /// Requests for the worker.
+    queue: SpinLock<VecDeque<(Bio, BioDone)>>,
+    work: WaitQueue,
+    /// LOOP_CTL_REMOVE: the worker ends once the queue is empty.
+    removed: AtomicBool,
 }
 
 impl LoopDisk {
@@ -108,11 +121,50 @@ impl LoopDisk {
         self.backing.lock().clone()
     }
 
+    /// Replaces the binding; the old one is dropped outside the lock
+    /// (closing a file takes locks of its own).
+    fn set_backing(&self, new: Option<Arc<Backing>>) {
+        let old = core::mem::replace(&mut *self.backing.lock(), new);
+        drop(old);
+    }
+
+    /// The worker: runs each queued request against the binding of the
+    /// moment, holding no lock.
+    fn worker(self: Arc<Self>) {
+        loop {
+            let next = self.work.wait_until(|| {
+                let item = self.queue.lock().pop_front();
+                match item {
+                    Some(item) => Some(Some(item)),
+                    None if self.removed.load(Ordering::Acquire) => Some(None),
+                    None => None,
+                }
+            });
+            let Some((bio, done)) = next else { return };
+            let r = match self.backing() {
+                None => Err(Error::new(Errno::EIO)),
+                Some(b) => {
+                    let end = bio.sector.checked_add(bio.sectors());
+                    if bio.op != BioOp::Flush && end.is_none_or(|e| e > capacity(&b)) {
+                        Err(Error::new(Errno::EIO))
+                    } else {
+                        Self::transfer(&b, &bio).map_err(|_| Error::new(Errno::EIO))
+                    }
+                }
+            };
+            done(r);
+        }
+    }
+
     fn transfer(b: &Backing, bio: &Bio) -> Result<()> {
         let node = b.file.node();
         let mut pos = b
             .offset
-            .checked_add(bio.sector.checked_mul(SECTOR_SIZE as u64).ok_or(Error::new(Errno::EIO))?)
+            .checked_add(
+                bio.sector
+                    .checked_mul(SECTOR_SIZE as u64)
+                    .ok_or(Error::new(Errno::EIO))?,
+            )
             .ok_or(Error::new(Errno::EIO))?;
         let mut buf = vec![0u8; PAGE_SIZE];
         for seg in &bio.segments {
@@ -164,22 +216,17 @@ impl BlockDriver for LoopDisk {
     }
 
     fn read_only(&self) -> bool {
-        self.backing().is_some_and(|b| b.flags & LO_FLAGS_READ_ONLY != 0)
+        self.backing()
+            .is_some_and(|b| b.flags & LO_FLAGS_READ_ONLY != 0)
     }
 
+    /// Queues the request for the worker (see the module comment).
     fn submit(&self, bio: Bio, done: BioDone) -> Result<()> {
-        let r = match self.backing() {
-            None => Err(Error::new(Errno::EIO)),
-            Some(b) => {
-                let end = bio.sector.checked_add(bio.sectors());
-                if bio.op != BioOp::Flush && end.is_none_or(|e| e > capacity(&b)) {
-                    Err(Error::new(Errno::EIO))
-                } else {
-                    Self::transfer(&b, &bio).map_err(|_| Error::new(Errno::EIO))
-                }
-            }
-        };
-        done(r);
+        if self.removed.load(Ordering::Acquire) {
+            return Err(Error::new(Errno::ENXIO));
+        }
+        self.queue.lock().push_back((bio, done));
+        self.work.wake_all();
         Ok(())
     }
 }
@@ -234,15 +281,44 @@ fn add(number: u32) -> Result<Arc<Loop>> {
     if find(number).is_some() {
         return Err(Error::new(Errno::EEXIST));
     }
-    let driver = Arc::new(LoopDisk { backing: SpinLock::new(None), block_size: AtomicU32::new(SECTOR_SIZE as u32) });
-    let dev = super::register_named_disk(format!("loop{number}"), makedev(LOOP_MAJOR, number), driver.clone())?;
+    let driver = Arc::new(LoopDisk {
+        backing: SpinLock::new(None),
+        block_size: AtomicU32::new(SECTOR_SIZE as u32),
+        queue: SpinLock::new(VecDeque::new()),
+        work: WaitQueue::new(),
+        removed: AtomicBool::new(false),
+    });
+    let worker = driver.clone();
+    frame::task::TaskOptions::new(move || worker.worker())
+        .spawn()
+        .map_err(|_| Error::new(Errno::ENOMEM))?;
+    let dev = match super::register_named_disk(
+        format!("loop{number}"),
+        makedev(LOOP_MAJOR, number),
+        driver.clone(),
+    ) {
+        Ok(dev) => dev,
+        Err(e) => {
+            driver.removed.store(true, Ordering::Release);
+            driver.work.wake_all();
+            return Err(e);
+        }
+    };
     // The registry's reference, and the one `Loop` is about to hold.
     let base_refs = Arc::strong_count(&dev);
-    let l = Arc::new(Loop { number, driver, dev, base_refs, config: Mutex::new(()) });
+    let l = Arc::new(Loop {
+        number,
+        driver,
+        dev,
+        base_refs,
+        config: Mutex::new(()),
+    });
     let mut loops = LOOPS.lock();
     if loops.iter().any(|o| o.number == number) {
         drop(loops);
         super::unregister_disk(&l.dev);
+        l.driver.removed.store(true, Ordering::Release);
+        l.driver.work.wake_all();
         return Err(Error::new(Errno::EEXIST));
     }
     loops.push(l.clone());
@@ -266,14 +342,18 @@ pub fn is_loop_file(file: &File) -> bool {
 
 /// The loop device a device number names.
 fn by_devt(devt: u64) -> Option<Arc<Loop>> {
-    (dev_major(devt) == LOOP_MAJOR).then(|| find(dev_minor(devt))).flatten()
+    (dev_major(devt) == LOOP_MAJOR)
+        .then(|| find(dev_minor(devt)))
+        .flatten()
 }
 
 /// Unbinds every AUTOCLEAR device nobody uses any more. `own` is the
 /// device the caller has open (its reference does not count).
 fn reap(own: Option<u32>) {
     for l in all() {
-        let Some(b) = l.driver.backing() else { continue };
+        let Some(b) = l.driver.backing() else {
+            continue;
+        };
         let mine = usize::from(own == Some(l.number));
         if b.flags & LO_FLAGS_AUTOCLEAR != 0 && l.users(mine) == 0 {
             let _guard = l.config.lock();
@@ -293,11 +373,17 @@ pub fn after_umount() {
 /// back first) and publishes the new size.
 fn rebind(l: &Loop, new: Option<Arc<Backing>>) -> Result<()> {
     let cache = l.dev.page_cache();
-    let synced = if l.driver.backing().is_some() { cache.sync_and_flush() } else { Ok(()) };
+    let synced = if l.driver.backing().is_some() {
+        cache.sync_and_flush()
+    } else {
+        Ok(())
+    };
     cache.truncate(0);
-    let ro = new.as_ref().is_some_and(|b| b.flags & LO_FLAGS_READ_ONLY != 0);
+    let ro = new
+        .as_ref()
+        .is_some_and(|b| b.flags & LO_FLAGS_READ_ONLY != 0);
     let sectors = new.as_ref().map_or(0, |b| capacity(b));
-    *l.driver.backing.lock() = new;
+    l.driver.set_backing(new);
     l.dev.set_read_only(ro);
     l.dev.set_capacity(sectors);
     synced
@@ -305,7 +391,9 @@ fn rebind(l: &Loop, new: Option<Arc<Backing>>) -> Result<()> {
 
 fn unbind(l: &Loop) -> Result<()> {
     let r = rebind(l, None);
-    l.driver.block_size.store(SECTOR_SIZE as u32, Ordering::Relaxed);
+    l.driver
+        .block_size
+        .store(SECTOR_SIZE as u32, Ordering::Relaxed);
     r
 }
 
@@ -453,7 +541,9 @@ fn check_file(l: &Loop, file: &File) -> Result<()> {
     // The file systems the chain's files live on, and the loop devices
     // under those.
     for _ in 0..=MAX_LOOPS {
-        let Some(dev) = fs_devs.pop() else { return Ok(()) };
+        let Some(dev) = fs_devs.pop() else {
+            return Ok(());
+        };
         let Some(other) = by_devt(dev) else { continue };
         if other.number == l.number {
             return Err(Error::new(Errno::EINVAL));
@@ -502,8 +592,21 @@ fn bind(l: &Loop, own: &File, file: Arc<File>, info: &Info, block_size: u32) -> 
     }
     let mut name = info.file_name;
     name[LO_NAME_SIZE - 1] = 0;
-    let b = Backing { file, offset: info.offset, sizelimit: info.sizelimit, flags, name };
-    l.driver.block_size.store(if block_size == 0 { SECTOR_SIZE as u32 } else { block_size }, Ordering::Relaxed);
+    let b = Backing {
+        file,
+        offset: info.offset,
+        sizelimit: info.sizelimit,
+        flags,
+        name,
+    };
+    l.driver.block_size.store(
+        if block_size == 0 {
+            SECTOR_SIZE as u32
+        } else {
+            block_size
+        },
+        Ordering::Relaxed,
+    );
     rebind(l, Some(Arc::new(b)))
 }
 
@@ -517,10 +620,16 @@ fn set_status(l: &Loop, info: &Info) -> Result<()> {
     flags |= info.flags & SETTABLE;
     let mut name = info.file_name;
     name[LO_NAME_SIZE - 1] = 0;
-    let b = Backing { file: old.file.clone(), offset: info.offset, sizelimit: info.sizelimit, flags, name };
+    let b = Backing {
+        file: old.file.clone(),
+        offset: info.offset,
+        sizelimit: info.sizelimit,
+        flags,
+        name,
+    };
     if b.offset == old.offset && b.sizelimit == old.sizelimit {
         // Nothing cached changes meaning: keep the page cache.
-        *l.driver.backing.lock() = Some(Arc::new(b));
+        l.driver.set_backing(Some(Arc::new(b)));
         return Ok(());
     }
     rebind(l, Some(Arc::new(b)))
@@ -541,10 +650,9 @@ pub fn ioctl(
         return own.ioctl(cmd, arg, caller);
     };
     match cmd {
-        LOOP_SET_FD | LOOP_CONFIGURE | LOOP_CLR_FD | LOOP_SET_STATUS | LOOP_GET_STATUS | LOOP_SET_STATUS64
-        | LOOP_GET_STATUS64 | LOOP_SET_CAPACITY | LOOP_SET_BLOCK_SIZE | LOOP_SET_DIRECT_IO | LOOP_CHANGE_FD => {
-            reap(Some(l.number))
-        }
+        LOOP_SET_FD | LOOP_CONFIGURE | LOOP_CLR_FD | LOOP_SET_STATUS | LOOP_GET_STATUS
+        | LOOP_SET_STATUS64 | LOOP_GET_STATUS64 | LOOP_SET_CAPACITY | LOOP_SET_BLOCK_SIZE
+        | LOOP_SET_DIRECT_IO | LOOP_CHANGE_FD => reap(Some(l.number)),
         _ => return own.ioctl(cmd, arg, caller),
     }
     match cmd {
@@ -585,7 +693,7 @@ pub fn ioctl(
                     name: b.name,
                 };
                 b2.flags |= LO_FLAGS_AUTOCLEAR;
-                *l.driver.backing.lock() = Some(Arc::new(b2));
+                l.driver.set_backing(Some(Arc::new(b2)));
                 return Ok(0);
             }
             unbind(&l)?;
@@ -644,7 +752,13 @@ pub fn ioctl(
             if file.node().size() != old.file.node().size() {
                 return Err(Error::new(Errno::EINVAL));
             }
-            let b = Backing { file, offset: old.offset, sizelimit: old.sizelimit, flags: old.flags, name: old.name };
+            let b = Backing {
+                file,
+                offset: old.offset,
+                sizelimit: old.sizelimit,
+                flags: old.flags,
+                name: old.name,
+            };
             rebind(&l, Some(Arc::new(b)))?;
         }
     }
@@ -702,6 +816,8 @@ impl FileOps for LoopControl {
                 }
                 LOOPS.lock().retain(|o| o.number != l.number);
                 super::unregister_disk(&l.dev);
+                l.driver.removed.store(true, Ordering::Release);
+                l.driver.work.wake_all();
                 Ok(0)
             }
             _ => Err(Error::new(Errno::ENOTTY)),

@@ -635,21 +635,6 @@ pub fn devices() -> Vec<Arc<BlockDevice>> {
     REGISTRY.lock().devices.clone()
 }
 
-/// sync(2): each mounted file system's metadata, every page cache, then
-/// a flush of every disk. Errors are left for each file's fsync.
-pub fn sync_all() {
-    for m in crate::fs::mount::mounts() {
-        let _ = m.root.sync_fs();
-    }
-    let _ = crate::mm::page_cache::sync_all();
-    for d in devices() {
-        if d.partno == 0 {
-            let _ = d.flush();
-        }
-    }
-}
-
-
 /// Registers a disk under the name and number its driver chose (the loop
 /// devices: loop0 is 7:0), without reading a partition table: EEXIST if
 /// either is taken.
@@ -677,6 +662,20 @@ pub fn unregister_disk(disk: &Arc<BlockDevice>) {
         crate::fs::devfs::remove_block_device(p);
     }
     crate::fs::devfs::remove_block_device(disk);
+}
+
+/// sync(2): each mounted file system's metadata, every page cache, then
+/// a flush of every disk. Errors are left for each file's fsync.
+pub fn sync_all() {
+    for m in crate::fs::mount::mounts() {
+        let _ = m.root.sync_fs();
+    }
+    let _ = crate::mm::page_cache::sync_all();
+    for d in devices() {
+        if d.partno == 0 {
+            let _ = d.flush();
+        }
+    }
 }
 
 /// Registers the devices the command line asks for (the RAM disks) and
