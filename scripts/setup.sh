@@ -5,7 +5,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-APT_PACKAGES=(qemu-system-x86 busybox-static musl-tools cpio binutils make gcc libc6-dev bsdutils file)
+APT_PACKAGES=(qemu-system-x86 busybox-static musl-tools cpio binutils make gcc libc6-dev bsdutils file e2fsprogs)
 RUSTUP_INIT_URL="https://static.rust-lang.org/rustup/dist/x86_64-unknown-linux-gnu/rustup-init"
 KERNEL_TARGET="x86_64-unknown-none"
 

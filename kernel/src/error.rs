@@ -54,6 +54,8 @@ pub enum Errno {
     ENOTSOCK = 88,
     EOPNOTSUPP = 95,
     ETIMEDOUT = 110,
+    /// "Structure needs cleaning": a damaged file system (ext2 mount).
+    EUCLEAN = 117,
     /// Kernel-internal: restart the syscall if the signal handler has
     /// SA_RESTART (or no handler runs), else EINTR. Never reaches user space.
     ERESTARTSYS = 512,

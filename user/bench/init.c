@@ -16,17 +16,21 @@
  */
 #include "bench.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #define LMB "/bench/lmb"
 #define LIST "/bench/list"
 #define MAX_BENCH 64
+#define MODDIR "/bench/mod"
+#define MAX_MODS 16
 
 /*
  * What Linux needs and Trellis provides by itself: device nodes, and the
@@ -54,6 +58,51 @@ static void setup_system(void)
 		}
 		close(s);
 	}
+}
+
+/*
+ * Linux only: the kernel modules under /bench/mod (virtio-blk and what it
+ * needs, copied from the Debian package by `cargo xtask bench`), loaded in
+ * the order of their numbered names; then a short wait for /dev/vda.
+ * Trellis has no modules (finit_module is ENOSYS) and needs none.
+ */
+static int by_name(const void *a, const void *b)
+{
+	return strcmp(a, b);
+}
+
+static void load_modules(void)
+{
+	DIR *d = opendir(MODDIR);
+	if (!d)
+		return;
+	char names[MAX_MODS][64];
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) && n < MAX_MODS) {
+		if (e->d_name[0] == '.' || strlen(e->d_name) >= sizeof names[0])
+			continue;
+		strcpy(names[n++], e->d_name);
+	}
+	qsort(names, (size_t)n, sizeof names[0], by_name);
+	int loaded = 0;
+	for (int i = 0; i < n; i++) {
+		int fd = openat(dirfd(d), names[i], O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		long r = syscall(SYS_finit_module, fd, "", 0);
+		int err = errno;
+		close(fd);
+		if (r < 0 && err == ENOSYS)
+			break;
+		if (r < 0 && err != EEXIST)
+			b_printf("BENCH-NOTE finit_module %s: %s\n", names[i], strerror(err));
+		else
+			loaded++;
+	}
+	closedir(d);
+	for (int i = 0; loaded && i < 200 && access("/dev/vda", F_OK) < 0; i++)
+		usleep(10000);
 }
 
 /* The names in /bench/list (written at build time by `lmb -l`). */
@@ -106,6 +155,7 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 	setup_system();
 	b_printf("BENCH-BOOT %lld\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+	load_modules();
 
 	int smoke = 0, first = 1;
 	if (argc > 1 && strcmp(argv[1], "-s") == 0) {

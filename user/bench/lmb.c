@@ -4,7 +4,8 @@
  *   lmb [-s] NAME     run one benchmark (-s: smoke mode, one iteration)
  *   lmb -l            list the benchmark names, one per line
  *
- * Each benchmark prints one `BENCH` line.  Helpers that talk to a second
+ * Each benchmark prints one `BENCH` line.  The fs_* rows (fs.h) use an
+ * ext2 file system on /dev/vda.  Helpers that talk to a second
  * process keep one child for the whole measurement and stop it by closing
  * its input (no signals needed), so they also run on kernels without
  * signal delivery.
@@ -27,6 +28,8 @@
 #define HELLO "/bench/hello"
 
 static char chunk[CHUNK];
+
+#include "fs.h"
 
 /* ---- system calls and files ------------------------------------------- */
 
@@ -601,6 +604,16 @@ static const struct bench benches[] = {
 	{ "unix_bw", run_unix_bw, BANDWIDTH, CHUNK },
 	{ "tcp_lat", run_tcp_lat, LATENCY, 0 },
 	{ "tcp_bw", run_tcp_bw, BANDWIDTH, CHUNK },
+	{ "fs_seq_write_cold", run_fs_seq_write_cold, BANDWIDTH, FS_BIG_SIZE },
+	{ "fs_seq_write_warm", run_fs_seq_write_warm, BANDWIDTH, FS_BIG_SIZE },
+	{ "fs_seq_read_cold", run_fs_seq_read_cold, BANDWIDTH, FS_BIG_SIZE },
+	{ "fs_seq_read_warm", run_fs_seq_read_warm, BANDWIDTH, FS_BIG_SIZE },
+	{ "fs_rand_read_4k", run_fs_rand_read_4k, LATENCY, 0 },
+	{ "fs_create_0k", run_fs_create_0k, LATENCY, 0 },
+	{ "fs_delete_0k", run_fs_delete_0k, LATENCY, 0 },
+	{ "fs_create_4k", run_fs_create_4k, LATENCY, 0 },
+	{ "fs_delete_4k", run_fs_delete_4k, LATENCY, 0 },
+	{ "fs_fsync", run_fs_fsync, LATENCY, 0 },
 };
 
 #define NBENCH (sizeof benches / sizeof benches[0])

@@ -12,7 +12,7 @@ commands:
               `-- CMD ARGS...` run that one command and exit with its status
   initramfs   build only the user programs and target/initramfs.cpio
   test        run every test layer (host, miri, compile-fail, linux, user, glibc,
-              busybox, interactive, ktest, fuzz, bench)
+              busybox, interactive, ktest, storage, fuzz, bench)
   fuzz        boot Trellis with the syscall fuzzer (user/fuzz) as init: calls
               per second, panics and hangs with a reproducer, free memory
               before and after (docs/robustness.md)
@@ -23,6 +23,9 @@ commands:
               sites those tests reach (line coverage)
   bench       boot Trellis and Debian's Linux with the benchmark initramfs
               and compare them (docs/perf/); --smoke: Trellis, once each
+  mkimage DIR IMG
+              build an ext2 image IMG holding DIR's tree with the host's
+              `mke2fs -t ext2 -d DIR` (docs/storage.md)
   help        show this text
 
 options:
@@ -30,12 +33,17 @@ options:
   --add HOST:GUEST     copy a host file or directory into the initramfs at the
                        absolute path GUEST (run, initramfs; repeatable)
   --append ARGS        add to the kernel command line (run; repeatable)
+  --disk IMG           attach the raw image IMG as a virtio-blk disk (run;
+                       repeatable: /dev/vda, /dev/vdb, ... in this order)
+  --size MIB           mkimage: the image size in MiB (default: DIR's size
+                       plus a half, at least 8 MiB)
+  --block-size B       mkimage: 1024 or 4096 (default 4096)
   --timeout SECS       kill QEMU after SECS seconds; 0 = never (run; default
                        300 with `--`, none interactively)
   --kernel ELF         boot this kernel image instead of building one (run, test)
   --only LAYER,...     run only these test layers: host, miri, compile-fail,
-                       linux, user, glibc, busybox, interactive, ktest, fuzz,
-                       bench (test)
+                       linux, user, glibc, busybox, interactive, ktest,
+                       storage, fuzz, bench (test)
   --seed S             fuzz: the PRNG seed (default 1)
   --calls N            fuzz: calls in the campaign (default 20000)
   --threads T          fuzz: worker threads per batch child (default 1)
@@ -62,6 +70,7 @@ pub enum Sub {
     Miri,
     Api,
     Fuzz,
+    Mkimage,
     Help,
 }
 
@@ -77,6 +86,14 @@ pub struct Options {
     pub release: bool,
     pub adds: Vec<AddSpec>,
     pub append: Vec<String>,
+    /// `--disk IMG`, in order.
+    pub disks: Vec<PathBuf>,
+    /// `mkimage --size MIB`.
+    pub size_mib: Option<u64>,
+    /// `mkimage --block-size B`.
+    pub block_size: Option<u32>,
+    /// Arguments that are not options (mkimage's DIR and IMG).
+    pub positional: Vec<String>,
     /// `None`: not given; `Some(None)`: `--timeout 0` (no limit).
     pub timeout: Option<Option<Duration>>,
     pub kernel: Option<PathBuf>,
@@ -110,6 +127,7 @@ pub const LAYERS: &[&str] = &[
     "busybox",
     "interactive",
     "ktest",
+    "storage",
     "compile-fail",
     "fuzz",
     "bench",
@@ -130,6 +148,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
         "miri" => Sub::Miri,
         "api" => Sub::Api,
         "fuzz" => Sub::Fuzz,
+        "mkimage" => Sub::Mkimage,
         "help" | "-h" | "--help" => Sub::Help,
         other => return Err(format!("unknown command `{other}`")),
     };
@@ -163,6 +182,16 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
             "--no-wall" if inline.is_none() => opts.no_wall = true,
             "--add" => opts.adds.push(parse_add(&value(flag)?)?),
             "--append" => opts.append.push(value(flag)?),
+            "--disk" => opts.disks.push(PathBuf::from(value(flag)?)),
+            "--size" => opts.size_mib = Some(parse_num(flag, &value(flag)?)?.max(1)),
+            "--block-size" => {
+                let v = value(flag)?;
+                opts.block_size = match v.as_str() {
+                    "1024" => Some(1024),
+                    "4096" => Some(4096),
+                    _ => return Err(format!("`--block-size {v}`: expected 1024 or 4096")),
+                }
+            }
             "--timeout" => opts.timeout = Some(parse_timeout(&value(flag)?)?),
             "--kernel" => opts.kernel = Some(PathBuf::from(value(flag)?)),
             "--seed" => opts.seed = Some(parse_num(flag, &value(flag)?)?),
@@ -186,10 +215,14 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
                     opts,
                 });
             }
+            _ if sub == Sub::Mkimage && !arg.starts_with('-') => opts.positional.push(arg.clone()),
             _ => return Err(format!("unknown option `{arg}`")),
         }
     }
     check_allowed(sub, &opts)?;
+    if sub == Sub::Mkimage && opts.positional.len() != 2 {
+        return Err("mkimage needs DIR and IMG".into());
+    }
     Ok(Invocation { sub, opts })
 }
 
@@ -199,6 +232,9 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ("--release", o.release),
         ("--add", !o.adds.is_empty()),
         ("--append", !o.append.is_empty()),
+        ("--disk", !o.disks.is_empty()),
+        ("--size", o.size_mib.is_some()),
+        ("--block-size", o.block_size.is_some()),
         ("--timeout", o.timeout.is_some()),
         ("--kernel", o.kernel.is_some()),
         ("--only", !o.only.is_empty()),
@@ -219,6 +255,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
             "--release",
             "--add",
             "--append",
+            "--disk",
             "--timeout",
             "--kernel",
             "--",
@@ -237,6 +274,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
             "--replay",
             "--call",
         ],
+        Sub::Mkimage => &["--size", "--block-size"],
         Sub::Tcb | Sub::Miri | Sub::Api => &[],
         Sub::Help => &[],
     };
@@ -425,6 +463,35 @@ mod tests {
         assert!(p(&["fuzz", "--replay", "2-5", "--call", "1"]).is_err());
         assert!(p(&["run", "--seed", "1"]).is_err());
         assert!(p(&["test", "--only", "fuzz"]).is_ok());
+    }
+
+    #[test]
+    fn disks_and_mkimage() {
+        let inv = p(&["run", "--disk", "a.img", "--disk=b.img", "--", "/bin/sh"]).unwrap();
+        assert_eq!(
+            inv.opts.disks,
+            [PathBuf::from("a.img"), PathBuf::from("b.img")]
+        );
+        assert!(p(&["test", "--disk", "a.img"]).is_err());
+        assert!(p(&["run", "--disk"]).is_err());
+        let inv = p(&[
+            "mkimage",
+            "dir",
+            "out.img",
+            "--size",
+            "64",
+            "--block-size=1024",
+        ])
+        .unwrap();
+        assert_eq!(inv.sub, Sub::Mkimage);
+        assert_eq!(inv.opts.positional, ["dir", "out.img"]);
+        assert_eq!(inv.opts.size_mib, Some(64));
+        assert_eq!(inv.opts.block_size, Some(1024));
+        assert!(p(&["mkimage", "dir"]).is_err());
+        assert!(p(&["mkimage", "dir", "a", "b"]).is_err());
+        assert!(p(&["mkimage", "dir", "a", "--block-size", "2048"]).is_err());
+        assert!(p(&["run", "dir"]).is_err());
+        assert!(p(&["run", "--size", "3"]).is_err());
     }
 
     #[test]

@@ -18,7 +18,7 @@ use crate::args::{AddSpec, Options};
 use crate::bench_report::{self, KernelRun, Pass, Report};
 use crate::test::{BootEnv, Reporter};
 use crate::util::{Context, Res, run_quiet, target_dir};
-use crate::{builder, initramfs, qemu};
+use crate::{builder, initramfs, mkimage, qemu};
 
 /// The Debian meta-package naming the current cloud kernel.
 const LINUX_META: &str = "linux-image-cloud-amd64";
@@ -140,6 +140,8 @@ struct Guest<'a> {
     icount: bool,
     timeout: Duration,
     log: PathBuf,
+    /// A fresh copy of this image is attached as the virtio-blk disk.
+    disk: Option<&'a Path>,
 }
 
 /// Boots, collects the serial lines with their arrival time, and stops at
@@ -148,6 +150,12 @@ struct Guest<'a> {
 fn boot(g: &Guest) -> Res<(Vec<(Duration, String)>, String)> {
     let mut args: Vec<OsString> = qemu::qemu_args(g.kernel, g.initrd, &g.cmdline);
     args.extend(["-smp", "1"].map(OsString::from));
+    if let Some(template) = g.disk {
+        // Every boot starts from the same empty file system.
+        let disk = g.log.with_extension("img");
+        std::fs::copy(template, &disk).ctx(|| format!("cannot copy {}", template.display()))?;
+        args.extend(qemu::disk_args(&[disk]));
+    }
     if g.icount {
         args.extend(["-icount", "shift=0,sleep=off"].map(OsString::from));
     }
@@ -227,10 +235,31 @@ pub fn build_programs(root: &Path) -> Res<PathBuf> {
     Ok(build)
 }
 
+/// The size of the benchmark disk (the fs_* rows write a 64 MiB file).
+const DISK_MIB: u64 = 256;
+
+/// An empty ext2 file system (4 KiB blocks) for the fs_* rows; each boot
+/// gets a fresh copy of it.
+fn disk_template(root: &Path) -> Res<PathBuf> {
+    let dir = target_dir(root).join("bench");
+    let empty = dir.join("empty");
+    std::fs::create_dir_all(&empty).ctx(|| format!("cannot create {}", empty.display()))?;
+    let img = dir.join("disk-template.img");
+    mkimage::make(&empty, &img, Some(DISK_MIB), 4096)?;
+    Ok(img)
+}
+
 /// Writes the benchmark initramfs: busybox (for `/bin/sh`), /bench and
-/// /init; `argv` is what Trellis runs.
-fn write_initramfs(root: &Path, build: &Path, argv: &[String], name: &str) -> Res<PathBuf> {
-    let adds = [
+/// /init; `argv` is what Trellis runs. `modules` (Linux's virtio-blk
+/// modules, in load order) go to /bench/mod as `NN-name.ko`.
+fn write_initramfs(
+    root: &Path,
+    build: &Path,
+    argv: &[String],
+    name: &str,
+    modules: &[PathBuf],
+) -> Res<PathBuf> {
+    let mut adds = vec![
         AddSpec {
             host: build.to_path_buf(),
             guest: "/bench".into(),
@@ -240,6 +269,13 @@ fn write_initramfs(root: &Path, build: &Path, argv: &[String], name: &str) -> Re
             guest: "/init".into(),
         },
     ];
+    for (i, m) in modules.iter().enumerate() {
+        let file = m.file_name().unwrap_or_default().to_string_lossy();
+        adds.push(AddSpec {
+            host: m.clone(),
+            guest: format!("/bench/mod/{i:02}-{file}"),
+        });
+    }
     let spec = initramfs::Spec {
         user: None,
         adds: &adds,
@@ -293,6 +329,76 @@ pub fn linux_kernel(root: &Path) -> Res<PathBuf> {
     find_vmlinuz(&dir.join("root/boot")).ok_or_else(|| format!("{image} holds no boot/vmlinuz-*"))
 }
 
+/// What the Debian cloud kernel needs to see a virtio-blk disk and is
+/// built as a module: the virtio PCI transport and the block driver
+/// (ext4, which also mounts ext2, is built in: `CONFIG_EXT4_FS=y`,
+/// `CONFIG_EXT4_USE_FOR_EXT2=y`).
+const LINUX_MODULES: &[&str] = &["virtio_pci", "virtio_blk"];
+
+/// The `.ko` files of [`LINUX_MODULES`] and of everything they depend on
+/// (the `depends=` entry of each module's `.modinfo`), dependencies first.
+pub fn linux_modules(root: &Path) -> Res<Vec<PathBuf>> {
+    let base = target_dir(root).join("linux/root/lib/modules");
+    let mut files: BTreeMap<String, PathBuf> = BTreeMap::new();
+    let mut stack = vec![base.clone()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if let Some(stem) = p.file_name().and_then(|n| n.to_str()?.strip_suffix(".ko")) {
+                files.insert(stem.replace('-', "_"), p);
+            }
+        }
+    }
+    let mut order: Vec<PathBuf> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    fn visit(
+        name: &str,
+        files: &BTreeMap<String, PathBuf>,
+        seen: &mut Vec<String>,
+        order: &mut Vec<PathBuf>,
+    ) -> Res<()> {
+        let name = name.replace('-', "_");
+        if seen.contains(&name) {
+            return Ok(());
+        }
+        seen.push(name.clone());
+        let path = files
+            .get(&name)
+            .ok_or_else(|| format!("Linux module {name}.ko not found"))?;
+        let bytes = std::fs::read(path).ctx(|| format!("cannot read {}", path.display()))?;
+        for dep in modinfo_depends(&bytes) {
+            visit(&dep, files, seen, order)?;
+        }
+        order.push(path.clone());
+        Ok(())
+    }
+    for m in LINUX_MODULES {
+        visit(m, &files, &mut seen, &mut order)?;
+    }
+    Ok(order)
+}
+
+/// The modules named by a `.ko` file's `depends=a,b` modinfo string.
+fn modinfo_depends(ko: &[u8]) -> Vec<String> {
+    const KEY: &[u8] = b"\0depends=";
+    let Some(at) = ko.windows(KEY.len()).position(|w| w == KEY) else {
+        return Vec::new();
+    };
+    let rest = &ko[at + KEY.len()..];
+    let end = rest.iter().position(|&b| b == 0).unwrap_or(rest.len());
+    String::from_utf8_lossy(&rest[..end])
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
 fn find_vmlinuz(boot: &Path) -> Option<PathBuf> {
     std::fs::read_dir(boot)
         .ok()?
@@ -310,7 +416,14 @@ enum Os {
     Trellis,
 }
 
-fn run_kernel(os: Os, kernel: &Path, initrd: &Path, pass: Pass, root: &Path) -> Res<KernelRun> {
+fn run_kernel(
+    os: Os,
+    kernel: &Path,
+    initrd: &Path,
+    disk: &Path,
+    pass: Pass,
+    root: &Path,
+) -> Res<KernelRun> {
     let (label, cmdline) = match os {
         Os::Linux => ("linux", "console=ttyS0 quiet rdinit=/init".to_string()),
         Os::Trellis => ("trellis", qemu::cmdline(&[])),
@@ -325,6 +438,7 @@ fn run_kernel(os: Os, kernel: &Path, initrd: &Path, pass: Pass, root: &Path) -> 
         log: target_dir(root)
             .join("bench")
             .join(format!("{label}-{}.log", pass.as_str())),
+        disk: Some(disk),
     };
     let started = Instant::now();
     let (lines, ended) = boot(&g)?;
@@ -358,7 +472,12 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
             None
         }
     };
-    let initrd = write_initramfs(root, &build, &["/init".into()], "initramfs.cpio")?;
+    let modules = match &linux {
+        Some(_) => linux_modules(root)?,
+        None => Vec::new(),
+    };
+    let disk = disk_template(root)?;
+    let initrd = write_initramfs(root, &build, &["/init".into()], "initramfs.cpio", &modules)?;
     let mut passes = vec![Pass::Icount];
     if !opts.no_wall {
         passes.push(Pass::Wall);
@@ -366,10 +485,10 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     let mut report = Report::new(linux.as_deref(), &trellis);
     for pass in passes {
         let lin = match &linux {
-            Some(k) => Some(run_kernel(Os::Linux, k, &initrd, pass, root)?),
+            Some(k) => Some(run_kernel(Os::Linux, k, &initrd, &disk, pass, root)?),
             None => None,
         };
-        let tre = run_kernel(Os::Trellis, &trellis, &initrd, pass, root)?;
+        let tre = run_kernel(Os::Trellis, &trellis, &initrd, &disk, pass, root)?;
         report.add(pass, lin, tre);
     }
     print!("{}", report.render_text());
@@ -400,8 +519,9 @@ fn smoke_boot(root: &Path, kernel: &Path, r: &mut Reporter) -> Res<()> {
         .map(str::to_string)
         .collect();
     let argv = ["/init".to_string(), "-s".to_string()];
-    let initrd = write_initramfs(root, &build, &argv, "initramfs-smoke.cpio")?;
+    let initrd = write_initramfs(root, &build, &argv, "initramfs-smoke.cpio", &[])?;
     let log = target_dir(root).join("bench/trellis-smoke.log");
+    let disk = disk_template(root)?;
     let g = Guest {
         kernel,
         initrd: &initrd,
@@ -409,6 +529,7 @@ fn smoke_boot(root: &Path, kernel: &Path, r: &mut Reporter) -> Res<()> {
         icount: false,
         timeout: SMOKE_TIMEOUT,
         log: log.clone(),
+        disk: Some(&disk),
     };
     let (lines, ended) = boot(&g)?;
     let t = parse(&lines, &ended);
@@ -485,6 +606,14 @@ mod tests {
         assert_eq!(get("f"), Sample::Failed("did not finish: timed out".into()));
         let names: Vec<&str> = t.samples.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["a", "b", "c", "d", "e", "f"]);
+    }
+
+    #[test]
+    fn modinfo_dependencies() {
+        let ko = b"\x7fELF..\0license=GPL\0depends=virtio_ring,virtio\0intree=Y\0";
+        assert_eq!(modinfo_depends(ko), ["virtio_ring", "virtio"]);
+        assert!(modinfo_depends(b"\0depends=\0name=x\0").is_empty());
+        assert!(modinfo_depends(b"no modinfo").is_empty());
     }
 
     #[test]

@@ -21,6 +21,7 @@ mod initramfs;
 mod ksyms;
 mod miri;
 mod miri_sites;
+mod mkimage;
 mod qemu;
 mod scan;
 mod tcb;
@@ -31,6 +32,7 @@ mod test_busybox;
 mod test_host;
 mod test_interactive;
 mod test_ktest;
+mod test_storage;
 mod test_user;
 mod util;
 
@@ -83,6 +85,7 @@ fn dispatch(inv: &Invocation) -> util::Res<u8> {
         Sub::Test => test::run_all(&root, &inv.opts),
         Sub::Bench => bench::run(&root, &inv.opts),
         Sub::Fuzz => fuzz::run(&root, &inv.opts),
+        Sub::Mkimage => mkimage::run(&inv.opts),
         Sub::Tcb => tcb::run(&root),
         Sub::Miri => miri::run(&root),
         Sub::Api => api_scan::public_items(&root.join("frame/src/lib.rs")).map(|items| {
@@ -146,6 +149,7 @@ fn run(kernel: &std::path::Path, initrd: &std::path::Path, opts: &Options) -> ut
         timeout,
         console,
         watch: None,
+        disks: &opts.disks,
     };
     let result = qemu::boot(&boot, &mut |_| {})?;
     if let Some(msg) = result.outcome.problem() {

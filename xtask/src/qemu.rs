@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
@@ -34,6 +34,8 @@ pub struct Boot<'a> {
     pub console: Console,
     /// A progress watchdog: QEMU is killed when no line passes it for a while.
     pub watch: Option<Watch<'a>>,
+    /// Raw images attached as virtio-blk disks, in order (`/dev/vda`, ...).
+    pub disks: &'a [PathBuf],
 }
 
 /// Counts a hang when the guest goes `quiet` long without a line for which
@@ -134,6 +136,46 @@ pub fn qemu_args(kernel: &Path, initrd: &Path, cmdline: &str) -> Vec<OsString> {
     v
 }
 
+/// The PCI slot of the first `--disk`; the next disks take the following
+/// slots. Explicit, increasing addresses keep the enumeration order (and so
+/// the names `vda`, `vdb`, ...) equal to the command-line order. q35 puts
+/// its own devices (VGA, NIC) in the low slots and the LPC/SATA/SMBus
+/// functions in 0x1f, so 0x10.. is free.
+pub const DISK_FIRST_SLOT: usize = 0x10;
+/// Slots 0x10..=0x1e.
+pub const MAX_DISKS: usize = 0x1f - DISK_FIRST_SLOT;
+
+/// QEMU arguments attaching each image as a virtio-blk PCI disk
+/// (`-drive file=IMG,if=none,id=dN,format=raw -device
+/// virtio-blk-pci,drive=dN,addr=SLOT`).
+pub fn disk_args(disks: &[PathBuf]) -> Vec<OsString> {
+    let mut v = Vec::new();
+    for (i, img) in disks.iter().enumerate() {
+        // QEMU's option syntax doubles a comma inside a value.
+        let file = img.to_string_lossy().replace(',', ",,");
+        v.push("-drive".into());
+        v.push(format!("file={file},if=none,id=d{i},format=raw").into());
+        v.push("-device".into());
+        v.push(format!("virtio-blk-pci,drive=d{i},addr={:#x}", DISK_FIRST_SLOT + i).into());
+    }
+    v
+}
+
+/// Checks that each `--disk` image exists and is a regular file, and that
+/// there are not more than the free PCI slots.
+pub fn check_disks(disks: &[PathBuf]) -> Res<()> {
+    if disks.len() > MAX_DISKS {
+        return Err(format!("at most {MAX_DISKS} disks (got {})", disks.len()));
+    }
+    for d in disks {
+        let meta = std::fs::metadata(d).ctx(|| format!("disk image {}", d.display()))?;
+        if !meta.is_file() {
+            return Err(format!("disk image {} is not a regular file", d.display()));
+        }
+    }
+    Ok(())
+}
+
 enum Event {
     Line(String),
     Eof,
@@ -145,8 +187,10 @@ pub fn boot(b: &Boot, on_line: &mut dyn FnMut(&str)) -> Res<BootResult> {
     if !util::on_path(QEMU) {
         return Err(format!("{QEMU} not found; run scripts/setup.sh"));
     }
+    check_disks(b.disks)?;
     let mut cmd = Command::new(QEMU);
     cmd.args(qemu_args(b.kernel, b.initrd, &cmdline(b.append)))
+        .args(disk_args(b.disks))
         .stdout(Stdio::piped());
     match b.console {
         Console::Interactive => cmd.stdin(Stdio::inherit()).stderr(Stdio::inherit()),
@@ -336,6 +380,33 @@ mod tests {
         assert!(joined.contains("-kernel k.sym -initrd i.cpio -append console=ttyS0"));
         assert!(joined.ends_with("-device isa-debug-exit,iobase=0xf4,iosize=0x04"));
         assert!(!joined.contains("kvm"));
+    }
+
+    #[test]
+    fn disks_in_order_at_increasing_slots() {
+        assert!(disk_args(&[]).is_empty());
+        let args = disk_args(&[PathBuf::from("/a/x.img"), PathBuf::from("b,c.img")]);
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            args,
+            [
+                "-drive",
+                "file=/a/x.img,if=none,id=d0,format=raw",
+                "-device",
+                "virtio-blk-pci,drive=d0,addr=0x10",
+                "-drive",
+                "file=b,,c.img,if=none,id=d1,format=raw",
+                "-device",
+                "virtio-blk-pci,drive=d1,addr=0x11",
+            ]
+        );
+        assert!(check_disks(&[PathBuf::from("/nonexistent/disk.img")]).is_err());
+        assert!(check_disks(&[PathBuf::from("/")]).is_err());
+        let many = vec![PathBuf::from("/dev/null"); MAX_DISKS + 1];
+        assert!(check_disks(&many).unwrap_err().contains("at most"));
     }
 
     #[test]

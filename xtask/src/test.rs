@@ -10,7 +10,7 @@ use crate::qemu::{self, BootResult, Console};
 use crate::util::{Context, Res, target_dir};
 use crate::{
     bench, compile_fail, fuzz, initramfs, miri, test_busybox, test_host, test_interactive,
-    test_ktest, test_user,
+    test_ktest, test_storage, test_user,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,6 +136,7 @@ impl BootEnv {
             timeout: Some(timeout),
             console: Console::Capture,
             watch: None,
+            disks: &[],
         };
         qemu::boot(&boot, on_line)
     }
@@ -164,6 +165,7 @@ impl BootEnv {
             timeout,
             console: Console::Capture,
             watch: Some(watch),
+            disks: &[],
         };
         qemu::boot(&boot, on_line)
     }
@@ -230,6 +232,7 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         "busybox",
         "interactive",
         "ktest",
+        "storage",
         "fuzz",
         "bench",
     ];
@@ -251,6 +254,9 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         }
         if want("ktest") {
             test_ktest::run(env.as_ref(), &mut r);
+        }
+        if want("storage") {
+            test_storage::run(env.as_ref(), &mut r);
         }
         if want("fuzz") {
             fuzz::layer(env.as_ref(), &mut r);

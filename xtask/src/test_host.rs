@@ -7,7 +7,16 @@ use crate::test::{Reporter, Verdict};
 use crate::util::{cargo, run_captured, tail};
 
 /// Packages whose tests run on the host.
-pub const HOST_PACKAGES: &[&str] = &["cpio", "elf", "policies", "frame", "xtask"];
+pub const HOST_PACKAGES: &[&str] = &[
+    "cpio",
+    "elf",
+    "ext2",
+    "policies",
+    "frame",
+    "virtio",
+    "virtio-blk",
+    "xtask",
+];
 
 pub fn run(root: &Path, r: &mut Reporter) {
     let packages = workspace_packages(root);

@@ -101,6 +101,7 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
             timeout: Some(TIMEOUT),
             console: Console::Capture,
             watch: None,
+            disks: &[],
         };
         let result = match qemu::boot(&boot, &mut |_| {}) {
             Ok(res) => res,

@@ -15,8 +15,10 @@
 
 pub mod brd;
 pub mod devfile;
+pub mod loop_dev;
 pub mod partition;
 pub mod sysfs;
+pub mod virtio_blk;
 
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -237,6 +239,11 @@ impl BlockDevice {
     /// BLKROSET.
     pub fn set_read_only(&self, ro: bool) {
         self.read_only.store(ro, Ordering::Relaxed);
+    }
+
+    /// A new size (a loop device bound to another file).
+    pub fn set_capacity(&self, sectors: u64) {
+        self.sectors.store(sectors, Ordering::Relaxed);
     }
 
     /// The whole disk this device is (part of).
@@ -628,6 +635,35 @@ pub fn devices() -> Vec<Arc<BlockDevice>> {
     REGISTRY.lock().devices.clone()
 }
 
+/// Registers a disk under the name and number its driver chose (the loop
+/// devices: loop0 is 7:0), without reading a partition table: EEXIST if
+/// either is taken.
+pub fn register_named_disk(name: String, devt: u64, driver: Arc<dyn BlockDriver>) -> Result<Arc<BlockDevice>> {
+    let sectors = driver.capacity_sectors();
+    let disk = BlockDevice::new(name, devt, driver, 0, sectors, 0, Weak::new());
+    {
+        let mut reg = REGISTRY.lock();
+        if reg.devices.iter().any(|d| d.devt == devt || d.name == disk.name) {
+            return Err(Error::new(Errno::EEXIST));
+        }
+        reg.devices.push(disk.clone());
+    }
+    crate::mm::page_cache::start_writeback();
+    crate::fs::devfs::add_block_device(&disk);
+    Ok(disk)
+}
+
+/// Removes a disk (and its partitions) from the registry, /dev and
+/// /sys/block (LOOP_CTL_REMOVE).
+pub fn unregister_disk(disk: &Arc<BlockDevice>) {
+    let parts = core::mem::take(&mut *disk.partitions.lock());
+    REGISTRY.lock().devices.retain(|d| !Arc::ptr_eq(d, disk) && !parts.iter().any(|p| Arc::ptr_eq(p, d)));
+    for p in &parts {
+        crate::fs::devfs::remove_block_device(p);
+    }
+    crate::fs::devfs::remove_block_device(disk);
+}
+
 /// sync(2): each mounted file system's metadata, every page cache, then
 /// a flush of every disk. Errors are left for each file's fsync.
 pub fn sync_all() {
@@ -642,7 +678,10 @@ pub fn sync_all() {
     }
 }
 
-/// Registers the devices the command line asks for (the RAM disks).
+/// Registers the devices the command line asks for (the RAM disks) and
+/// the loop devices.
 pub fn init(cmdline: &str) {
+    virtio_blk::probe_all();
     brd::init(cmdline);
+    loop_dev::init();
 }

@@ -84,6 +84,7 @@ fn populate(dev: &Arc<dyn Inode>) -> Result<()> {
     let chars = [
         ("console", devices::CONSOLE, 0o600),
         ("full", devices::FULL, 0o666),
+        ("loop-control", crate::block::loop_dev::LOOP_CONTROL, 0o600),
         ("null", devices::NULL, 0o666),
         ("ptmx", devices::PTMX, 0o666),
         ("random", devices::RANDOM, 0o666),

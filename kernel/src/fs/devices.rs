@@ -90,6 +90,7 @@ pub fn char_device(rdev: u64) -> Result<Arc<dyn FileOps>> {
         TTY => crate::tty::terminal::open_controlling()?,
         CONSOLE => crate::tty::console::open(),
         PTMX => crate::tty::pty::open_master()?,
+        crate::block::loop_dev::LOOP_CONTROL => crate::block::loop_dev::open_control(),
         _ if dev_major(rdev) == PTS_MAJOR => crate::tty::pty::open_slave(dev_minor(rdev))?,
         _ => {
             return Err(Error::with_message(

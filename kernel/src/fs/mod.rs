@@ -16,6 +16,7 @@ pub(crate) mod devices;
 pub(crate) mod devpts;
 pub mod epoll;
 pub mod eventfd;
+pub mod ext2;
 pub mod signalfd;
 pub mod timerfd;
 mod fifo;

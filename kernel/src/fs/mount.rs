@@ -487,6 +487,9 @@ pub fn mounts() -> Vec<MountInfo> {
 /// statfs(2) of the file system holding `node`.
 pub fn statfs(node: &Arc<dyn Inode>) -> StatFs {
     let dev = node.metadata().dev;
+    if let Some(s) = super::ext2::statfs(node, mount_flags(dev)) {
+        return s;
+    }
     StatFs::for_fs(&fstype_of(node), dev, mount_flags(dev), super::ramfs::RamFs::usage(node))
 }
 
@@ -516,6 +519,7 @@ pub fn mount_kernel_filesystems() -> Result<()> {
     super::devpts::register();
     super::procfs::register();
     super::sysfs::register();
+    super::ext2::init();
     let fs = super::FsContext::default();
     // The flags a Linux system's init mounts them with.
     let hardened = ST_NOSUID | ST_NODEV | ST_NOEXEC | ST_RELATIME;

@@ -28,15 +28,20 @@ pub(super) fn version() -> Result<Vec<u8>> {
 
 pub(super) fn filesystems() -> Result<Vec<u8>> {
     let mut s = String::new();
+    // File systems that need a block device are listed without "nodev":
+    // mount(8) without -t (busybox too) tries those on a device.
+    const ON_DEVICES: &[&str] = &["ext2"];
     for name in mount::filesystem_types() {
-        let _ = writeln!(s, "nodev\t{name}");
+        let nodev = if ON_DEVICES.contains(&name) { "" } else { "nodev" };
+        let _ = writeln!(s, "{nodev}\t{name}");
     }
     Ok(s.into_bytes())
 }
 
 pub(super) fn devices() -> Result<Vec<u8>> {
     let text = "Character devices:\n  1 mem\n  4 /dev/vc/0\n  4 tty\n  5 /dev/tty\n  \
-                5 /dev/console\n  5 /dev/ptmx\n128 ptm\n136 pts\n\nBlock devices:\n";
+                5 /dev/console\n  5 /dev/ptmx\n 10 misc\n128 ptm\n136 pts\n\nBlock devices:\n  1 ramdisk\n  \
+                7 loop\n254 virtblk\n259 blkext\n";
     Ok(Vec::from(text.as_bytes()))
 }
 

@@ -344,6 +344,11 @@ pub fn sys_ioctl(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
             ctx.write_bytes(arg, &(left.min(i32::MAX as u64) as i32).to_ne_bytes())?;
             Ok(0)
         }
+        _ if crate::block::loop_dev::is_loop_file(&file) => {
+            crate::block::loop_dev::ioctl(&file, cmd, arg, &CallerCtx(ctx), &|fd| {
+                get_io_file(ctx, fd)
+            })
+        }
         _ => file.ioctl(cmd, arg, &CallerCtx(ctx)),
     }
 }

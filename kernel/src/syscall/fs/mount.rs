@@ -74,6 +74,9 @@ pub fn sys_mount(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
             let data = string_arg(ctx, args[4], 4096, Errno::EINVAL)?;
             mount::remount(&target, &data)?;
         }
+        // An ext2 file system itself switches between read-only and
+        // read-write (write-back and the clean state on the way to ro).
+        crate::fs::ext2::remount(&target, flags & MS_RDONLY != 0)?;
         // The mount's flags (ro, nosuid, nodev, noexec, the atime ones)
         // become those given.
         mount::set_flags(&target, mount_flags(flags))?;
@@ -104,7 +107,16 @@ pub fn sys_mount(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let source = string_arg(ctx, args[0], 4096, Errno::EINVAL)?;
     let fstype = string_arg(ctx, args[2], 256, Errno::ENODEV)?;
     let data = string_arg(ctx, args[4], 4096, Errno::EINVAL)?;
-    let root = mount::make_filesystem(&fstype, &source, &data)?;
+    let root = if fstype == "ext2" {
+        // The source is a block device path, resolved as the caller sees it.
+        let bdev = {
+            let fs = ctx.process.fs().lock();
+            crate::block::lookup_path(&fs, &source)?
+        };
+        crate::fs::ext2::mount(bdev, flags & MS_RDONLY != 0, &data)?
+    } else {
+        mount::make_filesystem(&fstype, &source, &data)?
+    };
     mount::mount(&target, root, &source, &fstype, mount_flags(flags))?;
     Ok(0)
 }
@@ -131,6 +143,9 @@ pub fn sys_umount2(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         mount::Umount::Normal
     };
     mount::umount(&root, how, &in_use)?;
+    // A `mount -o loop` device (AUTOCLEAR) is unbound once unused.
+    drop(root);
+    crate::block::loop_dev::after_umount();
     Ok(0)
 }
 

@@ -1,0 +1,577 @@
+//! ext2 inodes as the VFS sees them: handles ([`Ext2Inode`]) over a shared
+//! per-inode [`FileState`] whose page cache holds a regular file's data.
+
+use alloc::string::String;
+use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
+use core::any::Any;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use ::ext2 as disk;
+use frame::mm::{PAGE_SIZE, UFrame};
+use frame::sync::Mutex;
+
+use super::{Ext2Mount, Volume, errno};
+use crate::block::{Bio, BioOp, BioSegment};
+use crate::error::{Errno, Error, Result};
+use crate::fs::inode::{
+    DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec, dev_major, dev_minor, makedev,
+};
+use crate::mm::page_cache::{PageCache, PageIo};
+
+/// Serialises writers and size changes of one file (below the volume).
+const FILE_IO_LEVEL: u8 = 30;
+
+/// What every handle of one inode shares.
+pub(super) struct FileState {
+    vol: Weak<Volume>,
+    ino: u32,
+    /// A regular file's data pages.
+    cache: Option<Arc<PageCache>>,
+    handles: AtomicUsize,
+    io: Mutex<(), FILE_IO_LEVEL>,
+}
+
+impl FileState {
+    pub(super) fn new(vol: Weak<Volume>, ino: u32, regular: bool) -> Arc<FileState> {
+        Arc::new_cyclic(|me: &Weak<FileState>| {
+            let io: Weak<dyn PageIo> = me.clone();
+            FileState {
+                vol,
+                ino,
+                cache: regular.then(|| PageCache::new(io)),
+                handles: AtomicUsize::new(0),
+                io: Mutex::new(()),
+            }
+        })
+    }
+
+    pub(super) fn add_handle(&self) {
+        self.handles.fetch_add(1, Ordering::AcqRel);
+    }
+
+    pub(super) fn handles(&self) -> usize {
+        self.handles.load(Ordering::Acquire)
+    }
+
+    /// Forgets the cached pages, dirty ones too (the file is being freed).
+    pub(super) fn drop_pages(&self) {
+        if let Some(c) = &self.cache {
+            c.truncate(0);
+        }
+    }
+
+    pub(super) fn sync_pages(&self) -> Result<()> {
+        match &self.cache {
+            Some(c) => c.sync(),
+            None => Ok(()),
+        }
+    }
+
+    fn vol(&self) -> Result<Arc<Volume>> {
+        self.vol.upgrade().ok_or(Error::new(Errno::EIO))
+    }
+
+    /// The bios moving the blocks of page `index` that intersect bytes
+    /// `[from, to)` of the page, for a file of `size` bytes. Holes are
+    /// zeroed in the frame (reads) or allocated (writes); a newly
+    /// allocated block is written whole (the frame holds zeros where the
+    /// file has none).
+    fn page_bios(&self, op: BioOp, index: u64, frame: &UFrame, from: usize, to: usize) -> Result<Vec<Bio>> {
+        let vol = self.vol()?;
+        let bs = vol.block_size as usize;
+        let mut fs = vol.fs.lock();
+        let size = fs.inode(self.ino).map_err(errno)?.size();
+        let page_start = index * PAGE_SIZE as u64;
+        let mut bios = Vec::new();
+        let mut off = 0;
+        while off < PAGE_SIZE {
+            let (bstart, bend) = (off, off + bs);
+            off += bs;
+            let pos = page_start + bstart as u64;
+            if pos >= size {
+                if op == BioOp::Read {
+                    frame.fill_zero(bstart, PAGE_SIZE - bstart)?;
+                }
+                break;
+            }
+            let (s, e) = (from.max(bstart), to.min(bend));
+            if s >= e {
+                continue;
+            }
+            let lblk = pos / bs as u64;
+            let (phys, s, e) = match op {
+                BioOp::Read => match fs.bmap(self.ino, lblk).map_err(errno)? {
+                    Some(p) => (p, bstart, bend),
+                    None => {
+                        frame.fill_zero(bstart, bs)?;
+                        continue;
+                    }
+                },
+                _ => {
+                    let (p, new) = fs.bmap_alloc(self.ino, lblk).map_err(errno)?;
+                    if new { (p, bstart, bend) } else { (p, s, e) }
+                }
+            };
+            let sector = phys * (bs as u64 / 512) + ((s - bstart) / 512) as u64;
+            bios.push(Bio { op, sector, segments: alloc::vec![BioSegment { frame: frame.clone(), offset: s, len: e - s }] });
+        }
+        Ok(bios)
+    }
+}
+
+impl PageIo for FileState {
+    fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
+        let bios = self.page_bios(BioOp::Read, index, frame, 0, PAGE_SIZE)?;
+        if bios.is_empty() {
+            return Ok(());
+        }
+        self.vol()?.bdev.submit_all(bios)
+    }
+
+    fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
+        let mut bios = Vec::new();
+        for (i, f) in frames.iter().enumerate() {
+            bios.extend(self.page_bios(BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)?);
+        }
+        if bios.is_empty() {
+            return Ok(());
+        }
+        self.vol()?.bdev.submit_all(bios)
+    }
+
+    fn write_page(&self, index: u64, frame: &UFrame, len: usize) -> Result<()> {
+        self.write_range(index, frame, 0, len)
+    }
+
+    fn write_range(&self, index: u64, frame: &UFrame, offset: usize, len: usize) -> Result<()> {
+        let from = offset / 512 * 512;
+        let to = (offset + len).div_ceil(512) * 512;
+        let bios = self.page_bios(BioOp::Write, index, frame, from, to.min(PAGE_SIZE))?;
+        if bios.is_empty() {
+            return Ok(());
+        }
+        self.vol()?.bdev.submit_all(bios)
+    }
+
+    fn flush(&self) -> Result<()> {
+        self.vol()?.bdev.flush()
+    }
+}
+
+/// A handle on an ext2 inode.
+pub struct Ext2Inode {
+    pub(super) mnt: Arc<Ext2Mount>,
+    state: Arc<FileState>,
+    ino: u32,
+}
+
+impl Drop for Ext2Inode {
+    fn drop(&mut self) {
+        if self.state.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.mnt.vol.note_released(self.ino);
+        }
+    }
+}
+
+/// The ext2 inode behind `node`, if it is one.
+pub fn downcast(node: &Arc<dyn Inode>) -> Option<Arc<Ext2Inode>> {
+    let any: Arc<dyn Any + Send + Sync> = node.clone();
+    any.downcast::<Ext2Inode>().ok()
+}
+
+fn file_type(k: disk::FileKind) -> FileType {
+    match k {
+        disk::FileKind::Regular => FileType::Regular,
+        disk::FileKind::Directory => FileType::Directory,
+        disk::FileKind::Symlink => FileType::Symlink,
+        disk::FileKind::CharDev { .. } => FileType::CharDevice,
+        disk::FileKind::BlockDev { .. } => FileType::BlockDevice,
+        disk::FileKind::Fifo => FileType::Fifo,
+        disk::FileKind::Socket => FileType::Socket,
+    }
+}
+
+fn ts(sec: u32) -> Timespec {
+    Timespec { sec: i64::from(sec), nsec: 0 }
+}
+
+fn secs(t: Timespec) -> u32 {
+    t.sec.clamp(0, i64::from(u32::MAX)) as u32
+}
+
+impl Ext2Inode {
+    pub(super) fn new(mnt: &Arc<Ext2Mount>, ino: u32) -> Result<Arc<dyn Inode>> {
+        Ok(Self::new_typed(mnt, ino)?)
+    }
+
+    fn new_typed(mnt: &Arc<Ext2Mount>, ino: u32) -> Result<Arc<Ext2Inode>> {
+        let regular = mnt.vol.fs.lock().inode(ino).map_err(errno)?.is_reg();
+        let state = mnt.vol.file_state(ino, regular)?;
+        Ok(Arc::new(Ext2Inode { mnt: mnt.clone(), state, ino }))
+    }
+
+    fn vol(&self) -> &Arc<Volume> {
+        &self.mnt.vol
+    }
+
+    fn disk_inode(&self) -> Result<disk::DiskInode> {
+        self.vol().fs.lock().inode(self.ino).map_err(errno)
+    }
+
+    fn cache(&self) -> Result<&Arc<PageCache>> {
+        self.state.cache.as_ref().ok_or_else(|| self.not_regular())
+    }
+
+    fn other(&self, node: &Arc<dyn Inode>) -> Result<Arc<Ext2Inode>> {
+        let o = downcast(node).ok_or(Error::new(Errno::EXDEV))?;
+        if !Arc::ptr_eq(&o.mnt.vol, &self.mnt.vol) {
+            return Err(Error::new(Errno::EXDEV));
+        }
+        Ok(o)
+    }
+
+    fn set_attr(&self, a: disk::SetAttr) -> Result<()> {
+        self.vol().fs.lock().set_attr(self.ino, a).map_err(errno)
+    }
+
+    /// Writes `buf` at `offset` through the page cache, then allocates the
+    /// blocks (after: the cache read the partial blocks as holes) and grows
+    /// the size. Holds the file's I/O lock.
+    fn write_locked(&self, offset: usize, buf: &[u8]) -> Result<usize> {
+        let cache = self.cache()?;
+        let vol = self.vol();
+        let end = offset.checked_add(buf.len()).ok_or(Error::new(Errno::EFBIG))?;
+        {
+            let fs = vol.fs.lock();
+            if fs.is_read_only() {
+                return Err(Error::new(Errno::EROFS));
+            }
+            if end as u64 > fs.max_file_size() {
+                return Err(Error::new(Errno::EFBIG));
+            }
+        }
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let n = cache.write(offset, buf)?;
+        let bs = vol.block_size as u64;
+        let mut fs = vol.fs.lock();
+        let first = offset as u64 / bs;
+        let last = (offset + n - 1) as u64 / bs;
+        let mut alloc_err = None;
+        for lblk in first..=last {
+            if let Err(e) = fs.bmap_alloc(self.ino, lblk) {
+                alloc_err = Some(e);
+                break;
+            }
+        }
+        let t = super::now();
+        let size = fs.inode(self.ino).map_err(errno)?.size();
+        if (offset + n) as u64 > size && alloc_err.is_none() {
+            fs.set_size(self.ino, (offset + n) as u64).map_err(errno)?;
+        }
+        fs.set_attr(self.ino, disk::SetAttr { mtime: Some(t), ctime: Some(t), ..Default::default() }).map_err(errno)?;
+        if let Some(e) = alloc_err {
+            drop(fs);
+            // Nothing past the allocated part may stay cached as data.
+            cache.truncate(size as usize);
+            return Err(errno(e));
+        }
+        Ok(n)
+    }
+
+    fn entry_type(&self, fs: &mut disk::Fs<super::DevIo>, ino: u32, ft: u8) -> FileType {
+        match ft {
+            1 => FileType::Regular,
+            2 => FileType::Directory,
+            3 => FileType::CharDevice,
+            4 => FileType::BlockDevice,
+            5 => FileType::Fifo,
+            6 => FileType::Socket,
+            7 => FileType::Symlink,
+            _ => fs.inode(ino).ok().and_then(|i| i.kind()).map_or(FileType::Regular, file_type),
+        }
+    }
+}
+
+impl Inode for Ext2Inode {
+    fn read_at(&self, offset: usize, buf: &mut [u8]) -> Result<usize> {
+        let cache = self.cache()?;
+        let size = self.disk_inode()?.size();
+        cache.read(offset, buf, usize::try_from(size).unwrap_or(usize::MAX))
+    }
+
+    fn size(&self) -> usize {
+        self.disk_inode().map_or(0, |i| i.size() as usize)
+    }
+
+    fn metadata(&self) -> Metadata {
+        let vol = self.vol();
+        let i = match self.disk_inode() {
+            Ok(i) => i,
+            Err(_) => {
+                // Damage found after the handle was made: a dead inode.
+                return Metadata {
+                    dev: vol.devt,
+                    ino: u64::from(self.ino),
+                    file_type: FileType::Regular,
+                    perm: 0,
+                    nlink: 0,
+                    uid: 0,
+                    gid: 0,
+                    rdev: 0,
+                    size: 0,
+                    blksize: vol.block_size,
+                    blocks: 0,
+                    atime: Timespec::default(),
+                    mtime: Timespec::default(),
+                    ctime: Timespec::default(),
+                };
+            }
+        };
+        let kind = i.kind().unwrap_or(disk::FileKind::Regular);
+        let rdev = match kind {
+            disk::FileKind::CharDev { major, minor } | disk::FileKind::BlockDev { major, minor } => {
+                makedev(major, minor)
+            }
+            _ => 0,
+        };
+        Metadata {
+            dev: vol.devt,
+            ino: u64::from(self.ino),
+            file_type: file_type(kind),
+            perm: u32::from(i.mode()) & 0o7777,
+            nlink: u32::from(i.links()),
+            uid: i.uid(),
+            gid: i.gid(),
+            rdev,
+            size: i.size(),
+            blksize: vol.block_size,
+            blocks: u64::from(i.blocks()),
+            atime: ts(i.atime()),
+            mtime: ts(i.mtime()),
+            ctime: ts(i.ctime()),
+        }
+    }
+
+    fn id(&self) -> (u64, u64) {
+        (self.vol().devt, u64::from(self.ino))
+    }
+
+    fn write_at(&self, offset: usize, buf: &[u8]) -> Result<usize> {
+        let _io = self.state.io.lock();
+        self.write_locked(offset, buf)
+    }
+
+    fn append(&self, buf: &[u8]) -> Result<(usize, usize)> {
+        let _io = self.state.io.lock();
+        let size = self.disk_inode()?.size() as usize;
+        let n = self.write_locked(size, buf)?;
+        Ok((n, size + n))
+    }
+
+    fn resize(&self, size: usize) -> Result<()> {
+        let cache = self.cache()?;
+        let _io = self.state.io.lock();
+        let vol = self.vol();
+        let old = self.disk_inode()?.size() as usize;
+        if vol.fs.lock().is_read_only() {
+            return Err(Error::new(Errno::EROFS));
+        }
+        let bs = vol.block_size as usize;
+        if size < old && size % bs != 0 {
+            // The rest of the last block must read as zeros if the file
+            // grows again: zero it through the cache (written back with the
+            // page), never through the device cache.
+            let n = (bs - size % bs).min(old - size);
+            cache.write(size, &alloc::vec![0u8; n])?;
+        }
+        if size < old {
+            cache.truncate(size);
+        }
+        vol.fs.lock().set_size(self.ino, size as u64).map_err(errno)
+    }
+
+    fn can_mmap(&self) -> bool {
+        self.state.cache.is_some()
+    }
+
+    fn shared_page(&self, index: usize) -> Result<UFrame> {
+        self.cache()?.page(index as u64)
+    }
+
+    fn page_cache(&self) -> Option<Arc<PageCache>> {
+        self.state.cache.clone()
+    }
+
+    fn has_shared_pages(&self) -> bool {
+        self.state.cache.is_some()
+    }
+
+    fn sync(&self, _data_only: bool) -> Result<()> {
+        if let Some(c) = &self.state.cache {
+            c.sync()?;
+        }
+        // The inode and the blocks it maps are in the device cache.
+        let vol = self.vol();
+        vol.fs.lock().sync().map_err(errno)?;
+        vol.bdev.page_cache().sync_and_flush()
+    }
+
+    fn sync_fs(&self) -> Result<()> {
+        self.vol().sync_all()
+    }
+
+    fn set_perm(&self, perm: u32) -> Result<()> {
+        let t = super::now();
+        self.set_attr(disk::SetAttr { perm: Some((perm & 0o7777) as u16), ctime: Some(t), ..Default::default() })
+    }
+
+    fn set_owner(&self, uid: Option<u32>, gid: Option<u32>) -> Result<()> {
+        let t = super::now();
+        self.set_attr(disk::SetAttr { uid, gid, ctime: Some(t), ..Default::default() })
+    }
+
+    fn touch_atime(&self, strict: bool) {
+        let vol = self.vol();
+        let mut fs = vol.fs.lock();
+        if fs.is_read_only() {
+            return;
+        }
+        let Ok(i) = fs.inode(self.ino) else { return };
+        let now = super::now();
+        // relatime (mount(8)): only if not newer than the last change, or
+        // a day old.
+        let stale = i.atime() <= i.mtime() || i.atime() <= i.ctime() || now.saturating_sub(i.atime()) >= 86_400;
+        if strict || stale {
+            let _ = fs.set_attr(self.ino, disk::SetAttr { atime: Some(now), ..Default::default() });
+        }
+    }
+
+    fn set_times(&self, atime: Option<Timespec>, mtime: Option<Timespec>) -> Result<()> {
+        let t = super::now();
+        self.set_attr(disk::SetAttr {
+            atime: atime.map(secs),
+            mtime: mtime.map(secs),
+            ctime: Some(t),
+            ..Default::default()
+        })
+    }
+
+    fn lookup(&self, name: &str) -> Result<Arc<dyn Inode>> {
+        let ino = self.vol().fs.lock().lookup(self.ino, name.as_bytes()).map_err(errno)?;
+        Ext2Inode::new(&self.mnt, ino)
+    }
+
+    fn create(&self, name: &str, node: NewNode) -> Result<Arc<dyn Inode>> {
+        let vol = self.vol();
+        vol.reap();
+        let perm = (node.perm & 0o7777) as u16;
+        let ino = {
+            let mut fs = vol.fs.lock();
+            let kind = match &node.kind {
+                NodeKind::Regular => disk::FileKind::Regular,
+                NodeKind::Directory => disk::FileKind::Directory,
+                NodeKind::Symlink(target) => {
+                    let ino = fs.symlink(self.ino, name.as_bytes(), target.as_bytes(), node.uid, node.gid);
+                    drop(fs);
+                    return Ext2Inode::new(&self.mnt, ino.map_err(errno)?);
+                }
+                NodeKind::Special(t, rdev) => {
+                    let (major, minor) = (dev_major(*rdev), dev_minor(*rdev));
+                    match t {
+                        FileType::CharDevice => disk::FileKind::CharDev { major, minor },
+                        FileType::BlockDevice => disk::FileKind::BlockDev { major, minor },
+                        FileType::Fifo => disk::FileKind::Fifo,
+                        FileType::Socket => disk::FileKind::Socket,
+                        _ => return Err(Error::new(Errno::EINVAL)),
+                    }
+                }
+            };
+            let new = disk::NewInode { kind, perm, uid: node.uid, gid: node.gid };
+            fs.create(self.ino, name.as_bytes(), new).map_err(errno)?
+        };
+        Ext2Inode::new(&self.mnt, ino)
+    }
+
+    fn link(&self, name: &str, target: &Arc<dyn Inode>) -> Result<()> {
+        let t = self.other(target)?;
+        self.vol().fs.lock().link(self.ino, name.as_bytes(), t.ino).map_err(errno)
+    }
+
+    fn unlink(&self, name: &str) -> Result<()> {
+        let vol = self.vol();
+        let (ino, links) = vol.fs.lock().unlink(self.ino, name.as_bytes()).map_err(errno)?;
+        if links == 0 {
+            vol.note_released(ino);
+            vol.reap();
+        }
+        Ok(())
+    }
+
+    fn rmdir(&self, name: &str) -> Result<()> {
+        let vol = self.vol();
+        let ino = vol.fs.lock().rmdir(self.ino, name.as_bytes()).map_err(errno)?;
+        vol.note_released(ino);
+        vol.reap();
+        Ok(())
+    }
+
+    fn rename(&self, old_name: &str, new_dir: &Arc<dyn Inode>, new_name: &str, flags: RenameFlags) -> Result<()> {
+        if flags.exchange {
+            return Err(Error::new(Errno::EINVAL));
+        }
+        let nd = self.other(new_dir)?;
+        let vol = self.vol();
+        let replaced = vol
+            .fs
+            .lock()
+            .rename(self.ino, old_name.as_bytes(), nd.ino, new_name.as_bytes(), flags.noreplace)
+            .map_err(errno)?;
+        if let Some((ino, 0)) = replaced {
+            vol.note_released(ino);
+            vol.reap();
+        }
+        Ok(())
+    }
+
+    fn read_dir(&self, cookie: u64, sink: &mut dyn FnMut(DirEntry<'_>) -> bool) -> Result<()> {
+        // Entries are gathered a batch at a time under the volume lock and
+        // handed to `sink` without it (it copies to user memory).
+        let mut cookie = cookie;
+        loop {
+            let mut batch: Vec<(u32, Vec<u8>, FileType, u64)> = Vec::new();
+            {
+                let vol = self.vol();
+                let mut fs = vol.fs.lock();
+                let mut raw = Vec::new();
+                fs.read_dir(self.ino, cookie, &mut |e| {
+                    raw.push(e);
+                    raw.len() < 64
+                })
+                .map_err(errno)?;
+                for e in raw {
+                    let t = self.entry_type(&mut fs, e.ino, e.file_type);
+                    batch.push((e.ino, e.name, t, e.next));
+                }
+            }
+            if batch.is_empty() {
+                return Ok(());
+            }
+            for (ino, name, file_type, next) in batch {
+                cookie = next;
+                // Names that are not UTF-8 cannot be handed to the VFS.
+                let Ok(name) = core::str::from_utf8(&name) else { continue };
+                if !sink(DirEntry { ino: u64::from(ino), name, file_type, next_cookie: next }) {
+                    return Ok(());
+                }
+            }
+        }
+    }
+
+    fn read_link(&self) -> Result<String> {
+        let bytes = self.vol().fs.lock().read_link(self.ino).map_err(errno)?;
+        String::from_utf8(bytes).map_err(|_| Error::with_message(Errno::EIO, "symlink target is not UTF-8"))
+    }
+}

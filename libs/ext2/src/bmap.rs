@@ -1,0 +1,251 @@
+//! The block map: 12 direct pointers, then single, double and triple
+//! indirect blocks. Mapping, allocation along the path, and freeing from a
+//! logical block onwards (truncate).
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::fs::Fs;
+use crate::inode::DiskInode;
+use crate::{BlockIo, Error, Result, le32, put32};
+
+/// Slot in `i_block` and indices inside each indirect level.
+struct Path {
+    depth: usize,
+    idx: [u32; 4],
+}
+
+impl<D: BlockIo> Fs<D> {
+    pub(crate) fn ptrs_per_block(&self) -> u64 {
+        u64::from(self.bs / 4)
+    }
+
+    /// Largest logical block count the map can address.
+    pub(crate) fn max_blocks(&self) -> u64 {
+        let p = self.ptrs_per_block();
+        12 + p + p * p + p * p * p
+    }
+
+    fn path(&self, lblk: u64) -> Option<Path> {
+        let p = self.ptrs_per_block();
+        let mut l = lblk;
+        if l < 12 {
+            return Some(Path {
+                depth: 0,
+                idx: [l as u32, 0, 0, 0],
+            });
+        }
+        l -= 12;
+        if l < p {
+            return Some(Path {
+                depth: 1,
+                idx: [12, l as u32, 0, 0],
+            });
+        }
+        l -= p;
+        if l < p * p {
+            return Some(Path {
+                depth: 2,
+                idx: [13, (l / p) as u32, (l % p) as u32, 0],
+            });
+        }
+        l -= p * p;
+        if l < p * p * p {
+            return Some(Path {
+                depth: 3,
+                idx: [
+                    14,
+                    (l / (p * p)) as u32,
+                    ((l / p) % p) as u32,
+                    (l % p) as u32,
+                ],
+            });
+        }
+        None
+    }
+
+    fn read_ptr(&self, blk: u32, i: u32) -> Result<u32> {
+        self.check_block(blk)?;
+        let mut b = [0u8; 4];
+        self.dev.read(
+            u64::from(blk) * u64::from(self.bs) + u64::from(i) * 4,
+            &mut b,
+        )?;
+        Ok(u32::from_le_bytes(b))
+    }
+
+    fn write_ptr(&self, blk: u32, i: u32, v: u32) -> Result<()> {
+        self.check_block(blk)?;
+        self.dev.write(
+            u64::from(blk) * u64::from(self.bs) + u64::from(i) * 4,
+            &v.to_le_bytes(),
+        )
+    }
+
+    /// Physical block of logical block `lblk`, `None` for a hole.
+    pub(crate) fn map(&self, inode: &DiskInode, lblk: u64) -> Result<Option<u32>> {
+        let Some(p) = self.path(lblk) else {
+            return Ok(None);
+        };
+        let mut b = inode.block(p.idx[0] as usize);
+        for level in 1..=p.depth {
+            if b == 0 {
+                return Ok(None);
+            }
+            b = self.read_ptr(b, p.idx[level])?;
+        }
+        if b == 0 {
+            return Ok(None);
+        }
+        self.check_block(b).map(Some)
+    }
+
+    fn zero_block(&self, b: u32) -> Result<()> {
+        let z = vec![0u8; self.bs as usize];
+        self.write_block(b, &z)
+    }
+
+    fn add_blocks(&self, inode: &mut DiskInode, n: i64) {
+        let per = i64::from(self.bs / 512);
+        let v = i64::from(inode.blocks()) + n * per;
+        inode.set_blocks(v.clamp(0, i64::from(u32::MAX)) as u32);
+    }
+
+    /// Physical block of `lblk`, allocating it (and any missing indirect
+    /// block on the way) if it is a hole. Returns `(block, newly allocated)`;
+    /// a new data block is zeroed when `zero` is set. The caller writes the
+    /// inode back.
+    pub(crate) fn map_alloc(
+        &mut self,
+        ino: u32,
+        inode: &mut DiskInode,
+        lblk: u64,
+        zero: bool,
+    ) -> Result<(u32, bool)> {
+        let Some(p) = self.path(lblk) else {
+            return Err(Error::FileTooBig);
+        };
+        let mut goal = self.sb.group_start(self.group_of_ino(ino));
+        if lblk > 0
+            && let Some(prev) = self.map(inode, lblk - 1)?
+        {
+            goal = prev + 1;
+        }
+        let slot = p.idx[0] as usize;
+        let mut b = inode.block(slot);
+        let mut new = false;
+        if b == 0 {
+            b = self.alloc_block(goal)?;
+            self.add_blocks(inode, 1);
+            inode.set_block(slot, b);
+            new = true;
+            if p.depth > 0 || zero {
+                self.zero_block(b)?;
+            }
+        }
+        for level in 1..=p.depth {
+            let parent = b;
+            b = self.read_ptr(parent, p.idx[level])?;
+            if b == 0 {
+                b = self.alloc_block(parent + 1)?;
+                self.add_blocks(inode, 1);
+                if level < p.depth || zero {
+                    self.zero_block(b)?;
+                }
+                self.write_ptr(parent, p.idx[level], b)?;
+                new = true;
+            } else {
+                self.check_block(b)?;
+                new = false;
+            }
+        }
+        Ok((b, new))
+    }
+
+    /// Frees every block mapped at logical block `first` or above, and the
+    /// indirect blocks left empty. The caller writes the inode back.
+    pub(crate) fn free_from(&mut self, inode: &mut DiskInode, first: u64) -> Result<()> {
+        let p = self.ptrs_per_block();
+        // Each freed block must have been allocated, so a cycle or a shared
+        // block fails at its second visit ("freeing a free block"); the
+        // budget also bounds a walk over garbage pointers.
+        let mut budget = u64::from(self.sb.blocks_count) * 2;
+        for i in 0..12u64 {
+            let b = inode.block(i as usize);
+            if i >= first && b != 0 {
+                self.free_block(b)?;
+                self.add_blocks(inode, -1);
+                inode.set_block(i as usize, 0);
+            }
+        }
+        let mut base = 12u64;
+        let mut span = p;
+        for (slot, level) in [(12usize, 1u32), (13, 2), (14, 3)] {
+            let b = inode.block(slot);
+            if b != 0 && base + span > first {
+                let from = first.saturating_sub(base);
+                if self.free_tree(inode, b, level, from, &mut budget)? {
+                    inode.set_block(slot, 0);
+                }
+            }
+            base += span;
+            span = span.saturating_mul(p);
+        }
+        Ok(())
+    }
+
+    /// Frees the part of the subtree at indirect block `blk` (of `level`)
+    /// from relative logical block `from`; true if `blk` itself was freed.
+    fn free_tree(
+        &mut self,
+        inode: &mut DiskInode,
+        blk: u32,
+        level: u32,
+        from: u64,
+        budget: &mut u64,
+    ) -> Result<bool> {
+        if *budget == 0 {
+            return Err(Error::Corrupt("indirect block walk too long"));
+        }
+        *budget -= 1;
+        let mut buf = vec![0u8; self.bs as usize];
+        self.read_block(blk, &mut buf)?;
+        let p = self.ptrs_per_block();
+        let span = p.pow(level - 1);
+        let mut changed = false;
+        let mut left = false;
+        let entries: Vec<u32> = (0..p as usize).map(|i| le32(&buf, i * 4)).collect();
+        for (i, &e) in entries.iter().enumerate() {
+            if e == 0 {
+                continue;
+            }
+            let start = i as u64 * span;
+            if start + span <= from {
+                left = true;
+                continue;
+            }
+            let freed = if level == 1 {
+                self.free_block(e)?;
+                self.add_blocks(inode, -1);
+                true
+            } else {
+                self.free_tree(inode, e, level - 1, from.saturating_sub(start), budget)?
+            };
+            if freed {
+                put32(&mut buf, i * 4, 0);
+                changed = true;
+            } else {
+                left = true;
+            }
+        }
+        if !left {
+            self.free_block(blk)?;
+            self.add_blocks(inode, -1);
+            return Ok(true);
+        }
+        if changed {
+            self.write_block(blk, &buf)?;
+        }
+        Ok(false)
+    }
+}

@@ -1,0 +1,303 @@
+//! Linear directory blocks: entries `{inode u32, rec_len u16, name_len u8,
+//! file_type u8, name}` chained by `rec_len` to the end of each block.
+//! Without the filetype feature, `name_len` is 16 bits and `file_type` is 0.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::fs::Fs;
+use crate::inode::{DiskInode, INDEX_FL};
+use crate::{BlockIo, Error, Result, le16, le32, put16, put32};
+
+/// A directory entry as `read_dir` reports it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DirEntry {
+    pub ino: u32,
+    pub name: Vec<u8>,
+    /// `EXT2_FT_*`, 0 if the file system has no filetype feature.
+    pub file_type: u8,
+    /// Cookie of the entry after this one.
+    pub next: u64,
+}
+
+/// An entry's place and header inside a block.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RawEntry {
+    pub off: usize,
+    pub ino: u32,
+    pub rec_len: usize,
+    pub name_len: usize,
+}
+
+/// Bytes an entry with a name of `len` bytes needs.
+pub(crate) fn rec_len_for(len: usize) -> usize {
+    (8 + len + 3) & !3
+}
+
+/// Where an entry was found.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Found {
+    pub phys: u32,
+    pub entry: RawEntry,
+    /// The previous entry in the same block, for merging on removal.
+    pub prev: Option<RawEntry>,
+}
+
+impl<D: BlockIo> Fs<D> {
+    /// Checks and decodes the entries of one directory block.
+    pub(crate) fn parse_dir_block(&self, buf: &[u8]) -> Result<Vec<RawEntry>> {
+        let bs = buf.len();
+        let mut out = Vec::new();
+        let mut off = 0;
+        while off < bs {
+            if off + 8 > bs {
+                return Err(Error::Corrupt("directory entry crosses the block"));
+            }
+            let ino = le32(buf, off);
+            let rec_len = le16(buf, off + 4) as usize;
+            let name_len = if self.sb.filetype() {
+                buf.get(off + 6).copied().unwrap_or(0) as usize
+            } else {
+                le16(buf, off + 6) as usize
+            };
+            if rec_len < 12 || rec_len % 4 != 0 || off + rec_len > bs {
+                return Err(Error::Corrupt("bad directory rec_len"));
+            }
+            if rec_len_for(name_len) > rec_len {
+                return Err(Error::Corrupt("directory name longer than its entry"));
+            }
+            if ino > self.sb.inodes_count {
+                return Err(Error::Corrupt("directory entry inode out of range"));
+            }
+            if ino != 0 && name_len == 0 {
+                return Err(Error::Corrupt("empty name in directory entry"));
+            }
+            out.push(RawEntry {
+                off,
+                ino,
+                rec_len,
+                name_len,
+            });
+            off += rec_len;
+        }
+        Ok(out)
+    }
+
+    /// Number of blocks of a directory, checked against its size.
+    pub(crate) fn dir_blocks(&self, dir: &DiskInode) -> Result<u64> {
+        if !dir.is_dir() {
+            return Err(Error::NotDir);
+        }
+        let size = dir.size();
+        if size % u64::from(self.bs) != 0 {
+            return Err(Error::Corrupt(
+                "directory size not a multiple of the block size",
+            ));
+        }
+        if size > u64::from(self.sb.blocks_count) * u64::from(self.bs) {
+            return Err(Error::Corrupt("directory larger than the file system"));
+        }
+        Ok(size / u64::from(self.bs))
+    }
+
+    /// Reads block `lblk` of a directory; a hole is damage.
+    pub(crate) fn dir_block(&self, dir: &DiskInode, lblk: u64, buf: &mut [u8]) -> Result<u32> {
+        let phys = self
+            .map(dir, lblk)?
+            .ok_or(Error::Corrupt("hole in a directory"))?;
+        self.read_block(phys, buf)?;
+        Ok(phys)
+    }
+
+    pub(crate) fn find_entry(&self, dir: &DiskInode, name: &[u8]) -> Result<Option<Found>> {
+        let n = self.dir_blocks(dir)?;
+        let mut buf = vec![0u8; self.bs as usize];
+        for lblk in 0..n {
+            let phys = self.dir_block(dir, lblk, &mut buf)?;
+            let mut prev = None;
+            for e in self.parse_dir_block(&buf)? {
+                if e.ino != 0
+                    && e.name_len == name.len()
+                    && buf.get(e.off + 8..e.off + 8 + e.name_len) == Some(name)
+                {
+                    return Ok(Some(Found {
+                        phys,
+                        entry: e,
+                        prev,
+                    }));
+                }
+                prev = Some(e);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Calls `f` for each live entry from `cookie` (a byte position in the
+    /// directory) until it returns false.
+    pub(crate) fn iterate_dir(
+        &self,
+        dir: &DiskInode,
+        cookie: u64,
+        f: &mut dyn FnMut(DirEntry) -> bool,
+    ) -> Result<()> {
+        let n = self.dir_blocks(dir)?;
+        let bs = u64::from(self.bs);
+        let mut buf = vec![0u8; self.bs as usize];
+        for lblk in cookie / bs..n {
+            self.dir_block(dir, lblk, &mut buf)?;
+            for e in self.parse_dir_block(&buf)? {
+                let pos = lblk * bs + e.off as u64;
+                if pos < cookie || e.ino == 0 {
+                    continue;
+                }
+                let name = buf
+                    .get(e.off + 8..e.off + 8 + e.name_len)
+                    .unwrap_or(&[])
+                    .to_vec();
+                let file_type = if self.sb.filetype() {
+                    buf.get(e.off + 7).copied().unwrap_or(0)
+                } else {
+                    0
+                };
+                let next = pos + e.rec_len as u64;
+                if !f(DirEntry {
+                    ino: e.ino,
+                    name,
+                    file_type,
+                    next,
+                }) {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn write_entry(
+        &self,
+        buf: &mut [u8],
+        off: usize,
+        ino: u32,
+        rec_len: usize,
+        name: &[u8],
+        ftype: u8,
+    ) {
+        put32(buf, off, ino);
+        put16(buf, off + 4, rec_len as u16);
+        if self.sb.filetype() {
+            if let Some(b) = buf.get_mut(off + 6) {
+                *b = name.len() as u8;
+            }
+            if let Some(b) = buf.get_mut(off + 7) {
+                *b = ftype;
+            }
+        } else {
+            put16(buf, off + 6, name.len() as u16);
+        }
+        if let Some(s) = buf.get_mut(off + 8..off + 8 + name.len()) {
+            s.copy_from_slice(name);
+        }
+    }
+
+    /// Adds `name -> ino` to directory `dir_ino`, reusing slack in an
+    /// existing block or appending a block. Writes the directory inode.
+    pub(crate) fn add_entry(
+        &mut self,
+        dir_ino: u32,
+        dir: &mut DiskInode,
+        name: &[u8],
+        ino: u32,
+        ftype: u8,
+    ) -> Result<()> {
+        let need = rec_len_for(name.len());
+        let n = self.dir_blocks(dir)?;
+        let bs = self.bs as usize;
+        let mut buf = vec![0u8; bs];
+        let t = (self.now)();
+        for lblk in 0..n {
+            let phys = self.dir_block(dir, lblk, &mut buf)?;
+            for e in self.parse_dir_block(&buf)? {
+                if e.ino == 0 && e.rec_len >= need {
+                    self.write_entry(&mut buf, e.off, ino, e.rec_len, name, ftype);
+                } else if e.ino != 0 && e.rec_len - rec_len_for(e.name_len) >= need {
+                    let used = rec_len_for(e.name_len);
+                    put16(&mut buf, e.off + 4, used as u16);
+                    self.write_entry(&mut buf, e.off + used, ino, e.rec_len - used, name, ftype);
+                } else {
+                    continue;
+                }
+                self.write_block(phys, &buf)?;
+                return self.touch_dir(dir_ino, dir, t);
+            }
+        }
+        let (phys, _) = self.map_alloc(dir_ino, dir, n, false)?;
+        buf.fill(0);
+        self.write_entry(&mut buf, 0, ino, bs, name, ftype);
+        self.write_block(phys, &buf)?;
+        dir.set_size((n + 1) * bs as u64);
+        self.touch_dir(dir_ino, dir, t)
+    }
+
+    /// After a change: new mtime/ctime, and no htree index any more (this
+    /// code does not maintain one; the blocks stay valid linear blocks).
+    pub(crate) fn touch_dir(&mut self, dir_ino: u32, dir: &mut DiskInode, t: u32) -> Result<()> {
+        dir.set_mtime(t);
+        dir.set_ctime(t);
+        dir.set_flags(dir.flags() & !INDEX_FL);
+        self.write_inode(dir_ino, dir)
+    }
+
+    /// Removes a found entry: merged into the previous entry of its block,
+    /// or marked unused if it is the first.
+    pub(crate) fn remove_entry(
+        &mut self,
+        dir_ino: u32,
+        dir: &mut DiskInode,
+        f: &Found,
+    ) -> Result<()> {
+        let mut buf = vec![0u8; self.bs as usize];
+        self.read_block(f.phys, &mut buf)?;
+        match f.prev {
+            Some(p) => put16(&mut buf, p.off + 4, (p.rec_len + f.entry.rec_len) as u16),
+            None => put32(&mut buf, f.entry.off, 0),
+        }
+        self.write_block(f.phys, &buf)?;
+        let t = (self.now)();
+        self.touch_dir(dir_ino, dir, t)
+    }
+
+    /// Points a found entry at another inode (rename over an existing name,
+    /// or `..` of a moved directory).
+    pub(crate) fn retarget_entry(&mut self, f: &Found, ino: u32, ftype: u8) -> Result<()> {
+        let mut buf = vec![0u8; self.bs as usize];
+        self.read_block(f.phys, &mut buf)?;
+        put32(&mut buf, f.entry.off, ino);
+        if self.sb.filetype()
+            && let Some(b) = buf.get_mut(f.entry.off + 7)
+        {
+            *b = ftype;
+        }
+        self.write_block(f.phys, &buf)
+    }
+
+    /// Whether a directory holds only `.` and `..`.
+    pub(crate) fn dir_is_empty(&self, dir: &DiskInode) -> Result<bool> {
+        let mut empty = true;
+        self.iterate_dir(dir, 0, &mut |e| {
+            if e.name != b"." && e.name != b".." {
+                empty = false;
+            }
+            empty
+        })?;
+        Ok(empty)
+    }
+
+    /// The first block of a new directory: `.` and `..`.
+    pub(crate) fn init_dir_block(&self, phys: u32, ino: u32, parent: u32) -> Result<()> {
+        let bs = self.bs as usize;
+        let mut buf = vec![0u8; bs];
+        self.write_entry(&mut buf, 0, ino, 12, b".", 2);
+        self.write_entry(&mut buf, 12, parent, bs - 12, b"..", 2);
+        self.write_block(phys, &buf)
+    }
+}

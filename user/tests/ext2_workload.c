@@ -1,0 +1,419 @@
+/*
+ * ext2 read-write workload on a disk holding an ext2 file system (made on
+ * the host with mke2fs): 300 files, a 16 MiB pseudo-random file with its
+ * checksum, a directory of 2000 entries, hard links, fast and slow
+ * symlinks, device nodes and a FIFO, renames across directories, deletes,
+ * truncates, MAP_SHARED and MAP_PRIVATE mappings, attributes, statfs, a
+ * read-only remount and the nosuid/nodev/noexec mount flags; then a clean
+ * umount, after which the host's e2fsck -fn must find the image clean.
+ *
+ *   ext2_workload [write|verify] [DEV]
+ *
+ * "verify" (after a reboot) mounts read-only and checks that everything
+ * "write" left reads back byte for byte. Without DEV the first of
+ * /dev/vda.. /dev/ram0.. with an ext2 superblock is used; without one (or
+ * without root) the test is skipped.
+ */
+#include "next.h"
+#include <dirent.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+
+#define MNT "/mnt-ext2"
+#define BIG_SIZE (16 << 20)
+
+static uint64_t rng_state;
+
+static uint64_t rng(void)
+{
+	uint64_t x = rng_state;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	rng_state = x;
+	return x * 0x2545F4914F6CDD1DULL;
+}
+
+static uint64_t fnv(uint64_t h, const unsigned char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+static unsigned char file_byte(int i, size_t at)
+{
+	return (unsigned char)(i * 31 + at * 7 + (at >> 8));
+}
+
+static size_t file_len(int i)
+{
+	return (size_t)(i * 197) % 9000;
+}
+
+static int is_ext2(const char *dev)
+{
+	unsigned char sb[1024];
+	int fd = open(dev, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	int ok = pread(fd, sb, sizeof sb, 1024) == (ssize_t)sizeof sb && sb[56] == 0x53 && sb[57] == 0xef;
+	close(fd);
+	return ok;
+}
+
+static const char *find_dev(void)
+{
+	static const char *cands[] = { "/dev/vda", "/dev/vdb", "/dev/vdc", "/dev/ram0", "/dev/ram1" };
+	for (size_t i = 0; i < sizeof cands / sizeof cands[0]; i++)
+		if (is_ext2(cands[i]))
+			return cands[i];
+	return NULL;
+}
+
+static void write_file(const char *path, const void *data, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	CHECK_EQ(write(fd, data, n), (long)n);
+	CHECK_EQ(close(fd), 0);
+}
+
+static ssize_t read_file(const char *path, void *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	size_t got = 0;
+	for (;;) {
+		ssize_t r = read(fd, (char *)buf + got, n - got);
+		if (r <= 0)
+			break;
+		got += r;
+	}
+	close(fd);
+	return got;
+}
+
+/* Checksum of the 16 MiB file as written (seeded generator). */
+static uint64_t big_sum(void)
+{
+	static unsigned char chunk[65536];
+	uint64_t h = 0xcbf29ce484222325ULL;
+	rng_state = 0x1234567;
+	for (size_t off = 0; off < BIG_SIZE; off += sizeof chunk) {
+		for (size_t i = 0; i < sizeof chunk; i += 8) {
+			uint64_t v = rng();
+			memcpy(chunk + i, &v, 8);
+		}
+		h = fnv(h, chunk, sizeof chunk);
+	}
+	return h;
+}
+
+static uint64_t file_sum(const char *path, size_t *len)
+{
+	static unsigned char chunk[65536];
+	uint64_t h = 0xcbf29ce484222325ULL;
+	*len = 0;
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t r;
+	while ((r = read(fd, chunk, sizeof chunk)) > 0) {
+		h = fnv(h, chunk, r);
+		*len += r;
+	}
+	close(fd);
+	return h;
+}
+
+static void workload(void)
+{
+	static unsigned char buf[65536];
+	char path[256];
+	struct stat st;
+	struct statfs sf;
+
+	CHECK_EQ(statfs(MNT, &sf), 0);
+	CHECK_EQ(sf.f_type, 0xEF53);
+	CHECK(sf.f_bsize == 1024 || sf.f_bsize == 4096);
+	unsigned long free0 = sf.f_bfree;
+
+	/* 300 files. */
+	CHECK_EQ(mkdir(MNT "/many", 0755), 0);
+	for (int i = 0; i < 300; i++) {
+		size_t n = file_len(i);
+		for (size_t k = 0; k < n; k++)
+			buf[k] = file_byte(i, k);
+		snprintf(path, sizeof path, MNT "/many/f%03d", i);
+		write_file(path, buf, n);
+	}
+	/* 16 MiB pseudo-random file, fsync'ed. */
+	{
+		int fd = open(MNT "/big", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		CHECK(fd >= 0);
+		rng_state = 0x1234567;
+		for (size_t off = 0; off < BIG_SIZE; off += sizeof buf) {
+			for (size_t i = 0; i < sizeof buf; i += 8) {
+				uint64_t v = rng();
+				memcpy(buf + i, &v, 8);
+			}
+			CHECK_EQ(write(fd, buf, sizeof buf), (long)sizeof buf);
+		}
+		CHECK_EQ(fsync(fd), 0);
+		CHECK_EQ(close(fd), 0);
+		size_t len;
+		CHECK(file_sum(MNT "/big", &len) == big_sum());
+		CHECK_EQ(len, BIG_SIZE);
+	}
+	CHECK_EQ(statfs(MNT, &sf), 0);
+	CHECK(sf.f_bfree < free0 - BIG_SIZE / sf.f_bsize);
+
+	/* A directory of 2000 entries, half removed. */
+	CHECK_EQ(mkdir(MNT "/bigdir", 0755), 0);
+	for (int i = 0; i < 2000; i++) {
+		snprintf(path, sizeof path, MNT "/bigdir/entry-number-%d", i);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+		CHECK(fd >= 0);
+		close(fd);
+	}
+	for (int i = 0; i < 2000; i += 2) {
+		snprintf(path, sizeof path, MNT "/bigdir/entry-number-%d", i);
+		CHECK_EQ(unlink(path), 0);
+	}
+	{
+		DIR *d = opendir(MNT "/bigdir");
+		int n = 0;
+		struct dirent *e;
+		while (d && (e = readdir(d)))
+			n++;
+		if (d)
+			closedir(d);
+		CHECK_EQ(n, 1000 + 2);
+	}
+
+	/* Hard links. */
+	CHECK_EQ(link(MNT "/many/f001", MNT "/hard"), 0);
+	CHECK_EQ(stat(MNT "/hard", &st), 0);
+	CHECK_EQ(st.st_nlink, 2);
+	CHECK_EQ(link(MNT "/many/f002", MNT "/many/f002-too"), 0);
+	CHECK_EQ(unlink(MNT "/many/f002"), 0);
+	CHECK_EQ(stat(MNT "/many/f002-too", &st), 0);
+	CHECK_EQ(st.st_nlink, 1);
+
+	/* Symlinks: fast (< 60 bytes) and slow. */
+	CHECK_EQ(symlink("many/f003", MNT "/fast-link"), 0);
+	char longt[201];
+	memset(longt, 'L', 200);
+	longt[200] = 0;
+	CHECK_EQ(symlink(longt, MNT "/slow-link"), 0);
+	char got[256] = { 0 };
+	CHECK_EQ(readlink(MNT "/fast-link", got, sizeof got), 9);
+	CHECK(memcmp(got, "many/f003", 9) == 0);
+	CHECK_EQ(readlink(MNT "/slow-link", got, sizeof got), 200);
+	CHECK_EQ(stat(MNT "/fast-link", &st), 0);
+	CHECK_EQ(st.st_size, (long)file_len(3));
+
+	/* Device nodes and a FIFO. */
+	CHECK_EQ(mknod(MNT "/null", S_IFCHR | 0666, makedev(1, 3)), 0);
+	CHECK_EQ(mknod(MNT "/bigdev", S_IFBLK | 0600, makedev(259, 70000)), 0);
+	CHECK_EQ(mkfifo(MNT "/fifo", 0644), 0);
+	CHECK_EQ(stat(MNT "/bigdev", &st), 0);
+	CHECK_EQ(major(st.st_rdev), 259);
+	CHECK_EQ(minor(st.st_rdev), 70000);
+
+	/* Renames: a directory across parents (its ".." follows), a file
+	 * over another. */
+	CHECK_EQ(mkdir(MNT "/a", 0755), 0);
+	CHECK_EQ(mkdir(MNT "/b", 0755), 0);
+	CHECK_EQ(mkdir(MNT "/a/moving", 0755), 0);
+	write_file(MNT "/a/moving/inside", "x", 1);
+	CHECK_EQ(rename(MNT "/a/moving", MNT "/b/moved"), 0);
+	struct stat sb, sdd;
+	CHECK_EQ(stat(MNT "/b", &sb), 0);
+	CHECK_EQ(stat(MNT "/b/moved/..", &sdd), 0);
+	CHECK_EQ(sdd.st_ino, sb.st_ino);
+	CHECK_EQ(sb.st_nlink, 3);
+	CHECK_EQ(stat(MNT "/a", &st), 0);
+	CHECK_EQ(st.st_nlink, 2);
+	CHECK_EQ(rename(MNT "/many/f004", MNT "/many/f005"), 0);
+	CHECK_ERR(stat(MNT "/many/f004", &st), ENOENT);
+	CHECK_EQ(stat(MNT "/many/f005", &st), 0);
+	CHECK_EQ(st.st_size, (long)file_len(4));
+	CHECK_ERR(rmdir(MNT "/b"), ENOTEMPTY);
+
+	/* Deletes. */
+	for (int i = 200; i < 300; i++) {
+		snprintf(path, sizeof path, MNT "/many/f%03d", i);
+		CHECK_EQ(unlink(path), 0);
+	}
+	/* An unlinked file stays readable while open. */
+	{
+		int fd = open(MNT "/many/f010", O_RDONLY);
+		CHECK(fd >= 0);
+		CHECK_EQ(unlink(MNT "/many/f010"), 0);
+		CHECK_EQ(read(fd, buf, 10), 10);
+		CHECK_EQ(buf[9], file_byte(10, 9));
+		close(fd);
+	}
+
+	/* Truncates: shrink (the tail reads back as zeros after regrowth). */
+	{
+		CHECK_EQ(truncate(MNT "/many/f100", 100), 0);
+		CHECK_EQ(truncate(MNT "/many/f100", 5000), 0);
+		CHECK_EQ(read_file(MNT "/many/f100", buf, sizeof buf), 5000);
+		int ok = 1;
+		for (int k = 0; k < 100; k++)
+			ok &= buf[k] == file_byte(100, k);
+		for (int k = 100; k < 5000; k++)
+			ok &= buf[k] == 0;
+		CHECK(ok);
+		CHECK_EQ(truncate(MNT "/many/f101", 0), 0);
+		/* A sparse file far past its data. */
+		int fd = open(MNT "/sparse", O_RDWR | O_CREAT, 0644);
+		CHECK_EQ(pwrite(fd, "end", 3, (off_t)(40 << 20)), 3);
+		CHECK_EQ(fstat(fd, &st), 0);
+		CHECK(st.st_blocks < 64);
+		CHECK_EQ(pread(fd, buf, 4, (off_t)(20 << 20)), 4);
+		CHECK(buf[0] == 0 && buf[3] == 0);
+		close(fd);
+	}
+
+	/* mmap: MAP_SHARED stores reach the file, MAP_PRIVATE ones do not. */
+	{
+		int fd = open(MNT "/mapped", O_RDWR | O_CREAT, 0644);
+		CHECK_EQ(ftruncate(fd, 8192), 0);
+		char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		CHECK(p != MAP_FAILED);
+		if (p != MAP_FAILED) {
+			memcpy(p + 4000, "shared-store", 12);
+			CHECK_EQ(msync(p, 8192, MS_SYNC), 0);
+			munmap(p, 8192);
+		}
+		char *q = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+		CHECK(q != MAP_FAILED);
+		if (q != MAP_FAILED) {
+			CHECK(memcmp(q + 4000, "shared-store", 12) == 0);
+			memcpy(q, "private", 7);
+			munmap(q, 8192);
+		}
+		CHECK_EQ(pread(fd, buf, 12, 4000), 12);
+		CHECK(memcmp(buf, "shared-store", 12) == 0);
+		CHECK_EQ(pread(fd, buf, 7, 0), 7);
+		CHECK(buf[0] == 0);
+		close(fd);
+	}
+
+	/* Attributes. */
+	CHECK_EQ(chown(MNT "/many/f006", 70000, 80000), 0);
+	CHECK_EQ(chmod(MNT "/many/f006", 04751), 0);
+	struct timespec times[2] = { { 1000000000, 0 }, { 1100000000, 0 } };
+	CHECK_EQ(utimensat(AT_FDCWD, MNT "/many/f006", times, 0), 0);
+	CHECK_EQ(stat(MNT "/many/f006", &st), 0);
+	CHECK_EQ(st.st_mode & 07777, 04751);
+	CHECK_EQ(st.st_uid, 70000);
+	CHECK_EQ(st.st_gid, 80000);
+	CHECK_EQ(st.st_mtime, 1100000000);
+	CHECK_EQ(st.st_atime, 1000000000);
+}
+
+/* After a clean umount and a new mount (or a reboot): the data is there. */
+static void verify(void)
+{
+	static unsigned char buf[65536];
+	char path[256];
+	size_t len;
+	struct stat st;
+
+	CHECK(file_sum(MNT "/big", &len) == big_sum());
+	CHECK_EQ(len, BIG_SIZE);
+	for (int i = 0; i < 200; i++) {
+		if (i == 2 || i == 4 || i == 10 || i == 100 || i == 101)
+			continue;
+		snprintf(path, sizeof path, MNT "/many/f%03d", i == 5 ? 4 : i);
+		ssize_t n = read_file(i == 5 ? MNT "/many/f005" : path, buf, sizeof buf);
+		size_t want = file_len(i == 5 ? 4 : i);
+		CHECK_EQ(n, (long)want);
+		int ok = 1;
+		for (size_t k = 0; k < want && n == (ssize_t)want; k++)
+			ok &= buf[k] == file_byte(i == 5 ? 4 : i, k);
+		if (!ok)
+			t_printf("  many/f%03d differs\n", i);
+		CHECK(ok);
+	}
+	CHECK_ERR(stat(MNT "/many/f250", &st), ENOENT);
+	CHECK_EQ(stat(MNT "/hard", &st), 0);
+	CHECK_EQ(st.st_nlink, 2);
+	CHECK_EQ(readlink(MNT "/slow-link", (char *)buf, sizeof buf), 200);
+	CHECK_EQ(stat(MNT "/b/moved/inside", &st), 0);
+	CHECK_EQ(read_file(MNT "/mapped", buf, sizeof buf), 8192);
+	CHECK(memcmp(buf + 4000, "shared-store", 12) == 0);
+	CHECK_EQ(stat(MNT "/sparse", &st), 0);
+	CHECK_EQ(st.st_size, (40 << 20) + 3);
+}
+
+/* ro, nodev, noexec, nosuid are honoured. */
+static void flags(const char *dev)
+{
+	struct stat st;
+	CHECK_EQ(mount(dev, MNT, "ext2", MS_RDONLY | MS_NODEV | MS_NOEXEC | MS_NOSUID, ""), 0);
+	CHECK_ERR(open(MNT "/newfile", O_WRONLY | O_CREAT, 0644), EROFS);
+	CHECK_ERR(mkdir(MNT "/newdir", 0755), EROFS);
+	CHECK_ERR(open(MNT "/null", O_RDONLY), EACCES);
+	CHECK_EQ(stat(MNT "/many/f006", &st), 0);
+	CHECK_ERR(access(MNT "/many/f006", X_OK), EACCES);
+	struct statfs sf;
+	CHECK_EQ(statfs(MNT, &sf), 0);
+	CHECK((sf.f_flags & (ST_RDONLY | ST_NODEV | ST_NOEXEC | ST_NOSUID)) ==
+	      (ST_RDONLY | ST_NODEV | ST_NOEXEC | ST_NOSUID));
+	/* Remount read-write, then back. */
+	CHECK_EQ(mount(dev, MNT, "ext2", MS_REMOUNT, ""), 0);
+	int fd = open(MNT "/after-remount", O_WRONLY | O_CREAT, 0644);
+	CHECK(fd >= 0);
+	CHECK_EQ(write(fd, "rw", 2), 2);
+	close(fd);
+	CHECK_EQ(unlink(MNT "/after-remount"), 0);
+	CHECK_EQ(mount(dev, MNT, "ext2", MS_REMOUNT | MS_RDONLY, ""), 0);
+	CHECK_ERR(unlink(MNT "/hard"), EROFS);
+	CHECK_EQ(umount(MNT), 0);
+	int null = -1;
+	CHECK_EQ(mount(dev, MNT, "ext2", 0, ""), 0);
+	null = open(MNT "/null", O_RDONLY);
+	CHECK(null >= 0);
+	close(null);
+	CHECK_EQ(umount(MNT), 0);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "write";
+	const char *dev = argc > 2 ? argv[2] : find_dev();
+
+	if (geteuid() != 0)
+		SKIP("not root");
+	if (!dev || !is_ext2(dev))
+		SKIP("no ext2 disk attached");
+	mkdir(MNT, 0755);
+	if (strcmp(mode, "verify") == 0) {
+		CHECK_EQ(mount(dev, MNT, "ext2", MS_RDONLY, ""), 0);
+		verify();
+		CHECK_EQ(umount(MNT), 0);
+		DONE();
+	}
+	CHECK_ERR(mount(dev, MNT, "ext2", 0, "errors=bogus"), EINVAL);
+	CHECK_EQ(mount(dev, MNT, "ext2", 0, "errors=remount-ro"), 0);
+	workload();
+	CHECK_EQ(umount(MNT), 0);
+	/* Everything is back after a new mount. */
+	CHECK_EQ(mount(dev, MNT, "ext2", 0, ""), 0);
+	verify();
+	CHECK_EQ(umount(MNT), 0);
+	flags(dev);
+	DONE();
+}
