@@ -56,18 +56,26 @@ struct DevIo {
 impl disk::BlockIo for DevIo {
     fn read(&self, offset: u64, buf: &mut [u8]) -> disk::Result<()> {
         let size = self.bdev.size();
-        let end = offset.checked_add(buf.len() as u64).ok_or(disk::Error::Io)?;
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .ok_or(disk::Error::Io)?;
         if end > size {
             return Err(disk::Error::Io);
         }
-        match self.bdev.page_cache().read(offset as usize, buf, size as usize) {
+        match self
+            .bdev
+            .page_cache()
+            .read(offset as usize, buf, size as usize)
+        {
             Ok(n) if n == buf.len() => Ok(()),
             _ => Err(disk::Error::Io),
         }
     }
 
     fn write(&self, offset: u64, buf: &[u8]) -> disk::Result<()> {
-        let end = offset.checked_add(buf.len() as u64).ok_or(disk::Error::Io)?;
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .ok_or(disk::Error::Io)?;
         if end > self.bdev.size() {
             return Err(disk::Error::Io);
         }
@@ -82,7 +90,9 @@ impl disk::BlockIo for DevIo {
     }
 
     fn forget(&self, offset: u64, len: usize) {
-        self.bdev.page_cache().invalidate_range(offset as usize, len);
+        self.bdev
+            .page_cache()
+            .invalidate_range(offset as usize, len);
     }
 }
 
@@ -90,7 +100,9 @@ impl disk::BlockIo for DevIo {
 fn errno(e: disk::Error) -> Error {
     match e {
         disk::Error::Io => Error::new(Errno::EIO),
-        disk::Error::BadSuperblock(m) | disk::Error::Unsupported(m) => Error::with_message(Errno::EINVAL, m),
+        disk::Error::BadSuperblock(m) | disk::Error::Unsupported(m) => {
+            Error::with_message(Errno::EINVAL, m)
+        }
         disk::Error::Corrupt(m) => Error::with_message(Errno::EIO, m),
         disk::Error::NotFound => Error::new(Errno::ENOENT),
         disk::Error::Exists => Error::new(Errno::EEXIST),
@@ -135,7 +147,10 @@ struct Ext2Mount {
 impl Drop for Ext2Mount {
     fn drop(&mut self) {
         if let Err(e) = self.vol.finish() {
-            frame::println!("ext2: {}: write-back at unmount failed: {e:?}", self.vol.bdev.name());
+            frame::println!(
+                "ext2: {}: write-back at unmount failed: {e:?}",
+                self.vol.bdev.name()
+            );
         }
     }
 }
@@ -253,11 +268,17 @@ fn parse_options(data: &str) -> Result<Option<disk::ErrorsPolicy>> {
             "errors=continue" => errors = Some(disk::ErrorsPolicy::Continue),
             "errors=remount-ro" => errors = Some(disk::ErrorsPolicy::RemountRo),
             "errors=panic" => errors = Some(disk::ErrorsPolicy::Panic),
-            "ro" | "rw" | "acl" | "noacl" | "user_xattr" | "nouser_xattr" | "grpid" | "bsdgroups" | "nogrpid"
-            | "sysvgroups" | "minixdf" | "bsddf" | "nocheck" | "check=none" | "oldalloc" | "orlov" | "nobh"
-            | "noquota" | "defaults" | "relatime" | "noatime" | "strictatime" | "nosuid" | "nodev" | "noexec"
-            | "suid" | "dev" | "exec" | "sync" | "async" => {}
-            _ => return Err(Error::with_message(Errno::EINVAL, "unknown ext2 mount option")),
+            "ro" | "rw" | "acl" | "noacl" | "user_xattr" | "nouser_xattr" | "grpid"
+            | "bsdgroups" | "nogrpid" | "sysvgroups" | "minixdf" | "bsddf" | "nocheck"
+            | "check=none" | "oldalloc" | "orlov" | "nobh" | "noquota" | "defaults"
+            | "relatime" | "noatime" | "strictatime" | "nosuid" | "nodev" | "noexec" | "suid"
+            | "dev" | "exec" | "sync" | "async" => {}
+            _ => {
+                return Err(Error::with_message(
+                    Errno::EINVAL,
+                    "unknown ext2 mount option",
+                ));
+            }
         }
     }
     Ok(errors)
@@ -288,12 +309,21 @@ pub fn mount(bdev: Arc<BlockDevice>, read_only: bool, data: &str) -> Result<Arc<
     r
 }
 
-fn mount_on(bdev: Arc<BlockDevice>, devt: u64, read_only: bool, errors: Option<disk::ErrorsPolicy>) -> Result<Arc<dyn Inode>> {
+fn mount_on(
+    bdev: Arc<BlockDevice>,
+    devt: u64,
+    read_only: bool,
+    errors: Option<disk::ErrorsPolicy>,
+) -> Result<Arc<dyn Inode>> {
     // Writes made through /dev/<disk> (an image copied in with dd) reach
     // the disk first: file data is read from the disk, not that cache.
     bdev.page_cache().sync()?;
     bdev.page_cache().invalidate_clean();
-    let opts = disk::MountOptions { read_only, errors, now };
+    let opts = disk::MountOptions {
+        read_only,
+        errors,
+        now,
+    };
     let fs = disk::Fs::mount(DevIo { bdev: bdev.clone() }, opts).map_err(|e| {
         frame::println!("ext2: {}: cannot mount: {e:?}", bdev.name());
         match e {
@@ -302,7 +332,10 @@ fn mount_on(bdev: Arc<BlockDevice>, devt: u64, read_only: bool, errors: Option<d
         }
     })?;
     if fs.has_errors() {
-        frame::println!("ext2: {}: warning: mounting a file system with errors, running e2fsck is recommended", bdev.name());
+        frame::println!(
+            "ext2: {}: warning: mounting a file system with errors, running e2fsck is recommended",
+            bdev.name()
+        );
     }
     let vol = Arc::new(Volume {
         block_size: fs.block_size(),
@@ -321,7 +354,9 @@ fn mount_on(bdev: Arc<BlockDevice>, devt: u64, read_only: bool, errors: Option<d
 /// mount(2) MS_REMOUNT of an ext2 mount: switches between read-only
 /// (everything written back, marked clean) and read-write. Not ext2: Ok.
 pub fn remount(root: &Arc<dyn Inode>, read_only: bool) -> Result<()> {
-    let Some(node) = downcast(root) else { return Ok(()) };
+    let Some(node) = downcast(root) else {
+        return Ok(());
+    };
     let vol = &node.mnt.vol;
     if read_only {
         vol.sync_all()?;
