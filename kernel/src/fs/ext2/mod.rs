@@ -372,6 +372,17 @@ pub fn statfs(node: &Arc<dyn Inode>, flags: Option<u32>) -> Option<StatFs> {
     downcast(node).map(|n| n.mnt.vol.statfs(flags))
 }
 
+/// The root file system of `root=DEV rootfstype=TYPE`: DEV is `/dev/NAME`
+/// (or `NAME`) of a registered block device; only ext2 is known.
+pub fn mount_root(dev: &str, fstype: &str, read_only: bool, flags: &str) -> Result<Arc<dyn Inode>> {
+    if fstype != "ext2" {
+        return Err(Error::with_message(Errno::ENODEV, "unknown root file system type"));
+    }
+    let name = dev.strip_prefix("/dev/").unwrap_or(dev);
+    let bdev = crate::block::lookup_name(name).ok_or(Error::with_message(Errno::ENXIO, "no such block device"))?;
+    mount(bdev, read_only, flags)
+}
+
 /// Makes `mount -t ext2` known (/proc/filesystems). mount(2) resolves the
 /// source itself (see syscall/fs/mount.rs); this entry serves absolute
 /// device paths.
