@@ -47,6 +47,8 @@ const EXT2_SUPER_MAGIC: i64 = 0xEF53;
 
 /// Devices with a mounted ext2 (a second mount is refused: EBUSY).
 static MOUNTED: SpinLock<Vec<u64>, TABLE_LEVEL> = SpinLock::new(Vec::new());
+/// Every live volume, for the clean shutdown at power-off.
+static VOLUMES: SpinLock<Vec<alloc::sync::Weak<Volume>>, TABLE_LEVEL> = SpinLock::new(Vec::new());
 
 /// The crate's storage: the block device's page cache.
 struct DevIo {
@@ -346,6 +348,11 @@ fn mount_on(
         orphans: SpinLock::new(Vec::new()),
         finished: AtomicBool::new(false),
     });
+    {
+        let mut v = VOLUMES.lock();
+        v.retain(|w| w.strong_count() > 0);
+        v.push(Arc::downgrade(&vol));
+    }
     let mnt = Arc::new(Ext2Mount { vol });
     let root = Ext2Inode::new(&mnt, disk::ROOT_INO)?;
     Ok(root)
@@ -372,14 +379,33 @@ pub fn statfs(node: &Arc<dyn Inode>, flags: Option<u32>) -> Option<StatFs> {
     downcast(node).map(|n| n.mnt.vol.statfs(flags))
 }
 
+/// Power-off (init exited): every ext2 file system still mounted (the
+/// root of `root=` among them) is written back and marked clean, as an
+/// unmount would.
+pub fn shutdown_all() {
+    let vols: Vec<Arc<Volume>> = VOLUMES.lock().iter().filter_map(|w| w.upgrade()).collect();
+    for v in vols {
+        if let Err(e) = v.finish() {
+            frame::println!(
+                "ext2: {}: write-back at power-off failed: {e:?}",
+                v.bdev.name()
+            );
+        }
+    }
+}
+
 /// The root file system of `root=DEV rootfstype=TYPE`: DEV is `/dev/NAME`
 /// (or `NAME`) of a registered block device; only ext2 is known.
 pub fn mount_root(dev: &str, fstype: &str, read_only: bool, flags: &str) -> Result<Arc<dyn Inode>> {
     if fstype != "ext2" {
-        return Err(Error::with_message(Errno::ENODEV, "unknown root file system type"));
+        return Err(Error::with_message(
+            Errno::ENODEV,
+            "unknown root file system type",
+        ));
     }
     let name = dev.strip_prefix("/dev/").unwrap_or(dev);
-    let bdev = crate::block::lookup_name(name).ok_or(Error::with_message(Errno::ENXIO, "no such block device"))?;
+    let bdev = crate::block::lookup_name(name)
+        .ok_or(Error::with_message(Errno::ENXIO, "no such block device"))?;
     mount(bdev, read_only, flags)
 }
 
