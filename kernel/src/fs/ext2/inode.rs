@@ -15,7 +15,8 @@ use super::{Ext2Mount, Volume, errno};
 use crate::block::{Bio, BioOp, BioSegment};
 use crate::error::{Errno, Error, Result};
 use crate::fs::inode::{
-    DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec, dev_major, dev_minor, makedev,
+    DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec, dev_major,
+    dev_minor, makedev,
 };
 use crate::mm::page_cache::{PageCache, PageIo};
 
@@ -77,7 +78,14 @@ impl FileState {
     /// zeroed in the frame (reads) or allocated (writes); a newly
     /// allocated block is written whole (the frame holds zeros where the
     /// file has none).
-    fn page_bios(&self, op: BioOp, index: u64, frame: &UFrame, from: usize, to: usize) -> Result<Vec<Bio>> {
+    fn page_bios(
+        &self,
+        op: BioOp,
+        index: u64,
+        frame: &UFrame,
+        from: usize,
+        to: usize,
+    ) -> Result<Vec<Bio>> {
         let vol = self.vol()?;
         let bs = vol.block_size as usize;
         let mut fs = vol.fs.lock();
@@ -114,7 +122,15 @@ impl FileState {
                 }
             };
             let sector = phys * (bs as u64 / 512) + ((s - bstart) / 512) as u64;
-            bios.push(Bio { op, sector, segments: alloc::vec![BioSegment { frame: frame.clone(), offset: s, len: e - s }] });
+            bios.push(Bio {
+                op,
+                sector,
+                segments: alloc::vec![BioSegment {
+                    frame: frame.clone(),
+                    offset: s,
+                    len: e - s
+                }],
+            });
         }
         Ok(bios)
     }
@@ -193,7 +209,10 @@ fn file_type(k: disk::FileKind) -> FileType {
 }
 
 fn ts(sec: u32) -> Timespec {
-    Timespec { sec: i64::from(sec), nsec: 0 }
+    Timespec {
+        sec: i64::from(sec),
+        nsec: 0,
+    }
 }
 
 fn secs(t: Timespec) -> u32 {
@@ -208,7 +227,11 @@ impl Ext2Inode {
     fn new_typed(mnt: &Arc<Ext2Mount>, ino: u32) -> Result<Arc<Ext2Inode>> {
         let regular = mnt.vol.fs.lock().inode(ino).map_err(errno)?.is_reg();
         let state = mnt.vol.file_state(ino, regular)?;
-        Ok(Arc::new(Ext2Inode { mnt: mnt.clone(), state, ino }))
+        Ok(Arc::new(Ext2Inode {
+            mnt: mnt.clone(),
+            state,
+            ino,
+        }))
     }
 
     fn vol(&self) -> &Arc<Volume> {
@@ -241,7 +264,9 @@ impl Ext2Inode {
     fn write_locked(&self, offset: usize, buf: &[u8]) -> Result<usize> {
         let cache = self.cache()?;
         let vol = self.vol();
-        let end = offset.checked_add(buf.len()).ok_or(Error::new(Errno::EFBIG))?;
+        let end = offset
+            .checked_add(buf.len())
+            .ok_or(Error::new(Errno::EFBIG))?;
         {
             let fs = vol.fs.lock();
             if fs.is_read_only() {
@@ -271,7 +296,15 @@ impl Ext2Inode {
         if (offset + n) as u64 > size && alloc_err.is_none() {
             fs.set_size(self.ino, (offset + n) as u64).map_err(errno)?;
         }
-        fs.set_attr(self.ino, disk::SetAttr { mtime: Some(t), ctime: Some(t), ..Default::default() }).map_err(errno)?;
+        fs.set_attr(
+            self.ino,
+            disk::SetAttr {
+                mtime: Some(t),
+                ctime: Some(t),
+                ..Default::default()
+            },
+        )
+        .map_err(errno)?;
         if let Some(e) = alloc_err {
             drop(fs);
             // Nothing past the allocated part may stay cached as data.
@@ -290,7 +323,11 @@ impl Ext2Inode {
             5 => FileType::Fifo,
             6 => FileType::Socket,
             7 => FileType::Symlink,
-            _ => fs.inode(ino).ok().and_then(|i| i.kind()).map_or(FileType::Regular, file_type),
+            _ => fs
+                .inode(ino)
+                .ok()
+                .and_then(|i| i.kind())
+                .map_or(FileType::Regular, file_type),
         }
     }
 }
@@ -332,9 +369,8 @@ impl Inode for Ext2Inode {
         };
         let kind = i.kind().unwrap_or(disk::FileKind::Regular);
         let rdev = match kind {
-            disk::FileKind::CharDev { major, minor } | disk::FileKind::BlockDev { major, minor } => {
-                makedev(major, minor)
-            }
+            disk::FileKind::CharDev { major, minor }
+            | disk::FileKind::BlockDev { major, minor } => makedev(major, minor),
             _ => 0,
         };
         Metadata {
@@ -425,12 +461,21 @@ impl Inode for Ext2Inode {
 
     fn set_perm(&self, perm: u32) -> Result<()> {
         let t = super::now();
-        self.set_attr(disk::SetAttr { perm: Some((perm & 0o7777) as u16), ctime: Some(t), ..Default::default() })
+        self.set_attr(disk::SetAttr {
+            perm: Some((perm & 0o7777) as u16),
+            ctime: Some(t),
+            ..Default::default()
+        })
     }
 
     fn set_owner(&self, uid: Option<u32>, gid: Option<u32>) -> Result<()> {
         let t = super::now();
-        self.set_attr(disk::SetAttr { uid, gid, ctime: Some(t), ..Default::default() })
+        self.set_attr(disk::SetAttr {
+            uid,
+            gid,
+            ctime: Some(t),
+            ..Default::default()
+        })
     }
 
     fn touch_atime(&self, strict: bool) {
@@ -443,9 +488,17 @@ impl Inode for Ext2Inode {
         let now = super::now();
         // relatime (mount(8)): only if not newer than the last change, or
         // a day old.
-        let stale = i.atime() <= i.mtime() || i.atime() <= i.ctime() || now.saturating_sub(i.atime()) >= 86_400;
+        let stale = i.atime() <= i.mtime()
+            || i.atime() <= i.ctime()
+            || now.saturating_sub(i.atime()) >= 86_400;
         if strict || stale {
-            let _ = fs.set_attr(self.ino, disk::SetAttr { atime: Some(now), ..Default::default() });
+            let _ = fs.set_attr(
+                self.ino,
+                disk::SetAttr {
+                    atime: Some(now),
+                    ..Default::default()
+                },
+            );
         }
     }
 
@@ -460,7 +513,12 @@ impl Inode for Ext2Inode {
     }
 
     fn lookup(&self, name: &str) -> Result<Arc<dyn Inode>> {
-        let ino = self.vol().fs.lock().lookup(self.ino, name.as_bytes()).map_err(errno)?;
+        let ino = self
+            .vol()
+            .fs
+            .lock()
+            .lookup(self.ino, name.as_bytes())
+            .map_err(errno)?;
         Ext2Inode::new(&self.mnt, ino)
     }
 
@@ -474,7 +532,13 @@ impl Inode for Ext2Inode {
                 NodeKind::Regular => disk::FileKind::Regular,
                 NodeKind::Directory => disk::FileKind::Directory,
                 NodeKind::Symlink(target) => {
-                    let ino = fs.symlink(self.ino, name.as_bytes(), target.as_bytes(), node.uid, node.gid);
+                    let ino = fs.symlink(
+                        self.ino,
+                        name.as_bytes(),
+                        target.as_bytes(),
+                        node.uid,
+                        node.gid,
+                    );
                     drop(fs);
                     return Ext2Inode::new(&self.mnt, ino.map_err(errno)?);
                 }
@@ -489,7 +553,12 @@ impl Inode for Ext2Inode {
                     }
                 }
             };
-            let new = disk::NewInode { kind, perm, uid: node.uid, gid: node.gid };
+            let new = disk::NewInode {
+                kind,
+                perm,
+                uid: node.uid,
+                gid: node.gid,
+            };
             fs.create(self.ino, name.as_bytes(), new).map_err(errno)?
         };
         Ext2Inode::new(&self.mnt, ino)
@@ -497,12 +566,20 @@ impl Inode for Ext2Inode {
 
     fn link(&self, name: &str, target: &Arc<dyn Inode>) -> Result<()> {
         let t = self.other(target)?;
-        self.vol().fs.lock().link(self.ino, name.as_bytes(), t.ino).map_err(errno)
+        self.vol()
+            .fs
+            .lock()
+            .link(self.ino, name.as_bytes(), t.ino)
+            .map_err(errno)
     }
 
     fn unlink(&self, name: &str) -> Result<()> {
         let vol = self.vol();
-        let (ino, links) = vol.fs.lock().unlink(self.ino, name.as_bytes()).map_err(errno)?;
+        let (ino, links) = vol
+            .fs
+            .lock()
+            .unlink(self.ino, name.as_bytes())
+            .map_err(errno)?;
         if links == 0 {
             vol.note_released(ino);
             vol.reap();
@@ -512,13 +589,23 @@ impl Inode for Ext2Inode {
 
     fn rmdir(&self, name: &str) -> Result<()> {
         let vol = self.vol();
-        let ino = vol.fs.lock().rmdir(self.ino, name.as_bytes()).map_err(errno)?;
+        let ino = vol
+            .fs
+            .lock()
+            .rmdir(self.ino, name.as_bytes())
+            .map_err(errno)?;
         vol.note_released(ino);
         vol.reap();
         Ok(())
     }
 
-    fn rename(&self, old_name: &str, new_dir: &Arc<dyn Inode>, new_name: &str, flags: RenameFlags) -> Result<()> {
+    fn rename(
+        &self,
+        old_name: &str,
+        new_dir: &Arc<dyn Inode>,
+        new_name: &str,
+        flags: RenameFlags,
+    ) -> Result<()> {
         if flags.exchange {
             return Err(Error::new(Errno::EINVAL));
         }
@@ -527,7 +614,13 @@ impl Inode for Ext2Inode {
         let replaced = vol
             .fs
             .lock()
-            .rename(self.ino, old_name.as_bytes(), nd.ino, new_name.as_bytes(), flags.noreplace)
+            .rename(
+                self.ino,
+                old_name.as_bytes(),
+                nd.ino,
+                new_name.as_bytes(),
+                flags.noreplace,
+            )
             .map_err(errno)?;
         if let Some((ino, 0)) = replaced {
             vol.note_released(ino);
@@ -562,8 +655,15 @@ impl Inode for Ext2Inode {
             for (ino, name, file_type, next) in batch {
                 cookie = next;
                 // Names that are not UTF-8 cannot be handed to the VFS.
-                let Ok(name) = core::str::from_utf8(&name) else { continue };
-                if !sink(DirEntry { ino: u64::from(ino), name, file_type, next_cookie: next }) {
+                let Ok(name) = core::str::from_utf8(&name) else {
+                    continue;
+                };
+                if !sink(DirEntry {
+                    ino: u64::from(ino),
+                    name,
+                    file_type,
+                    next_cookie: next,
+                }) {
                     return Ok(());
                 }
             }
@@ -572,6 +672,7 @@ impl Inode for Ext2Inode {
 
     fn read_link(&self) -> Result<String> {
         let bytes = self.vol().fs.lock().read_link(self.ino).map_err(errno)?;
-        String::from_utf8(bytes).map_err(|_| Error::with_message(Errno::EIO, "symlink target is not UTF-8"))
+        String::from_utf8(bytes)
+            .map_err(|_| Error::with_message(Errno::EIO, "symlink target is not UTF-8"))
     }
 }
