@@ -15,6 +15,11 @@ pub const TICK_HZ: u32 = 100;
 
 static JIFFIES: AtomicU64 = AtomicU64::new(0);
 static TSC_AT_BOOT: AtomicU64 = AtomicU64::new(0);
+/// Nanoseconds per TSC tick, as a fixed-point number with [`CLOCK_SHIFT`]
+/// fraction bits (0 until the TSC is calibrated).
+static CLOCK_MULT: AtomicU64 = AtomicU64::new(0);
+/// Fraction bits of the monotonic clock's multiplier.
+pub const CLOCK_SHIFT: u32 = 32;
 static REALTIME_AT_BOOT_NS: AtomicU64 = AtomicU64::new(0);
 
 /// A one-shot callback run from the timer interrupt. It must only touch
@@ -69,20 +74,39 @@ pub fn cancel(id: u64) -> bool {
 pub(crate) fn init() {
     TSC_AT_BOOT.store(cpu::rdtsc(), Ordering::Relaxed);
     apic::init(TICK_HZ);
+    let hz = u128::from(apic::tsc_hz().max(1));
+    let mult = ((1_000_000_000u128 << CLOCK_SHIFT) / hz).min(u128::from(u64::MAX)) as u64;
+    CLOCK_MULT.store(mult, Ordering::Relaxed);
     REALTIME_AT_BOOT_NS.store(
         crate::arch::cmos::read_unix_time() * 1_000_000_000,
         Ordering::Relaxed,
     );
 }
 
-/// Nanoseconds since boot; never goes backwards.
+/// Nanoseconds since boot; never goes backwards. The TSC ticks since boot
+/// times a fixed-point multiplier: a computation that user mode can repeat
+/// exactly from [`clock_params`] (the vDSO), with no division.
 pub fn monotonic_ns() -> u64 {
-    let hz = apic::tsc_hz();
-    if hz == 0 {
-        return 0;
-    }
     let ticks = cpu::rdtsc().saturating_sub(TSC_AT_BOOT.load(Ordering::Relaxed));
-    (u128::from(ticks) * 1_000_000_000 / u128::from(hz)) as u64
+    ((u128::from(ticks) * u128::from(CLOCK_MULT.load(Ordering::Relaxed))) >> CLOCK_SHIFT) as u64
+}
+
+/// How [`monotonic_ns`] is computed: `((rdtsc - tsc_at_boot) * mult) >>
+/// shift`, in 128-bit arithmetic, saturating at 0 below `tsc_at_boot`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ClockParams {
+    pub tsc_at_boot: u64,
+    pub mult: u64,
+    pub shift: u32,
+}
+
+/// The parameters of the monotonic clock (fixed after boot).
+pub fn clock_params() -> ClockParams {
+    ClockParams {
+        tsc_at_boot: TSC_AT_BOOT.load(Ordering::Relaxed),
+        mult: CLOCK_MULT.load(Ordering::Relaxed),
+        shift: CLOCK_SHIFT,
+    }
 }
 
 /// Nanoseconds since the Unix epoch at boot, from the RTC.

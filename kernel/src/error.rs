@@ -49,6 +49,7 @@ pub enum Errno {
     EIDRM = 43,
     ENODATA = 61,
     EOVERFLOW = 75,
+    ELIBBAD = 80,
     ENOTSOCK = 88,
     EOPNOTSUPP = 95,
     ETIMEDOUT = 110,

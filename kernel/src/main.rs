@@ -10,6 +10,7 @@ pub mod caps;
 mod cmdline;
 mod ktest;
 mod ktest_devices;
+mod vdso;
 pub mod error;
 pub mod fallible;
 pub mod fs;
@@ -47,6 +48,7 @@ fn kernel_main() -> ! {
     frame::init(policies());
     mm::oom::init();
     mm::commit::init();
+    vdso::init();
     let args = cmdline::parse(frame::boot::cmdline());
     if let Some(level) = args.loglevel {
         frame::console::set_log_level(level);

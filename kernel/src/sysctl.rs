@@ -54,6 +54,11 @@ pub static PROTECTED_HARDLINKS: Sysctl = Sysctl::new(1, 0, 1);
 /// is followed only by its owner or when it has the directory's owner
 /// (Debian's default 1).
 pub static PROTECTED_SYMLINKS: Sysctl = Sysctl::new(1, 0, 1);
+/// kernel.randomize_va_space: 0 no address-space layout randomization,
+/// 1 and 2 randomize the PIE base and the mmap base (where the dynamic
+/// linker and libraries go); Debian's default is 2. The stack and brk
+/// are not randomized yet.
+pub static RANDOMIZE_VA_SPACE: Sysctl = Sysctl::new(2, 0, 2);
 /// vm.mmap_min_addr: the lowest address an unprivileged process may map.
 pub static MMAP_MIN_ADDR: Sysctl = Sysctl::new(65536, 0, u64::MAX);
 /// fs.nr_open: the largest RLIMIT_NOFILE. Linux accepts up to about 2^31;

@@ -141,6 +141,7 @@ pub fn set_realtime_ns(ns: u64) {
     let shift = boot as i128 - i128::from(frame::timer::realtime_at_boot_ns());
     let shift = shift.clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64;
     REALTIME_SHIFT_NS.store(shift, core::sync::atomic::Ordering::Relaxed);
+    crate::vdso::update_realtime();
 }
 
 /// The current value of a clock that is not a CPU-time clock, in

@@ -38,6 +38,17 @@ static int body_null(long n, void *arg)
 	return 0;
 }
 
+/* clock_gettime through the C library: the vDSO where the kernel maps
+ * one (both do), else the system call. */
+static int body_clock(long n, void *arg)
+{
+	struct timespec ts;
+	(void)arg;
+	for (long i = 0; i < n; i++)
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	return 0;
+}
+
 static int body_read(long n, void *arg)
 {
 	int fd = *(int *)arg;
@@ -420,6 +431,11 @@ static int run_null(int smoke, double *ns)
 	return simple(body_null, NULL, smoke, 0, ns);
 }
 
+static int run_clock(int smoke, double *ns)
+{
+	return simple(body_clock, NULL, smoke, 0, ns);
+}
+
 static int with_fd(const char *path, int flags, b_body body, int smoke, double *ns)
 {
 	int fd = open(path, flags);
@@ -565,6 +581,7 @@ static int run_tcp_bw(int smoke, double *ns)
 
 static const struct bench benches[] = {
 	{ "null_syscall", run_null, LATENCY, 0 },
+	{ "clock_gettime", run_clock, LATENCY, 0 },
 	{ "read_dev_zero", run_read_zero, LATENCY, 0 },
 	{ "write_dev_null", run_write_null, LATENCY, 0 },
 	{ "stat", run_stat, LATENCY, 0 },

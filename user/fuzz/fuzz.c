@@ -59,6 +59,7 @@
  * ret`), so that when the kernel panics the last line names the call.
  */
 #define _GNU_SOURCE
+#include <sys/personality.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1404,6 +1405,13 @@ int main(int argc, char **argv)
 	struct mem before, after;
 	static struct slabs slabs_before, slabs_after;
 	double t0, secs;
+
+	/* Replays need the same addresses run after run: start again
+	 * without address-space randomization (setarch -R). */
+	if (personality(0xffffffff) != -1 &&
+	    !(personality(0xffffffff) & ADDR_NO_RANDOMIZE) &&
+	    personality(ADDR_NO_RANDOMIZE) != -1)
+		execv("/proc/self/exe", argv);
 
 	for (i = 1; i < argc; i++) {
 		const char *o = argv[i];

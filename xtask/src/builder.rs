@@ -74,6 +74,9 @@ pub struct UserBuild {
     pub runner: PathBuf,
     /// `$(BUILD)/fuzz`: the syscall fuzzer, installed as `/sbin/fuzz`.
     pub fuzz: PathBuf,
+    /// `$(BUILD)/dyn`: dynamically linked programs, installed in `/dyn`
+    /// with the host's musl and glibc dynamic linkers.
+    pub dyn_progs: PathBuf,
 }
 
 impl UserBuild {
@@ -85,6 +88,7 @@ impl UserBuild {
             glibc: build.join("tests-glibc"),
             runner: build.join("runner"),
             fuzz: build.join("fuzz"),
+            dyn_progs: build.join("dyn"),
         }
     }
 }

@@ -258,6 +258,31 @@ fn add_user(t: &mut Tree, user: &UserBuild) -> Res<()> {
     if user.fuzz.is_file() {
         t.add_host(&user.fuzz, FUZZ)?;
     }
+    if let Ok(rd) = std::fs::read_dir(&user.dyn_progs) {
+        for e in rd {
+            let e = e.ctx(|| format!("cannot list {}", user.dyn_progs.display()))?;
+            t.add_host(&e.path(), &format!("/dyn/{}", e.file_name().to_string_lossy()))?;
+        }
+        add_dynamic_linkers(t)?;
+    }
+    Ok(())
+}
+
+/// The host's dynamic linkers and glibc's libc, at the paths programs
+/// built on the host name them (each a file here: the host's may be a
+/// symlink to another directory).
+const DYNAMIC_LINKERS: &[&str] = &[
+    "/lib/ld-musl-x86_64.so.1",
+    "/lib64/ld-linux-x86-64.so.2",
+    "/lib/x86_64-linux-gnu/libc.so.6",
+];
+
+fn add_dynamic_linkers(t: &mut Tree) -> Res<()> {
+    for path in DYNAMIC_LINKERS {
+        let real = std::fs::canonicalize(path)
+            .ctx(|| format!("cannot find {path} (musl-tools and libc6 provide it: scripts/setup.sh)"))?;
+        t.add_host(&real, path)?;
+    }
     Ok(())
 }
 

@@ -86,6 +86,11 @@ impl SharedPages {
         Arc::new(SharedPages { pages: frame::sync::SpinLock::new(BTreeMap::new()) })
     }
 
+    /// A set holding `frames` at indexes 0, 1, ... (the vDSO's pages).
+    pub fn from_frames(frames: Vec<UFrame>) -> Arc<SharedPages> {
+        Arc::new(SharedPages { pages: frame::sync::SpinLock::new(frames.into_iter().enumerate().collect()) })
+    }
+
     /// Pages allocated so far.
     pub fn resident(&self) -> usize {
         self.pages.lock().len()
@@ -181,7 +186,8 @@ pub const STACK_RESERVE: usize = 1 << 30;
 /// The "[stack]" area execve creates (Linux starts with 128 KiB too); it
 /// grows down on faults.
 pub const STACK_INITIAL: usize = 128 * 1024;
-const MMAP_TOP: usize = 0x7f00_0000_0000;
+/// The mmap base without ASLR.
+pub const MMAP_TOP: usize = 0x7f00_0000_0000;
 const MMAP_BOTTOM: usize = 0x1000_0000;
 /// How far brk may grow above its start.
 const BRK_MAX: usize = 1 << 30;
@@ -198,6 +204,9 @@ struct State {
     env: (usize, usize),
     /// The auxiliary vector execve gave the program (/proc/pid/auxv).
     auxv: Vec<u64>,
+    /// Where mmap starts looking for free room, top-down (Linux's
+    /// mmap_base: randomized by execve under ASLR).
+    mmap_top: usize,
 }
 
 pub struct Vmar {
@@ -256,6 +265,7 @@ impl Vmar {
                 args: (0, 0),
                 env: (0, 0),
                 auxv: Vec::new(),
+                mmap_top: MMAP_TOP,
             }),
             stack_limit: AtomicUsize::new(STACK_SIZE),
             rss_pages: AtomicUsize::new(0),
@@ -417,7 +427,9 @@ impl Vmar {
         }
         if let Some(m) = &vma.shm {
             let frame = m.pages.get_or_alloc((m.offset + (page - vma.start)) / PAGE_SIZE)?;
-            self.map_new(page, frame, page_flags(vma.perms, true))?;
+            // A private area (the vDSO's) maps the shared page read-only:
+            // a store copies it (above).
+            self.map_new(page, frame, page_flags(vma.perms, vma.shared))?;
             return Ok(());
         }
         if vma.shared
@@ -532,6 +544,7 @@ impl Vmar {
                 args: st.args,
                 env: st.env,
                 auxv: st.auxv.clone(),
+                mmap_top: st.mmap_top,
             }),
             stack_limit: AtomicUsize::new(self.stack_limit()),
             // The child starts with the parent's pages, and that is its peak
@@ -599,9 +612,20 @@ impl Vmar {
         }
     }
 
+    /// Sets the mmap base (execve, before the program runs): free room
+    /// is searched top-down from `top`, which must lie below the stack.
+    pub fn set_mmap_top(&self, top: usize) {
+        self.state.lock().mmap_top = top.min(MMAP_TOP) & !(PAGE_SIZE - 1);
+    }
+
+    /// The start of a free range of `len` bytes where mmap would place it.
+    pub fn free_range(&self, len: usize) -> Option<usize> {
+        Self::find_free(&self.state.lock(), page_up(len)?)
+    }
+
     /// Finds a free range of `len` bytes, top-down below the mmap base.
     fn find_free(st: &State, len: usize) -> Option<usize> {
-        let mut top = MMAP_TOP;
+        let mut top = st.mmap_top;
         for v in st.areas.values().rev() {
             if v.start >= top {
                 continue;

@@ -1,5 +1,6 @@
-//! execve(2): loading a static ELF executable (ET_EXEC or static-PIE) or a
-//! `#!` script, and building the initial stack (System V x86-64 ABI §3.4).
+//! execve(2): loading an ELF executable (ET_EXEC or PIE, with its program
+//! interpreter if it names one) or a `#!` script, and building the initial
+//! stack (System V x86-64 ABI §3.4).
 
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -45,6 +46,8 @@ const AT_SECURE: u64 = 23;
 const AT_RANDOM: u64 = 25;
 const AT_HWCAP2: u64 = 26;
 const AT_EXECFN: u64 = 31;
+const AT_SYSINFO_EHDR: u64 = 33;
+const AT_MINSIGSTKSZ: u64 = 51;
 
 /// A loaded image, ready to replace the caller's.
 struct Image {
@@ -133,26 +136,48 @@ fn read_head(inode: &Arc<dyn Inode>, n: usize) -> Result<Vec<u8>> {
     Ok(head)
 }
 
-fn load_elf(
-    inode: &Arc<dyn Inode>,
-    data: &[u8],
-    argv: &[Vec<u8>],
-    envp: &[Vec<u8>],
-    execfn: &[u8],
-    creds: &super::creds::Credentials,
-    secure: bool,
+/// How execve lays out the new address space.
+#[derive(Clone, Copy)]
+struct Layout {
+    /// RLIMIT_STACK at exec time.
     stack_size: usize,
-) -> Result<Image> {
-    let elf = elf::parse_prefix(data, inode.size()).map_err(|_| Error::with_message(Errno::ENOEXEC, "malformed ELF"))?;
-    if elf.has_segment(elf::PT_INTERP) {
-        return Err(Error::with_message(Errno::ENOEXEC, "dynamically linked programs are not supported yet"));
+    /// Address-space layout randomization (personality ADDR_NO_RANDOMIZE
+    /// off and kernel.randomize_va_space not 0).
+    randomize: bool,
+}
+
+/// personality(2) flag: no address-space layout randomization.
+const ADDR_NO_RANDOMIZE: u32 = 0x0004_0000;
+/// Bits of randomness in the PIE base and the mmap base, in pages (Linux's
+/// default vm.mmap_rnd_bits on x86-64).
+const MMAP_RND_BITS: u32 = 28;
+
+/// A random page-aligned offset below 2^(MMAP_RND_BITS + 12).
+fn random_offset() -> usize {
+    let r = u64::from_le_bytes(crate::system::random_bytes::<8>());
+    ((r & ((1u64 << MMAP_RND_BITS) - 1)) as usize) * PAGE_SIZE
+}
+
+/// The span `[first page, end of last page)` of an ELF's PT_LOAD
+/// segments, relative to its load base.
+fn load_span(elf: &elf::ElfFile<'_>) -> Result<(usize, usize)> {
+    let mut lo = usize::MAX;
+    let mut hi = 0usize;
+    for ph in elf.load_segments() {
+        let end = ph.vaddr_end().ok_or(Error::new(Errno::ENOEXEC))? as usize;
+        lo = lo.min(ph.vaddr as usize & !(PAGE_SIZE - 1));
+        hi = hi.max(end.checked_add(PAGE_SIZE - 1).ok_or(Error::new(Errno::ENOEXEC))? & !(PAGE_SIZE - 1));
     }
-    let base = match elf.kind {
-        elf::ElfKind::Exec => 0,
-        elf::ElfKind::Dyn => PIE_BASE,
-    };
-    let vm = Vmar::new()?;
-    let mut brk = 0usize;
+    if lo >= hi {
+        return Err(Error::with_message(Errno::ENOEXEC, "no loadable segment"));
+    }
+    Ok((lo, hi))
+}
+
+/// Maps the PT_LOAD segments of `elf` (the file `inode`) at `base`, private
+/// and backed by the file; returns the end of the highest one.
+fn map_segments(vm: &Vmar, inode: &Arc<dyn Inode>, elf: &elf::ElfFile<'_>, base: usize, path: Option<Arc<str>>) -> Result<usize> {
+    let mut top = 0usize;
     for ph in elf.load_segments() {
         let vaddr = base.checked_add(ph.vaddr as usize).ok_or(Error::new(Errno::ENOEXEC))?;
         let start = vaddr & !(PAGE_SIZE - 1);
@@ -161,6 +186,7 @@ fn load_elf(
             .checked_add(ph.memsz as usize)
             .and_then(|e| e.checked_add(PAGE_SIZE - 1))
             .map(|e| e & !(PAGE_SIZE - 1))
+            .filter(|e| *e <= STACK_TOP - STACK_RESERVE)
             .ok_or(Error::new(Errno::ENOEXEC))?;
         let perms = Perms { read: ph.flags.readable(), write: ph.flags.writable(), exec: ph.flags.executable() };
         let file_offset = (ph.offset as usize).checked_sub(lead).ok_or(Error::new(Errno::ENOEXEC))?;
@@ -168,8 +194,8 @@ fn load_elf(
             inode: inode.clone(),
             offset: file_offset,
             len: lead + ph.filesz as usize,
-            // Named in /proc/pid/maps by the process's exe path.
-            path: None,
+            // None: named in /proc/pid/maps by the process's exe path.
+            path: path.clone(),
             writer: None,
         };
         // A segment may share its first page with the previous one; give
@@ -179,7 +205,7 @@ fn load_elf(
         if vm.add_area(vma.clone()).is_err() {
             let shifted = start + PAGE_SIZE;
             if shifted >= end {
-                brk = brk.max(end);
+                top = top.max(end);
                 continue;
             }
             let mut v = vma;
@@ -190,10 +216,70 @@ fn load_elf(
             }
             vm.add_area(v).map_err(|_| Error::with_message(Errno::ENOEXEC, "overlapping segments"))?;
         }
-        brk = brk.max(end);
+        top = top.max(end);
     }
+    Ok(top)
+}
+
+/// Loads the program interpreter `path` (PT_INTERP: the dynamic linker)
+/// into `vm` below the mmap base; returns its load base and entry point.
+/// A missing interpreter is ENOENT, a malformed one ELIBBAD (execve(2)).
+fn load_interp(fs: &FsContext, vm: &Vmar, path: &[u8]) -> Result<(usize, usize)> {
+    let path = core::str::from_utf8(path).map_err(|_| Error::new(Errno::ENOEXEC))?;
+    if path.is_empty() {
+        return Err(Error::new(Errno::ENOEXEC));
+    }
+    let (inode, _) = crate::fs::open_exec_at(fs, fs.cwd(), path, true)?;
+    let mut data = read_head(&inode, HEAD_SIZE)?;
+    // Linux reads the ELF header first: a shorter file fails that read.
+    if data.len() < elf::EHDR_LEN {
+        return Err(Error::with_message(Errno::EIO, "program interpreter shorter than an ELF header"));
+    }
+    let bad = |_| Error::with_message(Errno::ELIBBAD, "malformed program interpreter");
+    if elf::parse_prefix(&data, inode.size()) == Err(elf::ElfError::Truncated) {
+        data = read_whole(&inode)?;
+    }
+    let interp = elf::parse_prefix(&data, inode.size()).map_err(bad)?;
+    let (lo, hi) = load_span(&interp).map_err(|_| Error::with_message(Errno::ELIBBAD, "interpreter without segments"))?;
+    let base = match interp.kind {
+        elf::ElfKind::Exec => 0,
+        elf::ElfKind::Dyn => {
+            let at = vm.free_range(hi - lo).ok_or(Error::new(Errno::ENOMEM))?;
+            at - lo
+        }
+    };
+    map_segments(vm, &inode, &interp, base, Some(Arc::from(path)))?;
+    let entry = base.checked_add(interp.entry as usize).ok_or(Error::new(Errno::ELIBBAD))?;
+    Ok((base, entry))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn load_elf(
+    fs: &FsContext,
+    inode: &Arc<dyn Inode>,
+    data: &[u8],
+    argv: &[Vec<u8>],
+    envp: &[Vec<u8>],
+    execfn: &[u8],
+    creds: &super::creds::Credentials,
+    secure: bool,
+    layout: Layout,
+) -> Result<Image> {
+    let elf = elf::parse_prefix(data, inode.size()).map_err(|_| Error::with_message(Errno::ENOEXEC, "malformed ELF"))?;
+    let base = match elf.kind {
+        elf::ElfKind::Exec => 0,
+        elf::ElfKind::Dyn if layout.randomize => PIE_BASE + random_offset(),
+        elf::ElfKind::Dyn => PIE_BASE,
+    };
+    let vm = Vmar::new()?;
+    let brk = map_segments(&vm, inode, &elf, base, None)?;
     vm.init_brk(brk);
-    vm.set_stack_limit(stack_size);
+    vm.set_stack_limit(layout.stack_size);
+    // Under ASLR the mmap base moves down by a random offset (Linux's
+    // mmap_base); the interpreter and libraries land below it.
+    if layout.randomize {
+        vm.set_mmap_top(crate::mm::vmar::MMAP_TOP - random_offset());
+    }
     vm.add_area(Vma {
         start: STACK_TOP - STACK_INITIAL,
         end: STACK_TOP,
@@ -208,13 +294,19 @@ fn load_elf(
         noreserve: false,
     })?;
     let entry = base.checked_add(elf.entry as usize).ok_or(Error::new(Errno::ENOEXEC))?;
+    let (interp_base, start) = match elf.interp() {
+        Some(path) => load_interp(fs, &vm, path)?,
+        None if elf.has_segment(elf::PT_INTERP) => return Err(Error::with_message(Errno::ENOEXEC, "bad PT_INTERP")),
+        None => (0, entry),
+    };
+    let vdso = crate::vdso::map_into(&vm)?;
     let phdr = elf.phdr_vaddr().map_or(0, |p| base as u64 + p);
-    let aux = [
+    let mut aux = alloc::vec![
         (AT_PHDR, phdr),
         (AT_PHENT, 56),
         (AT_PHNUM, u64::from(elf.phnum)),
         (AT_PAGESZ, PAGE_SIZE as u64),
-        (AT_BASE, 0),
+        (AT_BASE, interp_base as u64),
         (AT_FLAGS, 0),
         (AT_ENTRY, entry as u64),
         (AT_UID, u64::from(creds.ruid)),
@@ -225,9 +317,13 @@ fn load_elf(
         (AT_HWCAP2, 0),
         (AT_CLKTCK, 100),
         (AT_SECURE, u64::from(secure)),
+        (AT_MINSIGSTKSZ, super::signal_frame::MAX_FRAME_SIZE),
     ];
+    if let Some(ehdr) = vdso {
+        aux.push((AT_SYSINFO_EHDR, ehdr as u64));
+    }
     let rsp = build_stack(&vm, argv, envp, execfn, &aux)?;
-    Ok(Image { vm, entry, rsp })
+    Ok(Image { vm, entry: start, rsp })
 }
 
 /// Writes strings, auxv, envp, argv and argc below STACK_TOP.
@@ -390,7 +486,7 @@ fn load(
     envp: &[Vec<u8>],
     creds: &super::creds::Credentials,
     no_new_privs: bool,
-    stack_size: usize,
+    layout: Layout,
 ) -> Result<Loaded> {
     let ExecFile { mut inode, filename, mut exe, comm, mut inaccessible } = file;
     // The name of the file at hand: the script an interpreter is given.
@@ -428,7 +524,7 @@ fn load(
         }
         check_args(&argv, envp)?;
         let (new_creds, secure) = exec_creds(&inode, creds, no_new_privs);
-        let image = load_elf(&inode, &data, &argv, envp, filename.as_bytes(), &new_creds, secure, stack_size)?;
+        let image = load_elf(fs, &inode, &data, &argv, envp, filename.as_bytes(), &new_creds, secure, layout)?;
         image.vm.set_exe_deny_write(deny);
         return Ok(Loaded { image, exe, comm, creds: new_creds });
     }
@@ -477,7 +573,7 @@ pub fn execve(
 ) -> Result<()> {
     let creds = process.creds();
     let nnp = process.no_new_privs.load(Ordering::Relaxed);
-    let loaded = load(fs, file, argv, &envp, &creds, nnp, stack_size(process))?;
+    let loaded = load(fs, file, argv, &envp, &creds, nnp, layout(process))?;
     de_thread(process, thread)?;
     // Robust futexes the caller holds are left by their owner, and the
     // new program registers its own list (Linux's futex_exec_release).
@@ -549,7 +645,7 @@ pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     let path = String::from_utf8(argv.first().cloned().unwrap_or_default()).map_err(|_| Error::new(Errno::EINVAL))?;
     let fs = FsContext::default();
     let file = ExecFile::from_path(&fs, &path)?;
-    let loaded = load(&fs, file, argv, &envp, &Default::default(), false, STACK_SIZE)?;
+    let loaded = load(&fs, file, argv, &envp, &Default::default(), false, Layout { stack_size: STACK_SIZE, randomize: randomize_va_space() })?;
     let (image, exe) = (loaded.image, loaded.exe);
     let vm = Arc::new(image.vm);
     let files = super::SharedFiles::new(crate::fs::FileTable::new_with_console());
@@ -576,6 +672,17 @@ pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
 fn stack_size(process: &Process) -> usize {
     let cur = process.rlimits.lock().0[super::rlimit::RLIMIT_STACK].cur;
     (cur.min(STACK_RESERVE as u64) as usize).max(128 * 1024) & !(PAGE_SIZE - 1)
+}
+
+/// kernel.randomize_va_space is not 0.
+fn randomize_va_space() -> bool {
+    crate::sysctl::RANDOMIZE_VA_SPACE.get() != 0
+}
+
+/// The layout execve gives `process`'s new image.
+fn layout(process: &Process) -> Layout {
+    let no_rnd = process.personality.load(Ordering::Relaxed) & ADDR_NO_RANDOMIZE != 0;
+    Layout { stack_size: stack_size(process), randomize: randomize_va_space() && !no_rnd }
 }
 
 /// `path` made absolute against the working directory of `fs`.

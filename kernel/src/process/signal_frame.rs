@@ -51,6 +51,11 @@ const _: () = assert!(core::mem::size_of::<UContext>() == 304);
 /// Linux skips this much below the interrupted stack pointer (the red zone).
 const RED_ZONE: u64 = 128;
 const FPU_SIZE: u64 = 512;
+/// The most a signal frame takes on the stack past the red zone: the FPU
+/// state with its 64-byte alignment, the return address, the ucontext
+/// and the siginfo with the handler's alignment (AT_MINSIGSTKSZ, Linux's
+/// get_sigframe_size).
+pub const MAX_FRAME_SIZE: u64 = FPU_SIZE + 63 + 8 + core::mem::size_of::<UContext>() as u64 + core::mem::size_of::<SigInfo>() as u64 + 15 + 8;
 /// uc_flags: UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS.
 const UC_FLAGS: u64 = 0x6;
 const UC_STRICT_RESTORE_SS: u64 = 0x4;

@@ -461,6 +461,7 @@ pub(super) const SYS: &[(&str, Node)] = &[
                     ("uuid", Node::File(random_uuid)),
                 ]),
             ),
+            ("randomize_va_space", Node::Value(&crate::sysctl::RANDOMIZE_VA_SPACE)),
             (
                 "sem",
                 Node::File(|| {
