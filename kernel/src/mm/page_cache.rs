@@ -122,9 +122,16 @@ pub struct PageCache {
     /// A write-back failed since the last fsync looked (errseq, simplified:
     /// the next `sync` of any opener reports EIO once).
     error: AtomicBool,
+    /// Write-back errors so far (Linux's errseq_t counter): an opener that
+    /// keeps its own sample ([`ErrSeq`]) sees each error once.
+    error_seq: AtomicU64,
     /// Dirty pages of this cache (for the global count).
     dirty_pages: AtomicUsize,
 }
+
+/// One opener's view of a cache's write-back errors (`struct file`'s
+/// f_wb_err).
+pub struct ErrSeq(AtomicU64);
 
 /// Every live cache, for reclaim and background write-back.
 static CACHES: SpinLock<Vec<Weak<PageCache>>, CACHE_LEVEL> = SpinLock::new(Vec::new());
@@ -191,6 +198,7 @@ impl PageCache {
             }),
             queue: WaitQueue::new(),
             error: AtomicBool::new(false),
+            error_seq: AtomicU64::new(0),
             dirty_pages: AtomicUsize::new(0),
         });
         let mut all = CACHES.lock();
@@ -569,6 +577,26 @@ impl PageCache {
         self.io()?.flush()
     }
 
+    /// A sample of the error count for a new opener (open(2)): its
+    /// [`PageCache::sync_and_flush_since`] reports only errors after it.
+    pub fn error_sample(&self) -> ErrSeq {
+        ErrSeq(AtomicU64::new(self.error_seq.load(Ordering::Acquire)))
+    }
+
+    /// fsync for an opener with its own sample (Linux's errseq): writes
+    /// back and flushes; EIO if a write-back failed since the opener last
+    /// looked, whoever's write it was. Each opener sees each error once.
+    pub fn sync_and_flush_since(&self, seen: &ErrSeq) -> Result<()> {
+        let r = self.write_back(|_| true, true);
+        // The shared one-shot flag is for openers without a sample.
+        let now = self.error_seq.load(Ordering::Acquire);
+        if seen.0.swap(now, Ordering::AcqRel) != now {
+            return Err(Error::new(Errno::EIO));
+        }
+        r?;
+        self.io()?.flush()
+    }
+
     /// Writes the pages `pick(dirtied_at)` selects; `mapped`: also mapped
     /// pages whose contents changed. Returns how many were written.
     fn write_back(&self, pick: impl Fn(u64) -> bool, mapped: bool) -> Result<usize> {
@@ -644,6 +672,7 @@ impl PageCache {
                 // the next fsync (errseq), before anyone waiting on the
                 // page can look.
                 self.error.store(true, Ordering::Release);
+                self.error_seq.fetch_add(1, Ordering::AcqRel);
             }
             let mut st = self.state.lock();
             if let Some(p) = st.pages.get_mut(&index) {
