@@ -122,18 +122,40 @@ impl FileState {
                 }
             };
             let sector = phys * (bs as u64 / 512) + ((s - bstart) / 512) as u64;
-            bios.push(Bio {
-                op,
-                sector,
-                segments: alloc::vec![BioSegment {
-                    frame: frame.clone(),
-                    offset: s,
-                    len: e - s
-                }],
-            });
+            push_segment(&mut bios, op, sector, BioSegment { frame: frame.clone(), offset: s, len: e - s });
         }
         Ok(bios)
     }
+}
+
+/// Most bytes one bio of a file's data carries.
+const MAX_BIO_BYTES: usize = 128 * 1024;
+/// Most segments in one bio (well under a virtqueue's descriptors).
+const MAX_BIO_SEGMENTS: usize = 32;
+
+/// Adds a segment for `sector`, extending the last bio when the segment
+/// continues it on the disk (a file laid out contiguously moves in few
+/// requests).
+fn push_segment(bios: &mut Vec<Bio>, op: BioOp, sector: u64, seg: BioSegment) {
+    if let Some(last) = bios.last_mut()
+        && last.op == op
+        && last.sector + last.sectors() == sector
+        && last.len() + seg.len <= MAX_BIO_BYTES
+    {
+        // The next bytes of the same frame widen its last segment.
+        if let Some(ls) = last.segments.last_mut()
+            && ls.frame.paddr() == seg.frame.paddr()
+            && ls.offset + ls.len == seg.offset
+        {
+            ls.len += seg.len;
+            return;
+        }
+        if last.segments.len() < MAX_BIO_SEGMENTS {
+            last.segments.push(seg);
+            return;
+        }
+    }
+    bios.push(Bio { op, sector, segments: alloc::vec![seg] });
 }
 
 impl PageIo for FileState {
@@ -148,7 +170,14 @@ impl PageIo for FileState {
     fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
         let mut bios = Vec::new();
         for (i, f) in frames.iter().enumerate() {
-            bios.extend(self.page_bios(BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)?);
+            for b in self.page_bios(BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)? {
+                let mut sector = b.sector;
+                for seg in b.segments {
+                    let n = (seg.len / 512) as u64;
+                    push_segment(&mut bios, BioOp::Read, sector, seg);
+                    sector += n;
+                }
+            }
         }
         if bios.is_empty() {
             return Ok(());
