@@ -122,7 +122,16 @@ impl FileState {
                 }
             };
             let sector = phys * (bs as u64 / 512) + ((s - bstart) / 512) as u64;
-            push_segment(&mut bios, op, sector, BioSegment { frame: frame.clone(), offset: s, len: e - s });
+            push_segment(
+                &mut bios,
+                op,
+                sector,
+                BioSegment {
+                    frame: frame.clone(),
+                    offset: s,
+                    len: e - s,
+                },
+            );
         }
         Ok(bios)
     }
@@ -155,7 +164,11 @@ fn push_segment(bios: &mut Vec<Bio>, op: BioOp, sector: u64, seg: BioSegment) {
             return;
         }
     }
-    bios.push(Bio { op, sector, segments: alloc::vec![seg] });
+    bios.push(Bio {
+        op,
+        sector,
+        segments: alloc::vec![seg],
+    });
 }
 
 impl PageIo for FileState {
@@ -249,7 +262,8 @@ fn secs(t: Timespec) -> u32 {
 }
 
 impl Ext2Inode {
-    pub(super) fn new(mnt: &Arc<Ext2Mount>, ino: u32) -> Result<Arc<dyn Inode>> {
+    /// A handle on inode `ino` as the VFS takes it.
+    pub(super) fn handle(mnt: &Arc<Ext2Mount>, ino: u32) -> Result<Arc<dyn Inode>> {
         Ok(Self::new_typed(mnt, ino)?)
     }
 
@@ -445,7 +459,7 @@ impl Inode for Ext2Inode {
             return Err(Error::new(Errno::EROFS));
         }
         let bs = vol.block_size as usize;
-        if size < old && size % bs != 0 {
+        if size < old && !size.is_multiple_of(bs) {
             // The rest of the last block must read as zeros if the file
             // grows again: zero it through the cache (written back with the
             // page), never through the device cache.
@@ -548,7 +562,7 @@ impl Inode for Ext2Inode {
             .lock()
             .lookup(self.ino, name.as_bytes())
             .map_err(errno)?;
-        Ext2Inode::new(&self.mnt, ino)
+        Ext2Inode::handle(&self.mnt, ino)
     }
 
     fn create(&self, name: &str, node: NewNode) -> Result<Arc<dyn Inode>> {
@@ -569,7 +583,7 @@ impl Inode for Ext2Inode {
                         node.gid,
                     );
                     drop(fs);
-                    return Ext2Inode::new(&self.mnt, ino.map_err(errno)?);
+                    return Ext2Inode::handle(&self.mnt, ino.map_err(errno)?);
                 }
                 NodeKind::Special(t, rdev) => {
                     let (major, minor) = (dev_major(*rdev), dev_minor(*rdev));
@@ -590,7 +604,7 @@ impl Inode for Ext2Inode {
             };
             fs.create(self.ino, name.as_bytes(), new).map_err(errno)?
         };
-        Ext2Inode::new(&self.mnt, ino)
+        Ext2Inode::handle(&self.mnt, ino)
     }
 
     fn link(&self, name: &str, target: &Arc<dyn Inode>) -> Result<()> {
