@@ -80,15 +80,14 @@ impl FileState {
     /// file has none).
     fn page_bios(
         &self,
+        fs: &mut disk::Fs<super::DevIo>,
         op: BioOp,
         index: u64,
         frame: &UFrame,
         from: usize,
         to: usize,
     ) -> Result<Vec<Bio>> {
-        let vol = self.vol()?;
-        let bs = vol.block_size as usize;
-        let mut fs = vol.fs.lock();
+        let bs = fs.block_size() as usize;
         let size = fs.inode(self.ino).map_err(errno)?.size();
         let page_start = index * PAGE_SIZE as u64;
         let mut bios = Vec::new();
@@ -173,43 +172,55 @@ fn push_segment(bios: &mut Vec<Bio>, op: BioOp, sector: u64, seg: BioSegment) {
 
 impl PageIo for FileState {
     fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
-        let bios = self.page_bios(BioOp::Read, index, frame, 0, PAGE_SIZE)?;
+        let vol = self.vol()?;
+        let bios = self.page_bios(&mut vol.fs.lock(), BioOp::Read, index, frame, 0, PAGE_SIZE)?;
         if bios.is_empty() {
             return Ok(());
         }
-        self.vol()?.bdev.submit_all(bios)
+        vol.bdev.submit_all(bios)
     }
 
     fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
+        let vol = self.vol()?;
         let mut bios = Vec::new();
-        for (i, f) in frames.iter().enumerate() {
-            for b in self.page_bios(BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)? {
-                let mut sector = b.sector;
-                for seg in b.segments {
-                    let n = (seg.len / 512) as u64;
-                    push_segment(&mut bios, BioOp::Read, sector, seg);
-                    sector += n;
+        {
+            let mut fs = vol.fs.lock();
+            for (i, f) in frames.iter().enumerate() {
+                for b in self.page_bios(&mut fs, BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)? {
+                    let mut sector = b.sector;
+                    for seg in b.segments {
+                        let n = (seg.len / 512) as u64;
+                        push_segment(&mut bios, BioOp::Read, sector, seg);
+                        sector += n;
+                    }
                 }
             }
         }
         if bios.is_empty() {
             return Ok(());
         }
-        self.vol()?.bdev.submit_all(bios)
+        vol.bdev.submit_all(bios)
     }
 
     fn write_page(&self, index: u64, frame: &UFrame, len: usize) -> Result<()> {
         self.write_range(index, frame, 0, len)
     }
 
+    /// The volume lock is held until the writes complete: a truncate or
+    /// an unlink cannot free (and another file reuse) a block between the
+    /// mapping and the write.
     fn write_range(&self, index: u64, frame: &UFrame, offset: usize, len: usize) -> Result<()> {
+        let vol = self.vol()?;
         let from = offset / 512 * 512;
         let to = (offset + len).div_ceil(512) * 512;
-        let bios = self.page_bios(BioOp::Write, index, frame, from, to.min(PAGE_SIZE))?;
+        let mut fs = vol.fs.lock();
+        let bios = self.page_bios(&mut fs, BioOp::Write, index, frame, from, to.min(PAGE_SIZE))?;
         if bios.is_empty() {
             return Ok(());
         }
-        self.vol()?.bdev.submit_all(bios)
+        let r = vol.bdev.submit_all(bios);
+        drop(fs);
+        r
     }
 
     fn flush(&self) -> Result<()> {
