@@ -5,6 +5,7 @@
 use alloc::vec;
 
 use crate::fs::Fs;
+use crate::superblock::DESC_SIZE;
 use crate::{BlockIo, Error, Result};
 
 fn bit(map: &[u8], i: u32) -> bool {
@@ -59,14 +60,40 @@ impl<D: BlockIo> Fs<D> {
                 && u64::from(b) < u64::from(d.inode_table) + u64::from(self.sb.itable_blocks))
     }
 
+    /// Writes group `g`'s descriptor (its 32 bytes only).
     fn store_desc(&mut self, g: u32) -> Result<()> {
-        let idx = self.gt.store(g, self.bs);
-        let bs = self.bs as usize;
-        let blk = self.sb.first_data_block + 1 + idx as u32;
-        let Some(bytes) = self.gt.raw.get(idx * bs..(idx + 1) * bs) else {
+        self.gt.store(g, self.bs);
+        let off = g as usize * DESC_SIZE;
+        let Some(bytes) = self.gt.raw.get(off..off + DESC_SIZE) else {
             return Err(Error::Corrupt("descriptor table index"));
         };
-        self.dev.write(u64::from(blk) * u64::from(self.bs), bytes)
+        let table = u64::from(self.sb.first_data_block + 1) * u64::from(self.bs);
+        self.dev.write(table + off as u64, bytes)
+    }
+
+    /// Clears bit `i` of bitmap block `map_block` (one byte read and
+    /// written); a bit already clear is damage.
+    fn clear_bitmap_bit(&self, map_block: u32, i: u32, what: &'static str) -> Result<()> {
+        self.check_block(map_block)?;
+        let at = u64::from(map_block) * u64::from(self.bs) + u64::from(i / 8);
+        let mut b = [0u8; 1];
+        self.dev.read(at, &mut b)?;
+        if !bit(&b, i % 8) {
+            return Err(Error::Corrupt(what));
+        }
+        set_bit(&mut b, i % 8, false);
+        self.dev.write(at, &b)
+    }
+
+    /// Writes the byte of bitmap block `map_block` holding bit `i`.
+    fn store_bitmap_byte(&self, map_block: u32, map: &[u8], i: u32) -> Result<()> {
+        let byte = (i / 8) as usize;
+        let b = map
+            .get(byte..byte + 1)
+            .ok_or(Error::Corrupt("bitmap index"))?;
+        self.check_block(map_block)?;
+        self.dev
+            .write(u64::from(map_block) * u64::from(self.bs) + byte as u64, b)
     }
 
     /// Allocates one block, preferring `goal` and then the blocks after it.
@@ -108,7 +135,7 @@ impl<D: BlockIo> Fs<D> {
                 return Err(Error::Corrupt("block bitmap marks metadata free"));
             }
             set_bit(&mut map, i, true);
-            self.write_block(d.block_bitmap, &map)?;
+            self.store_bitmap_byte(d.block_bitmap, &map, i)?;
             if let Some(dm) = self.gt.descs.get_mut(g as usize) {
                 dm.free_blocks -= 1;
             }
@@ -130,13 +157,7 @@ impl<D: BlockIo> Fs<D> {
             return Err(Error::Corrupt("block group"));
         };
         let i = b - self.sb.group_start(g);
-        let mut map = vec![0u8; self.bs as usize];
-        self.read_block(d.block_bitmap, &mut map)?;
-        if !bit(&map, i) {
-            return Err(Error::Corrupt("freeing a free block"));
-        }
-        set_bit(&mut map, i, false);
-        self.write_block(d.block_bitmap, &map)?;
+        self.clear_bitmap_bit(d.block_bitmap, i, "freeing a free block")?;
         if let Some(dm) = self.gt.descs.get_mut(g as usize) {
             dm.free_blocks = dm.free_blocks.saturating_add(1);
         }
@@ -190,7 +211,7 @@ impl<D: BlockIo> Fs<D> {
                 continue;
             };
             set_bit(&mut map, i, true);
-            self.write_block(d.inode_bitmap, &map)?;
+            self.store_bitmap_byte(d.inode_bitmap, &map, i)?;
             if let Some(dm) = self.gt.descs.get_mut(g as usize) {
                 dm.free_inodes -= 1;
                 if dir {
@@ -214,13 +235,7 @@ impl<D: BlockIo> Fs<D> {
         let Some(d) = self.gt.descs.get(g as usize).copied() else {
             return Err(Error::Corrupt("inode group"));
         };
-        let mut map = vec![0u8; self.bs as usize];
-        self.read_block(d.inode_bitmap, &mut map)?;
-        if !bit(&map, i) {
-            return Err(Error::Corrupt("freeing a free inode"));
-        }
-        set_bit(&mut map, i, false);
-        self.write_block(d.inode_bitmap, &map)?;
+        self.clear_bitmap_bit(d.inode_bitmap, i, "freeing a free inode")?;
         if let Some(dm) = self.gt.descs.get_mut(g as usize) {
             dm.free_inodes = dm.free_inodes.saturating_add(1);
             if dir {

@@ -80,15 +80,14 @@ impl FileState {
     /// file has none).
     fn page_bios(
         &self,
+        fs: &mut disk::Fs<super::DevIo>,
         op: BioOp,
         index: u64,
         frame: &UFrame,
         from: usize,
         to: usize,
     ) -> Result<Vec<Bio>> {
-        let vol = self.vol()?;
-        let bs = vol.block_size as usize;
-        let mut fs = vol.fs.lock();
+        let bs = fs.block_size() as usize;
         let size = fs.inode(self.ino).map_err(errno)?.size();
         let page_start = index * PAGE_SIZE as u64;
         let mut bios = Vec::new();
@@ -122,52 +121,106 @@ impl FileState {
                 }
             };
             let sector = phys * (bs as u64 / 512) + ((s - bstart) / 512) as u64;
-            bios.push(Bio {
+            push_segment(
+                &mut bios,
                 op,
                 sector,
-                segments: alloc::vec![BioSegment {
+                BioSegment {
                     frame: frame.clone(),
                     offset: s,
-                    len: e - s
-                }],
-            });
+                    len: e - s,
+                },
+            );
         }
         Ok(bios)
     }
 }
 
+/// Most bytes one bio of a file's data carries.
+const MAX_BIO_BYTES: usize = 128 * 1024;
+/// Most segments in one bio (well under a virtqueue's descriptors).
+const MAX_BIO_SEGMENTS: usize = 32;
+
+/// Adds a segment for `sector`, extending the last bio when the segment
+/// continues it on the disk (a file laid out contiguously moves in few
+/// requests).
+fn push_segment(bios: &mut Vec<Bio>, op: BioOp, sector: u64, seg: BioSegment) {
+    if let Some(last) = bios.last_mut()
+        && last.op == op
+        && last.sector + last.sectors() == sector
+        && last.len() + seg.len <= MAX_BIO_BYTES
+    {
+        // The next bytes of the same frame widen its last segment.
+        if let Some(ls) = last.segments.last_mut()
+            && ls.frame.paddr() == seg.frame.paddr()
+            && ls.offset + ls.len == seg.offset
+        {
+            ls.len += seg.len;
+            return;
+        }
+        if last.segments.len() < MAX_BIO_SEGMENTS {
+            last.segments.push(seg);
+            return;
+        }
+    }
+    bios.push(Bio {
+        op,
+        sector,
+        segments: alloc::vec![seg],
+    });
+}
+
 impl PageIo for FileState {
     fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
-        let bios = self.page_bios(BioOp::Read, index, frame, 0, PAGE_SIZE)?;
+        let vol = self.vol()?;
+        let bios = self.page_bios(&mut vol.fs.lock(), BioOp::Read, index, frame, 0, PAGE_SIZE)?;
         if bios.is_empty() {
             return Ok(());
         }
-        self.vol()?.bdev.submit_all(bios)
+        vol.bdev.submit_all(bios)
     }
 
     fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
+        let vol = self.vol()?;
         let mut bios = Vec::new();
-        for (i, f) in frames.iter().enumerate() {
-            bios.extend(self.page_bios(BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)?);
+        {
+            let mut fs = vol.fs.lock();
+            for (i, f) in frames.iter().enumerate() {
+                for b in self.page_bios(&mut fs, BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)? {
+                    let mut sector = b.sector;
+                    for seg in b.segments {
+                        let n = (seg.len / 512) as u64;
+                        push_segment(&mut bios, BioOp::Read, sector, seg);
+                        sector += n;
+                    }
+                }
+            }
         }
         if bios.is_empty() {
             return Ok(());
         }
-        self.vol()?.bdev.submit_all(bios)
+        vol.bdev.submit_all(bios)
     }
 
     fn write_page(&self, index: u64, frame: &UFrame, len: usize) -> Result<()> {
         self.write_range(index, frame, 0, len)
     }
 
+    /// The volume lock is held until the writes complete: a truncate or
+    /// an unlink cannot free (and another file reuse) a block between the
+    /// mapping and the write.
     fn write_range(&self, index: u64, frame: &UFrame, offset: usize, len: usize) -> Result<()> {
+        let vol = self.vol()?;
         let from = offset / 512 * 512;
         let to = (offset + len).div_ceil(512) * 512;
-        let bios = self.page_bios(BioOp::Write, index, frame, from, to.min(PAGE_SIZE))?;
+        let mut fs = vol.fs.lock();
+        let bios = self.page_bios(&mut fs, BioOp::Write, index, frame, from, to.min(PAGE_SIZE))?;
         if bios.is_empty() {
             return Ok(());
         }
-        self.vol()?.bdev.submit_all(bios)
+        let r = vol.bdev.submit_all(bios);
+        drop(fs);
+        r
     }
 
     fn flush(&self) -> Result<()> {
@@ -220,7 +273,8 @@ fn secs(t: Timespec) -> u32 {
 }
 
 impl Ext2Inode {
-    pub(super) fn new(mnt: &Arc<Ext2Mount>, ino: u32) -> Result<Arc<dyn Inode>> {
+    /// A handle on inode `ino` as the VFS takes it.
+    pub(super) fn handle(mnt: &Arc<Ext2Mount>, ino: u32) -> Result<Arc<dyn Inode>> {
         Ok(Self::new_typed(mnt, ino)?)
     }
 
@@ -416,7 +470,7 @@ impl Inode for Ext2Inode {
             return Err(Error::new(Errno::EROFS));
         }
         let bs = vol.block_size as usize;
-        if size < old && size % bs != 0 {
+        if size < old && !size.is_multiple_of(bs) {
             // The rest of the last block must read as zeros if the file
             // grows again: zero it through the cache (written back with the
             // page), never through the device cache.
@@ -519,7 +573,7 @@ impl Inode for Ext2Inode {
             .lock()
             .lookup(self.ino, name.as_bytes())
             .map_err(errno)?;
-        Ext2Inode::new(&self.mnt, ino)
+        Ext2Inode::handle(&self.mnt, ino)
     }
 
     fn create(&self, name: &str, node: NewNode) -> Result<Arc<dyn Inode>> {
@@ -540,7 +594,7 @@ impl Inode for Ext2Inode {
                         node.gid,
                     );
                     drop(fs);
-                    return Ext2Inode::new(&self.mnt, ino.map_err(errno)?);
+                    return Ext2Inode::handle(&self.mnt, ino.map_err(errno)?);
                 }
                 NodeKind::Special(t, rdev) => {
                     let (major, minor) = (dev_major(*rdev), dev_minor(*rdev));
@@ -561,7 +615,7 @@ impl Inode for Ext2Inode {
             };
             fs.create(self.ino, name.as_bytes(), new).map_err(errno)?
         };
-        Ext2Inode::new(&self.mnt, ino)
+        Ext2Inode::handle(&self.mnt, ino)
     }
 
     fn link(&self, name: &str, target: &Arc<dyn Inode>) -> Result<()> {

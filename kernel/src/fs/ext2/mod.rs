@@ -354,7 +354,7 @@ fn mount_on(
         v.push(Arc::downgrade(&vol));
     }
     let mnt = Arc::new(Ext2Mount { vol });
-    let root = Ext2Inode::new(&mnt, disk::ROOT_INO)?;
+    let root = Ext2Inode::handle(&mnt, disk::ROOT_INO)?;
     Ok(root)
 }
 
