@@ -1,4 +1,4 @@
-// expect: module `irq` is private
+// expect: function `enable_local` is private
 pub fn f() {
     frame::irq::enable_local();
 }

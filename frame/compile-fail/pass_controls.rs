@@ -17,4 +17,23 @@ pub fn controls() {
     send::<frame::user::UserContext>();
     let _ = frame::task::TaskOptions::new(|| {}).data(7u32);
     let _ = frame::cpu::cpuid(0, 0);
+    // Device handles move to driver tasks and are shared with callbacks.
+    sync::<frame::io::IoMem>();
+    send::<frame::io::IoMem>();
+    sync::<frame::io::IoPort>();
+    sync::<frame::irq::IrqLine>();
+    send::<frame::irq::IrqLine>();
+    sync::<frame::pci::PciDevice>();
+    send::<frame::pci::PciDevice>();
+    sync::<frame::dma::DmaCoherent>();
+    send::<frame::dma::DmaStream>();
+}
+
+pub fn device_controls(line: &frame::irq::IrqLine, d: &frame::dma::DmaCoherent, dev: &frame::pci::PciDevice) {
+    let shared = alloc::sync::Arc::new(core::sync::atomic::AtomicU32::new(0));
+    line.on_active(move || {
+        shared.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    });
+    let _ = d.read_val::<u64>(0);
+    let _ = dev.config_read_u32(0x10);
 }

@@ -107,7 +107,8 @@ mod device {
         handlers: [Vec<Handler>; NVEC],
     }
 
-    /// A leaf lock (no lock is taken under it), always with interrupts off.
+    /// A leaf lock (no lock is taken and nothing allocated or dropped
+    /// under it), always with interrupts off.
     static TABLE: SpinLock<Table> = SpinLock::new(Table {
         used: [false; NVEC],
         handlers: [const { Vec::new() }; NVEC],
@@ -163,11 +164,25 @@ mod device {
             assert!((DEVICE_VECTOR_BASE..DEVICE_VECTOR_END).contains(&vector));
             let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
             let i = usize::from(vector - DEVICE_VECTOR_BASE);
+            // The table lock is a leaf: a vector's list gets room for
+            // MAX_SHARED handlers once, allocated outside the lock, so
+            // that pushing under it never allocates.
+            if TABLE.lock_irq_disabled().handlers[i].capacity() < MAX_SHARED {
+                let mut room = Vec::new();
+                room.try_reserve_exact(MAX_SHARED)
+                    .map_err(|_| Error::NoMemory)?;
+                let mut t = TABLE.lock_irq_disabled();
+                if t.handlers[i].capacity() < MAX_SHARED {
+                    room.append(&mut t.handlers[i]);
+                    core::mem::swap(&mut room, &mut t.handlers[i]);
+                }
+                drop(t);
+                drop(room); // the old, empty list, outside the lock
+            }
             let mut t = TABLE.lock_irq_disabled();
             if t.handlers[i].len() >= MAX_SHARED {
                 return Err(Error::NoMemory);
             }
-            t.handlers[i].try_reserve(1).map_err(|_| Error::NoMemory)?;
             t.handlers[i].push(Handler {
                 id,
                 source: source.clone(),
@@ -240,23 +255,25 @@ mod device {
             return;
         }
         let i = usize::from(vector - DEVICE_VECTOR_BASE);
-        let mut run: [Option<Callback>; MAX_SHARED] = [const { None }; MAX_SHARED];
-        let n = {
+        type Entry = Option<(Arc<dyn IrqSource>, Callback)>;
+        let mut run: [Entry; MAX_SHARED] = [const { None }; MAX_SHARED];
+        let (n, shared) = {
             let t = TABLE.lock_irq_disabled();
-            let shared = t.handlers[i].len() > 1;
             let mut n = 0;
             for h in t.handlers[i].iter() {
-                if let Some(cb) = &h.callback
-                    && (!shared || h.source.pending())
-                {
-                    run[n] = Some(cb.clone());
+                if let Some(cb) = &h.callback {
+                    run[n] = Some((h.source.clone(), cb.clone()));
                     n += 1;
                 }
             }
-            n
+            (n, t.handlers[i].len() > 1)
         };
-        for cb in run[..n].iter().flatten() {
-            cb();
+        // Outside the (leaf) table lock: asking a shared source whether it
+        // asserts reads its configuration space, which takes locks.
+        for (source, cb) in run[..n].iter().flatten() {
+            if !shared || source.pending() {
+                cb();
+            }
         }
     }
 
@@ -310,7 +327,10 @@ mod device {
                 let src = Arc::new(TestSource::default());
                 let line = IrqLine::new(v, src.clone(), true).unwrap();
                 assert_eq!(line.vector(), v);
-                assert!(src.masked.load(Ordering::Relaxed), "masked until a callback is set");
+                assert!(
+                    src.masked.load(Ordering::Relaxed),
+                    "masked until a callback is set"
+                );
                 let hits = Arc::new(AtomicU32::new(0));
                 let h = hits.clone();
                 line.on_active(move || {
@@ -353,7 +373,10 @@ mod device {
         fn a_shared_vector_calls_only_asserting_sources() {
             sim::run(|| {
                 let v = alloc_vector().unwrap();
-                let (a, b) = (Arc::new(TestSource::default()), Arc::new(TestSource::default()));
+                let (a, b) = (
+                    Arc::new(TestSource::default()),
+                    Arc::new(TestSource::default()),
+                );
                 let la = IrqLine::new(v, a.clone(), false).unwrap();
                 let lb = IrqLine::new(v, b.clone(), false).unwrap();
                 let hits = Arc::new([AtomicU32::new(0), AtomicU32::new(0)]);
@@ -385,7 +408,9 @@ mod device {
                     lines.push(IrqLine::new(v, Arc::new(TestSource::default()), false).unwrap());
                 }
                 assert_eq!(
-                    IrqLine::new(v, Arc::new(TestSource::default()), false).err().map(|_| ()),
+                    IrqLine::new(v, Arc::new(TestSource::default()), false)
+                        .err()
+                        .map(|_| ()),
                     Some(())
                 );
                 drop(lines);
@@ -412,4 +437,6 @@ mod device {
 #[cfg(any(target_os = "none", test))]
 pub use device::IrqLine;
 #[cfg(any(target_os = "none", test))]
-pub(crate) use device::{DEVICE_VECTOR_BASE, DEVICE_VECTOR_END, IrqSource, alloc_vector, dispatch, free_vector};
+pub(crate) use device::{
+    DEVICE_VECTOR_BASE, DEVICE_VECTOR_END, IrqSource, alloc_vector, dispatch, free_vector,
+};

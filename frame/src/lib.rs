@@ -26,9 +26,9 @@ pub mod boot;
 pub mod console;
 #[cfg(any(target_os = "none", test))]
 pub mod cpu;
-mod index_pool;
 #[cfg(any(target_os = "none", test))]
 pub mod dma;
+mod index_pool;
 #[cfg(any(target_os = "none", test))]
 pub mod io;
 pub mod irq;

@@ -57,7 +57,8 @@ fn dispatch_irq(vector: u64) {
         }
         v if v == u64::from(SPURIOUS_VECTOR) => {}
         v if (u64::from(PIC_BASE_VECTOR)..u64::from(PIC_BASE_VECTOR) + 16).contains(&v) => {} // masked PICs
-        v if (u64::from(crate::irq::DEVICE_VECTOR_BASE)..u64::from(crate::irq::DEVICE_VECTOR_END))
+        v if (u64::from(crate::irq::DEVICE_VECTOR_BASE)
+            ..u64::from(crate::irq::DEVICE_VECTOR_END))
             .contains(&v) =>
         {
             // Callbacks first: a level-triggered INTx source must be quiet

@@ -138,6 +138,13 @@ pub fn run(name: &str) {
                 }
             }
         }
+        "page_cache" => {
+            let failed = crate::mm::page_cache_ktest::run();
+            if failed == 0 {
+                pass(name);
+            }
+            frame::println!("trellis: ktest page_cache: {failed} checks failed");
+        }
         _ => frame::println!("trellis: unknown ktest {name}"),
     }
 }

@@ -70,6 +70,10 @@ const CASES: &[Case] = &[
         name: "pci_intx",
         expect: Expect::Poweroff("ktest pci_intx: ok"),
     },
+    Case {
+        name: "page_cache",
+        expect: Expect::Poweroff("ktest page_cache: ok"),
+    },
 ];
 
 pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {

@@ -384,6 +384,10 @@ impl<M: DeviceMemory, T> SplitQueue<M, T> {
             // Ask for an interrupt at the next used element. A failed write
             // only costs an interrupt, never correctness.
             let _ = self.mem.write_u16(self.layout.used_event(), self.last_used);
+            // §2.7.10: the device must see the new used_event before the
+            // next read of the used index, or an element it adds in between
+            // could go without an interrupt and unseen.
+            self.mem.fence();
         }
         let Some(head) = u16::try_from(id).ok().filter(|&h| h < self.layout.size) else {
             return Some(Err(UsedError::UnknownId { id }));

@@ -85,7 +85,10 @@ pub(crate) fn map_kernel_mmio_page(va: Vaddr, pa: Paddr) -> Result<(), Error> {
         Privilege::Kernel,
         CachePolicy::Uncacheable,
     )?;
-    assert!(old.is_none(), "kernel MMIO mapping at {va:#x} replaced silently");
+    assert!(
+        old.is_none(),
+        "kernel MMIO mapping at {va:#x} replaced silently"
+    );
     Ok(())
 }
 

@@ -1,6 +1,6 @@
 //! Just enough ACPI to find the PCI configuration window: the RSDP (from
 //! the PVH start info, else the BIOS area scan), the RSDT/XSDT, and the
-//! MCFG table. Tables are read byte by byte from firmware memory only
+//! MCFG table. Tables are copied out of firmware memory only
 //! (never RAM the allocator manages), with every length bounded.
 
 use crate::mm::{PAGE_SIZE, Paddr, paddr_to_ptr};
@@ -22,12 +22,20 @@ fn firmware_read(pa: Paddr, buf: &mut [u8]) -> bool {
     if end > 0x10_0000 && in_usable_ram {
         return false;
     }
-    for (i, b) in buf.iter_mut().enumerate() {
-        // SAFETY: `pa + i` is below 4 GiB, so the direct map covers it; it
-        // is firmware memory (the reserved first MiB or a non-usable
-        // region of the memory map, checked above) that no Rust object
-        // lives in; a byte read of it is a read of plain bytes.
-        *b = unsafe { core::ptr::read_volatile(paddr_to_ptr::<u8>(pa + i)) };
+    // Page by page: each chunk is contiguous in the direct map.
+    let mut done = 0;
+    while done < buf.len() {
+        let at = pa + done;
+        let n = (PAGE_SIZE - at % PAGE_SIZE).min(buf.len() - done);
+        // SAFETY: `at..at + n` is below 4 GiB, so the direct map covers it,
+        // and lies in one page of firmware memory (the reserved first MiB
+        // or a non-usable region of the memory map, checked above) that no
+        // Rust object lives in and nothing writes while frame boots; `buf`
+        // is a distinct, writable byte buffer of at least `done + n` bytes.
+        unsafe {
+            core::ptr::copy_nonoverlapping(paddr_to_ptr::<u8>(at), buf[done..].as_mut_ptr(), n)
+        };
+        done += n;
     }
     true
 }

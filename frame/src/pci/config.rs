@@ -35,13 +35,24 @@ impl Ecam {
         if bus < self.start_bus || bus > self.end_bus {
             return None;
         }
+        if let Some(w) = &self.buses.lock_irq_disabled()[usize::from(bus)] {
+            return Some(w.clone());
+        }
+        // Mapped outside the (leaf) lock; a racing mapping of the same bus
+        // is dropped again. Enumeration maps every bus it scans, so the
+        // interrupt path (INTx status reads) only ever takes the clone.
+        let pa = self.base + (usize::from(bus - self.start_bus) << 20);
+        let w = IoMem::new_frame_owned(pa, 1 << 20).ok()?;
         let mut buses = self.buses.lock_irq_disabled();
         let slot = &mut buses[usize::from(bus)];
         if slot.is_none() {
-            let pa = self.base + (usize::from(bus - self.start_bus) << 20);
-            *slot = IoMem::new_frame_owned(pa, 1 << 20).ok();
+            *slot = Some(w);
+            return slot.clone();
         }
-        slot.clone()
+        let kept = slot.clone();
+        drop(buses);
+        drop(w);
+        kept
     }
 }
 

@@ -26,7 +26,10 @@ pub struct RamDisk {
 
 impl RamDisk {
     pub fn new(size_kib: u64) -> Arc<RamDisk> {
-        Arc::new(RamDisk { sectors: size_kib.min(MAX_SIZE_KIB) * 2, pages: SpinLock::new(BTreeMap::new()) })
+        Arc::new(RamDisk {
+            sectors: size_kib.min(MAX_SIZE_KIB) * 2,
+            pages: SpinLock::new(BTreeMap::new()),
+        })
     }
 
     fn page(&self, index: u64, create: bool) -> Result<Option<UFrame>> {
@@ -83,7 +86,11 @@ impl BlockDriver for RamDisk {
     }
 
     fn submit(&self, bio: Bio, done: BioDone) -> Result<()> {
-        if bio.sector.checked_add(bio.sectors()).is_none_or(|e| e > self.sectors) {
+        if bio
+            .sector
+            .checked_add(bio.sectors())
+            .is_none_or(|e| e > self.sectors)
+        {
             done(Err(Error::new(Errno::EIO)));
             return Ok(());
         }

@@ -21,8 +21,10 @@ pub struct BlockFile {
 
 /// open(2) of a block-device node: ENXIO if no device has its number.
 pub fn open(node: Arc<dyn Inode>) -> Result<Arc<dyn Inode>> {
-    let dev = super::lookup(node.metadata().rdev)
-        .ok_or(Error::with_message(Errno::ENXIO, "no block device with this number"))?;
+    let dev = super::lookup(node.metadata().rdev).ok_or(Error::with_message(
+        Errno::ENXIO,
+        "no block device with this number",
+    ))?;
     Ok(Arc::new(BlockFile { node, dev }))
 }
 
@@ -124,7 +126,9 @@ impl Inode for BlockFile {
         match cmd {
             BLKGETSIZE64 => put(&dev.size().to_ne_bytes()),
             BLKGETSIZE => put(&dev.capacity_sectors().to_ne_bytes()),
-            BLKSSZGET | BLKPBSZGET | BLKIOMIN => put(&(dev.logical_block_size() as i32).to_ne_bytes()),
+            BLKSSZGET | BLKPBSZGET | BLKIOMIN => {
+                put(&(dev.logical_block_size() as i32).to_ne_bytes())
+            }
             BLKBSZGET => put(&(frame::mm::PAGE_SIZE as i32).to_ne_bytes()),
             BLKIOOPT => put(&0i32.to_ne_bytes()),
             BLKROGET => put(&i32::from(dev.read_only()).to_ne_bytes()),
@@ -181,7 +185,12 @@ impl Inode for BlockFile {
         self.node.get_xattr(name)
     }
 
-    fn set_xattr(&self, name: &[u8], value: &[u8], flags: crate::fs::xattr::SetFlags) -> Result<()> {
+    fn set_xattr(
+        &self,
+        name: &[u8],
+        value: &[u8],
+        flags: crate::fs::xattr::SetFlags,
+    ) -> Result<()> {
         self.node.set_xattr(name, value, flags)
     }
 

@@ -146,8 +146,11 @@ struct Registry {
     next_ext_minor: u32,
 }
 
-static REGISTRY: SpinLock<Registry, 35> =
-    SpinLock::new(Registry { devices: Vec::new(), next_index: Vec::new(), next_ext_minor: 0 });
+static REGISTRY: SpinLock<Registry, 35> = SpinLock::new(Registry {
+    devices: Vec::new(),
+    next_index: Vec::new(),
+    next_ext_minor: 0,
+});
 
 /// "a".."z", "aa".. (Linux's sd_format_disk_name).
 fn disk_suffix(mut index: u32) -> String {
@@ -174,7 +177,9 @@ impl BlockDevice {
         disk: Weak<BlockDevice>,
     ) -> Arc<BlockDevice> {
         let read_only = driver.read_only();
-        let room = disk.upgrade().map_or_else(|| Arc::new(WaitQueue::new()), |d| d.room.clone());
+        let room = disk
+            .upgrade()
+            .map_or_else(|| Arc::new(WaitQueue::new()), |d| d.room.clone());
         Arc::new_cyclic(|me: &Weak<BlockDevice>| {
             let io: Weak<dyn PageIo> = me.clone();
             BlockDevice {
@@ -267,9 +272,15 @@ impl BlockDevice {
         if bio.op == BioOp::Write && self.read_only() {
             return Err(Error::new(Errno::EROFS));
         }
-        let end = bio.sector.checked_add(bio.sectors()).ok_or(Error::new(Errno::EIO))?;
+        let end = bio
+            .sector
+            .checked_add(bio.sectors())
+            .ok_or(Error::new(Errno::EIO))?;
         if bio.op != BioOp::Flush && end > self.capacity_sectors() {
-            return Err(Error::with_message(Errno::EIO, "bio past the end of the device"));
+            return Err(Error::with_message(
+                Errno::EIO,
+                "bio past the end of the device",
+            ));
         }
         bio.sector += self.start;
         let room = self.room.clone();
@@ -298,7 +309,10 @@ impl BlockDevice {
                         // The queue is full: wait for a completion.
                         let seen = waiter.completed();
                         let deadline = frame::timer::monotonic_ns().saturating_add(10_000_000);
-                        let _ = self.room.wait_until_or_deadline(|| (waiter.completed() != seen).then_some(()), deadline);
+                        let _ = self.room.wait_until_or_deadline(
+                            || (waiter.completed() != seen).then_some(()),
+                            deadline,
+                        );
                     }
                     Err(e) => {
                         result = Err(e);
@@ -316,12 +330,23 @@ impl BlockDevice {
 
     /// Makes completed writes durable (a Flush request).
     pub fn flush(&self) -> Result<()> {
-        self.submit_all(alloc::vec![Bio { op: BioOp::Flush, sector: 0, segments: Vec::new() }])
+        self.submit_all(alloc::vec![Bio {
+            op: BioOp::Flush,
+            sector: 0,
+            segments: Vec::new()
+        }])
     }
 
     /// Reads or writes whole sectors of one page: `len` bytes at byte
     /// `offset` of page `index` of this device, clipped to its end.
-    fn page_io(&self, op: BioOp, index: u64, frame: &UFrame, offset: usize, len: usize) -> Result<usize> {
+    fn page_io(
+        &self,
+        op: BioOp,
+        index: u64,
+        frame: &UFrame,
+        offset: usize,
+        len: usize,
+    ) -> Result<usize> {
         let first = index * (PAGE_SIZE / SECTOR_SIZE) as u64 + (offset / SECTOR_SIZE) as u64;
         let cap = self.capacity_sectors();
         if first >= cap {
@@ -331,8 +356,16 @@ impl BlockDevice {
         if n == 0 {
             return Ok(0);
         }
-        let seg = BioSegment { frame: frame.clone(), offset, len: n };
-        self.submit_all(alloc::vec![Bio { op, sector: first, segments: alloc::vec![seg] }])?;
+        let seg = BioSegment {
+            frame: frame.clone(),
+            offset,
+            len: n,
+        };
+        self.submit_all(alloc::vec![Bio {
+            op,
+            sector: first,
+            segments: alloc::vec![seg]
+        }])?;
         Ok(n)
     }
 }
@@ -351,8 +384,12 @@ impl PageIo for BlockDevice {
     }
 
     fn write_range(&self, index: u64, frame: &UFrame, offset: usize, len: usize) -> Result<()> {
-        let (s, e) = (offset / SECTOR_SIZE * SECTOR_SIZE, (offset + len).div_ceil(SECTOR_SIZE) * SECTOR_SIZE);
-        self.page_io(BioOp::Write, index, frame, s, e.min(PAGE_SIZE) - s).map(|_| ())
+        let (s, e) = (
+            offset / SECTOR_SIZE * SECTOR_SIZE,
+            (offset + len).div_ceil(SECTOR_SIZE) * SECTOR_SIZE,
+        );
+        self.page_io(BioOp::Write, index, frame, s, e.min(PAGE_SIZE) - s)
+            .map(|_| ())
     }
 
     /// One bio per run of up to 16 pages, all in flight together.
@@ -373,10 +410,18 @@ impl PageIo for BlockDevice {
                 if n < PAGE_SIZE {
                     f.fill_zero(n, PAGE_SIZE - n)?;
                 }
-                segments.push(BioSegment { frame: f.clone(), offset: 0, len: n });
+                segments.push(BioSegment {
+                    frame: f.clone(),
+                    offset: 0,
+                    len: n,
+                });
             }
             if !segments.is_empty() {
-                bios.push(Bio { op: BioOp::Read, sector, segments });
+                bios.push(Bio {
+                    op: BioOp::Read,
+                    sector,
+                    segments,
+                });
             }
         }
         self.submit_all(bios)
@@ -397,7 +442,11 @@ struct Completion {
 
 impl Completion {
     fn new(_n: usize) -> Completion {
-        Completion { done: AtomicU64::new(0), failed: AtomicU8::new(0), queue: WaitQueue::new() }
+        Completion {
+            done: AtomicU64::new(0),
+            failed: AtomicU8::new(0),
+            queue: WaitQueue::new(),
+        }
     }
 
     /// Runs in the driver's completion context: only atomics and a wake-up.
@@ -415,7 +464,8 @@ impl Completion {
 
     /// Sleeps (uninterruptibly, as disk waits are) until `n` completed.
     fn wait(&self, n: usize) {
-        self.queue.wait_until(|| (self.completed() >= n as u64).then_some(()));
+        self.queue
+            .wait_until(|| (self.completed() >= n as u64).then_some(()));
     }
 
     fn result(&self) -> Result<()> {
@@ -443,16 +493,26 @@ pub fn register_disk(name_prefix: &str, driver: Arc<dyn BlockDriver>) -> Result<
             Some((_, n)) => n,
             None => {
                 reg.next_index.push((String::from(name_prefix), 0));
-                &mut reg.next_index.last_mut().ok_or(Error::new(Errno::ENOMEM))?.1
+                &mut reg
+                    .next_index
+                    .last_mut()
+                    .ok_or(Error::new(Errno::ENOMEM))?
+                    .1
             }
         };
         let index = *slot;
         *slot += 1;
         if numbered {
-            (alloc::format!("{name_prefix}{index}"), makedev(RAMDISK_MAJOR, index))
+            (
+                alloc::format!("{name_prefix}{index}"),
+                makedev(RAMDISK_MAJOR, index),
+            )
         } else {
             let major = VIRTBLK_MAJOR;
-            (alloc::format!("{name_prefix}{}", disk_suffix(index)), makedev(major, index * MINORS_PER_DISK))
+            (
+                alloc::format!("{name_prefix}{}", disk_suffix(index)),
+                makedev(major, index * MINORS_PER_DISK),
+            )
         }
     };
     let sectors = driver.capacity_sectors();
@@ -477,7 +537,9 @@ pub fn rescan_partitions(disk: &Arc<BlockDevice>) -> Result<()> {
     // Read through the disk's cache, so that a table just written with
     // write(2) is seen without a sync.
     let reader = |sector: u64, buf: &mut [u8]| -> Result<()> {
-        let off = sector.checked_mul(SECTOR_SIZE as u64).ok_or(Error::new(Errno::EIO))? as usize;
+        let off = sector
+            .checked_mul(SECTOR_SIZE as u64)
+            .ok_or(Error::new(Errno::EIO))? as usize;
         let n = disk.cache.read(off, buf, disk.size() as usize)?;
         if n != buf.len() {
             return Err(Error::new(Errno::EIO));
@@ -488,7 +550,8 @@ pub fn rescan_partitions(disk: &Arc<BlockDevice>) -> Result<()> {
     let old = core::mem::take(&mut *disk.partitions.lock());
     {
         let mut reg = REGISTRY.lock();
-        reg.devices.retain(|d| !old.iter().any(|o| Arc::ptr_eq(o, d)));
+        reg.devices
+            .retain(|d| !old.iter().any(|o| Arc::ptr_eq(o, d)));
     }
     for p in &old {
         crate::fs::devfs::remove_block_device(p);
@@ -499,16 +562,31 @@ pub fn rescan_partitions(disk: &Arc<BlockDevice>) -> Result<()> {
         // a disk's past its 15, get extended numbers, as on Linux.
         let own_minors = crate::fs::inode::dev_major(disk.devt) != RAMDISK_MAJOR;
         let devt = if own_minors && part.number < MINORS_PER_DISK {
-            makedev(crate::fs::inode::dev_major(disk.devt), crate::fs::inode::dev_minor(disk.devt) + part.number)
+            makedev(
+                crate::fs::inode::dev_major(disk.devt),
+                crate::fs::inode::dev_minor(disk.devt) + part.number,
+            )
         } else {
             let mut reg = REGISTRY.lock();
             let m = reg.next_ext_minor;
             reg.next_ext_minor += 1;
             makedev(BLOCK_EXT_MAJOR, m)
         };
-        let sep = if disk.name.ends_with(|c: char| c.is_ascii_digit()) { "p" } else { "" };
+        let sep = if disk.name.ends_with(|c: char| c.is_ascii_digit()) {
+            "p"
+        } else {
+            ""
+        };
         let name = alloc::format!("{}{sep}{}", disk.name, part.number);
-        let dev = BlockDevice::new(name, devt, disk.driver.clone(), part.start, part.sectors, part.number, Arc::downgrade(disk));
+        let dev = BlockDevice::new(
+            name,
+            devt,
+            disk.driver.clone(),
+            part.start,
+            part.sectors,
+            part.number,
+            Arc::downgrade(disk),
+        );
         new.push(dev);
     }
     REGISTRY.lock().devices.extend(new.iter().cloned());
@@ -521,12 +599,22 @@ pub fn rescan_partitions(disk: &Arc<BlockDevice>) -> Result<()> {
 
 /// The block device with device number `devt`.
 pub fn lookup(devt: u64) -> Option<Arc<BlockDevice>> {
-    REGISTRY.lock().devices.iter().find(|d| d.devt == devt).cloned()
+    REGISTRY
+        .lock()
+        .devices
+        .iter()
+        .find(|d| d.devt == devt)
+        .cloned()
 }
 
 /// The block device called `name` ("vda", "vda1").
 pub fn lookup_name(name: &str) -> Option<Arc<BlockDevice>> {
-    REGISTRY.lock().devices.iter().find(|d| d.name == name).cloned()
+    REGISTRY
+        .lock()
+        .devices
+        .iter()
+        .find(|d| d.name == name)
+        .cloned()
 }
 
 /// The block device a path names (mount(2)'s source): ENOTBLK if it is

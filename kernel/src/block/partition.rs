@@ -58,24 +58,39 @@ pub fn read_table(capacity: u64, read: &dyn Fn(u64, &mut [u8]) -> Result<()>) ->
         if is_extended(e.kind) {
             // Linux shows the extended partition itself as a 1 KiB (2 sector) device.
             if fits(capacity, e.start, 2) {
-                parts.push(Partition { number, start: e.start, sectors: 2.min(e.sectors) });
+                parts.push(Partition {
+                    number,
+                    start: e.start,
+                    sectors: 2.min(e.sectors),
+                });
                 read_logical(capacity, e.start, e.sectors, read, &mut parts);
             }
             continue;
         }
         if fits(capacity, e.start, e.sectors) {
-            parts.push(Partition { number, start: e.start, sectors: e.sectors });
+            parts.push(Partition {
+                number,
+                start: e.start,
+                sectors: e.sectors,
+            });
         }
     }
     parts
 }
 
 fn fits(capacity: u64, start: u64, sectors: u64) -> bool {
-    start > 0 && sectors > 0 && start.checked_add(sectors).is_some_and(|end| end <= capacity)
+    start > 0
+        && sectors > 0
+        && start
+            .checked_add(sectors)
+            .is_some_and(|end| end <= capacity)
 }
 
 fn is_extended(kind: u8) -> bool {
-    matches!(kind, TYPE_EXTENDED_CHS | TYPE_EXTENDED_LBA | TYPE_EXTENDED_LINUX)
+    matches!(
+        kind,
+        TYPE_EXTENDED_CHS | TYPE_EXTENDED_LBA | TYPE_EXTENDED_LINUX
+    )
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -86,7 +101,8 @@ struct MbrEntry {
 }
 
 fn le32(b: &[u8], at: usize) -> u32 {
-    b.get(at..at + 4).map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
+    b.get(at..at + 4)
+        .map_or(0, |s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
 }
 
 fn le64(b: &[u8], at: usize) -> u64 {
@@ -96,7 +112,11 @@ fn le64(b: &[u8], at: usize) -> u64 {
 fn mbr_entries(mbr: &[u8]) -> [MbrEntry; 4] {
     core::array::from_fn(|i| {
         let at = 446 + i * 16;
-        MbrEntry { kind: mbr[at + 4], start: u64::from(le32(mbr, at + 8)), sectors: u64::from(le32(mbr, at + 12)) }
+        MbrEntry {
+            kind: mbr[at + 4],
+            start: u64::from(le32(mbr, at + 8)),
+            sectors: u64::from(le32(mbr, at + 12)),
+        }
     })
 }
 
@@ -127,8 +147,13 @@ fn read_logical(
         let data = e[0];
         if data.kind != TYPE_EMPTY && data.sectors != 0 {
             let start = ebr.saturating_add(data.start);
-            if fits(capacity, start, data.sectors) && start.saturating_add(data.sectors) <= ext_end {
-                parts.push(Partition { number, start, sectors: data.sectors });
+            if fits(capacity, start, data.sectors) && start.saturating_add(data.sectors) <= ext_end
+            {
+                parts.push(Partition {
+                    number,
+                    start,
+                    sectors: data.sectors,
+                });
             }
             number += 1;
         }
@@ -149,7 +174,11 @@ pub fn crc32(data: &[u8]) -> u32 {
     for &b in data {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 != 0 { (crc >> 1) ^ 0xedb8_8320 } else { crc >> 1 };
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc
@@ -161,7 +190,11 @@ fn read_gpt(capacity: u64, read: &dyn Fn(u64, &mut [u8]) -> Result<()>) -> Optio
     gpt_at(capacity, 1, read).or_else(|| gpt_at(capacity, capacity.checked_sub(1)?, read))
 }
 
-fn gpt_at(capacity: u64, lba: u64, read: &dyn Fn(u64, &mut [u8]) -> Result<()>) -> Option<Vec<Partition>> {
+fn gpt_at(
+    capacity: u64,
+    lba: u64,
+    read: &dyn Fn(u64, &mut [u8]) -> Result<()>,
+) -> Option<Vec<Partition>> {
     let mut hdr = [0u8; SECTOR];
     read(lba, &mut hdr).ok()?;
     if &hdr[0..8] != b"EFI PART" {
@@ -185,7 +218,7 @@ fn gpt_at(capacity: u64, lba: u64, read: &dyn Fn(u64, &mut [u8]) -> Result<()>) 
     let count = le32(&hdr, 80);
     let entry_size = le32(&hdr, 84) as usize;
     let entries_crc = le32(&hdr, 88);
-    if entry_size < 128 || entry_size > SECTOR || entry_size % 8 != 0 || SECTOR % entry_size != 0 || count == 0 {
+    if !(128..=SECTOR).contains(&entry_size) || !SECTOR.is_multiple_of(entry_size) || count == 0 {
         return None;
     }
     if count > MAX_GPT_ENTRIES || last_usable >= capacity || first_usable > last_usable {
@@ -193,7 +226,10 @@ fn gpt_at(capacity: u64, lba: u64, read: &dyn Fn(u64, &mut [u8]) -> Result<()>) 
     }
     let bytes = count as usize * entry_size;
     let array_sectors = bytes.div_ceil(SECTOR) as u64;
-    if entries_lba.checked_add(array_sectors).is_none_or(|e| e > capacity) {
+    if entries_lba
+        .checked_add(array_sectors)
+        .is_none_or(|e| e > capacity)
+    {
         return None;
     }
     let mut array = vec![0u8; array_sectors as usize * SECTOR];
@@ -215,7 +251,11 @@ fn gpt_at(capacity: u64, lba: u64, read: &dyn Fn(u64, &mut [u8]) -> Result<()>) 
         }
         let sectors = last - first + 1;
         if fits(capacity, first, sectors) {
-            parts.push(Partition { number: i as u32 + 1, start: first, sectors });
+            parts.push(Partition {
+                number: i as u32 + 1,
+                start: first,
+                sectors,
+            });
         }
     }
     Some(parts)

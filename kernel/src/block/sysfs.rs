@@ -16,7 +16,15 @@ use crate::fs::pseudo::{Attr, DirSource, FIRST_KEY, GenDir, GenFile, Item, tree_
 
 /// /sys/block itself.
 pub fn block_dir(dev: u64, ino: u64, parent: Arc<dyn Inode>) -> Arc<dyn Inode> {
-    GenDir::new(Attr::root_owned(dev, ino, 0o755), Dir { dev, ino, parent, kind: Kind::Root })
+    GenDir::new(
+        Attr::root_owned(dev, ino, 0o755),
+        Dir {
+            dev,
+            ino,
+            parent,
+            kind: Kind::Root,
+        },
+    )
 }
 
 #[derive(Clone)]
@@ -39,7 +47,10 @@ type AttrFile = (&'static str, String);
 
 fn device_attrs(d: &BlockDevice) -> Vec<AttrFile> {
     let mut v = Vec::new();
-    v.push(("dev", format!("{}:{}\n", dev_major(d.devt()), dev_minor(d.devt()))));
+    v.push((
+        "dev",
+        format!("{}:{}\n", dev_major(d.devt()), dev_minor(d.devt())),
+    ));
     v.push(("size", format!("{}\n", d.capacity_sectors())));
     v.push(("ro", format!("{}\n", u8::from(d.read_only()))));
     if d.partno() == 0 {
@@ -72,16 +83,24 @@ impl Dir {
                 .map(|d| (String::from(d.name()), Some(Kind::Disk(d))))
                 .collect(),
             Kind::Disk(d) => {
-                let mut v: Vec<(String, Option<Kind>)> =
-                    device_attrs(d).into_iter().map(|(n, _)| (String::from(n), None)).collect();
+                let mut v: Vec<(String, Option<Kind>)> = device_attrs(d)
+                    .into_iter()
+                    .map(|(n, _)| (String::from(n), None))
+                    .collect();
                 v.push((String::from("queue"), Some(Kind::Queue(d.clone()))));
                 for p in d.partitions() {
                     v.push((String::from(p.name()), Some(Kind::Partition(p))));
                 }
                 v
             }
-            Kind::Queue(d) => queue_attrs(d).into_iter().map(|(n, _)| (String::from(n), None)).collect(),
-            Kind::Partition(p) => device_attrs(p).into_iter().map(|(n, _)| (String::from(n), None)).collect(),
+            Kind::Queue(d) => queue_attrs(d)
+                .into_iter()
+                .map(|(n, _)| (String::from(n), None))
+                .collect(),
+            Kind::Partition(p) => device_attrs(p)
+                .into_iter()
+                .map(|(n, _)| (String::from(n), None))
+                .collect(),
         }
     }
 
@@ -104,7 +123,11 @@ impl DirSource for Dir {
             .map(|((name, kind), key)| Item {
                 key,
                 ino: tree_ino(self.ino, &name),
-                file_type: if kind.is_some() { FileType::Directory } else { FileType::Regular },
+                file_type: if kind.is_some() {
+                    FileType::Directory
+                } else {
+                    FileType::Regular
+                },
                 name,
             })
             .collect())
@@ -112,15 +135,29 @@ impl DirSource for Dir {
 
     fn find(&self, this: &Arc<dyn Inode>, name: &str) -> Result<Arc<dyn Inode>> {
         let ino = tree_ino(self.ino, name);
-        let (_, kind) = self.entries().into_iter().find(|(n, _)| n == name).ok_or(Error::new(Errno::ENOENT))?;
+        let (_, kind) = self
+            .entries()
+            .into_iter()
+            .find(|(n, _)| n == name)
+            .ok_or(Error::new(Errno::ENOENT))?;
         Ok(match kind {
             Some(kind) => GenDir::new(
                 Attr::root_owned(self.dev, ino, 0o755),
-                Dir { dev: self.dev, ino, parent: this.clone(), kind },
+                Dir {
+                    dev: self.dev,
+                    ino,
+                    parent: this.clone(),
+                    kind,
+                },
             ),
             None => {
                 // The value is read when the file is read, not when found.
-                let me = Dir { dev: self.dev, ino: self.ino, parent: self.parent.clone(), kind: self.kind.clone() };
+                let me = Dir {
+                    dev: self.dev,
+                    ino: self.ino,
+                    parent: self.parent.clone(),
+                    kind: self.kind.clone(),
+                };
                 let name = String::from(name);
                 GenFile::new(
                     Attr::root_owned(self.dev, ino, 0o444),

@@ -25,10 +25,13 @@ use virtio_blk::{BlkDevice, BlkError, DiskInfo, DmaBuffer, Op, Request, Submitte
 use super::{Bio, BioDone, BioOp, BlockDriver};
 use crate::error::{Errno, Error, Result};
 
-/// Lock level of a disk's driver state: above the block layer's and the
-/// page cache's locks (held by submitters), below wait queues (the
-/// completion callbacks wake them, but only after this lock is dropped).
-const DISK_LOCK: u8 = 46;
+/// Lock level of a disk's driver state. The queue interrupt takes it on
+/// top of whatever the interrupted code holds with interrupts enabled (the
+/// futex table's 46, for one: frame's level check does not reset in
+/// interrupt context), so it sits above every such kernel lock; inside it
+/// only the heap (58) and the frame allocator (60) are taken. Completion
+/// callbacks, which wake wait queues (50), run after it is dropped.
+const DISK_LOCK: u8 = 56;
 /// PCI capability id of MSI-X.
 const CAP_MSIX: u8 = 0x11;
 
@@ -140,6 +143,8 @@ pub struct Disk {
     info: DiskInfo,
     /// Most requests seen in flight at once (logged each time it grows).
     peak_in_flight: AtomicUsize,
+    /// "MSI-X" or "INTx", for the boot log.
+    irq_mode: &'static str,
     /// Interrupt lines, dropped (unregistered) with the disk.
     _irqs: Vec<IrqLine>,
     _pci: PciDevice,
@@ -342,6 +347,7 @@ fn probe(pci: PciDevice) -> Result<Arc<Disk>> {
         }),
         info,
         peak_in_flight: AtomicUsize::new(0),
+        irq_mode: if vectors.is_some() { "MSI-X" } else { "INTx" },
         _irqs: irqs,
         _pci: pci,
     });
@@ -370,15 +376,17 @@ pub fn probe_all() {
         match disk {
             Ok(disk) => {
                 let i = disk.info;
+                let mode = disk.irq_mode;
                 match super::register_disk("vd", disk) {
                     Ok(dev) => frame::log_info!(
-                        "virtio-blk {}: {} ({} sectors, block size {}{}{})",
+                        "virtio-blk {}: {} ({} sectors, block size {}{}{}, {})",
                         info.bdf,
                         dev.name(),
                         i.capacity_sectors,
                         i.block_size,
                         if i.read_only { ", read-only" } else { "" },
                         if i.flush { ", write cache" } else { "" },
+                        mode,
                     ),
                     Err(e) => frame::log_info!("virtio-blk {}: not registered: {e:?}", info.bdf),
                 }

@@ -4,6 +4,7 @@ pub mod commit;
 pub mod limits;
 pub mod oom;
 pub mod page_cache;
+pub mod page_cache_ktest;
 pub mod vmar;
 
 pub use self::limits::MapLimits;

@@ -92,7 +92,16 @@ struct Page {
 
 impl Page {
     fn new(frame: UFrame) -> Page {
-        Page { frame, uptodate: 0, dirty: 0, busy: true, accessed: true, mapped: false, written_hash: 0, dirtied_at: 0 }
+        Page {
+            frame,
+            uptodate: 0,
+            dirty: 0,
+            busy: true,
+            accessed: true,
+            mapped: false,
+            written_hash: 0,
+            dirtied_at: 0,
+        }
     }
 }
 
@@ -137,7 +146,9 @@ fn hash(frame: &UFrame) -> u64 {
             return 0;
         }
         for chunk in buf.chunks_exact(8) {
-            let w = u64::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7]]);
+            let w = u64::from_le_bytes([
+                chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
+            ]);
             h = (h ^ w).wrapping_mul(0x100_0000_01b3).rotate_left(29);
         }
     }
@@ -173,7 +184,11 @@ impl PageCache {
     pub fn new(io: Weak<dyn PageIo>) -> Arc<PageCache> {
         let cache = Arc::new(PageCache {
             io,
-            state: SpinLock::new(State { pages: BTreeMap::new(), ra_next: u64::MAX, ra_window: RA_MIN }),
+            state: SpinLock::new(State {
+                pages: BTreeMap::new(),
+                ra_next: u64::MAX,
+                ra_window: RA_MIN,
+            }),
             queue: WaitQueue::new(),
             error: AtomicBool::new(false),
             dirty_pages: AtomicUsize::new(0),
@@ -185,7 +200,10 @@ impl PageCache {
     }
 
     fn io(&self) -> Result<Arc<dyn PageIo>> {
-        self.io.upgrade().ok_or(Error::with_message(Errno::EIO, "page cache backend is gone"))
+        self.io.upgrade().ok_or(Error::with_message(
+            Errno::EIO,
+            "page cache backend is gone",
+        ))
     }
 
     /// Marks page `index` busy, waiting for others' I/O on it; creates it
@@ -330,7 +348,11 @@ impl PageCache {
         let (start, end) = {
             let mut st = self.state.lock();
             let sequential = first == st.ra_next || (first == 0 && st.ra_next == u64::MAX);
-            st.ra_window = if sequential && first != 0 { (st.ra_window * 2).min(RA_MAX) } else { RA_MIN };
+            st.ra_window = if sequential && first != 0 {
+                (st.ra_window * 2).min(RA_MAX)
+            } else {
+                RA_MIN
+            };
             st.ra_next = last + 1;
             if !sequential {
                 // Only what was asked for.
@@ -352,7 +374,9 @@ impl PageCache {
         let mut frames = Vec::new();
         let mut claimed = Vec::new();
         for index in start..end {
-            let Ok(frame) = alloc_cache_frame() else { break };
+            let Ok(frame) = alloc_cache_frame() else {
+                break;
+            };
             let mut st = self.state.lock();
             if st.pages.contains_key(&index) {
                 break;
@@ -384,7 +408,8 @@ impl PageCache {
             let n = (PAGE_SIZE - in_page).min(buf.len() - done);
             let (frame, have) = self.lock_page(index)?;
             // Sectors only partly overwritten must hold the file's data.
-            let partial = sector_mask(in_page, in_page + n) & !full_sector_mask(in_page, in_page + n);
+            let partial =
+                sector_mask(in_page, in_page + n) & !full_sector_mask(in_page, in_page + n);
             let have = match self.fill(&*io, index, &frame, have, partial) {
                 Ok(h) => h,
                 Err(e) => {
@@ -433,14 +458,21 @@ impl PageCache {
         let first_gone = size.div_ceil(PAGE_SIZE) as u64;
         let dropped: Vec<(u64, Page)> = {
             let mut st = self.state.lock();
-            let gone: Vec<u64> = st.pages.range(first_gone..).filter(|(_, p)| !p.busy).map(|(&i, _)| i).collect();
-            gone.into_iter().filter_map(|i| st.pages.remove(&i).map(|p| (i, p))).collect()
+            let gone: Vec<u64> = st
+                .pages
+                .range(first_gone..)
+                .filter(|(_, p)| !p.busy)
+                .map(|(&i, _)| i)
+                .collect();
+            gone.into_iter()
+                .filter_map(|i| st.pages.remove(&i).map(|p| (i, p)))
+                .collect()
         };
         for (_, p) in &dropped {
             self.forget_dirty(p.dirty);
             CACHED_PAGES.fetch_sub(1, Ordering::Relaxed);
         }
-        if size % PAGE_SIZE != 0 {
+        if !size.is_multiple_of(PAGE_SIZE) {
             let index = (size / PAGE_SIZE) as u64;
             let frame = self.state.lock().pages.get(&index).map(|p| p.frame.clone());
             if let Some(f) = frame {
@@ -460,17 +492,23 @@ impl PageCache {
     /// next read gets it from the backend, and no write-back writes it (a
     /// file system freed the block it belonged to).
     pub fn invalidate_range(&self, offset: usize, len: usize) {
-        let Some(end) = offset.checked_add(len) else { return };
+        let Some(end) = offset.checked_add(len) else {
+            return;
+        };
         if len == 0 {
             return;
         }
         let first = (offset / PAGE_SIZE) as u64;
         let last = ((end - 1) / PAGE_SIZE) as u64;
-        for index in first..=last {
+        // Only cached pages matter: a huge range costs what it holds.
+        let present: Vec<u64> = self.state.lock().pages.range(first..=last).map(|(&i, _)| i).collect();
+        for index in present {
             // Wait for I/O on the page, then clear its bits.
-            let _ = self.queue.wait_until(|| {
+            self.queue.wait_until(|| {
                 let mut st = self.state.lock();
-                let Some(p) = st.pages.get_mut(&index) else { return Some(()) };
+                let Some(p) = st.pages.get_mut(&index) else {
+                    return Some(());
+                };
                 if p.busy {
                     return None;
                 }
@@ -521,7 +559,10 @@ impl PageCache {
             let st = self.state.lock();
             st.pages
                 .iter()
-                .filter(|(_, p)| (p.dirty != 0 && pick(p.dirtied_at)) || (mapped && p.mapped))
+                // A busy page may be in write-back by another task (its
+                // dirty bits already taken): wait for it too, so that
+                // `sync` returns only once that write is done.
+                .filter(|(_, p)| (p.dirty != 0 && pick(p.dirtied_at)) || (mapped && (p.mapped || p.busy)))
                 .map(|(&i, _)| i)
                 .collect()
         };
@@ -532,7 +573,9 @@ impl PageCache {
             let mut claim = None;
             self.queue.wait_until(|| {
                 let mut st = self.state.lock();
-                let Some(p) = st.pages.get_mut(&index) else { return Some(()) };
+                let Some(p) = st.pages.get_mut(&index) else {
+                    return Some(());
+                };
                 if p.busy {
                     return None;
                 }
@@ -541,7 +584,9 @@ impl PageCache {
                 p.dirty = 0;
                 Some(())
             });
-            let Some((frame, dirty, was_mapped, old_hash)) = claim else { continue };
+            let Some((frame, dirty, was_mapped, old_hash)) = claim else {
+                continue;
+            };
             if dirty != 0 {
                 self.forget_dirty(dirty);
             }
@@ -564,10 +609,21 @@ impl PageCache {
                 while s < SECTORS_PER_PAGE && mask & (1 << s) != 0 {
                     s += 1;
                 }
-                let r = io.write_range(index, &frame, run_start * SECTOR_SIZE, (s - run_start) * SECTOR_SIZE);
+                let r = io.write_range(
+                    index,
+                    &frame,
+                    run_start * SECTOR_SIZE,
+                    (s - run_start) * SECTOR_SIZE,
+                );
                 if r.is_err() {
                     result = r;
                 }
+            }
+            if result.is_err() {
+                // The data is lost for the device; the error is kept for
+                // the next fsync (errseq), before anyone waiting on the
+                // page can look.
+                self.error.store(true, Ordering::Release);
             }
             let mut st = self.state.lock();
             if let Some(p) = st.pages.get_mut(&index) {
@@ -585,11 +641,6 @@ impl PageCache {
             if mask != 0 {
                 written += 1;
             }
-            if result.is_err() {
-                // The data is lost for the device; the error is kept for
-                // the next fsync (errseq).
-                self.error.store(true, Ordering::Release);
-            }
         }
         Ok(written)
     }
@@ -600,12 +651,19 @@ impl PageCache {
         let mut freed: Vec<Page> = Vec::new();
         {
             let mut st = self.state.lock();
+            // Reclaim runs when memory is short: its own lists are
+            // allocated fallibly (nothing is evicted if they cannot be).
             let mut gone = Vec::new();
+            if gone.try_reserve_exact(want.min(st.pages.len())).is_err()
+                || freed.try_reserve_exact(want.min(st.pages.len())).is_err()
+            {
+                return 0;
+            }
             for (&i, p) in st.pages.iter_mut() {
                 if gone.len() >= want {
                     break;
                 }
-                if p.busy || p.dirty != 0 || p.frame.ref_count() != 1 {
+                if p.busy || p.dirty != 0 || p.mapped || p.frame.ref_count() != 1 {
                     continue;
                 }
                 if p.accessed {
@@ -634,10 +692,12 @@ impl PageCache {
             let gone: Vec<u64> = st
                 .pages
                 .iter()
-                .filter(|(_, p)| !p.busy && p.dirty == 0 && p.frame.ref_count() == 1)
+                .filter(|(_, p)| !p.busy && p.dirty == 0 && !p.mapped && p.frame.ref_count() == 1)
                 .map(|(&i, _)| i)
                 .collect();
-            gone.into_iter().filter_map(|i| st.pages.remove(&i)).collect()
+            gone.into_iter()
+                .filter_map(|i| st.pages.remove(&i))
+                .collect()
         };
         CACHED_PAGES.fetch_sub(freed.len(), Ordering::Relaxed);
     }
@@ -672,7 +732,12 @@ fn alloc_cache_frame() -> Result<UFrame> {
 fn live_caches() -> Vec<Arc<PageCache>> {
     let mut all = CACHES.lock();
     all.retain(|w| w.strong_count() > 0);
-    all.iter().filter_map(Weak::upgrade).collect()
+    let mut live = Vec::new();
+    if live.try_reserve_exact(all.len()).is_err() {
+        return live;
+    }
+    live.extend(all.iter().filter_map(Weak::upgrade));
+    live
 }
 
 /// Evicts up to `want` clean, unmapped cache pages over all caches (two
@@ -707,7 +772,10 @@ pub fn sync_all() -> Result<()> {
 /// (cached pages, dirty pages) over all caches: /proc/meminfo's Cached
 /// and Dirty.
 pub fn stats() -> (usize, usize) {
-    (CACHED_PAGES.load(Ordering::Relaxed), DIRTY_PAGES.load(Ordering::Relaxed))
+    (
+        CACHED_PAGES.load(Ordering::Relaxed),
+        DIRTY_PAGES.load(Ordering::Relaxed),
+    )
 }
 
 /// Pages evicted by reclaim since boot.
@@ -736,14 +804,19 @@ pub fn start_writeback() {
     if WRITEBACK_STARTED.swap(true, Ordering::AcqRel) {
         return;
     }
-    if frame::task::TaskOptions::new(writeback_task).spawn().is_err() {
+    if frame::task::TaskOptions::new(writeback_task)
+        .spawn()
+        .is_err()
+    {
         WRITEBACK_STARTED.store(false, Ordering::Release);
     }
 }
 
 /// Asks the background task to write now if dirty memory is too large.
 fn note_dirtied() {
-    if DIRTY_PAGES.load(Ordering::Relaxed) > dirty_threshold() && !WRITEBACK_KICK.swap(true, Ordering::AcqRel) {
+    if DIRTY_PAGES.load(Ordering::Relaxed) > dirty_threshold()
+        && !WRITEBACK_KICK.swap(true, Ordering::AcqRel)
+    {
         WRITEBACK_QUEUE.wake_all();
     }
 }
@@ -751,7 +824,10 @@ fn note_dirtied() {
 fn writeback_task() {
     loop {
         let deadline = frame::timer::monotonic_ns().saturating_add(WRITEBACK_PERIOD_NS);
-        let _ = WRITEBACK_QUEUE.wait_until_or_deadline(|| WRITEBACK_KICK.load(Ordering::Acquire).then_some(()), deadline);
+        let _ = WRITEBACK_QUEUE.wait_until_or_deadline(
+            || WRITEBACK_KICK.load(Ordering::Acquire).then_some(()),
+            deadline,
+        );
         let forced = WRITEBACK_KICK.swap(false, Ordering::AcqRel);
         let now = frame::timer::monotonic_ns();
         for c in live_caches() {

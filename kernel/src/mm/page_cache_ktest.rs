@@ -1,0 +1,279 @@
+//! `ktest=page_cache`: the page cache against a backend that records what
+//! it is asked to do: sector-precise write-back, `invalidate_range`,
+//! write errors reported once by the next sync (errseq), truncate,
+//! readahead batches that grow, eviction of clean pages only, and the
+//! partition-table parser on hostile tables. Each check prints what failed;
+//! the test passes only if none did.
+
+use alloc::sync::{Arc, Weak};
+use alloc::vec;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use frame::mm::{PAGE_SIZE, UFrame};
+use frame::sync::SpinLock;
+
+use super::page_cache::{PageCache, PageIo, reclaim};
+use crate::error::{Errno, Error, Result};
+
+/// A 64-page "file" in memory that logs writes and can fail them.
+struct Store {
+    data: SpinLock<Vec<u8>, 38>,
+    /// (page, offset, len) of every write.
+    writes: SpinLock<Vec<(u64, usize, usize)>, 38>,
+    /// Sizes of read_pages batches.
+    batches: SpinLock<Vec<usize>, 38>,
+    fail_writes: AtomicBool,
+}
+
+const PAGES: usize = 64;
+
+impl PageIo for Store {
+    fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
+        let at = index as usize * PAGE_SIZE;
+        let data = self.data.lock();
+        let page = data.get(at..at + PAGE_SIZE).ok_or(Error::new(Errno::EIO))?;
+        frame.write_bytes(0, page)?;
+        Ok(())
+    }
+
+    fn write_page(&self, index: u64, frame: &UFrame, len: usize) -> Result<()> {
+        self.write_range(index, frame, 0, len)
+    }
+
+    fn write_range(&self, index: u64, frame: &UFrame, offset: usize, len: usize) -> Result<()> {
+        self.writes.lock().push((index, offset, len));
+        if self.fail_writes.load(Ordering::Relaxed) {
+            return Err(Error::new(Errno::EIO));
+        }
+        let mut buf = vec![0u8; len];
+        frame.read_bytes(offset, &mut buf)?;
+        let at = index as usize * PAGE_SIZE + offset;
+        self.data.lock()[at..at + len].copy_from_slice(&buf);
+        Ok(())
+    }
+
+    fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
+        self.batches.lock().push(frames.len());
+        for (i, f) in frames.iter().enumerate() {
+            self.read_page(first + i as u64, f)?;
+        }
+        Ok(())
+    }
+}
+
+struct Checker {
+    failed: usize,
+}
+
+impl Checker {
+    fn check(&mut self, ok: bool, what: &str) {
+        if !ok {
+            frame::println!("ktest page_cache: FAILED: {what}");
+            self.failed += 1;
+        }
+    }
+}
+
+fn byte(at: usize) -> u8 {
+    (at * 7 + at / 4096) as u8
+}
+
+/// Runs every check; returns the number that failed.
+pub fn run() -> usize {
+    let mut c = Checker { failed: 0 };
+    let store = Arc::new(Store {
+        data: SpinLock::new((0..PAGES * PAGE_SIZE).map(byte).collect()),
+        writes: SpinLock::new(Vec::new()),
+        batches: SpinLock::new(Vec::new()),
+        fail_writes: AtomicBool::new(false),
+    });
+    let weak: Weak<dyn PageIo> = Arc::downgrade(&(store.clone() as Arc<dyn PageIo>));
+    let cache = PageCache::new(weak);
+    let size = PAGES * PAGE_SIZE;
+
+    // A write inside sectors 1..=2 of page 0 writes back only those.
+    let n = cache.write(1000, &[0xaa; 100]);
+    c.check(n == Ok(100), "write returns its length");
+    c.check(cache.dirty() == 1, "one dirty page");
+    c.check(cache.sync().is_ok(), "sync succeeds");
+    c.check(
+        *store.writes.lock() == vec![(0, 512, 1024)],
+        "only the dirty sectors were written",
+    );
+    {
+        let data = store.data.lock();
+        c.check(
+            data[1000..1100].iter().all(|&b| b == 0xaa),
+            "written bytes reached the store",
+        );
+        c.check(
+            data[999] == byte(999) && data[1100] == byte(1100),
+            "neighbours kept",
+        );
+    }
+    c.check(cache.dirty() == 0, "clean after sync");
+
+    // invalidate_range forgets dirty data of a range, keeps the rest.
+    store.writes.lock().clear();
+    let _ = cache.write(4096, &[1; 512]); // page 1, sector 0
+    let _ = cache.write(4096 + 2048, &[2; 512]); // page 1, sector 4
+    cache.invalidate_range(4096, 512);
+    c.check(cache.sync().is_ok(), "sync after invalidate");
+    c.check(
+        *store.writes.lock() == vec![(1, 2048, 512)],
+        "the invalidated sector is not written",
+    );
+    let mut b = [0u8; 4];
+    let _ = cache.read(4096, &mut b, size);
+    c.check(
+        b == [byte(4096), byte(4097), byte(4098), byte(4099)],
+        "an invalidated sector is read again",
+    );
+
+    // A failed write-back: the next sync says EIO, once.
+    store.fail_writes.store(true, Ordering::Relaxed);
+    let _ = cache.write(3 * 4096, &[3; 10]);
+    c.check(
+        cache.sync().map_err(|e| e.errno()) == Err(Errno::EIO),
+        "sync after a failed write-back is EIO",
+    );
+    store.fail_writes.store(false, Ordering::Relaxed);
+    c.check(cache.sync().is_ok(), "the error is reported once");
+
+    // Readahead: sequential reads read batches that grow.
+    store.batches.lock().clear();
+    let mut buf = vec![0u8; 4096];
+    let mut ok = true;
+    for p in 8..40usize {
+        let got = cache.read(p * PAGE_SIZE, &mut buf, size);
+        ok &= got == Ok(PAGE_SIZE)
+            && buf
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| x == byte(p * PAGE_SIZE + i));
+    }
+    c.check(ok, "sequential reads return the store's bytes");
+    let batches = store.batches.lock().clone();
+    c.check(batches.len() >= 2, "readahead issued batches");
+    c.check(batches.iter().any(|&n| n > 4), "the readahead window grew");
+    // Reads past the end: 0; a read crossing it is short.
+    c.check(
+        cache.read(size, &mut buf, size) == Ok(0),
+        "read at the end returns 0",
+    );
+    c.check(
+        cache.read(size - 10, &mut buf, size) == Ok(10),
+        "read crossing the end is short",
+    );
+
+    // Truncate drops pages past the size and zeroes the last one's tail.
+    let _ = cache.write(5 * 4096, &[9; 4096]);
+    let _ = cache.write(6 * 4096, &[9; 4096]);
+    cache.truncate(5 * 4096 + 100);
+    c.check(!cache.contains(6), "a page past the new size is gone");
+    let mut t = [0u8; 2];
+    let _ = cache.read(5 * 4096 + 99, &mut t, size);
+    c.check(t == [9, 0], "the tail of the last page is zeroed");
+    let _ = cache.sync();
+
+    // Eviction: clean unmapped pages go; a mapped one stays.
+    let mapped = cache.page(20);
+    c.check(mapped.is_ok(), "page() returns the page");
+    let before = cache.resident();
+    let freed = reclaim(usize::MAX / 2);
+    c.check(
+        freed > 0 && cache.resident() < before,
+        "reclaim evicts clean pages",
+    );
+    c.check(
+        cache.contains(20),
+        "a page handed out for mapping is not evicted",
+    );
+    // Stores through the mapping reach the store at the next sync.
+    if let Ok(f) = &mapped {
+        let _ = f.write_bytes(0, &[0x55; 8]);
+    }
+    let _ = cache.sync();
+    c.check(
+        store.data.lock()[20 * 4096..20 * 4096 + 8] == [0x55; 8],
+        "a mapped page's stores are written back",
+    );
+    drop(mapped);
+    // A page stored to through a mapping that is gone before write-back
+    // ran is not evicted with its stores: they are written first.
+    if let Ok(f) = cache.page(21) {
+        let _ = f.write_bytes(8, &[0x66; 8]);
+    }
+    let _ = reclaim(usize::MAX / 2);
+    let _ = reclaim(usize::MAX / 2);
+    c.check(
+        cache.contains(21),
+        "an unmapped page with unwritten stores is not evicted",
+    );
+    let _ = cache.sync();
+    c.check(
+        store.data.lock()[21 * 4096 + 8..21 * 4096 + 16] == [0x66; 8],
+        "its stores are written back",
+    );
+    let _ = reclaim(usize::MAX / 2);
+    let _ = reclaim(usize::MAX / 2);
+    c.check(!cache.contains(21), "once written, it may be evicted");
+
+    // Hostile partition tables never yield a partition past the end.
+    c.failed += partition_checks();
+    c.failed
+}
+
+fn partition_checks() -> usize {
+    use crate::block::partition::{crc32, read_table};
+    let mut c = Checker { failed: 0 };
+    let cap = 1000u64;
+    let disk = SpinLock::<Vec<u8>, 38>::new(vec![0u8; cap as usize * 512]);
+    let read = |s: u64, buf: &mut [u8]| -> Result<()> {
+        let d = disk.lock();
+        let at = s as usize * 512;
+        buf.copy_from_slice(d.get(at..at + buf.len()).ok_or(Error::new(Errno::EIO))?);
+        Ok(())
+    };
+    let entry = |d: &mut Vec<u8>, sector: usize, i: usize, kind: u8, start: u32, len: u32| {
+        let at = sector * 512 + 446 + 16 * i;
+        d[at + 4] = kind;
+        d[at + 8..at + 12].copy_from_slice(&start.to_le_bytes());
+        d[at + 12..at + 16].copy_from_slice(&len.to_le_bytes());
+        d[sector * 512 + 510] = 0x55;
+        d[sector * 512 + 511] = 0xaa;
+    };
+    {
+        let mut d = disk.lock();
+        entry(&mut d, 0, 0, 0x83, 10, 100);
+        entry(&mut d, 0, 1, 0x83, 990, 11); // one sector past the end
+        entry(&mut d, 0, 2, 0x83, u32::MAX, u32::MAX);
+        entry(&mut d, 0, 3, 0x05, 500, 400);
+        entry(&mut d, 500, 0, 0x83, 10, 10);
+        entry(&mut d, 500, 1, 0x05, 0, 10); // a link to itself
+    }
+    let parts = read_table(cap, &read);
+    let numbers: Vec<u32> = parts.iter().map(|p| p.number).collect();
+    c.check(
+        numbers == vec![1, 4, 5],
+        "MBR: valid entries kept, entries past the end ignored",
+    );
+    c.check(
+        parts.iter().all(|p| p.start + p.sectors <= cap),
+        "MBR: all inside",
+    );
+    // GPT header with a bad CRC: nothing.
+    {
+        let mut d = disk.lock();
+        d.fill(0);
+        entry(&mut d, 0, 0, 0xee, 1, 999);
+        d[512..520].copy_from_slice(b"EFI PART");
+    }
+    c.check(
+        read_table(cap, &read).is_empty(),
+        "GPT: a bad header CRC gives no partitions",
+    );
+    c.check(crc32(b"123456789") == 0xcbf4_3926, "CRC-32 check value");
+    c.failed
+}
