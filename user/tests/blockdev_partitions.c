@@ -230,6 +230,8 @@ int main(void)
 		CHECK_EQ(pwrite(p1, buf, sizeof buf, 4096), (ssize_t)sizeof buf);
 		CHECK_ERR(pwrite(p1, buf, 1, (off_t)psize), ENOSPC);
 		CHECK_ERR(ioctl(p1, BLKRRPART, 0), EINVAL);
+		/* An open partition keeps the table. */
+		CHECK_ERR(ioctl(fd, BLKRRPART, 0), EBUSY);
 		CHECK_EQ(fsync(p1), 0);
 		close(p1);
 		CHECK_EQ(ioctl(fd, BLKFLSBUF, 0), 0);

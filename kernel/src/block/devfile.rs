@@ -17,6 +17,9 @@ use crate::fs::stream::Caller;
 pub struct BlockFile {
     node: Arc<dyn Inode>,
     dev: Arc<BlockDevice>,
+    /// Write-back errors this open file has seen (each open file sees
+    /// each error once at fsync, as Linux's errseq gives).
+    seen: crate::mm::page_cache::ErrSeq,
 }
 
 /// open(2) of a block-device node: ENXIO if no device has its number.
@@ -25,7 +28,8 @@ pub fn open(node: Arc<dyn Inode>) -> Result<Arc<dyn Inode>> {
         Errno::ENXIO,
         "no block device with this number",
     ))?;
-    Ok(Arc::new(BlockFile { node, dev }))
+    let seen = dev.page_cache().error_sample();
+    Ok(Arc::new(BlockFile { node, dev, seen }))
 }
 
 // ioctl numbers (linux/fs.h).
@@ -113,7 +117,7 @@ impl Inode for BlockFile {
     }
 
     fn sync(&self, _data_only: bool) -> Result<()> {
-        self.dev.page_cache().sync_and_flush()
+        self.dev.page_cache().sync_and_flush_since(&self.seen)
     }
 
     fn sync_fs(&self) -> Result<()> {

@@ -528,11 +528,22 @@ pub fn register_disk(name_prefix: &str, driver: Arc<dyn BlockDriver>) -> Result<
 }
 
 /// Reads `disk`'s partition table again (boot, BLKRRPART): the old
-/// partitions go (EBUSY if one is open elsewhere: not tracked, so never),
-/// the new ones appear.
+/// partitions go (EBUSY while one is open or mounted), the new ones
+/// appear.
 pub fn rescan_partitions(disk: &Arc<BlockDevice>) -> Result<()> {
     if disk.partno != 0 {
         return Err(Error::new(Errno::EINVAL));
+    }
+    // A partition in use (open, mounted) keeps the table: EBUSY, as
+    // Linux's bdev_disk_changed with open partitions. The registry and
+    // the disk's list hold one reference each; anything more is a user.
+    if disk
+        .partitions
+        .lock()
+        .iter()
+        .any(|p| Arc::strong_count(p) > 2)
+    {
+        return Err(Error::new(Errno::EBUSY));
     }
     // Read through the disk's cache, so that a table just written with
     // write(2) is seen without a sync.

@@ -122,9 +122,16 @@ pub struct PageCache {
     /// A write-back failed since the last fsync looked (errseq, simplified:
     /// the next `sync` of any opener reports EIO once).
     error: AtomicBool,
+    /// Write-back errors so far (Linux's errseq_t counter): an opener that
+    /// keeps its own sample ([`ErrSeq`]) sees each error once.
+    error_seq: AtomicU64,
     /// Dirty pages of this cache (for the global count).
     dirty_pages: AtomicUsize,
 }
+
+/// One opener's view of a cache's write-back errors (`struct file`'s
+/// f_wb_err).
+pub struct ErrSeq(AtomicU64);
 
 /// Every live cache, for reclaim and background write-back.
 static CACHES: SpinLock<Vec<Weak<PageCache>>, CACHE_LEVEL> = SpinLock::new(Vec::new());
@@ -136,7 +143,7 @@ static CACHED_PAGES: AtomicUsize = AtomicUsize::new(0);
 static EVICTED: AtomicU64 = AtomicU64::new(0);
 
 const RA_MIN: u64 = 4;
-const RA_MAX: u64 = 32;
+const RA_MAX: u64 = 64;
 
 fn hash(frame: &UFrame) -> u64 {
     let mut buf = [0u8; SECTOR_SIZE];
@@ -191,6 +198,7 @@ impl PageCache {
             }),
             queue: WaitQueue::new(),
             error: AtomicBool::new(false),
+            error_seq: AtomicU64::new(0),
             dirty_pages: AtomicUsize::new(0),
         });
         let mut all = CACHES.lock();
@@ -433,6 +441,17 @@ impl PageCache {
     /// mapping maps (stores through it are written back), and the source a
     /// MAP_PRIVATE mapping shares until it breaks copy-on-write.
     pub fn page(&self, index: u64) -> Result<UFrame> {
+        self.page_with(index, true)
+    }
+
+    /// The frame of page `index` for a mapping that never stores to it (a
+    /// MAP_PRIVATE mapping maps it read-only and copies it at the first
+    /// store): no write-back pass needs to look at it.
+    pub fn page_readonly(&self, index: u64) -> Result<UFrame> {
+        self.page_with(index, false)
+    }
+
+    fn page_with(&self, index: u64, writable: bool) -> Result<UFrame> {
         let io = self.io()?;
         let (frame, have) = self.lock_page(index)?;
         let up = match self.fill(&*io, index, &frame, have, ALL_SECTORS) {
@@ -442,7 +461,8 @@ impl PageCache {
                 return Err(e);
             }
         };
-        if let Some(p) = self.state.lock().pages.get_mut(&index)
+        if writable
+            && let Some(p) = self.state.lock().pages.get_mut(&index)
             && !p.mapped
         {
             p.mapped = true;
@@ -501,7 +521,13 @@ impl PageCache {
         let first = (offset / PAGE_SIZE) as u64;
         let last = ((end - 1) / PAGE_SIZE) as u64;
         // Only cached pages matter: a huge range costs what it holds.
-        let present: Vec<u64> = self.state.lock().pages.range(first..=last).map(|(&i, _)| i).collect();
+        let present: Vec<u64> = self
+            .state
+            .lock()
+            .pages
+            .range(first..=last)
+            .map(|(&i, _)| i)
+            .collect();
         for index in present {
             // Wait for I/O on the page, then clear its bits.
             self.queue.wait_until(|| {
@@ -551,6 +577,26 @@ impl PageCache {
         self.io()?.flush()
     }
 
+    /// A sample of the error count for a new opener (open(2)): its
+    /// [`PageCache::sync_and_flush_since`] reports only errors after it.
+    pub fn error_sample(&self) -> ErrSeq {
+        ErrSeq(AtomicU64::new(self.error_seq.load(Ordering::Acquire)))
+    }
+
+    /// fsync for an opener with its own sample (Linux's errseq): writes
+    /// back and flushes; EIO if a write-back failed since the opener last
+    /// looked, whoever's write it was. Each opener sees each error once.
+    pub fn sync_and_flush_since(&self, seen: &ErrSeq) -> Result<()> {
+        let r = self.write_back(|_| true, true);
+        // The shared one-shot flag is for openers without a sample.
+        let now = self.error_seq.load(Ordering::Acquire);
+        if seen.0.swap(now, Ordering::AcqRel) != now {
+            return Err(Error::new(Errno::EIO));
+        }
+        r?;
+        self.io()?.flush()
+    }
+
     /// Writes the pages `pick(dirtied_at)` selects; `mapped`: also mapped
     /// pages whose contents changed. Returns how many were written.
     fn write_back(&self, pick: impl Fn(u64) -> bool, mapped: bool) -> Result<usize> {
@@ -562,7 +608,9 @@ impl PageCache {
                 // A busy page may be in write-back by another task (its
                 // dirty bits already taken): wait for it too, so that
                 // `sync` returns only once that write is done.
-                .filter(|(_, p)| (p.dirty != 0 && pick(p.dirtied_at)) || (mapped && (p.mapped || p.busy)))
+                .filter(|(_, p)| {
+                    (p.dirty != 0 && pick(p.dirtied_at)) || (mapped && (p.mapped || p.busy))
+                })
                 .map(|(&i, _)| i)
                 .collect()
         };
@@ -624,6 +672,7 @@ impl PageCache {
                 // the next fsync (errseq), before anyone waiting on the
                 // page can look.
                 self.error.store(true, Ordering::Release);
+                self.error_seq.fetch_add(1, Ordering::AcqRel);
             }
             let mut st = self.state.lock();
             if let Some(p) = st.pages.get_mut(&index) {

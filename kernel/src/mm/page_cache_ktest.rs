@@ -141,6 +141,31 @@ pub fn run() -> usize {
     store.fail_writes.store(false, Ordering::Relaxed);
     c.check(cache.sync().is_ok(), "the error is reported once");
 
+    // Per-opener error samples: each opener sees the error once.
+    let (a, b) = (cache.error_sample(), cache.error_sample());
+    store.fail_writes.store(true, Ordering::Relaxed);
+    let _ = cache.write(4 * 4096, &[4; 10]);
+    let _ = cache.sync(); // another opener's fsync takes the write error
+    store.fail_writes.store(false, Ordering::Relaxed);
+    let eio = Err(Errno::EIO);
+    c.check(
+        cache.sync_and_flush_since(&a).map_err(|e| e.errno()) == eio,
+        "opener a sees the error",
+    );
+    c.check(
+        cache.sync_and_flush_since(&b).map_err(|e| e.errno()) == eio,
+        "opener b sees it too",
+    );
+    c.check(
+        cache.sync_and_flush_since(&a).is_ok(),
+        "a sees it only once",
+    );
+    let late = cache.error_sample();
+    c.check(
+        cache.sync_and_flush_since(&late).is_ok(),
+        "a later opener does not see an old error",
+    );
+
     // Readahead: sequential reads read batches that grow.
     store.batches.lock().clear();
     let mut buf = vec![0u8; 4096];

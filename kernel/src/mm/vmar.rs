@@ -443,7 +443,7 @@ impl Vmar {
             let off_in_area = page - vma.start;
             let off = f.offset + off_in_area;
             if off_in_area + PAGE_SIZE <= f.len && off.is_multiple_of(PAGE_SIZE) && off < f.inode.size() {
-                let frame = cache.page((off / PAGE_SIZE) as u64)?;
+                let frame = cache.page_readonly((off / PAGE_SIZE) as u64)?;
                 self.map_new(page, frame, page_flags(vma.perms, false))?;
                 return Ok(());
             }
