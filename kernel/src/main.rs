@@ -70,14 +70,35 @@ fn start_init(args: cmdline::Args) {
         ktest::run(name);
     }
     sysctl::init_threads_max(frame::boot::total_ram() as u64);
-    if let Err(e) = fs::init(frame::boot::initrd()) {
-        frame::println!("trellis: cannot mount the initramfs: {e:?}");
+    // `root=/dev/X`: the disks are found first and that file system is `/`
+    // (the initramfs is left unpacked); without it the initramfs is `/`.
+    let disk_root = match &args.root {
+        Some(dev) => {
+            block::init(frame::boot::cmdline());
+            let fstype = args.rootfstype.as_deref().unwrap_or("ext2");
+            let flags = args.rootflags.as_deref().unwrap_or("");
+            match fs::ext2::mount_root(dev, fstype, !args.root_rw, flags) {
+                Ok(root) => Some(root),
+                Err(e) => {
+                    frame::println!("trellis: cannot mount root fs {dev} ({fstype}): {e:?}");
+                    frame::println!("trellis: poweroff status=1");
+                    frame::power_off(1);
+                }
+            }
+        }
+        None => None,
+    };
+    let booted_from_disk = disk_root.is_some();
+    if let Err(e) = fs::init(frame::boot::initrd(), disk_root) {
+        frame::println!("trellis: cannot mount the root file system: {e:?}");
         frame::power_off(1);
     }
     if let Err(e) = fs::mount::mount_kernel_filesystems() {
         frame::println!("trellis: cannot mount /dev, /proc, /sys: {e:?}");
     }
-    block::init(frame::boot::cmdline());
+    if !booted_from_disk {
+        block::init(frame::boot::cmdline());
+    }
     let argv: Vec<Vec<u8>> = match args.init {
         Some(init) => core::iter::once(init.into_bytes()).chain(args.init_args.into_iter().map(|a| a.into_bytes())).collect(),
         None => match read_argv_file() {

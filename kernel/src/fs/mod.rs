@@ -139,11 +139,22 @@ impl FsContext {
 
 /// Builds the root file system and unpacks the initramfs into it, then adds
 /// /dev (null, zero, full, random, urandom, console, tty, ptmx) and /tmp if the archive lacks them.
-pub fn init(initrd: Option<&[u8]>) -> Result<()> {
+///
+/// With `disk_root` (the kernel's `root=`), that file system is the root
+/// instead and the initramfs is not unpacked; /dev and /tmp are added only
+/// if it is writable.
+pub fn init(initrd: Option<&[u8]>, disk_root: Option<Arc<dyn Inode>>) -> Result<()> {
     if ROOT.get().is_some() {
         return Err(Error::with_message(Errno::EBUSY, "fs::init called twice"));
     }
     ramfs::set_page_limit(frame::mm::frame_alloc::free_frames() / 2);
+    if let Some(root) = disk_root {
+        ROOT.call_once(|| root);
+        if let Err(e) = populate(&FsContext::default()) {
+            frame::log_info!("root: /dev or /tmp not added: {e:?}");
+        }
+        return Ok(());
+    }
     // The root file system is a tmpfs of the default size, as Linux's
     // rootfs: /tmp on it fills up at half the RAM, and statfs says so.
     let root: Arc<dyn Inode> = ramfs::RamFs::new_root_with(ROOT_DEV, mount::default_tmpfs_limits());

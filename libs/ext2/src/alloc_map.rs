@@ -26,7 +26,7 @@ fn set_bit(map: &mut [u8], i: u32, v: bool) {
 fn find_zero(map: &[u8], from: u32, to: u32) -> Option<u32> {
     let mut i = from;
     while i < to {
-        if i % 8 == 0 && i + 8 <= to && map.get((i / 8) as usize) == Some(&0xff) {
+        if i.is_multiple_of(8) && i + 8 <= to && map.get((i / 8) as usize) == Some(&0xff) {
             i += 8;
             continue;
         }

@@ -60,7 +60,7 @@ impl<D: BlockIo> Fs<D> {
             } else {
                 le16(buf, off + 6) as usize
             };
-            if rec_len < 12 || rec_len % 4 != 0 || off + rec_len > bs {
+            if rec_len < 12 || !rec_len.is_multiple_of(4) || off + rec_len > bs {
                 return Err(Error::Corrupt("bad directory rec_len"));
             }
             if rec_len_for(name_len) > rec_len {
@@ -89,7 +89,7 @@ impl<D: BlockIo> Fs<D> {
             return Err(Error::NotDir);
         }
         let size = dir.size();
-        if size % u64::from(self.bs) != 0 {
+        if !size.is_multiple_of(u64::from(self.bs)) {
             return Err(Error::Corrupt(
                 "directory size not a multiple of the block size",
             ));

@@ -228,7 +228,7 @@ impl Superblock {
         }
         [3u32, 5, 7].iter().any(|&p| {
             let mut n = g;
-            while n % p == 0 {
+            while n.is_multiple_of(p) {
                 n /= p;
             }
             n == 1

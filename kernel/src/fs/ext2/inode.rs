@@ -15,7 +15,8 @@ use super::{Ext2Mount, Volume, errno};
 use crate::block::{Bio, BioOp, BioSegment};
 use crate::error::{Errno, Error, Result};
 use crate::fs::inode::{
-    DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec, dev_major, dev_minor, makedev,
+    DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec, dev_major,
+    dev_minor, makedev,
 };
 use crate::mm::page_cache::{PageCache, PageIo};
 
@@ -77,7 +78,14 @@ impl FileState {
     /// zeroed in the frame (reads) or allocated (writes); a newly
     /// allocated block is written whole (the frame holds zeros where the
     /// file has none).
-    fn page_bios(&self, op: BioOp, index: u64, frame: &UFrame, from: usize, to: usize) -> Result<Vec<Bio>> {
+    fn page_bios(
+        &self,
+        op: BioOp,
+        index: u64,
+        frame: &UFrame,
+        from: usize,
+        to: usize,
+    ) -> Result<Vec<Bio>> {
         let vol = self.vol()?;
         let bs = vol.block_size as usize;
         let mut fs = vol.fs.lock();
@@ -114,10 +122,53 @@ impl FileState {
                 }
             };
             let sector = phys * (bs as u64 / 512) + ((s - bstart) / 512) as u64;
-            bios.push(Bio { op, sector, segments: alloc::vec![BioSegment { frame: frame.clone(), offset: s, len: e - s }] });
+            push_segment(
+                &mut bios,
+                op,
+                sector,
+                BioSegment {
+                    frame: frame.clone(),
+                    offset: s,
+                    len: e - s,
+                },
+            );
         }
         Ok(bios)
     }
+}
+
+/// Most bytes one bio of a file's data carries.
+const MAX_BIO_BYTES: usize = 128 * 1024;
+/// Most segments in one bio (well under a virtqueue's descriptors).
+const MAX_BIO_SEGMENTS: usize = 32;
+
+/// Adds a segment for `sector`, extending the last bio when the segment
+/// continues it on the disk (a file laid out contiguously moves in few
+/// requests).
+fn push_segment(bios: &mut Vec<Bio>, op: BioOp, sector: u64, seg: BioSegment) {
+    if let Some(last) = bios.last_mut()
+        && last.op == op
+        && last.sector + last.sectors() == sector
+        && last.len() + seg.len <= MAX_BIO_BYTES
+    {
+        // The next bytes of the same frame widen its last segment.
+        if let Some(ls) = last.segments.last_mut()
+            && ls.frame.paddr() == seg.frame.paddr()
+            && ls.offset + ls.len == seg.offset
+        {
+            ls.len += seg.len;
+            return;
+        }
+        if last.segments.len() < MAX_BIO_SEGMENTS {
+            last.segments.push(seg);
+            return;
+        }
+    }
+    bios.push(Bio {
+        op,
+        sector,
+        segments: alloc::vec![seg],
+    });
 }
 
 impl PageIo for FileState {
@@ -132,7 +183,14 @@ impl PageIo for FileState {
     fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
         let mut bios = Vec::new();
         for (i, f) in frames.iter().enumerate() {
-            bios.extend(self.page_bios(BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)?);
+            for b in self.page_bios(BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)? {
+                let mut sector = b.sector;
+                for seg in b.segments {
+                    let n = (seg.len / 512) as u64;
+                    push_segment(&mut bios, BioOp::Read, sector, seg);
+                    sector += n;
+                }
+            }
         }
         if bios.is_empty() {
             return Ok(());
@@ -193,7 +251,10 @@ fn file_type(k: disk::FileKind) -> FileType {
 }
 
 fn ts(sec: u32) -> Timespec {
-    Timespec { sec: i64::from(sec), nsec: 0 }
+    Timespec {
+        sec: i64::from(sec),
+        nsec: 0,
+    }
 }
 
 fn secs(t: Timespec) -> u32 {
@@ -201,14 +262,19 @@ fn secs(t: Timespec) -> u32 {
 }
 
 impl Ext2Inode {
-    pub(super) fn new(mnt: &Arc<Ext2Mount>, ino: u32) -> Result<Arc<dyn Inode>> {
+    /// A handle on inode `ino` as the VFS takes it.
+    pub(super) fn handle(mnt: &Arc<Ext2Mount>, ino: u32) -> Result<Arc<dyn Inode>> {
         Ok(Self::new_typed(mnt, ino)?)
     }
 
     fn new_typed(mnt: &Arc<Ext2Mount>, ino: u32) -> Result<Arc<Ext2Inode>> {
         let regular = mnt.vol.fs.lock().inode(ino).map_err(errno)?.is_reg();
         let state = mnt.vol.file_state(ino, regular)?;
-        Ok(Arc::new(Ext2Inode { mnt: mnt.clone(), state, ino }))
+        Ok(Arc::new(Ext2Inode {
+            mnt: mnt.clone(),
+            state,
+            ino,
+        }))
     }
 
     fn vol(&self) -> &Arc<Volume> {
@@ -241,7 +307,9 @@ impl Ext2Inode {
     fn write_locked(&self, offset: usize, buf: &[u8]) -> Result<usize> {
         let cache = self.cache()?;
         let vol = self.vol();
-        let end = offset.checked_add(buf.len()).ok_or(Error::new(Errno::EFBIG))?;
+        let end = offset
+            .checked_add(buf.len())
+            .ok_or(Error::new(Errno::EFBIG))?;
         {
             let fs = vol.fs.lock();
             if fs.is_read_only() {
@@ -271,7 +339,15 @@ impl Ext2Inode {
         if (offset + n) as u64 > size && alloc_err.is_none() {
             fs.set_size(self.ino, (offset + n) as u64).map_err(errno)?;
         }
-        fs.set_attr(self.ino, disk::SetAttr { mtime: Some(t), ctime: Some(t), ..Default::default() }).map_err(errno)?;
+        fs.set_attr(
+            self.ino,
+            disk::SetAttr {
+                mtime: Some(t),
+                ctime: Some(t),
+                ..Default::default()
+            },
+        )
+        .map_err(errno)?;
         if let Some(e) = alloc_err {
             drop(fs);
             // Nothing past the allocated part may stay cached as data.
@@ -290,7 +366,11 @@ impl Ext2Inode {
             5 => FileType::Fifo,
             6 => FileType::Socket,
             7 => FileType::Symlink,
-            _ => fs.inode(ino).ok().and_then(|i| i.kind()).map_or(FileType::Regular, file_type),
+            _ => fs
+                .inode(ino)
+                .ok()
+                .and_then(|i| i.kind())
+                .map_or(FileType::Regular, file_type),
         }
     }
 }
@@ -332,9 +412,8 @@ impl Inode for Ext2Inode {
         };
         let kind = i.kind().unwrap_or(disk::FileKind::Regular);
         let rdev = match kind {
-            disk::FileKind::CharDev { major, minor } | disk::FileKind::BlockDev { major, minor } => {
-                makedev(major, minor)
-            }
+            disk::FileKind::CharDev { major, minor }
+            | disk::FileKind::BlockDev { major, minor } => makedev(major, minor),
             _ => 0,
         };
         Metadata {
@@ -380,7 +459,7 @@ impl Inode for Ext2Inode {
             return Err(Error::new(Errno::EROFS));
         }
         let bs = vol.block_size as usize;
-        if size < old && size % bs != 0 {
+        if size < old && !size.is_multiple_of(bs) {
             // The rest of the last block must read as zeros if the file
             // grows again: zero it through the cache (written back with the
             // page), never through the device cache.
@@ -425,12 +504,21 @@ impl Inode for Ext2Inode {
 
     fn set_perm(&self, perm: u32) -> Result<()> {
         let t = super::now();
-        self.set_attr(disk::SetAttr { perm: Some((perm & 0o7777) as u16), ctime: Some(t), ..Default::default() })
+        self.set_attr(disk::SetAttr {
+            perm: Some((perm & 0o7777) as u16),
+            ctime: Some(t),
+            ..Default::default()
+        })
     }
 
     fn set_owner(&self, uid: Option<u32>, gid: Option<u32>) -> Result<()> {
         let t = super::now();
-        self.set_attr(disk::SetAttr { uid, gid, ctime: Some(t), ..Default::default() })
+        self.set_attr(disk::SetAttr {
+            uid,
+            gid,
+            ctime: Some(t),
+            ..Default::default()
+        })
     }
 
     fn touch_atime(&self, strict: bool) {
@@ -443,9 +531,17 @@ impl Inode for Ext2Inode {
         let now = super::now();
         // relatime (mount(8)): only if not newer than the last change, or
         // a day old.
-        let stale = i.atime() <= i.mtime() || i.atime() <= i.ctime() || now.saturating_sub(i.atime()) >= 86_400;
+        let stale = i.atime() <= i.mtime()
+            || i.atime() <= i.ctime()
+            || now.saturating_sub(i.atime()) >= 86_400;
         if strict || stale {
-            let _ = fs.set_attr(self.ino, disk::SetAttr { atime: Some(now), ..Default::default() });
+            let _ = fs.set_attr(
+                self.ino,
+                disk::SetAttr {
+                    atime: Some(now),
+                    ..Default::default()
+                },
+            );
         }
     }
 
@@ -460,8 +556,13 @@ impl Inode for Ext2Inode {
     }
 
     fn lookup(&self, name: &str) -> Result<Arc<dyn Inode>> {
-        let ino = self.vol().fs.lock().lookup(self.ino, name.as_bytes()).map_err(errno)?;
-        Ext2Inode::new(&self.mnt, ino)
+        let ino = self
+            .vol()
+            .fs
+            .lock()
+            .lookup(self.ino, name.as_bytes())
+            .map_err(errno)?;
+        Ext2Inode::handle(&self.mnt, ino)
     }
 
     fn create(&self, name: &str, node: NewNode) -> Result<Arc<dyn Inode>> {
@@ -474,9 +575,15 @@ impl Inode for Ext2Inode {
                 NodeKind::Regular => disk::FileKind::Regular,
                 NodeKind::Directory => disk::FileKind::Directory,
                 NodeKind::Symlink(target) => {
-                    let ino = fs.symlink(self.ino, name.as_bytes(), target.as_bytes(), node.uid, node.gid);
+                    let ino = fs.symlink(
+                        self.ino,
+                        name.as_bytes(),
+                        target.as_bytes(),
+                        node.uid,
+                        node.gid,
+                    );
                     drop(fs);
-                    return Ext2Inode::new(&self.mnt, ino.map_err(errno)?);
+                    return Ext2Inode::handle(&self.mnt, ino.map_err(errno)?);
                 }
                 NodeKind::Special(t, rdev) => {
                     let (major, minor) = (dev_major(*rdev), dev_minor(*rdev));
@@ -489,20 +596,33 @@ impl Inode for Ext2Inode {
                     }
                 }
             };
-            let new = disk::NewInode { kind, perm, uid: node.uid, gid: node.gid };
+            let new = disk::NewInode {
+                kind,
+                perm,
+                uid: node.uid,
+                gid: node.gid,
+            };
             fs.create(self.ino, name.as_bytes(), new).map_err(errno)?
         };
-        Ext2Inode::new(&self.mnt, ino)
+        Ext2Inode::handle(&self.mnt, ino)
     }
 
     fn link(&self, name: &str, target: &Arc<dyn Inode>) -> Result<()> {
         let t = self.other(target)?;
-        self.vol().fs.lock().link(self.ino, name.as_bytes(), t.ino).map_err(errno)
+        self.vol()
+            .fs
+            .lock()
+            .link(self.ino, name.as_bytes(), t.ino)
+            .map_err(errno)
     }
 
     fn unlink(&self, name: &str) -> Result<()> {
         let vol = self.vol();
-        let (ino, links) = vol.fs.lock().unlink(self.ino, name.as_bytes()).map_err(errno)?;
+        let (ino, links) = vol
+            .fs
+            .lock()
+            .unlink(self.ino, name.as_bytes())
+            .map_err(errno)?;
         if links == 0 {
             vol.note_released(ino);
             vol.reap();
@@ -512,13 +632,23 @@ impl Inode for Ext2Inode {
 
     fn rmdir(&self, name: &str) -> Result<()> {
         let vol = self.vol();
-        let ino = vol.fs.lock().rmdir(self.ino, name.as_bytes()).map_err(errno)?;
+        let ino = vol
+            .fs
+            .lock()
+            .rmdir(self.ino, name.as_bytes())
+            .map_err(errno)?;
         vol.note_released(ino);
         vol.reap();
         Ok(())
     }
 
-    fn rename(&self, old_name: &str, new_dir: &Arc<dyn Inode>, new_name: &str, flags: RenameFlags) -> Result<()> {
+    fn rename(
+        &self,
+        old_name: &str,
+        new_dir: &Arc<dyn Inode>,
+        new_name: &str,
+        flags: RenameFlags,
+    ) -> Result<()> {
         if flags.exchange {
             return Err(Error::new(Errno::EINVAL));
         }
@@ -527,7 +657,13 @@ impl Inode for Ext2Inode {
         let replaced = vol
             .fs
             .lock()
-            .rename(self.ino, old_name.as_bytes(), nd.ino, new_name.as_bytes(), flags.noreplace)
+            .rename(
+                self.ino,
+                old_name.as_bytes(),
+                nd.ino,
+                new_name.as_bytes(),
+                flags.noreplace,
+            )
             .map_err(errno)?;
         if let Some((ino, 0)) = replaced {
             vol.note_released(ino);
@@ -562,8 +698,15 @@ impl Inode for Ext2Inode {
             for (ino, name, file_type, next) in batch {
                 cookie = next;
                 // Names that are not UTF-8 cannot be handed to the VFS.
-                let Ok(name) = core::str::from_utf8(&name) else { continue };
-                if !sink(DirEntry { ino: u64::from(ino), name, file_type, next_cookie: next }) {
+                let Ok(name) = core::str::from_utf8(&name) else {
+                    continue;
+                };
+                if !sink(DirEntry {
+                    ino: u64::from(ino),
+                    name,
+                    file_type,
+                    next_cookie: next,
+                }) {
                     return Ok(());
                 }
             }
@@ -572,6 +715,7 @@ impl Inode for Ext2Inode {
 
     fn read_link(&self) -> Result<String> {
         let bytes = self.vol().fs.lock().read_link(self.ino).map_err(errno)?;
-        String::from_utf8(bytes).map_err(|_| Error::with_message(Errno::EIO, "symlink target is not UTF-8"))
+        String::from_utf8(bytes)
+            .map_err(|_| Error::with_message(Errno::EIO, "symlink target is not UTF-8"))
     }
 }

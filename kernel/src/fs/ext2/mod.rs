@@ -47,6 +47,8 @@ const EXT2_SUPER_MAGIC: i64 = 0xEF53;
 
 /// Devices with a mounted ext2 (a second mount is refused: EBUSY).
 static MOUNTED: SpinLock<Vec<u64>, TABLE_LEVEL> = SpinLock::new(Vec::new());
+/// Every live volume, for the clean shutdown at power-off.
+static VOLUMES: SpinLock<Vec<alloc::sync::Weak<Volume>>, TABLE_LEVEL> = SpinLock::new(Vec::new());
 
 /// The crate's storage: the block device's page cache.
 struct DevIo {
@@ -56,18 +58,26 @@ struct DevIo {
 impl disk::BlockIo for DevIo {
     fn read(&self, offset: u64, buf: &mut [u8]) -> disk::Result<()> {
         let size = self.bdev.size();
-        let end = offset.checked_add(buf.len() as u64).ok_or(disk::Error::Io)?;
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .ok_or(disk::Error::Io)?;
         if end > size {
             return Err(disk::Error::Io);
         }
-        match self.bdev.page_cache().read(offset as usize, buf, size as usize) {
+        match self
+            .bdev
+            .page_cache()
+            .read(offset as usize, buf, size as usize)
+        {
             Ok(n) if n == buf.len() => Ok(()),
             _ => Err(disk::Error::Io),
         }
     }
 
     fn write(&self, offset: u64, buf: &[u8]) -> disk::Result<()> {
-        let end = offset.checked_add(buf.len() as u64).ok_or(disk::Error::Io)?;
+        let end = offset
+            .checked_add(buf.len() as u64)
+            .ok_or(disk::Error::Io)?;
         if end > self.bdev.size() {
             return Err(disk::Error::Io);
         }
@@ -82,7 +92,9 @@ impl disk::BlockIo for DevIo {
     }
 
     fn forget(&self, offset: u64, len: usize) {
-        self.bdev.page_cache().invalidate_range(offset as usize, len);
+        self.bdev
+            .page_cache()
+            .invalidate_range(offset as usize, len);
     }
 }
 
@@ -90,7 +102,9 @@ impl disk::BlockIo for DevIo {
 fn errno(e: disk::Error) -> Error {
     match e {
         disk::Error::Io => Error::new(Errno::EIO),
-        disk::Error::BadSuperblock(m) | disk::Error::Unsupported(m) => Error::with_message(Errno::EINVAL, m),
+        disk::Error::BadSuperblock(m) | disk::Error::Unsupported(m) => {
+            Error::with_message(Errno::EINVAL, m)
+        }
         disk::Error::Corrupt(m) => Error::with_message(Errno::EIO, m),
         disk::Error::NotFound => Error::new(Errno::ENOENT),
         disk::Error::Exists => Error::new(Errno::EEXIST),
@@ -135,7 +149,10 @@ struct Ext2Mount {
 impl Drop for Ext2Mount {
     fn drop(&mut self) {
         if let Err(e) = self.vol.finish() {
-            frame::println!("ext2: {}: write-back at unmount failed: {e:?}", self.vol.bdev.name());
+            frame::println!(
+                "ext2: {}: write-back at unmount failed: {e:?}",
+                self.vol.bdev.name()
+            );
         }
     }
 }
@@ -253,11 +270,17 @@ fn parse_options(data: &str) -> Result<Option<disk::ErrorsPolicy>> {
             "errors=continue" => errors = Some(disk::ErrorsPolicy::Continue),
             "errors=remount-ro" => errors = Some(disk::ErrorsPolicy::RemountRo),
             "errors=panic" => errors = Some(disk::ErrorsPolicy::Panic),
-            "ro" | "rw" | "acl" | "noacl" | "user_xattr" | "nouser_xattr" | "grpid" | "bsdgroups" | "nogrpid"
-            | "sysvgroups" | "minixdf" | "bsddf" | "nocheck" | "check=none" | "oldalloc" | "orlov" | "nobh"
-            | "noquota" | "defaults" | "relatime" | "noatime" | "strictatime" | "nosuid" | "nodev" | "noexec"
-            | "suid" | "dev" | "exec" | "sync" | "async" => {}
-            _ => return Err(Error::with_message(Errno::EINVAL, "unknown ext2 mount option")),
+            "ro" | "rw" | "acl" | "noacl" | "user_xattr" | "nouser_xattr" | "grpid"
+            | "bsdgroups" | "nogrpid" | "sysvgroups" | "minixdf" | "bsddf" | "nocheck"
+            | "check=none" | "oldalloc" | "orlov" | "nobh" | "noquota" | "defaults"
+            | "relatime" | "noatime" | "strictatime" | "nosuid" | "nodev" | "noexec" | "suid"
+            | "dev" | "exec" | "sync" | "async" => {}
+            _ => {
+                return Err(Error::with_message(
+                    Errno::EINVAL,
+                    "unknown ext2 mount option",
+                ));
+            }
         }
     }
     Ok(errors)
@@ -288,12 +311,21 @@ pub fn mount(bdev: Arc<BlockDevice>, read_only: bool, data: &str) -> Result<Arc<
     r
 }
 
-fn mount_on(bdev: Arc<BlockDevice>, devt: u64, read_only: bool, errors: Option<disk::ErrorsPolicy>) -> Result<Arc<dyn Inode>> {
+fn mount_on(
+    bdev: Arc<BlockDevice>,
+    devt: u64,
+    read_only: bool,
+    errors: Option<disk::ErrorsPolicy>,
+) -> Result<Arc<dyn Inode>> {
     // Writes made through /dev/<disk> (an image copied in with dd) reach
     // the disk first: file data is read from the disk, not that cache.
     bdev.page_cache().sync()?;
     bdev.page_cache().invalidate_clean();
-    let opts = disk::MountOptions { read_only, errors, now };
+    let opts = disk::MountOptions {
+        read_only,
+        errors,
+        now,
+    };
     let fs = disk::Fs::mount(DevIo { bdev: bdev.clone() }, opts).map_err(|e| {
         frame::println!("ext2: {}: cannot mount: {e:?}", bdev.name());
         match e {
@@ -302,7 +334,10 @@ fn mount_on(bdev: Arc<BlockDevice>, devt: u64, read_only: bool, errors: Option<d
         }
     })?;
     if fs.has_errors() {
-        frame::println!("ext2: {}: warning: mounting a file system with errors, running e2fsck is recommended", bdev.name());
+        frame::println!(
+            "ext2: {}: warning: mounting a file system with errors, running e2fsck is recommended",
+            bdev.name()
+        );
     }
     let vol = Arc::new(Volume {
         block_size: fs.block_size(),
@@ -313,15 +348,22 @@ fn mount_on(bdev: Arc<BlockDevice>, devt: u64, read_only: bool, errors: Option<d
         orphans: SpinLock::new(Vec::new()),
         finished: AtomicBool::new(false),
     });
+    {
+        let mut v = VOLUMES.lock();
+        v.retain(|w| w.strong_count() > 0);
+        v.push(Arc::downgrade(&vol));
+    }
     let mnt = Arc::new(Ext2Mount { vol });
-    let root = Ext2Inode::new(&mnt, disk::ROOT_INO)?;
+    let root = Ext2Inode::handle(&mnt, disk::ROOT_INO)?;
     Ok(root)
 }
 
 /// mount(2) MS_REMOUNT of an ext2 mount: switches between read-only
 /// (everything written back, marked clean) and read-write. Not ext2: Ok.
 pub fn remount(root: &Arc<dyn Inode>, read_only: bool) -> Result<()> {
-    let Some(node) = downcast(root) else { return Ok(()) };
+    let Some(node) = downcast(root) else {
+        return Ok(());
+    };
     let vol = &node.mnt.vol;
     if read_only {
         vol.sync_all()?;
@@ -335,6 +377,36 @@ pub fn remount(root: &Arc<dyn Inode>, read_only: bool) -> Result<()> {
 /// statfs(2) figures of the ext2 file system holding `node`, if it is one.
 pub fn statfs(node: &Arc<dyn Inode>, flags: Option<u32>) -> Option<StatFs> {
     downcast(node).map(|n| n.mnt.vol.statfs(flags))
+}
+
+/// Power-off (init exited): every ext2 file system still mounted (the
+/// root of `root=` among them) is written back and marked clean, as an
+/// unmount would.
+pub fn shutdown_all() {
+    let vols: Vec<Arc<Volume>> = VOLUMES.lock().iter().filter_map(|w| w.upgrade()).collect();
+    for v in vols {
+        if let Err(e) = v.finish() {
+            frame::println!(
+                "ext2: {}: write-back at power-off failed: {e:?}",
+                v.bdev.name()
+            );
+        }
+    }
+}
+
+/// The root file system of `root=DEV rootfstype=TYPE`: DEV is `/dev/NAME`
+/// (or `NAME`) of a registered block device; only ext2 is known.
+pub fn mount_root(dev: &str, fstype: &str, read_only: bool, flags: &str) -> Result<Arc<dyn Inode>> {
+    if fstype != "ext2" {
+        return Err(Error::with_message(
+            Errno::ENODEV,
+            "unknown root file system type",
+        ));
+    }
+    let name = dev.strip_prefix("/dev/").unwrap_or(dev);
+    let bdev = crate::block::lookup_name(name)
+        .ok_or(Error::with_message(Errno::ENXIO, "no such block device"))?;
+    mount(bdev, read_only, flags)
 }
 
 /// Makes `mount -t ext2` known (/proc/filesystems). mount(2) resolves the
