@@ -20,9 +20,12 @@
  *                       pair)
  *
  * Each row's setup (remount, creating the file, dropping the last run's
- * files) is outside the timed part.  The timed part is repeated REPS times
- * and the median is reported (once in smoke mode).  A kernel that cannot
- * mount the disk reports `missing`.
+ * files) is outside the timed part.  The timed part is repeated FS_REPS
+ * times and the median is reported (once in smoke mode): a run is long
+ * already (64 MiB, 500 files), and under -icount a guest that waits for
+ * the disk idles until its next timer, so a kernel that waits for each
+ * request in turn takes minutes per run.  A kernel that cannot mount the
+ * disk reports `missing`.
  */
 #ifndef TRELLIS_BENCH_FS_H
 #define TRELLIS_BENCH_FS_H
@@ -40,6 +43,7 @@
 #define FS_IO (1L << 20)
 #define FS_FILES 500
 #define FS_RAND_READS 1024
+#define FS_REPS 3
 
 static char *fs_buf;
 
@@ -123,8 +127,8 @@ static int fs_median(fs_step setup, fs_step op, int smoke, double *ns)
 {
 	if (fs_ready() < 0)
 		return -1;
-	int reps = smoke ? 1 : REPS;
-	double per[REPS];
+	int reps = smoke ? 1 : FS_REPS;
+	double per[FS_REPS];
 	for (int i = 0; i < reps; i++) {
 		if (setup && setup() < 0)
 			return -1;

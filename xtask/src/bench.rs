@@ -22,8 +22,9 @@ use crate::{builder, initramfs, mkimage, qemu};
 
 /// The Debian meta-package naming the current cloud kernel.
 const LINUX_META: &str = "linux-image-cloud-amd64";
-/// Per-boot limits: a full run on either kernel takes a few minutes.
-const FULL_TIMEOUT: Duration = Duration::from_secs(480);
+/// Per-boot limits: a full run on either kernel takes a few minutes (the
+/// fs_* rows write and read hundreds of MiB through a virtio-blk disk).
+const FULL_TIMEOUT: Duration = Duration::from_secs(1200);
 const SMOKE_TIMEOUT: Duration = Duration::from_secs(180);
 /// How long QEMU may run on after `BENCH-END` or the kernel's last words.
 const LINGER: Duration = Duration::from_secs(8);

@@ -58,8 +58,10 @@ pub const LOOP_MAJOR: u32 = 7;
 pub const LOOP_CONTROL: u64 = makedev(10, 237);
 /// Devices made at boot (Linux's CONFIG_BLK_DEV_LOOP_MIN_COUNT default).
 const MIN_COUNT: u32 = 8;
-/// The most devices (minor numbers) handed out.
-const MAX_LOOPS: u32 = 1024;
+/// The most devices (minor numbers 0..256) handed out: each has a worker
+/// task and a page cache, and Linux's minor space (2^20) would let a
+/// program pin a lot of kernel memory.
+const MAX_LOOPS: u32 = 256;
 
 // ioctl numbers (linux/loop.h).
 pub const LOOP_SET_FD: u32 = 0x4C00;
@@ -336,8 +338,11 @@ pub fn init() {
 
 /// Whether `file` is an open /dev/loopN.
 pub fn is_loop_file(file: &File) -> bool {
+    if file.ops().is_some() {
+        return false;
+    }
     let m = file.node().metadata();
-    file.ops().is_none() && m.file_type == FileType::BlockDevice && dev_major(m.rdev) == LOOP_MAJOR
+    m.file_type == FileType::BlockDevice && dev_major(m.rdev) == LOOP_MAJOR
 }
 
 /// The loop device a device number names.
