@@ -299,8 +299,12 @@ impl Report {
              50 ms of guest time per run) after a warm-up. The ratio is normalised so that \
              **higher is better for Trellis**: Linux/Trellis for latencies, Trellis/Linux for \
              bandwidths. `missing` means the kernel lacks a system call or device the \
-             benchmark needs. Raw data: `latest.json` and one JSON file per run in this \
-             directory.\n"
+             benchmark needs. The `fs_*` rows use an ext2 file system on a virtio-blk \
+             disk, a fresh copy of the same empty image for each boot: each is the median \
+             of 3 runs of one whole operation (a 64 MiB file, 500 files), its setup not \
+             timed; under icount, device waits become idle time warps, so those rows \
+             mostly show how requests are batched (docs/storage.md). Raw data: \
+             `latest.json` and one JSON file per run in this directory.\n"
         );
         for p in &self.passes {
             let _ = writeln!(s, "## {} pass\n\n{}.\n", p.pass.as_str(), p.pass.describe());
