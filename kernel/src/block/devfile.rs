@@ -17,6 +17,8 @@ use crate::fs::stream::Caller;
 pub struct BlockFile {
     node: Arc<dyn Inode>,
     dev: Arc<BlockDevice>,
+    /// The open makes the device busy while the file lives.
+    _hold: super::Hold,
     /// Write-back errors this open file has seen (each open file sees
     /// each error once at fsync, as Linux's errseq gives).
     seen: crate::mm::page_cache::ErrSeq,
@@ -29,7 +31,8 @@ pub fn open(node: Arc<dyn Inode>) -> Result<Arc<dyn Inode>> {
         "no block device with this number",
     ))?;
     let seen = dev.page_cache().error_sample();
-    Ok(Arc::new(BlockFile { node, dev, seen }))
+    let _hold = dev.hold();
+    Ok(Arc::new(BlockFile { node, dev, _hold, seen }))
 }
 
 // ioctl numbers (linux/fs.h).

@@ -249,19 +249,15 @@ struct Loop {
     number: u32,
     driver: Arc<LoopDisk>,
     dev: Arc<BlockDevice>,
-    /// References to `dev` that do not mean "in use": the registry's and
-    /// ours.
-    base_refs: usize,
     /// Serializes binding changes (held across write-back: sleeps).
     config: Mutex<()>,
 }
 
 impl Loop {
-    /// Holders of the device besides the registry, us and `own` (the
-    /// caller's open file, if the caller has the device open): open files
-    /// and mounts.
+    /// Open files and mounts of the device, besides `own` (the caller's
+    /// open file, if the caller has the device open).
     fn users(&self, own: usize) -> usize {
-        Arc::strong_count(&self.dev).saturating_sub(self.base_refs + own)
+        self.dev.holders().saturating_sub(own)
     }
 }
 
@@ -306,13 +302,10 @@ fn add(number: u32) -> Result<Arc<Loop>> {
             return Err(e);
         }
     };
-    // The registry's reference, and the one `Loop` is about to hold.
-    let base_refs = Arc::strong_count(&dev);
     let l = Arc::new(Loop {
         number,
         driver,
         dev,
-        base_refs,
         config: Mutex::new(()),
     });
     let mut loops = LOOPS.lock();

@@ -24,7 +24,7 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 use frame::mm::{PAGE_SIZE, UFrame};
 use frame::sync::{SpinLock, WaitQueue};
@@ -130,6 +130,27 @@ pub struct BlockDevice {
     cache: Arc<PageCache>,
     /// Woken by every completion, for submitters waiting on a full queue.
     room: Arc<WaitQueue>,
+    /// Open files and mounts using the device ([`Hold`]s): what makes it
+    /// busy (Linux's bd_openers), unlike references held for a moment by
+    /// write-back or a lookup.
+    holders: AtomicUsize,
+}
+
+/// A use of a block device that makes it busy while it lives: an open
+/// file of it, or a file system mounted on it (EBUSY for LOOP_CLR_FD's
+/// immediate unbinding, BLKRRPART).
+pub struct Hold(Arc<BlockDevice>);
+
+impl Hold {
+    pub fn device(&self) -> &Arc<BlockDevice> {
+        &self.0
+    }
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        self.0.holders.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl core::fmt::Debug for BlockDevice {
@@ -194,8 +215,20 @@ impl BlockDevice {
                 partitions: SpinLock::new(Vec::new()),
                 cache: PageCache::new(io),
                 room,
+                holders: AtomicUsize::new(0),
             }
         })
+    }
+
+    /// Takes a [`Hold`] on the device (an open, a mount).
+    pub fn hold(self: &Arc<Self>) -> Hold {
+        self.holders.fetch_add(1, Ordering::AcqRel);
+        Hold(self.clone())
+    }
+
+    /// How many [`Hold`]s the device has.
+    pub fn holders(&self) -> usize {
+        self.holders.load(Ordering::Acquire)
     }
 
     /// "vda", "vda1", "ram0".
@@ -535,14 +568,8 @@ pub fn rescan_partitions(disk: &Arc<BlockDevice>) -> Result<()> {
         return Err(Error::new(Errno::EINVAL));
     }
     // A partition in use (open, mounted) keeps the table: EBUSY, as
-    // Linux's bdev_disk_changed with open partitions. The registry and
-    // the disk's list hold one reference each; anything more is a user.
-    if disk
-        .partitions
-        .lock()
-        .iter()
-        .any(|p| Arc::strong_count(p) > 2)
-    {
+    // Linux's bdev_disk_changed with open partitions.
+    if disk.partitions.lock().iter().any(|p| p.holders() > 0) {
         return Err(Error::new(Errno::EBUSY));
     }
     // Read through the disk's cache, so that a table just written with

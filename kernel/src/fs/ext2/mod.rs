@@ -139,6 +139,10 @@ struct Volume {
     /// reap (a handle may be dropped where sleeping is not allowed).
     orphans: SpinLock<Vec<u32>, TABLE_LEVEL>,
     finished: AtomicBool,
+    /// The mount keeps the device busy until the clean unmount ends (not
+    /// until the last reference to the volume goes: write-back may hold
+    /// one for a moment after umount(2) returned).
+    hold: SpinLock<Option<crate::block::Hold>, TABLE_LEVEL>,
 }
 
 /// Held by every inode handle; the last drop unmounts cleanly.
@@ -237,6 +241,8 @@ impl Volume {
         let r3 = self.bdev.page_cache().sync_and_flush();
         self.bdev.page_cache().invalidate_clean();
         MOUNTED.lock().retain(|&d| d != self.devt);
+        let hold = self.hold.lock().take();
+        drop(hold);
         r.and(r2).and(r3)
     }
 
@@ -339,9 +345,11 @@ fn mount_on(
             bdev.name()
         );
     }
+    let hold = bdev.hold();
     let vol = Arc::new(Volume {
         block_size: fs.block_size(),
         fs: Mutex::new(fs),
+        hold: SpinLock::new(Some(hold)),
         bdev,
         devt,
         files: SpinLock::new(BTreeMap::new()),
