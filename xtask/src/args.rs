@@ -23,6 +23,12 @@ commands:
               sites those tests reach (line coverage)
   bench       boot Trellis and Debian's Linux with the benchmark initramfs
               and compare them (docs/perf/); --smoke: Trellis, once each
+  rootfs [PKG...]
+              a Debian root tree of these packages and their dependencies
+              (default: bash coreutils findutils grep sed gawk tar gzip
+              python3 sqlite3 perl), from the host's apt sources, with an
+              /init, in target/rootfs (or --out DIR); boot it with
+              `run --root DIR`
   mkimage DIR IMG
               build an ext2 image IMG holding DIR's tree with the host's
               `mke2fs -t ext2 -d DIR` (docs/storage.md)
@@ -33,6 +39,11 @@ options:
   --add HOST:GUEST     copy a host file or directory into the initramfs at the
                        absolute path GUEST (run, initramfs; repeatable)
   --append ARGS        add to the kernel command line (run; repeatable)
+  --root DIR           boot with DIR's tree as / (run): xtask makes it an ext2
+                       image (target/root.img), attaches it as /dev/vda before
+                       any --disk, and boots with root=/dev/vda rw init=/init;
+                       `-- CMD` goes to /init on the kernel command line
+  --out DIR            rootfs: where the tree goes (default target/rootfs)
   --disk IMG           attach the raw image IMG as a virtio-blk disk (run;
                        repeatable: /dev/vda, /dev/vdb, ... in this order)
   --size MIB           mkimage: the image size in MiB (default: DIR's size
@@ -71,6 +82,7 @@ pub enum Sub {
     Api,
     Fuzz,
     Mkimage,
+    Rootfs,
     Help,
 }
 
@@ -86,6 +98,10 @@ pub struct Options {
     pub release: bool,
     pub adds: Vec<AddSpec>,
     pub append: Vec<String>,
+    /// `run --root DIR`.
+    pub root: Option<PathBuf>,
+    /// `rootfs --out DIR`.
+    pub out: Option<PathBuf>,
     /// `--disk IMG`, in order.
     pub disks: Vec<PathBuf>,
     /// `mkimage --size MIB`.
@@ -149,6 +165,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
         "api" => Sub::Api,
         "fuzz" => Sub::Fuzz,
         "mkimage" => Sub::Mkimage,
+        "rootfs" => Sub::Rootfs,
         "help" | "-h" | "--help" => Sub::Help,
         other => return Err(format!("unknown command `{other}`")),
     };
@@ -183,6 +200,8 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
             "--add" => opts.adds.push(parse_add(&value(flag)?)?),
             "--append" => opts.append.push(value(flag)?),
             "--disk" => opts.disks.push(PathBuf::from(value(flag)?)),
+            "--root" => opts.root = Some(PathBuf::from(value(flag)?)),
+            "--out" => opts.out = Some(PathBuf::from(value(flag)?)),
             "--size" => opts.size_mib = Some(parse_num(flag, &value(flag)?)?.max(1)),
             "--block-size" => {
                 let v = value(flag)?;
@@ -215,7 +234,9 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
                     opts,
                 });
             }
-            _ if sub == Sub::Mkimage && !arg.starts_with('-') => opts.positional.push(arg.clone()),
+            _ if matches!(sub, Sub::Mkimage | Sub::Rootfs) && !arg.starts_with('-') => {
+                opts.positional.push(arg.clone())
+            }
             _ => return Err(format!("unknown option `{arg}`")),
         }
     }
@@ -233,6 +254,8 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ("--add", !o.adds.is_empty()),
         ("--append", !o.append.is_empty()),
         ("--disk", !o.disks.is_empty()),
+        ("--root", o.root.is_some()),
+        ("--out", o.out.is_some()),
         ("--size", o.size_mib.is_some()),
         ("--block-size", o.block_size.is_some()),
         ("--timeout", o.timeout.is_some()),
@@ -256,6 +279,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
             "--add",
             "--append",
             "--disk",
+            "--root",
             "--timeout",
             "--kernel",
             "--",
@@ -275,6 +299,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
             "--call",
         ],
         Sub::Mkimage => &["--size", "--block-size"],
+        Sub::Rootfs => &["--out"],
         Sub::Tcb | Sub::Miri | Sub::Api => &[],
         Sub::Help => &[],
     };
@@ -463,6 +488,20 @@ mod tests {
         assert!(p(&["fuzz", "--replay", "2-5", "--call", "1"]).is_err());
         assert!(p(&["run", "--seed", "1"]).is_err());
         assert!(p(&["test", "--only", "fuzz"]).is_ok());
+    }
+
+    #[test]
+    fn rootfs_and_root() {
+        let inv = p(&["rootfs", "bash", "python3", "--out", "t"]).unwrap();
+        assert_eq!(inv.sub, Sub::Rootfs);
+        assert_eq!(inv.opts.positional, ["bash", "python3"]);
+        assert_eq!(inv.opts.out, Some(PathBuf::from("t")));
+        assert!(p(&["rootfs"]).unwrap().opts.positional.is_empty());
+        let inv = p(&["run", "--root", "t", "--", "/bin/bash"]).unwrap();
+        assert_eq!(inv.opts.root, Some(PathBuf::from("t")));
+        assert!(p(&["run", "--out", "t"]).is_err());
+        assert!(p(&["rootfs", "--root", "t"]).is_err());
+        assert!(p(&["test", "--root", "t"]).is_err());
     }
 
     #[test]

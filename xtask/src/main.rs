@@ -23,6 +23,7 @@ mod miri;
 mod miri_sites;
 mod mkimage;
 mod qemu;
+mod rootfs;
 mod scan;
 mod tcb;
 mod tcb_lines;
@@ -80,12 +81,26 @@ fn dispatch(inv: &Invocation) -> util::Res<u8> {
         Sub::Run => {
             let kernel = builder::kernel_for_boot(&root, &inv.opts, false)?;
             let initrd = build_initramfs(&root, &inv.opts, true)?;
-            run(&kernel, &initrd, &inv.opts)
+            match &inv.opts.root {
+                Some(dir) => run(&kernel, &initrd, &rootfs::boot_options(&root, dir, &inv.opts)?),
+                None => run(&kernel, &initrd, &inv.opts),
+            }
         }
         Sub::Test => test::run_all(&root, &inv.opts),
         Sub::Bench => bench::run(&root, &inv.opts),
         Sub::Fuzz => fuzz::run(&root, &inv.opts),
         Sub::Mkimage => mkimage::run(&inv.opts),
+        Sub::Rootfs => {
+            let pkgs: Vec<String> = if inv.opts.positional.is_empty() {
+                rootfs::DEFAULT_PACKAGES.iter().map(|s| s.to_string()).collect()
+            } else {
+                inv.opts.positional.clone()
+            };
+            let out = inv.opts.out.clone().unwrap_or_else(|| rootfs::default_out(&root));
+            let n = rootfs::build(&root, &out, &pkgs)?;
+            eprintln!("xtask: {} holds {n} Debian packages; boot it with `cargo xtask run --root {}`", out.display(), out.display());
+            Ok(0)
+        }
         Sub::Tcb => tcb::run(&root),
         Sub::Miri => miri::run(&root),
         Sub::Api => api_scan::public_items(&root.join("frame/src/lib.rs")).map(|items| {
