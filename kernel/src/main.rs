@@ -80,7 +80,11 @@ fn start_init(args: cmdline::Args) {
             let fstype = args.rootfstype.as_deref().unwrap_or("ext2");
             let flags = args.rootflags.as_deref().unwrap_or("");
             match fs::ext2::mount_root(dev, fstype, !args.root_rw, flags) {
-                Ok(root) => Some(root),
+                Ok(root) => {
+                    let ro = if args.root_rw { 0 } else { fs::mount::ST_RDONLY };
+                    fs::mount::set_root_description("/dev/root", fstype, ro | fs::mount::ST_RELATIME);
+                    Some(root)
+                }
                 Err(e) => {
                     frame::println!("trellis: cannot mount root fs {dev} ({fstype}): {e:?}");
                     frame::println!("trellis: poweroff status=1");

@@ -16,6 +16,8 @@
 //!   `-t`), the files read, umount, and the loop device cleared itself.
 //! - `ext2-workload`: user/tests/ext2_workload.c `write` on an empty
 //!   disk, `e2fsck -fn`, then `verify` after a reboot.
+//! - `root-disk`: `root=/dev/vda rw` boots an image's /init; what it wrote
+//!   is in the image, which is clean.
 //! - `virtio-blk-pattern`: a pattern the host wrote with dd reads back in
 //!   the guest with several requests in flight, and the guest's writes
 //!   land in the image (user/tests/virtio_blk_pattern.c).
@@ -95,7 +97,73 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
     loop_mount(&c, r);
     pattern(&c, r);
     ext2_workload(&c, r);
+    root_disk(&c, r);
     damaged(&c, r);
+}
+
+/// `root=/dev/vda rw`: an ext2 image holding busybox and an /init script
+/// is the root file system; the script's write is in the image after
+/// poweroff, which `e2fsck -fn` finds clean.
+fn root_disk(c: &Ctx, r: &mut Reporter) {
+    let test = "storage:root-disk";
+    let tree = c.dir.join("root-tree");
+    let image = img(c, "root");
+    let init = "#!/bin/busybox sh\n/bin/busybox echo ROOT-DISK-UP\n/bin/busybox grep ' / ' /proc/mounts\n\
+                /bin/busybox echo from-the-guest > /written\n";
+    let made = (|| -> Res<()> {
+        let _ = std::fs::remove_dir_all(&tree);
+        for d in ["bin", "dev", "proc", "sys", "tmp"] {
+            std::fs::create_dir_all(tree.join(d)).ctx(|| format!("cannot create {d}"))?;
+        }
+        std::fs::copy(initramfs::BUSYBOX, tree.join("bin/busybox")).ctx(|| "cannot copy busybox".into())?;
+        std::fs::write(tree.join("init"), init).ctx(|| "cannot write /init".into())?;
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(tree.join("init"), std::fs::Permissions::from_mode(0o755))
+            .ctx(|| "chmod /init".into())?;
+        mkimage::make(&tree, &image, Some(16), 1024)
+    })();
+    if let Err(e) = made {
+        return r.fail(test, e);
+    }
+    let initrd = c.dir.join("initramfs-root.cpio");
+    let spec = initramfs::Spec { user: None, adds: &[], argv: None };
+    let append = ["root=/dev/vda rw init=/init".to_string()];
+    let res = initramfs::write(&spec, &initrd).and_then(|_| {
+        let b = qemu::Boot {
+            kernel: &c.env.kernel,
+            initrd: &initrd,
+            append: &append,
+            timeout: Some(BOOT_TIMEOUT),
+            console: Console::Capture,
+            watch: None,
+            disks: std::slice::from_ref(&image),
+        };
+        qemu::boot(&b, &mut |_| {})
+    });
+    let res = match res {
+        Ok(res) => res,
+        Err(e) => return r.fail(test, e),
+    };
+    let _ = c.env.write_log("storage_root", &res);
+    if let Some(p) = boot_problem(&res) {
+        return r.fail(test, p);
+    }
+    let out = guest_output(&res.lines);
+    if !out.contains("ROOT-DISK-UP") || !out.contains("/dev/root / ext2 rw") {
+        return r.fail(test, format!("/init did not run from the disk, read-write:\n{out}"));
+    }
+    if let Err(e) = mkimage::fsck_clean(&image) {
+        return r.fail(test, e);
+    }
+    let debugfs = match mkimage::e2fs_tool("debugfs") {
+        Ok(d) => d,
+        Err(e) => return r.fail(test, e),
+    };
+    match run_quiet(Command::new(&debugfs).args(["-R", "cat /written"]).arg(&image)) {
+        Ok(s) if s.contains("from-the-guest") => r.pass(test),
+        Ok(s) => r.fail(test, format!("/written in the image: {s}")),
+        Err(e) => r.fail(test, e),
+    }
 }
 
 /// user/tests/ext2_workload.c on a fresh, empty ext2 disk: `write` (mmap,

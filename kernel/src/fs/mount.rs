@@ -82,6 +82,22 @@ static TYPES: SpinLock<Vec<(&'static str, MakeFs)>, { level::VFS }> = SpinLock::
 /// Minor numbers of anonymous devices (major 0), as Linux gives tmpfs.
 /// Mounts in the table, so lookups skip it while it is empty.
 static MOUNT_COUNT: AtomicUsize = AtomicUsize::new(0);
+/// What /proc/mounts says of `/` when it is not the initramfs: source,
+/// type and ST_* flags (a `root=` disk: "/dev/root", as Linux names it).
+static ROOT_DESC: frame::sync::Once<(String, String, u32)> = frame::sync::Once::new();
+
+/// Records what `/` is (set once at boot, for a `root=` disk).
+pub fn set_root_description(source: &str, fstype: &str, flags: u32) {
+    ROOT_DESC.call_once(|| (String::from(source), String::from(fstype), flags));
+}
+
+/// The source, type and flags of `/`: "rootfs" for the initramfs.
+pub fn root_description() -> (String, String, u32) {
+    ROOT_DESC
+        .get()
+        .cloned()
+        .unwrap_or_else(|| (String::from("rootfs"), String::from("rootfs"), 0))
+}
 static NEXT_ANON_MINOR: AtomicU32 = AtomicU32::new(16);
 
 /// A fresh anonymous device number for a new file system instance.
@@ -506,7 +522,7 @@ pub fn fstype_of(node: &Arc<dyn Inode>) -> String {
             FileType::CharDevice => "devtmpfs",
             _ => "anon_inodefs",
         }),
-        None => String::from("rootfs"),
+        None => root_description().1,
     }
 }
 

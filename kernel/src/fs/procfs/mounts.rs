@@ -80,7 +80,8 @@ fn process_fs(t: Target) -> Result<FsContext> {
 /// /proc/pid/mounts (and /proc/mounts): one fstab-style line per mount.
 pub(super) fn mounts(t: Target) -> Result<String> {
     let fs = process_fs(t)?;
-    let mut s = String::from("rootfs / rootfs rw 0 0\n");
+    let (source, fstype, flags) = mount::root_description();
+    let mut s = format!("{} / {fstype} {} 0 0\n", escape(&source), mount_options(&fstype, flags));
     for (path, m) in visible_mounts(&fs) {
         let _ = writeln!(
             s,
@@ -99,10 +100,13 @@ pub(super) fn mountinfo(t: Target) -> Result<String> {
     const ROOT_ID: usize = 1;
     let fs = process_fs(t)?;
     let root_dev = fs.root().metadata().dev;
+    let (source, fstype, flags) = mount::root_description();
+    let opts = mount_options(&fstype, flags);
     let mut s = format!(
-        "{ROOT_ID} {ROOT_ID} {}:{} / / rw - rootfs rootfs rw\n",
+        "{ROOT_ID} {ROOT_ID} {}:{} / / {opts} - {fstype} {} {opts}\n",
         dev_major(root_dev),
-        dev_minor(root_dev)
+        dev_minor(root_dev),
+        escape(&source)
     );
     let all = mount::mounts();
     for (path, m) in visible_mounts(&fs) {
