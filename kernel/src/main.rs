@@ -7,6 +7,7 @@
 extern crate alloc;
 
 pub mod block;
+pub mod net;
 pub mod caps;
 mod cmdline;
 mod ktest;

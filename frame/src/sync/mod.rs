@@ -37,7 +37,12 @@ pub mod level {
     /// copies or while attaching to an address space.
     pub const IPC: u8 = 26;
     pub const FILE: u8 = 28;
+    /// A socket's own state (queues, connection state): never held across
+    /// user copies or while taking another socket's lock.
+    pub const SOCKET: u8 = 30;
     pub const VMAR: u8 = 32;
+    /// The IP stack (interfaces and the protocol state machines).
+    pub const NET_STACK: u8 = 34;
     pub const VM_SPACE: u8 = 40;
     pub const CONSOLE: u8 = 44;
     pub const WAIT_QUEUE: u8 = 50;

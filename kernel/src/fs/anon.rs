@@ -48,6 +48,12 @@ pub fn pipe_inode(owner: (u32, u32)) -> Arc<dyn Inode> {
     new(FileType::Fifo, 0o600, 0, owner, true)
 }
 
+/// A socket's inode: owned by its creator (`owner`: fs uid and gid), mode
+/// 0777 like Linux's sockfs inodes.
+pub fn socket_inode(owner: (u32, u32)) -> Arc<dyn Inode> {
+    new(FileType::Socket, 0o777, 0, owner, true)
+}
+
 fn new(file_type: FileType, perm: u32, rdev: u64, (uid, gid): (u32, u32), settable: bool) -> Arc<dyn Inode> {
     let now = Timespec::now();
     Arc::new(AnonInode {

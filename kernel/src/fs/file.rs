@@ -580,6 +580,9 @@ impl File {
         nowait: bool,
     ) -> Result<usize> {
         let nonblocking = nowait || self.is_nonblocking();
+        if let Some(r) = ops.write_blocking(buf, nonblocking, caller) {
+            return r;
+        }
         let mut done = 0;
         while done < buf.len() {
             match self.blocking(ops, caller, POLLOUT, nonblocking, &mut || {

@@ -47,7 +47,7 @@ use alloc::sync::Arc;
 
 use frame::sync::Once;
 
-pub use self::anon::anon_inode;
+pub use self::anon::{anon_inode, socket_inode};
 pub use self::file::*;
 pub use self::file_table::{FileTable, HARD_MAX_FDS, MmapSource};
 pub use self::inode::{

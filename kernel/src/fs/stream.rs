@@ -72,6 +72,11 @@ pub trait Caller {
     fn take_signal(&self, _mask: u64) -> Option<crate::process::signal::SigInfo> {
         None
     }
+    /// The caller's process id, effective uid and effective gid
+    /// (SO_PEERCRED, SCM_CREDENTIALS).
+    fn ucred(&self) -> (u32, u32, u32) {
+        (0, 0, 0)
+    }
 }
 
 /// Operations of a stream file (device, pipe, socket): no file position.
@@ -109,6 +114,12 @@ pub trait FileOps: Any + Send + Sync {
         _nonblocking: bool,
         _caller: &dyn Caller,
     ) -> Option<Result<usize>> {
+        None
+    }
+
+    /// A write that does its own blocking (a socket's SO_SNDTIMEO),
+    /// honouring `nonblocking`; None: [`File`] retries [`FileOps::write`].
+    fn write_blocking(&self, _buf: &[u8], _nonblocking: bool, _caller: &dyn Caller) -> Option<Result<usize>> {
         None
     }
 

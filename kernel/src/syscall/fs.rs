@@ -265,7 +265,7 @@ fn resolve_at_as(
 
 /// The calling thread, for file operations that touch user memory, block,
 /// or signal.
-struct CallerCtx<'a, 'b>(&'a Context<'b>);
+pub(crate) struct CallerCtx<'a, 'b>(pub(crate) &'a Context<'b>);
 
 impl Caller for CallerCtx<'_, '_> {
     fn read_bytes(&self, addr: u64, buf: &mut [u8]) -> Result<()> {
@@ -331,5 +331,10 @@ impl Caller for CallerCtx<'_, '_> {
 
     fn take_signal(&self, mask: u64) -> Option<SigInfo> {
         signal::dequeue_in(self.0.process, self.0.thread, mask)
+    }
+
+    fn ucred(&self) -> (u32, u32, u32) {
+        let creds = self.0.process.creds();
+        (self.0.process.pid(), creds.euid, creds.egid)
     }
 }

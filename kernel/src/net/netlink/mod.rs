@@ -1,0 +1,12 @@
+//! AF_NETLINK sockets (owner: the `netif` work; not built yet).
+
+use alloc::sync::Arc;
+
+use crate::net::socket::Socket;
+use crate::error::{Errno, Error, Result};
+use crate::fs::stream::Caller;
+
+/// socket(AF_NETLINK, ...).
+pub fn create(_sock_type: i32, _protocol: i32, _caller: &dyn Caller) -> Result<Arc<dyn Socket>> {
+    Err(Error::new(Errno::EAFNOSUPPORT))
+}
