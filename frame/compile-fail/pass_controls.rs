@@ -27,6 +27,19 @@ pub fn controls() {
     send::<frame::pci::PciDevice>();
     sync::<frame::dma::DmaCoherent>();
     send::<frame::dma::DmaStream>();
+    // Owned values cross into domains.
+    fn owned(v: alloc::vec::Vec<u8>) -> usize {
+        v.len()
+    }
+    let mut stack = frame::domain::DomainStack::new().unwrap();
+    let _ = frame::domain::call_isolated(&mut stack, owned, alloc::vec![1u8]);
+}
+
+frame::exchangeable_struct! {
+    pub struct Owned {
+        pub id: u64,
+        pub data: alloc::vec::Vec<u8>,
+    }
 }
 
 pub fn device_controls(line: &frame::irq::IrqLine, d: &frame::dma::DmaCoherent, dev: &frame::pci::PciDevice) {

@@ -54,6 +54,19 @@ pub(crate) fn run_handler(f: impl FnOnce()) {
     IRQ_DEPTH.fetch_sub(1, Ordering::Relaxed);
 }
 
+/// How many interrupt handlers are executing (nested) on this CPU.
+pub(crate) fn depth() -> u32 {
+    IRQ_DEPTH.load(Ordering::Relaxed)
+}
+
+/// Whether interrupts are enabled on this CPU.
+pub(crate) fn local_enabled() -> bool {
+    #[cfg(any(target_os = "none", test))]
+    return cpu::interrupts_enabled();
+    #[cfg(not(any(target_os = "none", test)))]
+    false
+}
+
 /// Whether an interrupt handler (or a timer callback it runs) is executing.
 pub(crate) fn in_interrupt() -> bool {
     IRQ_DEPTH.load(Ordering::Relaxed) != 0

@@ -28,6 +28,7 @@ pub mod console;
 pub mod cpu;
 #[cfg(any(target_os = "none", test))]
 pub mod dma;
+pub mod domain;
 mod index_pool;
 #[cfg(any(target_os = "none", test))]
 pub mod io;
@@ -124,6 +125,8 @@ macro_rules! main {
 #[panic_handler]
 fn panic(info: &core::panic::PanicInfo) -> ! {
     arch::cpu::disable_interrupts();
+    // A recoverable fault of a driver domain returns to its caller.
+    domain::recover_from_panic(info);
     console::print_unlocked(format_args!("\ntrellis: KERNEL PANIC: {info}\n"));
     backtrace::print_backtrace(None, arch::cpu::frame_pointer() as u64);
     power_off_after_panic()

@@ -138,6 +138,12 @@ pub fn run(name: &str) {
                 }
             }
         }
+        // The continuation of driver domains (kernel/src/ktest_domains.rs).
+        "domain_fault" => match crate::ktest_domains::domain_fault() {
+            Ok(()) => pass(name),
+            Err(why) => frame::println!("trellis: ktest domain_fault: FAILED: {why}"),
+        },
+        "domain_fault_locked" => crate::ktest_domains::domain_fault_locked(),
         "page_cache" => {
             let failed = crate::mm::page_cache_ktest::run();
             if failed == 0 {

@@ -12,6 +12,7 @@ pub mod caps;
 mod cmdline;
 mod ktest;
 mod ktest_devices;
+mod ktest_domains;
 mod vdso;
 pub mod error;
 pub mod fallible;

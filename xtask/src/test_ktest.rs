@@ -71,6 +71,14 @@ const CASES: &[Case] = &[
         expect: Expect::Poweroff("ktest pci_intx: ok"),
     },
     Case {
+        name: "domain_fault",
+        expect: Expect::Poweroff("ktest domain_fault: ok"),
+    },
+    Case {
+        name: "domain_fault_locked",
+        expect: Expect::Panic("ktest: domain panics holding a spin lock"),
+    },
+    Case {
         name: "page_cache",
         expect: Expect::Poweroff("ktest page_cache: ok"),
     },

@@ -691,3 +691,32 @@ pub unsafe fn context_switch(save_rsp: *mut usize, next_rsp: usize) {
 pub fn boot_token() -> usize {
     0
 }
+
+/// As `arch::x86_64::cpu::isolated_call`, which the model checks: the stack
+/// is a mapped kernel stack, aligned, and the record is writable. The host
+/// runs `entry` on the calling thread and unwinds a panic back to here
+/// (where the machine's panic handler would jump back instead).
+pub unsafe fn isolated_call(
+    rec: *mut crate::domain::Recovery,
+    stack_top: usize,
+    entry: extern "C-unwind" fn(*mut u8),
+    ctx: *mut u8,
+) -> bool {
+    assert!(
+        stack_top >= crate::mm::kspace::KSTACK_REGION_BASE && stack_top.is_multiple_of(16),
+        "sim: isolated call on {stack_top:#x}, not an aligned kernel stack top"
+    );
+    // SAFETY (model): the word below the top must be mapped (the model's
+    // MMU panics if it is not); the caller guarantees `rec` is valid.
+    unsafe {
+        let _ = linear_ptr::<u64>(stack_top - 8).read();
+        rec.cast::<usize>().write(stack_top);
+    }
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| entry(ctx))).is_err()
+}
+
+/// As `arch::x86_64::cpu::isolated_abort`: never reached on the host, where
+/// a panic unwinds to `isolated_call` instead.
+pub unsafe fn isolated_abort(_saved_rsp: usize) -> ! {
+    unreachable!("sim: the host unwinds panics instead of aborting isolated calls")
+}

@@ -109,6 +109,14 @@ pub(crate) fn take_held_state() -> (u64, u32) {
     )
 }
 
+/// The current held levels and spin-lock depth, unchanged.
+pub(crate) fn held_state() -> (u64, u32) {
+    (
+        HELD_LEVELS.load(Ordering::Relaxed),
+        SPIN_DEPTH.load(Ordering::Relaxed),
+    )
+}
+
 pub(crate) fn restore_held_state(state: (u64, u32)) {
     HELD_LEVELS.store(state.0, Ordering::Relaxed);
     SPIN_DEPTH.store(state.1, Ordering::Relaxed);

@@ -8,6 +8,7 @@
 //! before returning to user space. Kernel code is not preempted.
 
 mod stack;
+pub(crate) use self::stack::KernelStack;
 #[cfg(test)]
 mod tests;
 
@@ -17,7 +18,6 @@ use core::any::Any;
 use core::cell::{Cell, UnsafeCell};
 use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 
-use self::stack::KernelStack;
 use crate::Error;
 use crate::arch::cpu::context_switch;
 use crate::arch::switch::{INITIAL_FRAME_WORDS, initial_stack};
@@ -64,13 +64,17 @@ pub struct Task {
     entry: UnsafeCell<Option<Box<dyn FnOnce() + Send>>>,
     data: Box<dyn Any + Send + Sync>,
     held_locks: Cell<(u64, u32)>,
+    /// The innermost `domain::call_isolated` running on this task: the
+    /// address of its recovery record, 0 if none.
+    recovery: Cell<usize>,
     _stack: Option<KernelStack>,
 }
 
 // MIRI: relied on by task::tests::spawned_tasks_run_when_the_current_task_yields_and_exit_cleanly,
 // task::tests::wait_queues_and_the_mutex_put_tasks_to_sleep_and_wake_them
-// SAFETY: the non-`Sync` fields (`saved_rsp`, `entry`, `held_locks`) are
-// touched only by the switch code and the task's own entry, with interrupts
+// SAFETY: the non-`Sync` fields (`saved_rsp`, `entry`, `held_locks`,
+// `recovery`) are touched only by the switch code, the task's own entry and
+// the task itself (`domain::call_isolated` and the panic handler it runs), with interrupts
 // disabled on the CPU that runs the task at that moment; invariant 8 (a task
 // runs on one CPU at a time, claimed through `on_cpu`) makes that CPU
 // unique. Every other field is atomic or immutable after `build`; what a
@@ -126,6 +130,16 @@ impl Task {
 
     pub fn set_weight(&self, w: u32) {
         self.weight.store(w.max(1), Ordering::Relaxed);
+    }
+
+    /// The recovery record of the innermost isolated call running on this
+    /// task (0: none). Only the task itself reads and sets it.
+    pub(crate) fn recovery(&self) -> usize {
+        self.recovery.get()
+    }
+
+    pub(crate) fn set_recovery(&self, addr: usize) {
+        self.recovery.set(addr);
     }
 
     pub fn state(&self) -> TaskState {
@@ -200,6 +214,7 @@ impl TaskOptions {
             entry: UnsafeCell::new(Some(self.entry)),
             data: self.data.unwrap_or_else(|| Box::new(())),
             held_locks: Cell::new((0, 0)),
+            recovery: Cell::new(0),
             _stack: Some(stack),
         }))
     }

@@ -348,6 +348,13 @@ unsafe extern "C" {
     fn __trellis_enter_user(frame: *mut TrapFrame);
     fn __trellis_context_switch(save_rsp: *mut usize, next_rsp: usize);
     fn __trellis_task_trampoline();
+    fn __trellis_isolated_call(
+        rec: *mut crate::domain::Recovery,
+        stack_top: usize,
+        entry: extern "C-unwind" fn(*mut u8),
+        ctx: *mut u8,
+    ) -> u64;
+    fn __trellis_isolated_abort(saved_rsp: usize) -> !;
 }
 
 /// Where the 256 trap stubs start (16 bytes each).
@@ -393,4 +400,41 @@ pub unsafe fn context_switch(save_rsp: *mut usize, next_rsp: usize) {
     // MIRI: not reached: calls the assembly routine that swaps stacks.
     // SAFETY: the caller upholds this function's contract.
     unsafe { __trellis_context_switch(save_rsp, next_rsp) }
+}
+
+/// Calls `entry(ctx)` on the stack whose top is `stack_top`, after saving
+/// the callee-saved registers on this stack and this stack pointer in
+/// `rec.saved_rsp`; returns false when `entry` returns, true when
+/// [`isolated_abort`] resumed the saved state instead.
+///
+/// # Safety
+/// `stack_top` must be the 16-byte-aligned top of a mapped stack nothing
+/// else uses during the call; `rec` must stay valid until this returns;
+/// `entry` must be safe to call with `ctx`.
+// MIRI: not reached: the contract of the isolated call (assembly); the
+// model's `isolated_call` checks it.
+pub unsafe fn isolated_call(
+    rec: *mut crate::domain::Recovery,
+    stack_top: usize,
+    entry: extern "C-unwind" fn(*mut u8),
+    ctx: *mut u8,
+) -> bool {
+    // MIRI: not reached: calls the assembly routine that swaps stacks.
+    // SAFETY: the caller upholds this function's contract.
+    unsafe { __trellis_isolated_call(rec, stack_top, entry, ctx) != 0 }
+}
+
+/// Resumes the state an [`isolated_call`] saved at `saved_rsp`, making
+/// that call return true; the frames in between are abandoned.
+///
+/// # Safety
+/// `saved_rsp` must be the value an [`isolated_call`] that has not
+/// returned yet stored, on the current task; nothing in the abandoned
+/// frames may need to run (destructors, unlocks).
+// MIRI: not reached: the contract of the abort (assembly); the model
+// unwinds instead.
+pub unsafe fn isolated_abort(saved_rsp: usize) -> ! {
+    // MIRI: not reached: calls the assembly routine that swaps stacks.
+    // SAFETY: the caller upholds this function's contract.
+    unsafe { __trellis_isolated_abort(saved_rsp) }
 }
