@@ -138,6 +138,7 @@ impl BootEnv {
             console: Console::Capture,
             watch: None,
             disks: &[],
+            net: None,
         };
         qemu::boot(&boot, on_line)
     }
@@ -167,6 +168,7 @@ impl BootEnv {
             console: Console::Capture,
             watch: Some(watch),
             disks: &[],
+            net: None,
         };
         qemu::boot(&boot, on_line)
     }

@@ -144,7 +144,7 @@ pub struct NetStats {
 }
 
 /// Packet slots of `SLOT_SIZE` bytes in chunks of driver-owned DMA memory.
-struct Slots<M> {
+struct Slots<M: DeviceMemory> {
     chunks: Vec<M>,
     count: u16,
 }
@@ -173,7 +173,7 @@ impl<M: DeviceMemory> Slots<M> {
 }
 
 /// A virtio-net device with one queue pair.
-pub struct NetDevice<R, M> {
+pub struct NetDevice<R: Registers, M: DeviceMemory> {
     transport: Transport<R>,
     rx: SplitQueue<M, u16>,
     tx: SplitQueue<M, u16>,
@@ -198,7 +198,8 @@ impl<R: Registers, M: DeviceMemory> NetDevice<R, M> {
     /// (`fallback_mac` when the device has none), both queues with memory
     /// from `alloc` (zeroed, DMA-coherent, at least the given number of
     /// bytes), every receive slot posted, vectors, DRIVER_OK. On error the
-    /// device is marked FAILED and left alone.
+    /// device is marked FAILED (or, once receive buffers were posted, reset)
+    /// and left alone.
     pub fn new(
         transport: Transport<R>,
         mut alloc: impl FnMut(usize) -> Option<M>,
@@ -209,7 +210,11 @@ impl<R: Registers, M: DeviceMemory> NetDevice<R, M> {
         match Self::setup(transport, &mut alloc, vectors, features, fallback_mac) {
             Ok(d) => Ok(d),
             Err((e, t)) => {
-                t.fail();
+                // Without the transport, the half-built driver was dropped,
+                // which reset the device (buffers were already posted).
+                if let Some(t) = t {
+                    t.fail();
+                }
                 Err(e)
             }
         }
@@ -221,12 +226,12 @@ impl<R: Registers, M: DeviceMemory> NetDevice<R, M> {
         vectors: Option<Vectors>,
         features: u64,
         fallback_mac: [u8; 6],
-    ) -> Result<Self, (ProbeError, Transport<R>)> {
+    ) -> Result<Self, (ProbeError, Option<Transport<R>>)> {
         macro_rules! tryt {
             ($e:expr) => {
                 match $e {
                     Ok(v) => v,
-                    Err(e) => return Err((ProbeError::from(e), transport)),
+                    Err(e) => return Err((ProbeError::from(e), Some(transport))),
                 }
             };
         }
@@ -244,30 +249,30 @@ impl<R: Registers, M: DeviceMemory> NetDevice<R, M> {
         let rx_size = tryt!(transport.max_queue_size(RX_QUEUE)).min(MAX_RX_QUEUE);
         let tx_size = tryt!(transport.max_queue_size(TX_QUEUE)).min(MAX_TX_QUEUE);
         if rx_size < MIN_QUEUE || tx_size < MIN_QUEUE {
-            return Err((ProbeError::QueueTooSmall, transport));
+            return Err((ProbeError::QueueTooSmall, Some(transport)));
         }
         let (Some(rx_layout), Some(tx_layout)) =
             (QueueLayout::new(rx_size), QueueLayout::new(tx_size))
         else {
-            return Err((ProbeError::QueueTooSmall, transport));
+            return Err((ProbeError::QueueTooSmall, Some(transport)));
         };
         let (Some(rx_ring), Some(tx_ring)) = (alloc(rx_layout.total), alloc(tx_layout.total))
         else {
-            return Err((ProbeError::NoMemory, transport));
+            return Err((ProbeError::NoMemory, Some(transport)));
         };
         let (Some(rx_slots), Some(tx_slots)) =
             (Slots::new(rx_size, alloc), Slots::new(tx_size, alloc))
         else {
-            return Err((ProbeError::NoMemory, transport));
+            return Err((ProbeError::NoMemory, Some(transport)));
         };
         let event_idx = features & virtio::feature::RING_EVENT_IDX != 0;
         let rx = match SplitQueue::new(rx_ring, rx_size, event_idx) {
             Ok(q) => q,
-            Err(e) => return Err((ProbeError::Queue(e), transport)),
+            Err(e) => return Err((ProbeError::Queue(e), Some(transport))),
         };
         let tx = match SplitQueue::new(tx_ring, tx_size, event_idx) {
             Ok(q) => q,
-            Err(e) => return Err((ProbeError::Queue(e), transport)),
+            Err(e) => return Err((ProbeError::Queue(e), Some(transport))),
         };
         let v = vectors.unwrap_or(Vectors {
             config: NO_VECTOR,
@@ -299,10 +304,10 @@ impl<R: Registers, M: DeviceMemory> NetDevice<R, M> {
         // start delivering at once).
         dev.post_rx();
         if dev.rx.in_flight() == 0 {
-            return Err((ProbeError::Queue(AddError::Invalid), dev.transport));
+            return Err((ProbeError::Queue(AddError::Invalid), None));
         }
         if let Err(e) = dev.transport.driver_ok() {
-            return Err((ProbeError::from(e), dev.transport));
+            return Err((ProbeError::from(e), None));
         }
         dev.kick_rx();
         Ok(dev)
@@ -554,6 +559,19 @@ impl<R: Registers, M: DeviceMemory> NetDevice<R, M> {
         }
         self.rx_unposted.extend(self.rx.drain_in_flight());
         self.tx_free.extend(self.tx.drain_in_flight());
+    }
+}
+
+impl<R: Registers, M: DeviceMemory> Drop for NetDevice<R, M> {
+    /// Resets the device before the slot memory goes back to the allocator,
+    /// so it cannot write a received frame into memory reused for
+    /// something else. If the reset fails, the slot memory is leaked
+    /// instead of freed.
+    fn drop(&mut self) {
+        if self.transport.reset().is_err() {
+            core::mem::forget(core::mem::take(&mut self.rx_slots.chunks));
+            core::mem::forget(core::mem::take(&mut self.tx_slots.chunks));
+        }
     }
 }
 

@@ -474,3 +474,12 @@ fn many_frames_through_a_small_ring_wrap_the_indices() {
     assert_eq!(s.tx_packets, 70_000);
     assert_eq!(d.rx_posted(), 4);
 }
+
+#[test]
+fn dropping_the_driver_resets_the_device() {
+    let mut sim = SimNet::new(0, 16, 16, true);
+    let d = sim.driver(None).unwrap();
+    assert_ne!(sim.pci.status() & status::DRIVER_OK, 0);
+    drop(d);
+    assert_eq!(sim.pci.status(), 0);
+}
