@@ -59,7 +59,7 @@ options:
   --kernel ELF         boot this kernel image instead of building one (run, test)
   --only LAYER,...     run only these test layers: host, miri, compile-fail,
                        linux, user, glibc, busybox, interactive, ktest,
-                       storage, fuzz, bench (test)
+                       storage, net, fuzz, bench (test)
   --seed S             fuzz: the PRNG seed (default 1)
   --calls N            fuzz: calls in the campaign (default 20000)
   --threads T          fuzz: worker threads per batch child (default 1)
@@ -154,6 +154,7 @@ pub const LAYERS: &[&str] = &[
     "interactive",
     "ktest",
     "storage",
+    "net",
     "compile-fail",
     "fuzz",
     "bench",

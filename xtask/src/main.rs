@@ -33,6 +33,7 @@ mod test_busybox;
 mod test_host;
 mod test_interactive;
 mod test_ktest;
+mod test_net;
 mod test_storage;
 mod test_user;
 mod util;
