@@ -123,11 +123,12 @@ pub fn run(name: &str) {
             frame::println!("trellis: ktest sched_stale: the child never exited");
         }
         // frame's device layer on q35 (kernel/src/ktest_devices.rs).
-        "pci" | "pci_irq" | "pci_intx" | "virtio_net" => {
+        "pci" | "pci_irq" | "pci_intx" | "virtio_net" | "virtio_net_intx" => {
             let r = match name {
                 "pci" => crate::ktest_devices::pci(),
                 "pci_irq" => crate::ktest_devices::pci_irq(),
-                "virtio_net" => crate::ktest_devices::virtio_net(),
+                "virtio_net" => crate::ktest_devices::virtio_net("MSI-X"),
+                "virtio_net_intx" => crate::ktest_devices::virtio_net("INTx"),
                 _ => crate::ktest_devices::pci_intx(),
             };
             match r {

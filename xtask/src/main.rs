@@ -160,6 +160,7 @@ fn run(kernel: &std::path::Path, initrd: &std::path::Path, opts: &Options) -> ut
     };
     let net = opts.net.then(|| qemu::Net {
         forwards: opts.forwards.clone(),
+        intx: false,
     });
     let mut append = opts.append.clone();
     if net.is_some() {

@@ -48,6 +48,8 @@ pub struct Net {
     /// TCP forwards (host port, guest port); the host side listens on
     /// 127.0.0.1 only.
     pub forwards: Vec<(u16, u16)>,
+    /// The NIC without MSI-X (`vectors=0`): legacy INTx only.
+    pub intx: bool,
 }
 
 /// The kernel command line that configures eth0 for QEMU user networking
@@ -61,7 +63,12 @@ pub fn net_args(net: &Net) -> Vec<OsString> {
     for (host, guest) in &net.forwards {
         netdev.push_str(&format!(",hostfwd=tcp:127.0.0.1:{host}-:{guest}"));
     }
-    ["-netdev", &netdev, "-device", "virtio-net-pci,netdev=n0"]
+    let device = if net.intx {
+        "virtio-net-pci,netdev=n0,vectors=0"
+    } else {
+        "virtio-net-pci,netdev=n0"
+    };
+    ["-netdev", &netdev, "-device", device]
         .iter()
         .map(OsString::from)
         .collect()
@@ -458,10 +465,15 @@ mod tests {
         );
         let n = Net {
             forwards: vec![(8080, 80), (2222, 22)],
+            intx: true,
         };
         assert_eq!(
-            show(&n)[1],
-            "user,id=n0,hostfwd=tcp:127.0.0.1:8080-:80,hostfwd=tcp:127.0.0.1:2222-:22"
+            show(&n)[1..],
+            [
+                "user,id=n0,hostfwd=tcp:127.0.0.1:8080-:80,hostfwd=tcp:127.0.0.1:2222-:22",
+                "-device",
+                "virtio-net-pci,netdev=n0,vectors=0"
+            ]
         );
     }
 

@@ -20,78 +20,92 @@ enum Expect {
     Poweroff(&'static str),
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Nic {
+    /// QEMU's default NIC (an e1000e).
+    Default,
+    /// A virtio-net NIC on user networking, with MSI-X ...
+    VirtioMsix,
+    /// ... or with INTx only.
+    VirtioIntx,
+}
+
 struct Case {
     name: &'static str,
     expect: Expect,
-    /// Boot with a virtio-net NIC on QEMU user networking.
-    net: bool,
+    nic: Nic,
 }
 
 const CASES: &[Case] = &[
     Case {
         name: "panic",
         expect: Expect::Panic("ktest: deliberate panic"),
-        net: false,
+        nic: Nic::Default,
     },
     Case {
         name: "stack_overflow",
         expect: Expect::Panic("kernel stack overflow: touched the guard page"),
-        net: false,
+        nic: Nic::Default,
     },
     Case {
         name: "null_deref",
         expect: Expect::Poweroff("read of unmapped user page: Some("),
-        net: false,
+        nic: Nic::Default,
     },
     Case {
         name: "init_twice",
         expect: Expect::Panic("invariant: frame::init runs once"),
-        net: false,
+        nic: Nic::Default,
     },
     Case {
         name: "run_first_nested",
         expect: Expect::Panic("invariant: run_first_task runs once, from the boot context"),
-        net: false,
+        nic: Nic::Default,
     },
     Case {
         name: "timer_yield",
         expect: Expect::Panic("sleeping, yielding or exiting in interrupt context"),
-        net: false,
+        nic: Nic::Default,
     },
     Case {
         name: "timer_exit",
         expect: Expect::Panic("sleeping, yielding or exiting in interrupt context"),
-        net: false,
+        nic: Nic::Default,
     },
     Case {
         name: "sched_stale",
         expect: Expect::Poweroff("ktest sched_stale: ok"),
-        net: false,
+        nic: Nic::Default,
     },
     Case {
         name: "pci",
         expect: Expect::Poweroff("ktest pci: ok"),
-        net: false,
+        nic: Nic::Default,
     },
     Case {
         name: "pci_irq",
         expect: Expect::Poweroff("ktest pci_irq: ok"),
-        net: false,
+        nic: Nic::Default,
     },
     Case {
         name: "pci_intx",
         expect: Expect::Poweroff("ktest pci_intx: ok"),
-        net: false,
+        nic: Nic::Default,
     },
     Case {
         name: "virtio_net",
         expect: Expect::Poweroff("ktest virtio_net: ok"),
-        net: true,
+        nic: Nic::VirtioMsix,
+    },
+    Case {
+        name: "virtio_net_intx",
+        expect: Expect::Poweroff("ktest virtio_net_intx: ok"),
+        nic: Nic::VirtioIntx,
     },
     Case {
         name: "page_cache",
         expect: Expect::Poweroff("ktest page_cache: ok"),
-        net: false,
+        nic: Nic::Default,
     },
 ];
 
@@ -113,7 +127,10 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
     for case in CASES {
         let name = format!("ktest:{}", case.name);
         let append = [format!("ktest={}", case.name)];
-        let net = qemu::Net::default();
+        let net = qemu::Net {
+            forwards: Vec::new(),
+            intx: case.nic == Nic::VirtioIntx,
+        };
         let boot = qemu::Boot {
             kernel: &env.kernel,
             initrd: &initrd,
@@ -122,7 +139,7 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
             console: Console::Capture,
             watch: None,
             disks: &[],
-            net: case.net.then_some(&net),
+            net: (case.nic != Nic::Default).then_some(&net),
         };
         let result = match qemu::boot(&boot, &mut |_| {}) {
             Ok(res) => res,

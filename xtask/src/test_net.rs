@@ -5,6 +5,8 @@
 //! - `net:httpd-from-host`: busybox `httpd` in the guest serves a page
 //!   (holding a token fresh for this run) that the host fetches through a
 //!   `--forward`-style port forward on 127.0.0.1.
+//! - `net:curl-through-forward`: the same page through the host's `curl`
+//!   (skipped when curl is not installed).
 //! - `net:nc-host-to-guest` / `net:nc-guest-to-host`: a host client talks
 //!   to `nc -l -p 81` in the guest; each side's message must reach the
 //!   other (the guest prints what it received).
@@ -71,6 +73,8 @@ struct HostSide {
     http: Result<String, String>,
     /// What the guest's nc sent, or why not.
     nc: Result<String, String>,
+    /// The page as the host's `curl` fetched it (`None`: no curl).
+    curl: Option<Result<String, String>>,
 }
 
 fn connect(port: u16) -> Result<TcpStream, String> {
@@ -115,9 +119,24 @@ fn host_clients(http_port: u16, nc_port: u16, token: &str) -> HostSide {
         b"GET /index.html HTTP/1.0\r\nHost: trellis\r\n\r\n",
     )
     .map(|b| String::from_utf8_lossy(&b).into_owned());
+    let curl = crate::util::on_path("curl").then(|| {
+        let out = std::process::Command::new("curl")
+            .args(["-sS", "--max-time", "60", "--noproxy", "*"])
+            .arg(format!("http://127.0.0.1:{http_port}/index.html"))
+            .output()
+            .map_err(|e| format!("curl: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "curl: {}: {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    });
     let nc = exchange(nc_port, format!("host-says-{token}\n").as_bytes())
         .map(|b| String::from_utf8_lossy(&b).into_owned());
-    HostSide { http, nc }
+    HostSide { http, nc, curl }
 }
 
 /// A one-page HTTP server on the host's loopback: answers every request
@@ -204,6 +223,7 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
         };
         for t in [
             "net:httpd-from-host",
+            "net:curl-through-forward",
             "net:nc-host-to-guest",
             "net:nc-guest-to-host",
             "net:wget-from-host",
@@ -215,6 +235,7 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
     let host = host.unwrap_or(HostSide {
         http: Err("the host clients did not run".into()),
         nc: Err("the host clients did not run".into()),
+        curl: Some(Err("the host clients did not run".into())),
     });
     match &host.http {
         Ok(resp)
@@ -229,6 +250,17 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
             format!("unexpected response:\n{resp}"),
         ),
         Err(e) => r.fail("net:httpd-from-host", format!("{e}\n{}", tail())),
+    }
+    match &host.curl {
+        None => r.skip(
+            "net:curl-through-forward",
+            "curl is not installed on the host",
+        ),
+        Some(Ok(body)) if body.trim_end() == format!("page-{token}") => {
+            r.pass("net:curl-through-forward")
+        }
+        Some(Ok(body)) => r.fail("net:curl-through-forward", format!("curl printed {body:?}")),
+        Some(Err(e)) => r.fail("net:curl-through-forward", e.clone()),
     }
     let want_in_guest = format!("NC-GOT:host-says-{token}");
     if out.lines().any(|l| l.trim_end() == want_in_guest) {
@@ -279,6 +311,7 @@ fn boot(
     initramfs::write(&spec, &initrd)?;
     let net = qemu::Net {
         forwards: vec![(http_port, HTTPD_PORT), (nc_port, NC_PORT)],
+        intx: false,
     };
     let append = [qemu::NET_CMDLINE.to_string()];
     let b = qemu::Boot {
