@@ -107,6 +107,10 @@ const CASES: &[Case] = &[
         expect: Expect::Poweroff("ktest page_cache: ok"),
         nic: Nic::Default,
     },
+    Case {
+        name: "net_iface",
+        expect: Expect::Poweroff("ktest net_iface: ok"),
+    },
 ];
 
 pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {

@@ -13,6 +13,7 @@
 pub mod addr;
 pub mod device;
 pub mod iface;
+pub(crate) mod iface_ktest;
 pub mod inet;
 pub mod netlink;
 pub mod socket;
