@@ -958,15 +958,19 @@ impl UnixSocket {
             self.autobind()?;
         }
         let my_addr = self.state.lock().addr.clone();
+        let my_cred = Ucred::of(caller);
         let server = UnixSocket::new(self.kind, target.cred);
         {
             let mut st = server.state.lock();
             st.conn = Conn::Peer(self.this.clone());
             st.peer_addr = my_addr;
-            st.peer_cred = Some(Ucred::of(caller));
+            st.peer_cred = Some(my_cred);
             st.embryo = true;
         }
-        server.opts.update(|o| *o = target.opts.get());
+        // The new socket inherits the listener's options (no two option
+        // locks at once).
+        let listener_opts = target.opts.get();
+        server.opts.update(|o| *o = listener_opts);
         let listen_addr = target.state.lock().addr.clone();
         server.state.lock().addr = listen_addr.clone();
         let deadline = self.deadline(true, nonblocking);
