@@ -110,6 +110,7 @@ const CASES: &[Case] = &[
     Case {
         name: "net_iface",
         expect: Expect::Poweroff("ktest net_iface: ok"),
+        nic: Nic::Default,
     },
 ];
 
