@@ -123,10 +123,12 @@ pub fn run(name: &str) {
             frame::println!("trellis: ktest sched_stale: the child never exited");
         }
         // frame's device layer on q35 (kernel/src/ktest_devices.rs).
-        "pci" | "pci_irq" | "pci_intx" => {
+        "pci" | "pci_irq" | "pci_intx" | "virtio_net" | "virtio_net_intx" => {
             let r = match name {
                 "pci" => crate::ktest_devices::pci(),
                 "pci_irq" => crate::ktest_devices::pci_irq(),
+                "virtio_net" => crate::ktest_devices::virtio_net("MSI-X"),
+                "virtio_net_intx" => crate::ktest_devices::virtio_net("INTx"),
                 _ => crate::ktest_devices::pci_intx(),
             };
             match r {
@@ -150,6 +152,13 @@ pub fn run(name: &str) {
                 pass(name);
             }
             frame::println!("trellis: ktest page_cache: {failed} checks failed");
+        }
+        "net_iface" => {
+            let failed = crate::net::iface_ktest::run();
+            if failed == 0 {
+                pass(name);
+            }
+            frame::println!("trellis: ktest net_iface: {failed} checks failed");
         }
         _ => frame::println!("trellis: unknown ktest {name}"),
     }

@@ -20,55 +20,87 @@ enum Expect {
     Poweroff(&'static str),
 }
 
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Nic {
+    /// QEMU's default NIC (an e1000e).
+    Default,
+    /// A virtio-net NIC on user networking, with MSI-X ...
+    VirtioMsix,
+    /// ... or with INTx only.
+    VirtioIntx,
+}
+
 struct Case {
     name: &'static str,
     expect: Expect,
+    nic: Nic,
 }
 
 const CASES: &[Case] = &[
     Case {
         name: "panic",
         expect: Expect::Panic("ktest: deliberate panic"),
+        nic: Nic::Default,
     },
     Case {
         name: "stack_overflow",
         expect: Expect::Panic("kernel stack overflow: touched the guard page"),
+        nic: Nic::Default,
     },
     Case {
         name: "null_deref",
         expect: Expect::Poweroff("read of unmapped user page: Some("),
+        nic: Nic::Default,
     },
     Case {
         name: "init_twice",
         expect: Expect::Panic("invariant: frame::init runs once"),
+        nic: Nic::Default,
     },
     Case {
         name: "run_first_nested",
         expect: Expect::Panic("invariant: run_first_task runs once, from the boot context"),
+        nic: Nic::Default,
     },
     Case {
         name: "timer_yield",
         expect: Expect::Panic("sleeping, yielding or exiting in interrupt context"),
+        nic: Nic::Default,
     },
     Case {
         name: "timer_exit",
         expect: Expect::Panic("sleeping, yielding or exiting in interrupt context"),
+        nic: Nic::Default,
     },
     Case {
         name: "sched_stale",
         expect: Expect::Poweroff("ktest sched_stale: ok"),
+        nic: Nic::Default,
     },
     Case {
         name: "pci",
         expect: Expect::Poweroff("ktest pci: ok"),
+        nic: Nic::Default,
     },
     Case {
         name: "pci_irq",
         expect: Expect::Poweroff("ktest pci_irq: ok"),
+        nic: Nic::Default,
     },
     Case {
         name: "pci_intx",
         expect: Expect::Poweroff("ktest pci_intx: ok"),
+        nic: Nic::Default,
+    },
+    Case {
+        name: "virtio_net",
+        expect: Expect::Poweroff("ktest virtio_net: ok"),
+        nic: Nic::VirtioMsix,
+    },
+    Case {
+        name: "virtio_net_intx",
+        expect: Expect::Poweroff("ktest virtio_net_intx: ok"),
+        nic: Nic::VirtioIntx,
     },
     Case {
         name: "domain_fault",
@@ -81,6 +113,12 @@ const CASES: &[Case] = &[
     Case {
         name: "page_cache",
         expect: Expect::Poweroff("ktest page_cache: ok"),
+        nic: Nic::Default,
+    },
+    Case {
+        name: "net_iface",
+        expect: Expect::Poweroff("ktest net_iface: ok"),
+        nic: Nic::Default,
     },
 ];
 
@@ -102,6 +140,10 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
     for case in CASES {
         let name = format!("ktest:{}", case.name);
         let append = [format!("ktest={}", case.name)];
+        let net = qemu::Net {
+            forwards: Vec::new(),
+            intx: case.nic == Nic::VirtioIntx,
+        };
         let boot = qemu::Boot {
             kernel: &env.kernel,
             initrd: &initrd,
@@ -110,6 +152,7 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
             console: Console::Capture,
             watch: None,
             disks: &[],
+            net: (case.nic != Nic::Default).then_some(&net),
         };
         let result = match qemu::boot(&boot, &mut |_| {}) {
             Ok(res) => res,
