@@ -171,6 +171,7 @@ pub fn jiffies() -> u64 {
 }
 
 /// Timer interrupts taken since boot.
+#[cfg(test)]
 pub(crate) fn interrupts() -> u64 {
     INTERRUPTS.load(Ordering::Relaxed)
 }
