@@ -51,6 +51,8 @@ struct Queue {
     next_tick: Option<u64>,
     /// The deadline the APIC timer is armed for (`u64::MAX`: not armed).
     armed: u64,
+    /// The timer interrupt is running (it arms the timer when it ends).
+    in_interrupt: bool,
 }
 
 impl Queue {
@@ -64,6 +66,10 @@ impl Queue {
     /// A deadline that has passed interrupts at once (a count of 1).
     fn rearm(&mut self) {
         let deadline = self.next_deadline();
+        self.arm(deadline);
+    }
+
+    fn arm(&mut self, deadline: u64) {
         if deadline == self.armed {
             return;
         }
@@ -75,10 +81,30 @@ impl Queue {
         }
     }
 
-    /// A new entry at `deadline`: the timer comes earlier if it must.
+    /// A new entry at `deadline`: the timer comes earlier if it must (the
+    /// interrupt handler arms it itself when it ends).
     fn added(&mut self, deadline: u64) {
-        if deadline < self.armed {
+        if deadline < self.armed && !self.in_interrupt {
             self.rearm();
+        }
+    }
+
+    /// Moves the callbacks armed during a timer interrupt (ids from
+    /// `first_new`: a callback re-arming itself) that would be due before
+    /// `floor` to `floor`, so that a callback re-arming itself at or near
+    /// the present cannot keep the CPU in the handler.
+    fn defer_new_callbacks(&mut self, first_new: u64, floor: u64) {
+        loop {
+            let key = self
+                .events
+                .range(..(floor, 0))
+                .find(|(k, e)| k.1 >= first_new && matches!(e, Event::Call(_)))
+                .map(|(k, _)| *k);
+            let Some(key) = key else { break };
+            if let Some(event) = self.events.remove(&key) {
+                self.events.insert((floor, key.1), event);
+                self.callbacks.insert(key.1, floor);
+            }
         }
     }
 }
@@ -88,9 +114,13 @@ static QUEUE: SpinLock<Queue, { level::TIMER }> = SpinLock::new(Queue {
     callbacks: BTreeMap::new(),
     next_tick: None,
     armed: u64::MAX,
+    in_interrupt: false,
 });
 /// Nanoseconds between scheduler ticks.
 const TICK_NS: u64 = 1_000_000_000 / TICK_HZ as u64;
+/// How long after a timer interrupt ends a callback armed during it runs at
+/// the earliest (see [`Queue::defer_new_callbacks`]).
+const MIN_REARM_NS: u64 = 50_000;
 /// Timer interrupts taken (for tests and statistics).
 static INTERRUPTS: AtomicU64 = AtomicU64::new(0);
 static NEXT_TIMER_ID: AtomicU64 = AtomicU64::new(1);
@@ -229,6 +259,7 @@ pub(crate) fn on_interrupt() {
     let tick = {
         let mut q = QUEUE.lock_irq_disabled();
         q.armed = u64::MAX; // a one-shot count that ran out
+        q.in_interrupt = true;
         match q.next_tick {
             Some(t) if t <= now => {
                 // Ticks missed (interrupts held off) are not made up.
@@ -240,21 +271,23 @@ pub(crate) fn on_interrupt() {
         }
     };
     // Timers armed while this interrupt runs (a periodic callback re-arming
-    // itself) wait for the next interrupt, so the loop ends.
+    // itself) wait for a later interrupt, so the loop ends.
     let first_new = NEXT_TIMER_ID.load(Ordering::Relaxed);
     loop {
         let due = {
             let mut q = QUEUE.lock_irq_disabled();
-            match q.events.first_entry() {
-                Some(e) if e.key().0 <= now && e.key().1 < first_new => {
-                    let ((_, id), event) = e.remove_entry();
-                    if let Event::Call(_) = event {
-                        q.callbacks.remove(&id);
-                    }
-                    Some(event)
+            let key = q
+                .events
+                .range(..=(now, u64::MAX))
+                .map(|(k, _)| *k)
+                .find(|k| k.1 < first_new);
+            key.and_then(|k| {
+                let event = q.events.remove(&k)?;
+                if let Event::Call(_) = event {
+                    q.callbacks.remove(&k.1);
                 }
-                _ => None,
-            }
+                Some(event)
+            })
         };
         match due {
             Some(Event::Wake(t)) => t.wake(),
@@ -265,5 +298,8 @@ pub(crate) fn on_interrupt() {
     if tick {
         crate::task::on_tick();
     }
-    QUEUE.lock_irq_disabled().rearm();
+    let mut q = QUEUE.lock_irq_disabled();
+    q.in_interrupt = false;
+    q.defer_new_callbacks(first_new, monotonic_ns().saturating_add(MIN_REARM_NS));
+    q.rearm();
 }

@@ -273,6 +273,32 @@ static void shuffled_timers(void)
 	close(near);
 }
 
+/*
+ * A periodic timerfd with a 1 ns interval that nobody reads expires all
+ * the time; the system must still run tasks (the kernel must not spend
+ * itself re-arming the timer), and a read returns the expirations since.
+ */
+static void tiny_interval(void)
+{
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	CHECK(fd >= 0);
+	struct itimerspec its = { .it_interval = { 0, 1 }, .it_value = { 0, 1 } };
+	CHECK_EQ(timerfd_settime(fd, 0, &its, NULL), 0);
+	long long t0 = t_now_ns(CLOCK_MONOTONIC);
+	struct timespec req = ts_of(5 * MS);
+	for (int i = 0; i < 4; i++) {
+		CHECK_EQ(syscall(SYS_nanosleep, &req, NULL), 0);
+		for (int k = 0; k < 1000; k++)
+			CHECK(getpid() > 0);
+	}
+	uint64_t n = 0;
+	CHECK_EQ(read(fd, &n, sizeof n), (ssize_t)sizeof n);
+	long long el = t_now_ns(CLOCK_MONOTONIC) - t0;
+	CHECK(el >= 20 * MS);
+	CHECK(n >= 20000000u); /* one per ns */
+	close(fd);
+}
+
 int main(void)
 {
 	sleeps();
@@ -281,5 +307,6 @@ int main(void)
 	timerfd_waits();
 	signal_waits();
 	shuffled_timers();
+	tiny_interval();
 	DONE();
 }

@@ -182,6 +182,43 @@ fn an_earlier_deadline_rearms_the_timer_and_a_passed_one_fires_at_once() {
     });
 }
 
+/// Re-arms itself at the present each time it runs, until `stop`.
+fn rearm_at_now(runs: Arc<AtomicU32>, stop: Arc<AtomicBool>) {
+    call_at(
+        monotonic_ns(),
+        alloc::boxed::Box::new(move || {
+            runs.fetch_add(1, Ordering::Relaxed);
+            if !stop.load(Ordering::Relaxed) {
+                rearm_at_now(runs, stop);
+            }
+        }),
+    );
+}
+
+#[test]
+fn a_callback_rearming_itself_at_the_present_does_not_storm() {
+    sim::run(|| {
+        let runs = Arc::new(AtomicU32::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        rearm_at_now(runs.clone(), stop.clone());
+        // While it keeps re-arming, a 1 ms sleep still ends (the callback
+        // runs at most once per 50 us after each interrupt).
+        let queue = WaitQueue::new();
+        let t0 = monotonic_ns();
+        assert_eq!(
+            queue.wait_until_or_deadline(|| None::<()>, t0 + 1_000_000),
+            None
+        );
+        let n = runs.load(Ordering::Relaxed);
+        assert!((1..=21).contains(&n), "{n} runs in 1 ms");
+        stop.store(true, Ordering::Relaxed);
+        queue.wait_until_or_deadline(|| None::<()>, monotonic_ns() + 1_000_000);
+        let n = runs.load(Ordering::Relaxed);
+        queue.wait_until_or_deadline(|| None::<()>, monotonic_ns() + 1_000_000);
+        assert_eq!(runs.load(Ordering::Relaxed), n, "stopped");
+    });
+}
+
 #[test]
 fn timer_callbacks_run_once_at_their_deadline_unless_cancelled() {
     sim::run(|| {
