@@ -49,7 +49,7 @@ fn dispatch_irq(vector: u64) {
     match vector {
         v if v == u64::from(TIMER_VECTOR) => {
             apic::eoi();
-            crate::timer::on_tick();
+            crate::timer::on_interrupt();
         }
         v if v == u64::from(SERIAL_VECTOR) => {
             apic::eoi();

@@ -144,14 +144,31 @@ pub fn set_realtime_ns(ns: u64) {
     crate::vdso::update_realtime();
 }
 
+/// How far a clock that is not a CPU-time clock is ahead of the monotonic
+/// clock, in nanoseconds (the wall-clock time at boot for the realtime
+/// clocks, 0 for the others).
+pub fn offset_from_monotonic_ns(clock: ClockId) -> u64 {
+    match clock {
+        ClockId::Realtime | ClockId::RealtimeCoarse | ClockId::Tai => realtime_at_boot_ns(),
+        _ => 0,
+    }
+}
+
+/// The monotonic deadline of an absolute time `abs_ns` on `clock`, or now
+/// if that time has passed. The clock's offset is applied directly (not
+/// the difference of two clock readings, which would put the deadline
+/// early by the time between them), so a timer armed for it cannot end
+/// before `clock` reads `abs_ns`.
+pub fn monotonic_deadline_ns(clock: ClockId, abs_ns: u64) -> u64 {
+    abs_ns.saturating_sub(offset_from_monotonic_ns(clock)).max(frame::timer::monotonic_ns())
+}
+
 /// The current value of a clock that is not a CPU-time clock, in
 /// nanoseconds (CPU-time clocks read 0 here: see [`CpuClock::read_ns`]).
 pub fn now_ns(clock: ClockId) -> u64 {
-    let mono = frame::timer::monotonic_ns();
     match clock {
-        ClockId::Realtime | ClockId::RealtimeCoarse | ClockId::Tai => realtime_at_boot_ns() + mono,
-        ClockId::Monotonic | ClockId::MonotonicRaw | ClockId::MonotonicCoarse | ClockId::Boottime => mono,
         ClockId::Cpu(_) => 0,
+        _ => offset_from_monotonic_ns(clock) + frame::timer::monotonic_ns(),
     }
 }
 

@@ -70,6 +70,8 @@ options:
   --call I             fuzz: with --replay K, only call I of the batch
   --smoke              one iteration of each benchmark, Trellis only (bench)
   --no-wall            skip the wall-clock pass (bench)
+  --rows NAME,...      run only these benchmarks (bench); the report is
+                       printed, docs/perf/ is left alone
   -- CMD ARGS...       the command to run as init (run, initramfs)
 
 exit status of `run -- CMD`: CMD's status; 124 timeout, 125 kernel panic,
@@ -126,6 +128,8 @@ pub struct Options {
     pub only: Vec<String>,
     pub smoke: bool,
     pub no_wall: bool,
+    /// `bench --rows`: the benchmarks to run (empty: all).
+    pub rows: Vec<String>,
     pub seed: Option<u64>,
     pub calls: Option<u64>,
     pub threads: Option<u32>,
@@ -236,6 +240,14 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
             "--batch" => opts.batch = Some(parse_num(flag, &value(flag)?)?.max(1)),
             "--replay" => opts.replay = Some(parse_batches(&value(flag)?)?),
             "--call" => opts.call = Some(parse_num(flag, &value(flag)?)?),
+            "--rows" => {
+                for row in value(flag)?.split(',').filter(|s| !s.is_empty()) {
+                    if !row.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                        return Err(format!("`--rows`: bad benchmark name `{row}`"));
+                    }
+                    opts.rows.push(row.to_string());
+                }
+            }
             "--only" => {
                 for layer in value(flag)?.split(',').filter(|s| !s.is_empty()) {
                     if !LAYERS.contains(&layer) {
@@ -281,6 +293,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ("--only", !o.only.is_empty()),
         ("--smoke", o.smoke),
         ("--no-wall", o.no_wall),
+        ("--rows", !o.rows.is_empty()),
         ("--seed", o.seed.is_some()),
         ("--calls", o.calls.is_some()),
         ("--threads", o.threads.is_some()),
@@ -306,7 +319,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ],
         Sub::Initramfs => &["--add", "--"],
         Sub::Test => &["--kernel", "--only"],
-        Sub::Bench => &["--kernel", "--smoke", "--no-wall"],
+        Sub::Bench => &["--kernel", "--smoke", "--no-wall", "--rows"],
         Sub::Fuzz => &[
             "--release",
             "--kernel",
@@ -485,6 +498,15 @@ mod tests {
         assert_eq!(inv.opts.only, vec!["host", "busybox"]);
         assert_eq!(p(&["help"]).unwrap().sub, Sub::Help);
         assert_eq!(p(&["run", "--help"]).unwrap().sub, Sub::Help);
+    }
+
+    #[test]
+    fn bench_rows() {
+        let inv = p(&["bench", "--rows", "sleep_1ms,pipe_lat", "--no-wall"]).unwrap();
+        assert_eq!(inv.opts.rows, vec!["sleep_1ms", "pipe_lat"]);
+        assert!(p(&["bench", "--rows", "a b"]).is_err());
+        assert!(p(&["bench", "--rows", "x;reboot"]).is_err());
+        assert!(p(&["test", "--rows", "pipe_lat"]).is_err());
     }
 
     #[test]

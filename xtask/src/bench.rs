@@ -424,8 +424,13 @@ fn run_kernel(
     disk: &Path,
     pass: Pass,
     root: &Path,
+    rows: &[String],
 ) -> Res<KernelRun> {
     let (label, cmdline) = match os {
+        Os::Linux if !rows.is_empty() => (
+            "linux",
+            format!("console=ttyS0 quiet rdinit=/init -- {}", rows.join(" ")),
+        ),
         Os::Linux => ("linux", "console=ttyS0 quiet rdinit=/init".to_string()),
         Os::Trellis => ("trellis", qemu::cmdline(&[])),
     };
@@ -478,7 +483,12 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
         None => Vec::new(),
     };
     let disk = disk_template(root)?;
-    let initrd = write_initramfs(root, &build, &["/init".into()], "initramfs.cpio", &modules)?;
+    // `--rows`: Trellis reads /init's arguments from the initramfs, Linux
+    // passes what follows `--` on its command line to init.
+    let argv: Vec<String> = std::iter::once("/init".to_string())
+        .chain(opts.rows.iter().cloned())
+        .collect();
+    let initrd = write_initramfs(root, &build, &argv, "initramfs.cpio", &modules)?;
     let mut passes = vec![Pass::Icount];
     if !opts.no_wall {
         passes.push(Pass::Wall);
@@ -486,13 +496,33 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     let mut report = Report::new(linux.as_deref(), &trellis);
     for pass in passes {
         let lin = match &linux {
-            Some(k) => Some(run_kernel(Os::Linux, k, &initrd, &disk, pass, root)?),
+            Some(k) => Some(run_kernel(
+                Os::Linux,
+                k,
+                &initrd,
+                &disk,
+                pass,
+                root,
+                &opts.rows,
+            )?),
             None => None,
         };
-        let tre = run_kernel(Os::Trellis, &trellis, &initrd, &disk, pass, root)?;
+        let tre = run_kernel(
+            Os::Trellis,
+            &trellis,
+            &initrd,
+            &disk,
+            pass,
+            root,
+            &opts.rows,
+        )?;
         report.add(pass, lin, tre);
     }
     print!("{}", report.render_text());
+    if !opts.rows.is_empty() {
+        eprintln!("xtask: a partial run (--rows): docs/perf/ left alone");
+        return Ok(0);
+    }
     let written = bench_report::write_docs(root, &report)?;
     for p in written {
         eprintln!("xtask: wrote {}", p.display());

@@ -319,8 +319,10 @@ pub fn raise(vector: u8) {
 }
 
 /// Enables interrupts and halts until an interrupt comes, then takes it.
-/// With nothing else pending, the local APIC timer (if programmed) fires
-/// at the end of its period, which is simulated time passing.
+/// With nothing else pending, the local APIC timer (if armed) fires at the
+/// end of its count, which is simulated time passing; in one-shot mode it
+/// is then disarmed (the model keeps no current count: the initial count
+/// goes to 0, so the next halt waits for another interrupt).
 pub fn enable_interrupts_and_halt() {
     let mut c = state();
     c.interrupts = true;
@@ -331,6 +333,9 @@ pub fn enable_interrupts_and_halt() {
             // Divided by 16, counting `initial` ticks of APIC_TIMER_HZ.
             c.tsc += u64::from(initial) * TSC_HZ / u64::from(super::devices::APIC_TIMER_HZ);
             c.pending.push_back(lvt as u8);
+            if lvt & (0b11 << 17) == 0 {
+                super::devices::LAPIC.reg(0x380).store(0, Ordering::Relaxed);
+            }
         }
     }
     while c.pending.is_empty() {

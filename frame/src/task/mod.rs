@@ -3,7 +3,8 @@
 //! and enforces that a task runs on at most one CPU at a time (invariant 8),
 //! whatever the policy returns.
 //!
-//! Preemption happens at the boundary to user mode: the timer marks the
+//! Preemption happens at the boundary to user mode: the timer tick (which
+//! runs while a task runs, and stops while the CPU idles) marks the
 //! current task for rescheduling and the kernel calls [`preempt_point`]
 //! before returning to user space. Kernel code is not preempted.
 
@@ -291,6 +292,9 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
             // thinks, and must not run again.
             Some(next) if Arc::ptr_eq(&next, &cur) => {
                 if cur.state() == TaskState::Runnable {
+                    if idled {
+                        crate::timer::idle_exit();
+                    }
                     return;
                 }
             }
@@ -303,12 +307,15 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
             }
             Some(next) => break next,
             None => {
-                // Nothing to run: wait for an interrupt to wake someone. The
-                // idle time is not the current task's CPU time.
+                // Nothing to run: wait for an interrupt to wake someone,
+                // with the tick stopped (the timer comes at the next
+                // deadline only). The idle time is not the current task's
+                // CPU time.
                 if !idled {
                     idled = true;
                     cur.voluntary_switches.fetch_add(1, Ordering::Relaxed);
                 }
+                crate::timer::idle_enter();
                 let idle_from = crate::timer::monotonic_ns();
                 let ran = idle_from.saturating_sub(cur.run_start_ns.load(Ordering::Relaxed));
                 cur.cpu_ns.fetch_add(ran, Ordering::Relaxed);
@@ -320,6 +327,9 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
         }
     };
     NEED_RESCHED.store(false, Ordering::Relaxed);
+    if idled {
+        crate::timer::idle_exit();
+    }
     if !idled {
         let switches = if put_back {
             &cur.involuntary_switches

@@ -135,11 +135,10 @@ impl TimerFd {
     /// clock with TFD_TIMER_ABSTIME; 0 disarms. Returns the old
     /// (remaining, interval). Unread expirations are dropped.
     pub fn settime(&self, value: u64, interval: u64, flags: u32) -> (u64, u64) {
-        let now_mono = frame::timer::monotonic_ns();
         let deadline = if flags & TFD_TIMER_ABSTIME != 0 {
-            now_mono.saturating_add(value.saturating_sub(time::now_ns(self.clock)))
+            time::monotonic_deadline_ns(self.clock, value)
         } else {
-            now_mono.saturating_add(value)
+            frame::timer::monotonic_ns().saturating_add(value)
         };
         let mut st = self.state.lock();
         st.collect();

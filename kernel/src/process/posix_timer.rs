@@ -186,14 +186,12 @@ fn current(t: &Timer) -> (u64, u64) {
 /// Returns the old (remaining, interval).
 pub fn settime(p: &Process, id: i32, value: u64, interval: u64, abstime: bool) -> Result<(u64, u64)> {
     let clock = p.signals.timers.list.lock().get(&id).map(|t| t.clock).ok_or(Error::new(Errno::EINVAL))?;
-    let now_mono = frame::timer::monotonic_ns();
     let deadline = if value == 0 {
         None
     } else if abstime {
-        let now = time::now_ns(clock);
-        Some(now_mono.saturating_add(value.saturating_sub(now)))
+        Some(time::monotonic_deadline_ns(clock, value))
     } else {
-        Some(now_mono.saturating_add(value))
+        Some(frame::timer::monotonic_ns().saturating_add(value))
     };
     let task = wake_target(p);
     let mut list = p.signals.timers.list.lock();

@@ -222,12 +222,10 @@ fn sys_clock_nanosleep(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         let target = if abs { ns } else { start.saturating_add(ns) };
         return sleep_until_cpu(ctx, c, target, rem);
     }
-    let now_mono = frame::timer::monotonic_ns();
     let deadline = if abs {
-        let now = time::now_ns(clock);
-        now_mono.saturating_add(ns.saturating_sub(now))
+        time::monotonic_deadline_ns(clock, ns)
     } else {
-        now_mono.saturating_add(ns)
+        frame::timer::monotonic_ns().saturating_add(ns)
     };
     sleep_until(ctx, deadline, rem, !abs)
 }

@@ -1,5 +1,8 @@
-//! Local APIC (through the direct map) and its timer, calibrated against the
-//! PIT; the legacy 8259 PICs are remapped and masked.
+//! Local APIC (through the direct map) and its timer (one-shot mode,
+//! calibrated against the PIT); the legacy 8259 PICs are remapped and
+//! masked. TSC-deadline mode is not used: QEMU's TCG does not offer it
+//! (CPUID.1:ECX bit 24 is clear), and the one-shot count has a 16 ns
+//! resolution at QEMU's 1 GHz APIC bus clock.
 
 use super::cpu::{MSR_APIC_BASE, inb, outb, rdmsr, rdtsc};
 use crate::mm::{linear_ptr, paddr_to_vaddr};
@@ -21,6 +24,8 @@ const REG_TIMER_DIVIDE: usize = 0x3e0;
 
 static APIC_VADDR: AtomicUsize = AtomicUsize::new(0);
 static TSC_HZ: AtomicU64 = AtomicU64::new(0);
+/// What the timer counts per second (bus clock / 16), measured at boot.
+static APIC_TIMER_HZ: AtomicU64 = AtomicU64::new(0);
 
 fn write(reg: usize, value: u32) {
     let base = APIC_VADDR.load(Ordering::Relaxed);
@@ -75,17 +80,42 @@ fn calibrate() -> (u64, u32) {
     (tsc * 100, apic.saturating_mul(100))
 }
 
-/// Initialises the local APIC and starts its periodic timer at `hz`.
-pub fn init(hz: u32) {
+/// Initialises the local APIC and puts its timer in one-shot mode,
+/// disarmed: [`arm_timer_ns`] starts each count (frame::timer decides when).
+pub fn init() {
     mask_legacy_pics();
     let base = (rdmsr(MSR_APIC_BASE) & 0x000f_ffff_ffff_f000) as usize;
     APIC_VADDR.store(paddr_to_vaddr(base), Ordering::Relaxed);
     write(REG_SVR, 0x100 | u32::from(SPURIOUS_VECTOR));
     let (tsc_hz, apic_hz) = calibrate();
     TSC_HZ.store(tsc_hz.max(1), Ordering::Relaxed);
+    APIC_TIMER_HZ.store(u64::from(apic_hz.max(1)), Ordering::Relaxed);
     write(REG_TIMER_DIVIDE, 0b0011);
-    write(REG_LVT_TIMER, u32::from(TIMER_VECTOR) | (1 << 17)); // periodic
-    write(REG_TIMER_INIT, (apic_hz / hz).max(1));
+    write(REG_TIMER_INIT, 0); // stopped
+    write(REG_LVT_TIMER, u32::from(TIMER_VECTOR)); // one-shot, unmasked
+}
+
+/// The APIC timer count that covers `ns` nanoseconds, rounded up (so the
+/// interrupt does not come before the time has passed, as far as the
+/// calibration goes), at least 1 and at most the counter's range.
+pub fn timer_count_for_ns(ns: u64, apic_hz: u64) -> u32 {
+    let count = (u128::from(ns) * u128::from(apic_hz)).div_ceil(1_000_000_000);
+    count.clamp(1, u128::from(u32::MAX)) as u32
+}
+
+/// Starts the one-shot timer to interrupt once, `ns` nanoseconds from
+/// now (a longer wait than the counter holds ends early: the caller
+/// re-arms). Restarts a count already running.
+pub fn arm_timer_ns(ns: u64) {
+    write(
+        REG_TIMER_INIT,
+        timer_count_for_ns(ns, APIC_TIMER_HZ.load(Ordering::Relaxed)),
+    );
+}
+
+/// Stops the timer (no interrupt until the next [`arm_timer_ns`]).
+pub fn stop_timer() {
+    write(REG_TIMER_INIT, 0);
 }
 
 pub fn eoi() {

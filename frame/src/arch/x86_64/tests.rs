@@ -44,10 +44,12 @@ fn boot_programs_the_interrupt_controllers_and_the_timer() {
         drop(ports);
         let lapic = |off| devices::LAPIC.reg(off).load(Ordering::Relaxed);
         assert_eq!(lapic(0xf0), 0x100 | u32::from(SPURIOUS_VECTOR));
-        assert_eq!(lapic(0x320), u32::from(TIMER_VECTOR) | 1 << 17, "periodic");
+        assert_eq!(lapic(0x320), u32::from(TIMER_VECTOR), "one-shot, unmasked");
         assert_eq!(lapic(0x3e0), 0b0011, "divide by 16");
-        // Calibrated against the PIT: the timer fires TICK_HZ times a second.
-        assert_eq!(lapic(0x380), devices::APIC_TIMER_HZ / crate::timer::TICK_HZ);
+        // Calibrated against the PIT, and armed for the first scheduler
+        // tick: at most one tick period of counts from when it was armed.
+        let tick = devices::APIC_TIMER_HZ / crate::timer::TICK_HZ;
+        assert!((1..=tick).contains(&lapic(0x380)), "{}", lapic(0x380));
         // The last I/O APIC register written: GSI 4's low word, COM1's vector.
         let ioapic = |off| devices::IOAPIC.reg(off).load(Ordering::Relaxed);
         assert_eq!(
@@ -64,6 +66,18 @@ fn boot_programs_the_interrupt_controllers_and_the_timer() {
             devices::RTC_UNIX_TIME * 1_000_000_000
         );
     });
+}
+
+#[test]
+fn apic_timer_counts_round_up_and_stay_in_range() {
+    use super::apic::timer_count_for_ns;
+    let hz = u64::from(devices::APIC_TIMER_HZ); // 16 ns per count
+    assert_eq!(timer_count_for_ns(16, hz), 1);
+    assert_eq!(timer_count_for_ns(17, hz), 2, "rounded up: never early");
+    assert_eq!(timer_count_for_ns(1_000_000, hz), 62_500);
+    assert_eq!(timer_count_for_ns(0, hz), 1, "a passed deadline: at once");
+    assert_eq!(timer_count_for_ns(u64::MAX, hz), u32::MAX, "clamped");
+    assert_eq!(timer_count_for_ns(1_000, 0), 1);
 }
 
 #[test]
