@@ -11,6 +11,7 @@
 
 pub mod addr;
 pub mod device;
+pub mod ifconf;
 pub mod inet;
 pub mod netlink;
 pub mod socket;
