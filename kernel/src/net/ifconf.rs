@@ -331,3 +331,30 @@ pub fn on_link(ip: Ip) -> Option<Iface> {
             .any(|(a, p)| a.family() == ip.family() && a.network(*p) == ip.network(*p))
     })
 }
+
+/// The main routing table as tools see it: the prefix routes of the
+/// addresses of interfaces that are up (Linux adds them as "proto
+/// kernel"; `true`), then the table's own routes (`false`).
+pub fn main_table() -> Vec<(Route, bool)> {
+    let table = routes();
+    let mut out = Vec::new();
+    for i in interfaces() {
+        if i.is_loopback() || i.flags & IFF_UP == 0 {
+            continue;
+        }
+        for (ip, prefix) in &i.addrs {
+            let r = Route {
+                dst: ip.network(*prefix),
+                prefix: *prefix,
+                gateway: None,
+                iface: i.index,
+            };
+            let listed = table.iter().any(|x| x.dst == r.dst && x.prefix == r.prefix);
+            if !ip.is_link_local() && !listed && !out.iter().any(|(x, _)| *x == r) {
+                out.push((r, true));
+            }
+        }
+    }
+    out.extend(table.into_iter().map(|r| (r, false)));
+    out
+}

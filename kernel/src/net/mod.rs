@@ -12,9 +12,11 @@
 pub mod addr;
 pub mod device;
 pub mod ifconf;
+pub mod ifioctl;
 pub mod inet;
 pub mod netlink;
 pub mod socket;
+pub mod sysfs;
 pub mod unix;
 
 use alloc::sync::Arc;

@@ -391,31 +391,7 @@ fn change_addr(m: &Message<'_>, add: bool) -> Result<()> {
 
 fn route_msgs(family: i32, m: &Message<'_>, port: u32) -> Vec<Vec<u8>> {
     let mut out = Vec::new();
-    let routes: Vec<(Route, bool)> = ifconf::routes().into_iter().map(|r| (r, false)).collect();
-    // The prefix routes of the interfaces' addresses (what Linux adds
-    // as proto kernel, scope link), unless a route of the table has them.
-    let mut connected = Vec::new();
-    for i in ifconf::interfaces() {
-        if i.is_loopback() || i.flags & ifconf::IFF_UP == 0 {
-            continue;
-        }
-        for (ip, prefix) in &i.addrs {
-            let r = Route {
-                dst: ip.network(*prefix),
-                prefix: *prefix,
-                gateway: None,
-                iface: i.index,
-            };
-            if !ip.is_link_local()
-                && !routes
-                    .iter()
-                    .any(|(x, _)| x.dst == r.dst && x.prefix == r.prefix)
-            {
-                connected.push((r, true));
-            }
-        }
-    }
-    for (r, kernel) in connected.into_iter().chain(routes) {
+    for (r, kernel) in ifconf::main_table() {
         if family != AF_UNSPEC && family != r.dst.family() {
             continue;
         }
