@@ -77,6 +77,12 @@ pub trait Caller {
     fn ucred(&self) -> (u32, u32, u32) {
         (0, 0, 0)
     }
+    /// The caller's root, cwd, umask and file-system credentials, for
+    /// calls that walk paths (binding an AF_UNIX socket to a file);
+    /// None where there is no calling process.
+    fn fs_context(&self) -> Option<super::FsContext> {
+        None
+    }
 }
 
 /// Operations of a stream file (device, pipe, socket): no file position.

@@ -1,9 +1,10 @@
-//! Network devices: what a NIC driver gives the IP stack.
+//! Network devices: what a NIC driver gives the IP stack, and how it
+//! registers (the interface registry itself is in [`super::iface`]).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use crate::error::{Errno, Error, Result};
+use crate::error::Result;
 
 /// A network interface card's driver, as the stack sees it.
 pub trait NetDriver: Send + Sync {
@@ -13,7 +14,7 @@ pub trait NetDriver: Send + Sync {
     fn mtu(&self) -> usize;
     fn link_up(&self) -> bool;
     /// Queues one Ethernet frame (no FCS); EAGAIN when the transmit ring is
-    /// full (the stack retries after the next notification).
+    /// full (the stack counts it dropped; TCP retransmits).
     fn transmit(&self, frame: &[u8]) -> Result<()>;
     /// Takes one received Ethernet frame if one is waiting; the driver
     /// refills its receive ring itself.
@@ -27,12 +28,17 @@ pub struct NetDevHandle {
 }
 
 impl NetDevHandle {
-    /// Frames arrived or transmit space freed: wakes the stack. May be
-    /// called in interrupt context (it only wakes).
-    pub fn notify(&self) {}
+    /// Frames arrived or transmit space freed: wakes the stack's poll task.
+    /// May be called in interrupt context (it only sets a flag and wakes).
+    pub fn notify(&self) {
+        super::iface::kick();
+    }
 }
 
-/// Adds `driver` as the next "ethN" interface.
-pub fn register_netdev(_driver: Arc<dyn NetDriver>) -> Result<NetDevHandle> {
-    Err(Error::new(Errno::ENODEV))
+/// Adds `driver` as the next "ethN" interface (down, unless the kernel
+/// command line's `ip=` configures it: then up with that address and
+/// default route).
+pub fn register_netdev(driver: Arc<dyn NetDriver>) -> Result<NetDevHandle> {
+    let index = super::iface::register_eth(driver)?;
+    Ok(NetDevHandle { index })
 }

@@ -11,6 +11,7 @@
 
 pub mod addr;
 pub mod device;
+pub mod iface;
 pub mod ifconf;
 pub mod ifioctl;
 pub mod inet;

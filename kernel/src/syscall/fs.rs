@@ -337,4 +337,8 @@ impl Caller for CallerCtx<'_, '_> {
         let creds = self.0.process.creds();
         (self.0.process.pid(), creds.euid, creds.egid)
     }
+
+    fn fs_context(&self) -> Option<FsContext> {
+        Some(fs_context(self.0))
+    }
 }

@@ -5,6 +5,7 @@ mod creds;
 mod fs;
 mod ipc;
 mod mm;
+mod net;
 mod pidfd;
 mod process;
 mod sched;
@@ -123,11 +124,12 @@ static TABLE: frame::sync::Once<[Option<SyscallFn>; MAX_NR]> = frame::sync::Once
 
 fn table() -> &'static [Option<SyscallFn>; MAX_NR] {
     TABLE.call_once(|| {
-        let families: [&[(usize, &'static str, SyscallFn)]; 11] = [
+        let families: [&[(usize, &'static str, SyscallFn)]; 12] = [
             creds::SYSCALLS,
             fs::SYSCALLS,
             ipc::SYSCALLS,
             mm::SYSCALLS,
+            net::SYSCALLS,
             pidfd::SYSCALLS,
             process::SYSCALLS,
             sched::SYSCALLS,

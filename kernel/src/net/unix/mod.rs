@@ -10,3 +10,8 @@ use crate::fs::stream::Caller;
 pub fn create(_sock_type: i32, _protocol: i32, _caller: &dyn Caller) -> Result<Arc<dyn Socket>> {
     Err(Error::new(Errno::EAFNOSUPPORT))
 }
+
+/// socketpair(AF_UNIX, ...): two connected sockets.
+pub fn socketpair(_sock_type: i32, _protocol: i32, _caller: &dyn Caller) -> Result<(Arc<dyn Socket>, Arc<dyn Socket>)> {
+    Err(Error::new(Errno::EAFNOSUPPORT))
+}
