@@ -3,15 +3,15 @@
 //! interfaces, addresses and routes of the registry, and the changes a
 //! tool may ask for. This is the one place that knows the registry's
 //! types, so netlink and the ioctls do not.
-//!
-//! Until the IP stack's registry (`net::iface`) is merged, a small table
-//! here stands in for it: the loopback interface with 127.0.0.1/8 and ::1.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use frame::sync::{SpinLock, level};
+use core::net::{Ipv4Addr, Ipv6Addr};
 
+use smoltcp::wire::IpAddress;
+
+use super::iface;
 use crate::error::{Errno, Error, Result};
 
 pub const IFF_UP: u32 = 0x1;
@@ -167,148 +167,137 @@ pub struct Route {
     pub iface: u32,
 }
 
-// ---- the stand-in registry (replaced by net::iface when it merges) ----
+// ---- the registry (net::iface), in these types ----
 
-struct Table {
-    ifaces: Vec<Iface>,
-    routes: Vec<Route>,
+fn ip_of(a: &IpAddress) -> Ip {
+    match a {
+        IpAddress::Ipv4(v4) => Ip::V4(v4.octets()),
+        IpAddress::Ipv6(v6) => Ip::V6(v6.octets()),
+    }
 }
 
-static TABLE: SpinLock<Option<Table>, { level::NET_STACK }> = SpinLock::new(None);
-
-fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
-    let mut g = TABLE.lock();
-    let t = g.get_or_insert_with(|| Table {
-        ifaces: alloc::vec![Iface {
-            index: 1,
-            name: String::from("lo"),
-            mac: None,
-            mtu: 65536,
-            flags: IFF_UP | IFF_LOOPBACK | IFF_RUNNING | IFF_LOWER_UP,
-            addrs: alloc::vec![(Ip::V4([127, 0, 0, 1]), 8), (Ip::V6(LOOPBACK6), 128)],
-            stats: Stats::default(),
-        }],
-        routes: Vec::new(),
-    });
-    f(t)
+fn ip_to(ip: Ip) -> IpAddress {
+    match ip {
+        Ip::V4(a) => IpAddress::Ipv4(Ipv4Addr::from(a)),
+        Ip::V6(a) => IpAddress::Ipv6(Ipv6Addr::from(a)),
+    }
 }
 
-const LOOPBACK6: [u8; 16] = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
-
-fn enodev() -> Error {
-    Error::new(Errno::ENODEV)
+fn route_of(r: &iface::Route) -> Route {
+    Route {
+        dst: ip_of(&r.dst),
+        prefix: r.prefix,
+        gateway: r.gateway.as_ref().map(ip_of),
+        iface: r.iface,
+    }
 }
 
 /// Every interface, by index.
 pub fn interfaces() -> Vec<Iface> {
-    with_table(|t| t.ifaces.clone())
+    iface::interfaces()
+        .into_iter()
+        .map(|i| {
+            let s = i.stats;
+            Iface {
+                index: i.index,
+                name: i.name,
+                mac: i.mac,
+                mtu: u32::try_from(i.mtu).unwrap_or(u32::MAX),
+                flags: i.flags,
+                addrs: i.addrs.iter().map(|(a, p)| (ip_of(a), *p)).collect(),
+                stats: Stats {
+                    rx_packets: s.rx_packets,
+                    tx_packets: s.tx_packets,
+                    rx_bytes: s.rx_bytes,
+                    tx_bytes: s.tx_bytes,
+                    rx_errors: s.rx_errors,
+                    tx_errors: s.tx_errors,
+                    rx_dropped: s.rx_dropped,
+                    tx_dropped: s.tx_dropped,
+                },
+            }
+        })
+        .collect()
 }
 
-/// Every route of the main table.
-pub fn routes() -> Vec<Route> {
-    with_table(|t| t.routes.clone())
+/// The main routing table as tools see it, each route with whether it
+/// is the prefix route of an interface's address (Linux's "proto
+/// kernel", `true`) or was added (`false`).
+pub fn main_table() -> Vec<(Route, bool)> {
+    let ifaces = interfaces();
+    iface::routes()
+        .iter()
+        .map(route_of)
+        .map(|r| {
+            let connected = r.gateway.is_none()
+                && ifaces.iter().any(|i| {
+                    i.index == r.iface
+                        && i.addrs
+                            .iter()
+                            .any(|(a, p)| *p == r.prefix && a.network(*p) == r.dst)
+                });
+            (r, connected)
+        })
+        .collect()
 }
 
-/// Turns IFF_UP on or off (the other bits are the interface's own).
+/// Sets the settable IFF_* flags (IFF_UP, IFF_PROMISC...); the others
+/// are the interface's own.
+pub fn set_flags(index: u32, flags: u32) -> Result<()> {
+    iface::set_flags(index, flags)
+}
+
+/// Turns IFF_UP on or off, keeping the other flags.
 pub fn set_up(index: u32, up: bool) -> Result<()> {
-    with_table(|t| {
-        let i = t
-            .ifaces
-            .iter_mut()
-            .find(|i| i.index == index)
-            .ok_or_else(enodev)?;
-        let link = IFF_UP | IFF_RUNNING | IFF_LOWER_UP;
-        i.flags = if up { i.flags | link } else { i.flags & !link };
-        Ok(())
-    })
+    let i = by_index(index).ok_or_else(enodev)?;
+    set_flags(
+        index,
+        if up {
+            i.flags | IFF_UP
+        } else {
+            i.flags & !IFF_UP
+        },
+    )
 }
 
-/// Sets the MTU: EINVAL outside 68 (IPv4's minimum) .. 65536.
+/// Sets the MTU (EINVAL outside what the device carries).
 pub fn set_mtu(index: u32, mtu: u32) -> Result<()> {
-    if !(68..=65536).contains(&mtu) {
-        return Err(Error::new(Errno::EINVAL));
-    }
-    with_table(|t| {
-        let i = t
-            .ifaces
-            .iter_mut()
-            .find(|i| i.index == index)
-            .ok_or_else(enodev)?;
-        i.mtu = mtu;
-        Ok(())
-    })
+    iface::set_mtu(index, mtu as usize)
 }
 
 /// Adds an address: EEXIST if the interface has it.
 pub fn add_addr(index: u32, ip: Ip, prefix: u8) -> Result<()> {
-    with_table(|t| {
-        let i = t
-            .ifaces
-            .iter_mut()
-            .find(|i| i.index == index)
-            .ok_or_else(enodev)?;
-        if i.addrs.iter().any(|(a, _)| *a == ip) {
-            return Err(Error::new(Errno::EEXIST));
-        }
-        let at = match ip {
-            Ip::V4(_) => i
-                .addrs
-                .iter()
-                .position(|(a, _)| matches!(a, Ip::V6(_)))
-                .unwrap_or(i.addrs.len()),
-            Ip::V6(_) => i.addrs.len(),
-        };
-        i.addrs.insert(at, (ip, prefix));
-        Ok(())
-    })
+    iface::add_addr(index, ip_to(ip), prefix)
 }
 
 /// Removes an address: EADDRNOTAVAIL if the interface does not have it.
-pub fn del_addr(index: u32, ip: Ip, _prefix: u8) -> Result<()> {
-    with_table(|t| {
-        let i = t
-            .ifaces
-            .iter_mut()
-            .find(|i| i.index == index)
-            .ok_or_else(enodev)?;
-        let at = i
-            .addrs
-            .iter()
-            .position(|(a, _)| *a == ip)
-            .ok_or(Error::new(Errno::EADDRNOTAVAIL))?;
-        i.addrs.remove(at);
-        Ok(())
-    })
+pub fn del_addr(index: u32, ip: Ip, prefix: u8) -> Result<()> {
+    iface::del_addr(index, ip_to(ip), prefix)
 }
 
-/// Adds a route: EEXIST for the same destination.
+/// Adds a route: EEXIST for the same destination on the interface.
 pub fn add_route(r: Route) -> Result<()> {
-    with_table(|t| {
-        if !t.ifaces.iter().any(|i| i.index == r.iface) {
-            return Err(enodev());
-        }
-        if t.routes
-            .iter()
-            .any(|x| x.dst == r.dst && x.prefix == r.prefix)
-        {
-            return Err(Error::new(Errno::EEXIST));
-        }
-        t.routes.push(r);
-        Ok(())
+    iface::add_route(iface::Route {
+        dst: ip_to(r.dst),
+        prefix: r.prefix,
+        gateway: r.gateway.map(ip_to),
+        iface: r.iface,
     })
 }
 
-/// Removes the route to `dst/prefix`: ESRCH if there is none.
-pub fn del_route(dst: Ip, prefix: u8) -> Result<()> {
-    with_table(|t| {
-        let at = t
-            .routes
-            .iter()
-            .position(|x| x.dst == dst && x.prefix == prefix)
-            .ok_or(Error::new(Errno::ESRCH))?;
-        t.routes.remove(at);
-        Ok(())
+/// Removes an added route to `dst/prefix` (through `gateway` and on
+/// `index` when given): ESRCH if there is none.
+pub fn del_route(dst: Ip, prefix: u8, gateway: Option<Ip>, index: u32) -> Result<()> {
+    iface::del_route(&iface::Route {
+        dst: ip_to(dst),
+        prefix,
+        gateway: gateway.map(ip_to),
+        iface: index,
     })
+}
+
+fn enodev() -> Error {
+    Error::new(Errno::ENODEV)
 }
 
 // ---- lookups shared by the interfaces ----
@@ -330,31 +319,4 @@ pub fn on_link(ip: Ip) -> Option<Iface> {
             .iter()
             .any(|(a, p)| a.family() == ip.family() && a.network(*p) == ip.network(*p))
     })
-}
-
-/// The main routing table as tools see it: the prefix routes of the
-/// addresses of interfaces that are up (Linux adds them as "proto
-/// kernel"; `true`), then the table's own routes (`false`).
-pub fn main_table() -> Vec<(Route, bool)> {
-    let table = routes();
-    let mut out = Vec::new();
-    for i in interfaces() {
-        if i.is_loopback() || i.flags & IFF_UP == 0 {
-            continue;
-        }
-        for (ip, prefix) in &i.addrs {
-            let r = Route {
-                dst: ip.network(*prefix),
-                prefix: *prefix,
-                gateway: None,
-                iface: i.index,
-            };
-            let listed = table.iter().any(|x| x.dst == r.dst && x.prefix == r.prefix);
-            if !ip.is_link_local() && !listed && !out.iter().any(|(x, _)| *x == r) {
-                out.push((r, true));
-            }
-        }
-    }
-    out.extend(table.into_iter().map(|r| (r, false)));
-    out
 }

@@ -121,7 +121,7 @@ fn by_name(cmd: u32, arg: u64, caller: &dyn Caller) -> Result<()> {
         SIOCGIFFLAGS => u[..2].copy_from_slice(&(i.flags as u16).to_ne_bytes()),
         SIOCSIFFLAGS => {
             let flags = u16::from_ne_bytes([u[0], u[1]]);
-            return ifconf::set_up(i.index, u32::from(flags) & ifconf::IFF_UP != 0);
+            return ifconf::set_flags(i.index, u32::from(flags));
         }
         SIOCGIFADDR | SIOCGIFDSTADDR => {
             u[..16].copy_from_slice(&sockaddr_in(i.ipv4().ok_or_else(no_addr)?.0))

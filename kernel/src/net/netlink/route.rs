@@ -297,10 +297,12 @@ fn set_link(m: &Message<'_>) -> Result<()> {
     let change = u32::from_ne_bytes([head[12], head[13], head[14], head[15]]);
     // Linux's rtnl_dev_combine_flags: ifi_change 0 means "all of ifi_flags".
     if flags != 0 || change != 0 {
-        let mask = if change == 0 { u32::MAX } else { change };
-        if mask & ifconf::IFF_UP != 0 {
-            ifconf::set_up(iface.index, flags & ifconf::IFF_UP != 0)?;
-        }
+        let combined = if change == 0 {
+            flags
+        } else {
+            (flags & change) | (iface.flags & !change)
+        };
+        ifconf::set_flags(iface.index, combined)?;
     }
     Ok(())
 }
@@ -463,13 +465,17 @@ fn change_route(m: &Message<'_>, add: bool) -> Result<()> {
         None if prefix == 0 => Ip::from_bytes(family, &zero).ok_or_else(einval)?,
         None => return Err(einval()),
     };
-    if !add {
-        return ifconf::del_route(dst.network(prefix), prefix);
-    }
     let gateway = match attr(&attrs, RTA_GATEWAY) {
         Some(g) => Some(Ip::from_bytes(family, g).ok_or_else(einval)?),
         None => None,
     };
+    if !add {
+        let index = match attr(&attrs, RTA_OIF) {
+            Some(o) => u32_of(o)?,
+            None => 0,
+        };
+        return ifconf::del_route(dst.network(prefix), prefix, gateway, index);
+    }
     let iface = match attr(&attrs, RTA_OIF) {
         Some(o) => ifconf::by_index(u32_of(o)?).ok_or(Error::new(Errno::ENODEV))?,
         None => {
@@ -486,7 +492,7 @@ fn change_route(m: &Message<'_>, add: bool) -> Result<()> {
     match ifconf::add_route(r) {
         Err(e) if e.errno() == Errno::EEXIST && m.header.flags & NLM_F_EXCL == 0 => {
             // NLM_F_REPLACE (ip route replace) or a plain add of the same.
-            ifconf::del_route(r.dst, prefix)?;
+            ifconf::del_route(r.dst, prefix, None, r.iface)?;
             ifconf::add_route(r)
         }
         res => res,
