@@ -34,9 +34,23 @@ const IFREQ_LEN: usize = 40;
 /// `sizeof(struct ifconf)` on x86-64: ifc_len, padding, the buffer pointer.
 const IFCONF_LEN: usize = 16;
 
-/// Handles `cmd` if it is an interface ioctl; None lets the socket's
-/// family have it.
-pub fn ioctl(cmd: u32, arg: u64, caller: &dyn Caller) -> Option<Result<isize>> {
+/// Handles `cmd` on a socket of `family` if it is an interface ioctl;
+/// None lets the socket's family have it. The IPv4 address requests are
+/// AF_INET's (Linux's devinet_ioctl): other families leave them to their
+/// own ioctl, which refuses them (ENOTTY).
+pub fn ioctl(family: i32, cmd: u32, arg: u64, caller: &dyn Caller) -> Option<Result<isize>> {
+    let ipv4 = matches!(
+        cmd,
+        SIOCGIFADDR
+            | SIOCSIFADDR
+            | SIOCGIFDSTADDR
+            | SIOCGIFBRDADDR
+            | SIOCGIFNETMASK
+            | SIOCSIFNETMASK
+    );
+    if ipv4 && family != AF_INET {
+        return None;
+    }
     let r = match cmd {
         SIOCGIFCONF => ifconf_list(arg, caller),
         SIOCGIFNAME => get_name(arg, caller),

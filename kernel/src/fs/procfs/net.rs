@@ -189,7 +189,7 @@ fn inet_table(tcp: bool, v6: bool) -> String {
     let mut out = String::new();
     match (tcp, v6) {
         (true, false) => padded(&mut out, head, 149),
-        (false, false) => padded(&mut out, &format!("{head} ref pointer drops"), 127),
+        (false, false) => padded(&mut out, &format!(" {head} ref pointer drops"), 127),
         (true, true) => {
             out.push_str(head6);
             out.push('\n');

@@ -377,6 +377,10 @@ fn change_addr(m: &Message<'_>, add: bool) -> Result<()> {
         .ok_or_else(einval)?;
     let ip = Ip::from_bytes(family, raw).ok_or_else(einval)?;
     let iface = ifconf::by_index(index).ok_or(Error::new(Errno::ENODEV))?;
+    // Linux refuses a 127/8 address of any scope but host.
+    if add && matches!(ip, Ip::V4([127, ..])) && head[3] != RT_SCOPE_HOST {
+        return Err(einval());
+    }
     if add {
         match ifconf::add_addr(iface.index, ip, prefix) {
             // Without NLM_F_EXCL an existing address is "changed", which
