@@ -78,7 +78,7 @@ fn iface_attr(i: &Iface, name: &str) -> Option<String> {
         "address" => mac_text(i.mac.unwrap_or([0; 6])),
         "broadcast" => mac_text(if i.is_loopback() { [0; 6] } else { [0xff; 6] }),
         // Only the bits of the classic 16-bit flags word (net_device.flags).
-        "flags" => format!("{:#x}\n", i.flags & 0xffff),
+        "flags" => format!("{:#x}\n", i.flags & 0xffff & !ifconf::IFF_RUNNING),
         "ifindex" | "iflink" => format!("{}\n", i.index),
         "mtu" => format!("{}\n", i.mtu),
         "operstate" => String::from(match (up, i.is_loopback()) {
