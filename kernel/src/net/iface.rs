@@ -212,6 +212,10 @@ impl Iface {
         self.flags & IFF_UP != 0
     }
 
+    pub fn mtu(&self) -> usize {
+        self.dev.mtu
+    }
+
     pub fn is_loopback(&self) -> bool {
         matches!(self.dev.kind, DevKind::Loop(_))
     }

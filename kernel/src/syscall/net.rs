@@ -132,6 +132,16 @@ fn parse_for(sock: &dyn Socket, bytes: &[u8]) -> Result<SockAddr> {
             _ => return Err(err(Errno::EINVAL)),
         }
     }
+    // AF_INET checks the length before the family (inet_bind,
+    // inet_stream_connect): a foreign address of full length is
+    // EAFNOSUPPORT, not a short sockaddr_in6.
+    if sock.family() == AF_INET
+        && let Some(f) = SockAddr::family_of(bytes)
+        && f != AF_INET
+        && f != AF_UNSPEC
+    {
+        return Err(err(if bytes.len() < 16 { Errno::EINVAL } else { Errno::EAFNOSUPPORT }));
+    }
     SockAddr::parse(bytes)
 }
 
