@@ -362,6 +362,11 @@ impl SockOpts {
         self.opts.lock().1 = Some(e);
     }
 
+    /// Whether an error is pending (POLLERR).
+    pub fn has_error(&self) -> bool {
+        self.opts.lock().1.is_some()
+    }
+
     /// Takes the pending error (SO_ERROR reads and clears it).
     pub fn take_error(&self) -> Option<Errno> {
         self.opts.lock().1.take()
