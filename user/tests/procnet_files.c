@@ -3,6 +3,11 @@
  * if_inet6 and /sys/class/net with its attributes. */
 #include "next.h"
 #include <fcntl.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 static char text[65536];
 
@@ -101,6 +106,51 @@ int main(void)
 		char path[64];
 		snprintf(path, sizeof path, "/proc/%d/net/dev", getpid());
 		CHECK(access(path, R_OK) == 0);
+	}
+
+	/* A TCP listener and a bound AF_UNIX socket are in the tables. */
+	{
+		int l = socket(AF_INET, SOCK_STREAM, 0);
+		int u = socket(AF_UNIX, SOCK_STREAM, 0);
+		struct sockaddr_in sin;
+		struct sockaddr_un sun;
+		socklen_t len = sizeof sin;
+		char want[64];
+
+		CHECK(l >= 0);
+		memset(&sin, 0, sizeof sin);
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(0x7f000001);
+		CHECK(bind(l, (struct sockaddr *)&sin, sizeof sin) == 0);
+		CHECK(listen(l, 4) == 0);
+		CHECK(getsockname(l, (struct sockaddr *)&sin, &len) == 0);
+		snprintf(want, sizeof want, ": 0100007F:%04X 00000000:0000 0A ", ntohs(sin.sin_port));
+		CHECK(slurp("/proc/net/tcp") > 0);
+		CHECK(strstr(text, want) != NULL);
+		CHECK(lines_are(149));
+
+		CHECK(u >= 0);
+		memset(&sun, 0, sizeof sun);
+		sun.sun_family = AF_UNIX;
+		snprintf(sun.sun_path + 1, sizeof sun.sun_path - 1, "procnet%d", getpid());
+		CHECK(bind(u, (struct sockaddr *)&sun,
+			   offsetof(struct sockaddr_un, sun_path) + 1 + strlen(sun.sun_path + 1)) == 0);
+		CHECK(listen(u, 1) == 0);
+		snprintf(want, sizeof want, " 00010000 0001 01 ");
+		CHECK(slurp("/proc/net/unix") > 0);
+		{
+			char tail[64];
+			char *line;
+			snprintf(tail, sizeof tail, " @procnet%d\n", getpid());
+			line = strstr(text, tail);
+			CHECK(line != NULL);
+			/* Its line says listening (__SO_ACCEPTCON), stream, unconnected. */
+			while (line && line > text && line[-1] != '\n')
+				line--;
+			CHECK(line && strstr(line, want) != NULL && strstr(line, want) < strchr(line, '\n'));
+		}
+		close(l);
+		close(u);
 	}
 
 	check_attr("address", "00:00:00:00:00:00\n");

@@ -169,7 +169,8 @@ pub struct Route {
 
 // ---- the registry (net::iface), in these types ----
 
-fn ip_of(a: &IpAddress) -> Ip {
+/// A registry (smoltcp) address in these terms.
+pub fn ip_of(a: &IpAddress) -> Ip {
     match a {
         IpAddress::Ipv4(v4) => Ip::V4(v4.octets()),
         IpAddress::Ipv6(v6) => Ip::V6(v6.octets()),

@@ -6,11 +6,11 @@
 
 use alloc::format;
 use alloc::string::String;
-use alloc::vec::Vec;
 use core::fmt::Write;
 
 use crate::fs::pseudo::Node;
 use crate::net::ifconf::{self, Ip};
+use crate::net::inet;
 
 pub(super) const NET: &[(&str, Node)] = &[
     ("dev", Node::File(dev)),
@@ -136,42 +136,6 @@ fn route() -> String {
     out
 }
 
-/// One row of a TCP or UDP table.
-pub struct InetRow {
-    pub local: (Ip, u16),
-    pub remote: (Ip, u16),
-    /// TCP_ESTABLISHED (1) ... TCP_LISTEN (10), TCP_CLOSE (7) for UDP.
-    pub state: u8,
-    pub tx_queue: u32,
-    pub rx_queue: u32,
-    pub uid: u32,
-    pub inode: u64,
-}
-
-/// One row of /proc/net/unix.
-pub struct UnixRow {
-    pub refcount: u32,
-    /// __SO_ACCEPTCON (1 << 16) for a listening socket.
-    pub flags: u32,
-    pub sock_type: u16,
-    /// SS_UNCONNECTED 1, SS_CONNECTING 2, SS_CONNECTED 3.
-    pub state: u8,
-    pub inode: u64,
-    /// The bound name as printed ("@name" for an abstract one).
-    pub path: Option<String>,
-}
-
-/// The sockets of the IP families (`tcp`: TCP, else UDP; `v6`: AF_INET6).
-/// Stand-in until the IP stack's socket table merges: none.
-fn inet_rows(_tcp: bool, _v6: bool) -> Vec<InetRow> {
-    Vec::new()
-}
-
-/// The AF_UNIX sockets. Stand-in until AF_UNIX's table merges: none.
-fn unix_rows() -> Vec<UnixRow> {
-    Vec::new()
-}
-
 fn endpoint(out: &mut String, (ip, port): (Ip, u16)) {
     match ip {
         Ip::V4(a) => {
@@ -199,15 +163,22 @@ fn inet_table(tcp: bool, v6: bool) -> String {
             out.push_str(" ref pointer drops\n");
         }
     }
-    for (sl, r) in inet_rows(tcp, v6).into_iter().enumerate() {
+    let proto = match (tcp, v6) {
+        (true, false) => "tcp",
+        (true, true) => "tcp6",
+        (false, false) => "udp",
+        (false, true) => "udp6",
+    };
+    let rows = inet::sockets().into_iter().filter(|r| r.proto == proto);
+    for (sl, r) in rows.enumerate() {
         let mut line = if tcp {
             format!("{sl:4}: ")
         } else {
             format!("{sl:5}: ")
         };
-        endpoint(&mut line, r.local);
+        endpoint(&mut line, (ifconf::ip_of(&r.local.0), r.local.1));
         line.push(' ');
-        endpoint(&mut line, r.remote);
+        endpoint(&mut line, (ifconf::ip_of(&r.remote.0), r.remote.1));
         let _ = write!(
             line,
             " {:02X} {:08X}:{:08X} 00:00000000 00000000 {:5} {:8} {}",
@@ -248,7 +219,7 @@ fn udp6() -> String {
 
 fn unix() -> String {
     let mut out = String::from("Num       RefCount Protocol Flags    Type St Inode Path\n");
-    for r in unix_rows() {
+    for r in crate::net::unix::sockets() {
         // The kernel address is hidden from readers (%pK): zeros.
         let _ = write!(
             out,
