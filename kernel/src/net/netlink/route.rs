@@ -34,7 +34,6 @@ const IFLA_ADDRESS: u16 = 1;
 const IFLA_BROADCAST: u16 = 2;
 const IFLA_IFNAME: u16 = 3;
 const IFLA_MTU: u16 = 4;
-const IFLA_LINK: u16 = 5;
 const IFLA_QDISC: u16 = 6;
 const IFLA_STATS: u16 = 7;
 const IFLA_TXQLEN: u16 = 13;
@@ -223,7 +222,6 @@ fn link_msg(i: &Iface, m: &Message<'_>, port: u32, flags: u16) -> Vec<u8> {
     b.attr_u32(IFLA_NUM_RX_QUEUES, 1);
     b.attr_u8(IFLA_CARRIER, u8::from(up));
     b.attr_str(IFLA_QDISC, "noqueue");
-    b.attr_u32(IFLA_LINK, i.index);
     let mac = i.mac.unwrap_or([0; 6]);
     b.attr(IFLA_ADDRESS, &mac);
     b.attr(
