@@ -310,9 +310,7 @@ impl Socket for NetlinkSocket {
             return Ok(data.len());
         }
         let cap_ack = self.state.lock().cap_ack;
-        for datagram in route::handle(&bytes, port, cap_ack, caller) {
-            self.deliver(datagram);
-        }
+        route::handle(&bytes, port, cap_ack, caller, &mut |d| self.deliver(d));
         Ok(data.len())
     }
 

@@ -86,12 +86,19 @@ const RTMSG_LEN: usize = 12;
 /// 4 KiB pages is about this).
 const DUMP_DATAGRAM: usize = 3776;
 
-/// Answers the messages of one datagram sent by port `port`: the
-/// datagrams to queue on the sender.
-pub fn handle(request: &[u8], port: u32, cap_ack: bool, caller: &dyn Caller) -> Vec<Vec<u8>> {
-    let mut out = Vec::new();
+/// Answers the messages of one datagram sent by port `port`, handing
+/// each reply datagram to `deliver` as soon as its message is done (so a
+/// datagram of many requests never holds all their answers at once).
+pub fn handle(
+    request: &[u8],
+    port: u32,
+    cap_ack: bool,
+    caller: &dyn Caller,
+    deliver: &mut dyn FnMut(Vec<u8>),
+) {
     for m in nlmsg::messages(request) {
         let h = m.header;
+        let mut out = Vec::new();
         let err = if h.flags & NLM_F_REQUEST == 0 || h.ty < nlmsg::NLMSG_MIN_TYPE {
             0
         } else {
@@ -103,8 +110,10 @@ pub fn handle(request: &[u8], port: u32, cap_ack: bool, caller: &dyn Caller) -> 
         if h.flags & NLM_F_ACK != 0 || err != 0 {
             out.push(nlmsg::ack(&m, port, err, cap_ack));
         }
+        for datagram in out {
+            deliver(datagram);
+        }
     }
-    out
 }
 
 fn einval() -> Error {
