@@ -26,7 +26,7 @@ pub(super) const NET: &[(&str, Node)] = &[
 /// `line` padded with spaces to `width` characters, then a newline
 /// (Linux's seq_setwidth/seq_pad for the fixed-width tables).
 fn padded(out: &mut String, line: &str, width: usize) {
-    let _ = write!(out, "{line:<width$}\n");
+    let _ = writeln!(out, "{line:<width$}");
 }
 
 fn dev() -> String {

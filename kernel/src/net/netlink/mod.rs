@@ -105,10 +105,11 @@ impl NetlinkSocket {
     /// holds it.
     fn claim(&self, port: u32) -> Result<()> {
         let mut ports = PORTS.lock();
-        if let Some(other) = ports.get(&port) {
-            if other.strong_count() > 0 {
-                return Err(Error::new(Errno::EADDRINUSE));
-            }
+        if ports
+            .get(&port)
+            .is_some_and(|other| other.strong_count() > 0)
+        {
+            return Err(Error::new(Errno::EADDRINUSE));
         }
         ports.insert(port, self.me.clone());
         Ok(())

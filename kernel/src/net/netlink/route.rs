@@ -178,8 +178,11 @@ fn dump(replies: Vec<Vec<u8>>, m: &Message<'_>, port: u32, out: &mut Vec<Vec<u8>
     out.push(current);
 }
 
+/// A request's attributes: (type, data).
+type Attrs<'a> = Vec<(u16, &'a [u8])>;
+
 /// The fixed header of a request's payload, EINVAL if it is short.
-fn fixed<'a>(m: &Message<'a>, len: usize) -> Result<(&'a [u8], Vec<(u16, &'a [u8])>)> {
+fn fixed<'a>(m: &Message<'a>, len: usize) -> Result<(&'a [u8], Attrs<'a>)> {
     let head = m.payload.get(..len).ok_or_else(einval)?;
     let attrs = nlmsg::parse_attrs(m.payload.get(nlmsg::align(len)..).unwrap_or(&[]))
         .map_err(|_| einval())?;
@@ -436,17 +439,15 @@ fn route_msgs(family: i32, m: &Message<'_>, port: u32) -> Vec<Vec<u8>> {
         if let Some(gw) = r.gateway {
             b.attr(RTA_GATEWAY, gw.bytes());
         }
-        if kernel {
-            if let Some((a, _)) = ifconf::by_index(r.iface).and_then(|i| {
-                i.addrs
-                    .iter()
-                    .copied()
-                    .find(|(a, p)| a.family() == r.dst.family() && a.network(*p) == r.dst)
-            }) {
-                if let Ip::V4(_) = a {
-                    b.attr(RTA_PREFSRC, a.bytes());
-                }
-            }
+        // The interface's own address on the network is the source.
+        let src = ifconf::by_index(r.iface).and_then(|i| {
+            i.addrs
+                .iter()
+                .copied()
+                .find(|(a, p)| a.family() == r.dst.family() && a.network(*p) == r.dst)
+        });
+        if let (true, Some((a @ Ip::V4(_), _))) = (kernel, src) {
+            b.attr(RTA_PREFSRC, a.bytes());
         }
         if r.dst.family() == AF_INET6 {
             b.attr_u32(RTA_PRIORITY, 256);
