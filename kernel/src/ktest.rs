@@ -145,6 +145,13 @@ pub fn run(name: &str) {
             }
             frame::println!("trellis: ktest page_cache: {failed} checks failed");
         }
+        "net_iface" => {
+            let failed = crate::net::iface_ktest::run();
+            if failed == 0 {
+                pass(name);
+            }
+            frame::println!("trellis: ktest net_iface: {failed} checks failed");
+        }
         _ => frame::println!("trellis: unknown ktest {name}"),
     }
 }

@@ -582,6 +582,98 @@ static int run_tcp_bw(int smoke, double *ns)
 	return with_peer(socket_peer(&p, AF_INET, sink_loop), &p, body_stream, smoke, ns);
 }
 
+/* Two UDP sockets on 127.0.0.1 connected to each other; the child echoes
+ * each datagram until an empty one comes. */
+static int udp_peer(struct peer *p)
+{
+	int sv[2];
+	struct sockaddr_in a[2];
+	for (int i = 0; i < 2; i++) {
+		socklen_t alen = sizeof a[i];
+		memset(&a[i], 0, sizeof a[i]);
+		a[i].sin_family = AF_INET;
+		a[i].sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		sv[i] = socket(AF_INET, SOCK_DGRAM, 0);
+		if (sv[i] < 0)
+			return b_sysfail("socket(AF_INET, SOCK_DGRAM)");
+		if (bind(sv[i], (struct sockaddr *)&a[i], sizeof a[i]) < 0 ||
+		    getsockname(sv[i], (struct sockaddr *)&a[i], &alen) < 0)
+			return b_sysfail("bind 127.0.0.1");
+	}
+	if (connect(sv[0], (struct sockaddr *)&a[1], sizeof a[1]) < 0 ||
+	    connect(sv[1], (struct sockaddr *)&a[0], sizeof a[0]) < 0)
+		return b_sysfail("connect (UDP)");
+	p->pid = fork();
+	if (p->pid < 0)
+		return b_sysfail("fork");
+	if (p->pid == 0) {
+		close(sv[0]);
+		echo_loop(sv[1], sv[1]);
+	}
+	close(sv[1]);
+	p->to = p->from = sv[0];
+	return 0;
+}
+
+static int run_udp_lat(int smoke, double *ns)
+{
+	struct peer p = { 0 };
+	if (udp_peer(&p) < 0)
+		return -1;
+	int r = simple(body_round_trip, &p, smoke, 0, ns);
+	/* The empty datagram ends the child's echo loop. */
+	if (send(p.to, "", 0, 0) < 0)
+		return b_sysfail("send (stop)");
+	if (peer_stop(&p) < 0)
+		return -1;
+	return r;
+}
+
+struct conn_arg {
+	struct sockaddr_in a;
+	int ls;
+};
+
+/* One TCP connection over loopback: socket, connect, accept, both closed. */
+static int body_tcp_connect(long n, void *arg)
+{
+	struct conn_arg *ca = arg;
+	struct sockaddr_in *a = &ca->a;
+	int ls = ca->ls;
+	for (long i = 0; i < n; i++) {
+		int c = socket(AF_INET, SOCK_STREAM, 0);
+		if (c < 0)
+			return b_sysfail("socket");
+		if (connect(c, (struct sockaddr *)a, sizeof *a) < 0)
+			return b_sysfail("connect 127.0.0.1");
+		int s = accept(ls, NULL, NULL);
+		if (s < 0)
+			return b_sysfail("accept");
+		close(c);
+		close(s);
+	}
+	return 0;
+}
+
+static int run_tcp_connect(int smoke, double *ns)
+{
+	struct conn_arg arg;
+	socklen_t alen = sizeof arg.a;
+	memset(&arg, 0, sizeof arg);
+	arg.a.sin_family = AF_INET;
+	arg.a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	arg.ls = socket(AF_INET, SOCK_STREAM, 0);
+	if (arg.ls < 0)
+		return b_sysfail("socket(AF_INET)");
+	if (bind(arg.ls, (struct sockaddr *)&arg.a, sizeof arg.a) < 0 ||
+	    listen(arg.ls, 16) < 0 ||
+	    getsockname(arg.ls, (struct sockaddr *)&arg.a, &alen) < 0)
+		return b_sysfail("listen 127.0.0.1");
+	int r = simple(body_tcp_connect, &arg, smoke, 0, ns);
+	close(arg.ls);
+	return r;
+}
+
 static const struct bench benches[] = {
 	{ "null_syscall", run_null, LATENCY, 0 },
 	{ "clock_gettime", run_clock, LATENCY, 0 },
@@ -604,6 +696,8 @@ static const struct bench benches[] = {
 	{ "unix_bw", run_unix_bw, BANDWIDTH, CHUNK },
 	{ "tcp_lat", run_tcp_lat, LATENCY, 0 },
 	{ "tcp_bw", run_tcp_bw, BANDWIDTH, CHUNK },
+	{ "udp_lat", run_udp_lat, LATENCY, 0 },
+	{ "tcp_connect", run_tcp_connect, LATENCY, 0 },
 	{ "fs_seq_write_cold", run_fs_seq_write_cold, BANDWIDTH, FS_BIG_SIZE },
 	{ "fs_seq_write_warm", run_fs_seq_write_warm, BANDWIDTH, FS_BIG_SIZE },
 	{ "fs_seq_read_cold", run_fs_seq_read_cold, BANDWIDTH, FS_BIG_SIZE },

@@ -74,6 +74,10 @@ const CASES: &[Case] = &[
         name: "page_cache",
         expect: Expect::Poweroff("ktest page_cache: ok"),
     },
+    Case {
+        name: "net_iface",
+        expect: Expect::Poweroff("ktest net_iface: ok"),
+    },
 ];
 
 pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {

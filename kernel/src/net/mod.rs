@@ -12,6 +12,7 @@
 pub mod addr;
 pub mod device;
 pub mod iface;
+pub(crate) mod iface_ktest;
 pub mod ifconf;
 pub mod ifioctl;
 pub mod inet;

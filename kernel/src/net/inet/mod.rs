@@ -68,7 +68,7 @@ pub const EPHEMERAL_LAST: u16 = 60999;
 const UDP_MAX_PAYLOAD: usize = 65507;
 /// smoltcp socket buffers: bytes per direction of a TCP connection.
 const TCP_BUF_MIN: usize = 4096;
-const TCP_BUF_MAX: usize = 128 * 1024;
+const TCP_BUF_MAX: usize = 64 * 1024;
 /// Datagrams a UDP socket queues each way.
 const UDP_PACKETS: usize = 64;
 /// LISTEN sockets a listener keeps ready (per interface).
@@ -524,10 +524,15 @@ pub(crate) fn collect_wakeups(s: &mut Stack) -> Vec<Wake> {
         }
         s.inet.socks.insert(id, st);
     }
-    // Orphans leave once smoltcp has closed them.
+    // Orphans leave once smoltcp has closed them, or as they enter
+    // TIME-WAIT: smoltcp would hold the connection's buffers for its 10 s
+    // there (a late duplicate FIN is answered with a reset instead).
     let orphans = core::mem::take(&mut s.inet.orphans);
     for o in orphans {
-        if tcp_sock(s, o.iface, o.handle).state() == tcp::State::Closed {
+        if matches!(
+            tcp_sock(s, o.iface, o.handle).state(),
+            tcp::State::Closed | tcp::State::TimeWait
+        ) {
             remove_handle(s, o.iface, o.handle);
         } else {
             s.inet.orphans.push(o);
