@@ -92,9 +92,13 @@ impl Drop for Msg {
     fn drop(&mut self) {
         gc::defer(core::mem::take(&mut self.rights));
         if let Some(s) = self.sender.upgrade() {
-            s.wmem.fetch_sub(self.charge, Ordering::Relaxed);
+            let old = s.wmem.fetch_sub(self.charge, Ordering::Relaxed);
             s.out_bytes.fetch_sub(self.data.len(), Ordering::Relaxed);
-            s.readiness.notify(POLLOUT);
+            // Wake only a sender that may wait or poll for room (it is
+            // writable at a quarter of its buffer, and waits at all of it).
+            if old * 4 > s.sndbuf() {
+                s.readiness.notify(POLLOUT);
+            }
             // The sender may have been released meanwhile: its last
             // reference can be this one, dropped here, outside any lock.
             drop(s);
@@ -575,7 +579,7 @@ impl UnixSocket {
         &self,
         data: &dyn SendBuf,
         meta: SendMeta,
-        flags: u32,
+        _flags: u32,
         nonblocking: bool,
         caller: &dyn Caller,
     ) -> Result<usize> {
@@ -597,11 +601,8 @@ impl UnixSocket {
                 let st = self.state.lock();
                 if st.snd_shut {
                     drop(st);
-                    return Err(if self.kind == SOCK_SEQPACKET {
-                        Self::epipe(flags, caller)
-                    } else {
-                        err(Errno::EPIPE)
-                    });
+                    // No SIGPIPE for datagrams and seqpackets (as on Linux).
+                    return Err(err(Errno::EPIPE));
                 }
                 match &st.conn {
                     Conn::None => return Err(err(Errno::ENOTCONN)),
@@ -609,11 +610,11 @@ impl UnixSocket {
                         Some(p) => p,
                         None => {
                             drop(st);
-                            return Err(if self.kind == SOCK_SEQPACKET {
-                                Self::epipe(flags, caller)
+                            return Err(err(if self.kind == SOCK_SEQPACKET {
+                                Errno::EPIPE
                             } else {
-                                err(Errno::ECONNREFUSED)
-                            });
+                                Errno::ECONNREFUSED
+                            }));
                         }
                     },
                 }
@@ -713,8 +714,11 @@ impl UnixSocket {
     fn consumed(&self, n: usize) {
         let mut st = self.state.lock();
         st.queued = st.queued.saturating_sub(n);
+        let was_full = st.queue.len() + 1 >= MAX_DGRAM_QLEN;
         drop(st);
-        self.readiness.notify(POLLOUT);
+        if self.kind == SOCK_DGRAM && was_full {
+            self.readiness.notify(POLLOUT);
+        }
     }
 
     /// Why a receive with nothing queued cannot wait: Some(Ok(0)) at end of
@@ -841,7 +845,11 @@ impl UnixSocket {
                 }
                 break;
             }
-            if stop || copied >= target || copied == want || (peek && copied > 0) {
+            if stop || copied >= target || (copied == want && want > 0) || (peek && copied > 0) {
+                break;
+            }
+            // An empty read returns at once when data waits (as on Linux).
+            if want == 0 && !self.state.lock().queue.is_empty() {
                 break;
             }
             if copied == 0 {
@@ -950,15 +958,19 @@ impl UnixSocket {
             self.autobind()?;
         }
         let my_addr = self.state.lock().addr.clone();
+        let my_cred = Ucred::of(caller);
         let server = UnixSocket::new(self.kind, target.cred);
         {
             let mut st = server.state.lock();
             st.conn = Conn::Peer(self.this.clone());
             st.peer_addr = my_addr;
-            st.peer_cred = Some(Ucred::of(caller));
+            st.peer_cred = Some(my_cred);
             st.embryo = true;
         }
-        server.opts.update(|o| *o = target.opts.get());
+        // The new socket inherits the listener's options (no two option
+        // locks at once).
+        let listener_opts = target.opts.get();
+        server.opts.update(|o| *o = listener_opts);
         let listen_addr = target.state.lock().addr.clone();
         server.state.lock().addr = listen_addr.clone();
         let deadline = self.deadline(true, nonblocking);
@@ -1181,10 +1193,8 @@ impl Socket for UnixSocket {
     fn shutdown(&self, how: u32) -> Result<()> {
         let (rd, wr) = (how != SHUT_WR, how != SHUT_RD);
         let peer = {
+            // Linux lets any socket shut down, connected or not.
             let mut st = self.state.lock();
-            if self.is_conn_type() && !st.is_connected() {
-                return Err(err(Errno::ENOTCONN));
-            }
             st.rcv_shut |= rd;
             st.snd_shut |= wr;
             if self.is_conn_type() { st.peer() } else { None }
