@@ -123,10 +123,11 @@ pub fn run(name: &str) {
             frame::println!("trellis: ktest sched_stale: the child never exited");
         }
         // frame's device layer on q35 (kernel/src/ktest_devices.rs).
-        "pci" | "pci_irq" | "pci_intx" => {
+        "pci" | "pci_irq" | "pci_intx" | "virtio_net" => {
             let r = match name {
                 "pci" => crate::ktest_devices::pci(),
                 "pci_irq" => crate::ktest_devices::pci_irq(),
+                "virtio_net" => crate::ktest_devices::virtio_net(),
                 _ => crate::ktest_devices::pci_intx(),
             };
             match r {

@@ -106,6 +106,7 @@ fn start_init(args: cmdline::Args) {
     if !booted_from_disk {
         block::init(frame::boot::cmdline());
     }
+    net::virtio_net::probe_all();
     let argv: Vec<Vec<u8>> = match args.init {
         Some(init) => core::iter::once(init.into_bytes()).chain(args.init_args.into_iter().map(|a| a.into_bytes())).collect(),
         None => match read_argv_file() {

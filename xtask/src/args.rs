@@ -46,6 +46,11 @@ options:
   --out DIR            rootfs: where the tree goes (default target/rootfs)
   --disk IMG           attach the raw image IMG as a virtio-blk disk (run;
                        repeatable: /dev/vda, /dev/vdb, ... in this order)
+  --net                a virtio-net NIC on QEMU user networking; the kernel
+                       gets ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off
+                       (the host is 10.0.2.2 from the guest) (run)
+  --forward HOST:GUEST forward TCP port HOST on the host's 127.0.0.1 to port
+                       GUEST of the guest; implies --net (run; repeatable)
   --size MIB           mkimage: the image size in MiB (default: DIR's size
                        plus a half, at least 8 MiB)
   --block-size B       mkimage: 1024 or 4096 (default 4096)
@@ -54,7 +59,7 @@ options:
   --kernel ELF         boot this kernel image instead of building one (run, test)
   --only LAYER,...     run only these test layers: host, miri, compile-fail,
                        linux, user, glibc, busybox, interactive, ktest,
-                       storage, fuzz, bench (test)
+                       storage, net, fuzz, bench (test)
   --seed S             fuzz: the PRNG seed (default 1)
   --calls N            fuzz: calls in the campaign (default 20000)
   --threads T          fuzz: worker threads per batch child (default 1)
@@ -104,6 +109,11 @@ pub struct Options {
     pub out: Option<PathBuf>,
     /// `--disk IMG`, in order.
     pub disks: Vec<PathBuf>,
+    /// `run --net`: a virtio-net NIC on QEMU user networking (also set by
+    /// `--forward`).
+    pub net: bool,
+    /// `run --forward HOST:GUEST`: TCP port forwards, in order.
+    pub forwards: Vec<(u16, u16)>,
     /// `mkimage --size MIB`.
     pub size_mib: Option<u64>,
     /// `mkimage --block-size B`.
@@ -144,6 +154,7 @@ pub const LAYERS: &[&str] = &[
     "interactive",
     "ktest",
     "storage",
+    "net",
     "compile-fail",
     "fuzz",
     "bench",
@@ -200,6 +211,11 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
             "--add" => opts.adds.push(parse_add(&value(flag)?)?),
             "--append" => opts.append.push(value(flag)?),
             "--disk" => opts.disks.push(PathBuf::from(value(flag)?)),
+            "--net" if inline.is_none() => opts.net = true,
+            "--forward" => {
+                opts.forwards.push(parse_forward(&value(flag)?)?);
+                opts.net = true;
+            }
             "--root" => opts.root = Some(PathBuf::from(value(flag)?)),
             "--out" => opts.out = Some(PathBuf::from(value(flag)?)),
             "--size" => opts.size_mib = Some(parse_num(flag, &value(flag)?)?.max(1)),
@@ -254,6 +270,8 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ("--add", !o.adds.is_empty()),
         ("--append", !o.append.is_empty()),
         ("--disk", !o.disks.is_empty()),
+        ("--net", o.net && o.forwards.is_empty()),
+        ("--forward", !o.forwards.is_empty()),
         ("--root", o.root.is_some()),
         ("--out", o.out.is_some()),
         ("--size", o.size_mib.is_some()),
@@ -279,6 +297,8 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
             "--add",
             "--append",
             "--disk",
+            "--net",
+            "--forward",
             "--root",
             "--timeout",
             "--kernel",
@@ -344,6 +364,20 @@ fn parse_range(flag: &str, s: &str, lo: u64, hi: u64) -> Result<u32, String> {
         return Err(format!("`{flag} {s}`: expected {lo}..={hi}"));
     }
     Ok(v as u32)
+}
+
+/// `--forward HOST:GUEST`: two TCP ports, 1..=65535.
+pub fn parse_forward(s: &str) -> Result<(u16, u16), String> {
+    let port = |p: &str| -> Result<u16, String> {
+        match p.parse::<u16>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!("`--forward {s}`: `{p}` is not a port (1-65535)")),
+        }
+    };
+    let (host, guest) = s
+        .split_once(':')
+        .ok_or_else(|| format!("`--forward {s}`: expected HOST:GUEST (two port numbers)"))?;
+    Ok((port(host)?, port(guest)?))
 }
 
 /// Splits `HOST:GUEST` at the first `:` that is followed by `/`.
@@ -502,6 +536,23 @@ mod tests {
         assert!(p(&["run", "--out", "t"]).is_err());
         assert!(p(&["rootfs", "--root", "t"]).is_err());
         assert!(p(&["test", "--root", "t"]).is_err());
+    }
+
+    #[test]
+    fn net_and_forwards() {
+        let inv = p(&["run", "--net"]).unwrap();
+        assert!(inv.opts.net && inv.opts.forwards.is_empty());
+        let inv = p(&["run", "--forward", "8080:80", "--forward=2222:22"]).unwrap();
+        assert!(inv.opts.net, "--forward implies --net");
+        assert_eq!(inv.opts.forwards, [(8080, 80), (2222, 22)]);
+        for bad in [
+            "80", "0:80", "80:0", "65536:1", "a:b", ":80", "80:", "1:2:3",
+        ] {
+            assert!(p(&["run", "--forward", bad]).is_err(), "{bad}");
+        }
+        assert!(p(&["test", "--net"]).is_err());
+        assert!(p(&["test", "--forward", "1:2"]).is_err());
+        assert!(p(&["run", "--net=1"]).is_err());
     }
 
     #[test]

@@ -33,6 +33,7 @@ mod test_busybox;
 mod test_host;
 mod test_interactive;
 mod test_ktest;
+mod test_net;
 mod test_storage;
 mod test_user;
 mod util;
@@ -157,14 +158,22 @@ fn run(kernel: &std::path::Path, initrd: &std::path::Path, opts: &Options) -> ut
         (None, Some(_)) => Some(std::time::Duration::from_secs(300)),
         (None, None) => None,
     };
+    let net = opts.net.then(|| qemu::Net {
+        forwards: opts.forwards.clone(),
+    });
+    let mut append = opts.append.clone();
+    if net.is_some() {
+        append.insert(0, qemu::NET_CMDLINE.to_string());
+    }
     let boot = qemu::Boot {
         kernel,
         initrd,
-        append: &opts.append,
+        append: &append,
         timeout,
         console,
         watch: None,
         disks: &opts.disks,
+        net: net.as_ref(),
     };
     let result = qemu::boot(&boot, &mut |_| {})?;
     if let Some(msg) = result.outcome.problem() {

@@ -36,6 +36,35 @@ pub struct Boot<'a> {
     pub watch: Option<Watch<'a>>,
     /// Raw images attached as virtio-blk disks, in order (`/dev/vda`, ...).
     pub disks: &'a [PathBuf],
+    /// A virtio-net NIC on QEMU user networking (`None`: QEMU's default NIC).
+    pub net: Option<&'a Net>,
+}
+
+/// QEMU user networking (slirp) behind a virtio-net NIC: the guest is
+/// 10.0.2.15/24, the gateway 10.0.2.2 (which is the host's loopback),
+/// DNS 10.0.2.3.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Net {
+    /// TCP forwards (host port, guest port); the host side listens on
+    /// 127.0.0.1 only.
+    pub forwards: Vec<(u16, u16)>,
+}
+
+/// The kernel command line that configures eth0 for QEMU user networking
+/// (Linux's `ip=client::gateway:netmask::device:autoconf`).
+pub const NET_CMDLINE: &str = "ip=10.0.2.15::10.0.2.2:255.255.255.0::eth0:off";
+
+/// QEMU arguments for `net`: one user-mode netdev with its forwards and a
+/// virtio-net PCI function on it (which also replaces QEMU's default NIC).
+pub fn net_args(net: &Net) -> Vec<OsString> {
+    let mut netdev = String::from("user,id=n0");
+    for (host, guest) in &net.forwards {
+        netdev.push_str(&format!(",hostfwd=tcp:127.0.0.1:{host}-:{guest}"));
+    }
+    ["-netdev", &netdev, "-device", "virtio-net-pci,netdev=n0"]
+        .iter()
+        .map(OsString::from)
+        .collect()
 }
 
 /// Counts a hang when the guest goes `quiet` long without a line for which
@@ -191,6 +220,7 @@ pub fn boot(b: &Boot, on_line: &mut dyn FnMut(&str)) -> Res<BootResult> {
     let mut cmd = Command::new(QEMU);
     cmd.args(qemu_args(b.kernel, b.initrd, &cmdline(b.append)))
         .args(disk_args(b.disks))
+        .args(b.net.map(net_args).unwrap_or_default())
         .stdout(Stdio::piped());
     match b.console {
         Console::Interactive => cmd.stdin(Stdio::inherit()).stderr(Stdio::inherit()),
@@ -407,6 +437,32 @@ mod tests {
         assert!(check_disks(&[PathBuf::from("/")]).is_err());
         let many = vec![PathBuf::from("/dev/null"); MAX_DISKS + 1];
         assert!(check_disks(&many).unwrap_err().contains("at most"));
+    }
+
+    #[test]
+    fn user_networking_with_loopback_forwards() {
+        let show = |n: &Net| -> Vec<String> {
+            net_args(n)
+                .iter()
+                .map(|a| a.to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(
+            show(&Net::default()),
+            [
+                "-netdev",
+                "user,id=n0",
+                "-device",
+                "virtio-net-pci,netdev=n0"
+            ]
+        );
+        let n = Net {
+            forwards: vec![(8080, 80), (2222, 22)],
+        };
+        assert_eq!(
+            show(&n)[1],
+            "user,id=n0,hostfwd=tcp:127.0.0.1:8080-:80,hostfwd=tcp:127.0.0.1:2222-:22"
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::qemu::{self, BootResult, Console};
 use crate::util::{Context, Res, target_dir};
 use crate::{
     bench, compile_fail, fuzz, initramfs, miri, test_busybox, test_host, test_interactive,
-    test_ktest, test_storage, test_user,
+    test_ktest, test_net, test_storage, test_user,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -138,6 +138,7 @@ impl BootEnv {
             console: Console::Capture,
             watch: None,
             disks: &[],
+            net: None,
         };
         qemu::boot(&boot, on_line)
     }
@@ -167,6 +168,7 @@ impl BootEnv {
             console: Console::Capture,
             watch: Some(watch),
             disks: &[],
+            net: None,
         };
         qemu::boot(&boot, on_line)
     }
@@ -234,6 +236,7 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         "interactive",
         "ktest",
         "storage",
+        "net",
         "fuzz",
         "bench",
     ];
@@ -258,6 +261,9 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         }
         if want("storage") {
             test_storage::run(env.as_ref(), &mut r);
+        }
+        if want("net") {
+            test_net::run(env.as_ref(), &mut r);
         }
         if want("fuzz") {
             fuzz::layer(env.as_ref(), &mut r);

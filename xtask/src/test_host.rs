@@ -15,6 +15,7 @@ pub const HOST_PACKAGES: &[&str] = &[
     "frame",
     "virtio",
     "virtio-blk",
+    "virtio-net",
     "xtask",
 ];
 

@@ -23,56 +23,75 @@ enum Expect {
 struct Case {
     name: &'static str,
     expect: Expect,
+    /// Boot with a virtio-net NIC on QEMU user networking.
+    net: bool,
 }
 
 const CASES: &[Case] = &[
     Case {
         name: "panic",
         expect: Expect::Panic("ktest: deliberate panic"),
+        net: false,
     },
     Case {
         name: "stack_overflow",
         expect: Expect::Panic("kernel stack overflow: touched the guard page"),
+        net: false,
     },
     Case {
         name: "null_deref",
         expect: Expect::Poweroff("read of unmapped user page: Some("),
+        net: false,
     },
     Case {
         name: "init_twice",
         expect: Expect::Panic("invariant: frame::init runs once"),
+        net: false,
     },
     Case {
         name: "run_first_nested",
         expect: Expect::Panic("invariant: run_first_task runs once, from the boot context"),
+        net: false,
     },
     Case {
         name: "timer_yield",
         expect: Expect::Panic("sleeping, yielding or exiting in interrupt context"),
+        net: false,
     },
     Case {
         name: "timer_exit",
         expect: Expect::Panic("sleeping, yielding or exiting in interrupt context"),
+        net: false,
     },
     Case {
         name: "sched_stale",
         expect: Expect::Poweroff("ktest sched_stale: ok"),
+        net: false,
     },
     Case {
         name: "pci",
         expect: Expect::Poweroff("ktest pci: ok"),
+        net: false,
     },
     Case {
         name: "pci_irq",
         expect: Expect::Poweroff("ktest pci_irq: ok"),
+        net: false,
     },
     Case {
         name: "pci_intx",
         expect: Expect::Poweroff("ktest pci_intx: ok"),
+        net: false,
+    },
+    Case {
+        name: "virtio_net",
+        expect: Expect::Poweroff("ktest virtio_net: ok"),
+        net: true,
     },
     Case {
         name: "page_cache",
         expect: Expect::Poweroff("ktest page_cache: ok"),
+        net: false,
     },
     Case {
         name: "net_iface",
@@ -98,6 +117,7 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
     for case in CASES {
         let name = format!("ktest:{}", case.name);
         let append = [format!("ktest={}", case.name)];
+        let net = qemu::Net::default();
         let boot = qemu::Boot {
             kernel: &env.kernel,
             initrd: &initrd,
@@ -106,6 +126,7 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
             console: Console::Capture,
             watch: None,
             disks: &[],
+            net: case.net.then_some(&net),
         };
         let result = match qemu::boot(&boot, &mut |_| {}) {
             Ok(res) => res,

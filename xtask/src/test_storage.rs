@@ -137,6 +137,7 @@ fn root_disk(c: &Ctx, r: &mut Reporter) {
             console: Console::Capture,
             watch: None,
             disks: std::slice::from_ref(&image),
+            net: None,
         };
         qemu::boot(&b, &mut |_| {})
     });
@@ -351,6 +352,7 @@ fn boot(
         console: Console::Capture,
         watch,
         disks,
+        net: None,
     };
     let result = qemu::boot(&b, &mut |_| {})?;
     let _ = c.env.write_log(&format!("storage_{name}"), &result);

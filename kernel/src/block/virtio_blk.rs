@@ -33,10 +33,10 @@ use crate::error::{Errno, Error, Result};
 /// callbacks, which wake wait queues (50), run after it is dropped.
 const DISK_LOCK: u8 = 56;
 /// PCI capability id of MSI-X.
-const CAP_MSIX: u8 = 0x11;
+pub(crate) const CAP_MSIX: u8 = 0x11;
 
-/// A register window of a memory BAR.
-struct Mmio(IoMem);
+/// A register window of a memory BAR (virtio-net uses it too).
+pub(crate) struct Mmio(pub(crate) IoMem);
 
 impl Registers for Mmio {
     fn read_u8(&self, offset: usize) -> core::result::Result<u8, AccessError> {
@@ -60,7 +60,7 @@ impl Registers for Mmio {
 }
 
 /// Ring and header memory.
-struct Coherent(DmaCoherent);
+pub(crate) struct Coherent(pub(crate) DmaCoherent);
 
 impl DeviceMemory for Coherent {
     fn bus_addr(&self) -> u64 {
@@ -117,7 +117,7 @@ impl DmaBuffer for Segment {
     }
 }
 
-struct Config<'a>(&'a PciDevice);
+pub(crate) struct Config<'a>(pub(crate) &'a PciDevice);
 
 impl ConfigSpace for Config<'_> {
     fn read_u8(&self, offset: u16) -> core::result::Result<u8, AccessError> {
@@ -262,7 +262,7 @@ impl BlockDriver for Disk {
 
 /// Maps one capability's window: `region.length` bytes at `region.offset`
 /// of its memory BAR (each BAR mapped once, in `bars`).
-fn window(pci: &PciDevice, bars: &mut [Option<IoMem>; 6], region: CapRegion) -> Result<Mmio> {
+pub(crate) fn window(pci: &PciDevice, bars: &mut [Option<IoMem>; 6], region: CapRegion) -> Result<Mmio> {
     let i = usize::from(region.bar);
     if bars[i].is_none() {
         match pci.bar(i)? {

@@ -4,7 +4,8 @@
 //!   implements, the open file that holds a socket, the shared options;
 //! - [`addr`]: socket addresses decoded at the system-call boundary;
 //! - [`unix`]: AF_UNIX; [`inet`]: AF_INET and AF_INET6 (TCP, UDP) over the
-//!   interfaces of [`device`]; [`netlink`]: AF_NETLINK (NETLINK_ROUTE).
+//!   interfaces of [`device`]; [`netlink`]: AF_NETLINK (NETLINK_ROUTE);
+//!   [`virtio_net`]: the virtio-net NICs behind [`device`].
 //!
 //! The system calls are in `syscall/net.rs`; data flows syscall → socket
 //! layer → family → (device driver → frame). docs/net.md has the design.
@@ -20,6 +21,7 @@ pub mod netlink;
 pub mod socket;
 pub mod sysfs;
 pub mod unix;
+pub mod virtio_net;
 
 use alloc::sync::Arc;
 
