@@ -96,6 +96,7 @@ const CASES: &[Case] = &[
     Case {
         name: "net_iface",
         expect: Expect::Poweroff("ktest net_iface: ok"),
+        net: false,
     },
 ];
 
