@@ -7,6 +7,8 @@
 #include "nl.h"
 #include <sys/ioctl.h>
 #include <net/if.h>
+#include <net/route.h>
+#include <netinet/in.h>
 
 static char buf[65536];
 
@@ -209,6 +211,21 @@ int main(void)
 		CHECK_ERR(ioctl(s, SIOCSIFFLAGS, &ifr), EPERM);
 		ifr.ifr_mtu = 1500;
 		CHECK_ERR(ioctl(s, SIOCSIFMTU, &ifr), EPERM);
+		{
+			/* route(8)'s ioctls (AF_INET's) need it too, checked
+			 * before the structure is read. */
+			int in = socket(AF_INET, SOCK_DGRAM, 0);
+			struct rtentry rt;
+
+			CHECK(in >= 0);
+			memset(&rt, 0, sizeof rt);
+			((struct sockaddr_in *)&rt.rt_dst)->sin_family = AF_INET;
+			((struct sockaddr_in *)&rt.rt_genmask)->sin_family = AF_INET;
+			rt.rt_flags = RTF_UP;
+			CHECK_ERR(ioctl(in, SIOCADDRT, &rt), EPERM);
+			CHECK_ERR(ioctl(in, SIOCDELRT, (void *)8), EPERM);
+			close(in);
+		}
 		CHILD_DONE();
 	}
 	CHECK(t_wait_ok(pid));

@@ -179,12 +179,15 @@ const CASES: &[Case] = &[
             "sh",
             "-c",
             "ip addr add 10.9.8.7/24 dev lo && ip addr show dev lo && \
-             ip route add 10.1.0.0/16 via 10.9.8.1 && ip route && route -n",
+             ip route add 10.1.0.0/16 via 10.9.8.1 && ip route && \
+             route add -net 10.3.0.0 netmask 255.255.0.0 gw 10.9.8.1 && \
+             route add -host 10.4.0.1 dev lo && route -n",
         ],
         status: 0,
         expect: Expect::Words(&[
             "1:", "lo:", "<LOOPBACK,UP,LOWER_UP>", "65536", "link/loopback", "127.0.0.1/8",
             "10.9.8.7/24", "::1/128", "10.1.0.0/16", "via", "10.9.8.1", "255.255.0.0", "UG",
+            "10.3.0.0", "10.4.0.1", "255.255.255.255", "UH",
         ]),
     },
     Case {

@@ -11,6 +11,8 @@ use super::netlink::CAP_NET_ADMIN;
 use crate::error::{Errno, Error, Result};
 use crate::fs::stream::Caller;
 
+const SIOCADDRT: u32 = 0x890b;
+const SIOCDELRT: u32 = 0x890c;
 const SIOCGIFNAME: u32 = 0x8910;
 const SIOCGIFCONF: u32 = 0x8912;
 const SIOCGIFFLAGS: u32 = 0x8913;
@@ -41,7 +43,9 @@ const IFCONF_LEN: usize = 16;
 pub fn ioctl(family: i32, cmd: u32, arg: u64, caller: &dyn Caller) -> Option<Result<isize>> {
     let ipv4 = matches!(
         cmd,
-        SIOCGIFADDR
+        SIOCADDRT
+            | SIOCDELRT
+            | SIOCGIFADDR
             | SIOCSIFADDR
             | SIOCGIFDSTADDR
             | SIOCGIFBRDADDR
@@ -53,6 +57,7 @@ pub fn ioctl(family: i32, cmd: u32, arg: u64, caller: &dyn Caller) -> Option<Res
     }
     let r = match cmd {
         SIOCGIFCONF => ifconf_list(arg, caller),
+        SIOCADDRT | SIOCDELRT => route_ioctl(cmd == SIOCADDRT, arg, caller),
         SIOCGIFNAME => get_name(arg, caller),
         SIOCGIFFLAGS | SIOCSIFFLAGS | SIOCGIFADDR | SIOCSIFADDR | SIOCGIFDSTADDR
         | SIOCGIFBRDADDR | SIOCGIFNETMASK | SIOCSIFNETMASK | SIOCGIFMETRIC | SIOCGIFMTU
@@ -245,4 +250,67 @@ fn ifconf_list(arg: u64, caller: &dyn Caller) -> Result<()> {
         out.len()
     };
     caller.write_bytes(arg, &(written as i32).to_ne_bytes())
+}
+
+/// `sizeof(struct rtentry)` on x86-64, and where its fields are.
+const RTENTRY_LEN: usize = 120;
+const RT_DST: usize = 8;
+const RT_GATEWAY: usize = 24;
+const RT_GENMASK: usize = 40;
+const RT_FLAGS: usize = 56;
+const RT_DEV: usize = 88;
+const RTF_GATEWAY: u16 = 0x2;
+const RTF_HOST: u16 = 0x4;
+
+/// The IPv4 address of the `struct sockaddr` at `at` in `b`.
+fn sockaddr_at(b: &[u8; RTENTRY_LEN], at: usize) -> [u8; 4] {
+    [b[at + 4], b[at + 5], b[at + 6], b[at + 7]]
+}
+
+/// SIOCADDRT/SIOCDELRT (route(8)'s `struct rtentry`): a route of the main
+/// table to rt_dst/rt_genmask (a host route with RTF_HOST), through
+/// rt_gateway with RTF_GATEWAY, on rt_dev or the gateway's interface.
+fn route_ioctl(add: bool, arg: u64, caller: &dyn Caller) -> Result<()> {
+    need_admin(caller)?;
+    let mut rt = [0u8; RTENTRY_LEN];
+    caller.read_bytes(arg, &mut rt)?;
+    let flags = u16::from_ne_bytes([rt[RT_FLAGS], rt[RT_FLAGS + 1]]);
+    let prefix = if flags & RTF_HOST != 0 {
+        32
+    } else {
+        ifconf::v4_prefix(sockaddr_at(&rt, RT_GENMASK)).ok_or(Error::new(Errno::EINVAL))?
+    };
+    let dst = Ip::V4(sockaddr_at(&rt, RT_DST)).network(prefix);
+    let gateway = (flags & RTF_GATEWAY != 0).then(|| Ip::V4(sockaddr_at(&rt, RT_GATEWAY)));
+    let dev_ptr = u64::from_ne_bytes(rt[RT_DEV..RT_DEV + 8].try_into().unwrap_or([0; 8]));
+    let dev = if dev_ptr == 0 {
+        None
+    } else {
+        // A C string of at most IFNAMSIZ - 1 bytes.
+        let mut name = Vec::new();
+        for i in 0..IFNAMSIZ as u64 {
+            let mut c = [0u8];
+            caller.read_bytes(dev_ptr + i, &mut c)?;
+            if c[0] == 0 {
+                break;
+            }
+            name.push(c[0]);
+        }
+        Some(ifconf::by_name(&name).ok_or(Error::new(Errno::ENODEV))?)
+    };
+    if !add {
+        let index = dev.map_or(0, |i| i.index);
+        return ifconf::del_route(dst, prefix, gateway, index);
+    }
+    let iface = match (dev, gateway) {
+        (Some(i), _) => i,
+        (None, Some(gw)) => ifconf::on_link(gw).ok_or(Error::new(Errno::ENETUNREACH))?,
+        (None, None) => return Err(Error::new(Errno::ENODEV)),
+    };
+    ifconf::add_route(ifconf::Route {
+        dst,
+        prefix,
+        gateway,
+        iface: iface.index,
+    })
 }

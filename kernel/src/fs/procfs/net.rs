@@ -115,8 +115,8 @@ fn route() -> String {
         let Some(iface) = ifconf::by_index(r.iface) else {
             continue;
         };
-        // RTF_UP, RTF_GATEWAY.
-        let flags = 0x1 | if gw.is_some() { 0x2 } else { 0 };
+        // RTF_UP, RTF_GATEWAY, and RTF_HOST for a /32 (fib_flag_trans).
+        let flags = 0x1 | if gw.is_some() { 0x2 } else { 0 } | if r.prefix == 32 { 0x4 } else { 0 };
         let line = format!(
             "{}\t{:08X}\t{:08X}\t{:04X}\t{}\t{}\t{}\t{:08X}\t{}\t{}\t{}",
             iface.name,
