@@ -212,8 +212,8 @@ int main(void)
 		ifr.ifr_mtu = 1500;
 		CHECK_ERR(ioctl(s, SIOCSIFMTU, &ifr), EPERM);
 		{
-			/* route(8)'s ioctls (AF_INET's) need it too, checked
-			 * before the structure is read. */
+			/* route(8)'s ioctls (AF_INET's) need it too; Linux
+			 * reads the structure first. */
 			int in = socket(AF_INET, SOCK_DGRAM, 0);
 			struct rtentry rt;
 
@@ -223,7 +223,8 @@ int main(void)
 			((struct sockaddr_in *)&rt.rt_genmask)->sin_family = AF_INET;
 			rt.rt_flags = RTF_UP;
 			CHECK_ERR(ioctl(in, SIOCADDRT, &rt), EPERM);
-			CHECK_ERR(ioctl(in, SIOCDELRT, (void *)8), EPERM);
+			CHECK_ERR(ioctl(in, SIOCDELRT, &rt), EPERM);
+			CHECK_ERR(ioctl(in, SIOCDELRT, (void *)8), EFAULT);
 			close(in);
 		}
 		CHILD_DONE();

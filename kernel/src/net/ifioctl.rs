@@ -271,9 +271,10 @@ fn sockaddr_at(b: &[u8; RTENTRY_LEN], at: usize) -> [u8; 4] {
 /// table to rt_dst/rt_genmask (a host route with RTF_HOST), through
 /// rt_gateway with RTF_GATEWAY, on rt_dev or the gateway's interface.
 fn route_ioctl(add: bool, arg: u64, caller: &dyn Caller) -> Result<()> {
-    need_admin(caller)?;
+    // Linux copies the structure in before it checks the capability.
     let mut rt = [0u8; RTENTRY_LEN];
     caller.read_bytes(arg, &mut rt)?;
+    need_admin(caller)?;
     let flags = u16::from_ne_bytes([rt[RT_FLAGS], rt[RT_FLAGS + 1]]);
     let prefix = if flags & RTF_HOST != 0 {
         32
