@@ -220,6 +220,16 @@ fn assemble(spec: &Spec) -> Res<Tree> {
         Node::File(0o644, b"root:x:0:0:root:/root:/bin/sh\n".to_vec()),
     )?;
     t.put("/etc/group", Node::File(0o644, b"root:x:0:\n".to_vec()))?;
+    // Name service without a network: getaddrinfo reads these (glibc
+    // consults nsswitch.conf first; musl reads hosts directly).
+    t.put(
+        "/etc/hosts",
+        Node::File(0o644, b"127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n".to_vec()),
+    )?;
+    t.put(
+        "/etc/nsswitch.conf",
+        Node::File(0o644, b"passwd: files\ngroup: files\nhosts: files dns\n".to_vec()),
+    )?;
     if let Some(user) = spec.user {
         add_user(&mut t, user)?;
     }

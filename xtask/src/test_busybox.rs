@@ -171,6 +171,44 @@ const CASES: &[Case] = &[
         status: 0,
         expect: Expect::Exact("x\n"),
     },
+    // Interface configuration (docs/net.md): netlink for `ip`, the SIOC*
+    // ioctls and /proc/net for ifconfig and route.
+    Case {
+        name: "ip-addr-route",
+        argv: &[
+            "sh",
+            "-c",
+            "ip addr add 10.9.8.7/24 dev lo && ip addr show dev lo && \
+             ip route add 10.1.0.0/16 via 10.9.8.1 && ip route && \
+             route add -net 10.3.0.0 netmask 255.255.0.0 gw 10.9.8.1 && \
+             route add -host 10.4.0.1 dev lo && route -n",
+        ],
+        status: 0,
+        expect: Expect::Words(&[
+            "1:", "lo:", "<LOOPBACK,UP,LOWER_UP>", "65536", "link/loopback", "127.0.0.1/8",
+            "10.9.8.7/24", "::1/128", "10.1.0.0/16", "via", "10.9.8.1", "255.255.0.0", "UG",
+            "10.3.0.0", "10.4.0.1", "255.255.255.255", "UH",
+        ]),
+    },
+    Case {
+        name: "ip-link-set",
+        argv: &[
+            "sh",
+            "-c",
+            "ip link set lo down && ip link show lo && ip link set lo mtu 1500 up && ip link",
+        ],
+        status: 0,
+        expect: Expect::Words(&["<LOOPBACK>", "<LOOPBACK,UP,LOWER_UP>", "1500"]),
+    },
+    Case {
+        name: "ifconfig",
+        argv: &["sh", "-c", "ifconfig lo mtu 9000 && ifconfig"],
+        status: 0,
+        expect: Expect::Words(&[
+            "lo", "encap:Local", "Loopback", "addr:127.0.0.1", "Mask:255.0.0.0", "UP", "LOOPBACK",
+            "RUNNING", "MTU:9000",
+        ]),
+    },
 ];
 
 /// Compares a finished boot with what the case expects.

@@ -18,7 +18,10 @@ fn cpu_list() -> String {
 const TREE: &[(&str, Node)] = &[
     ("block", Node::Dynamic(crate::block::sysfs::block_dir)),
     ("bus", Node::Dir(&[])),
-    ("class", Node::Dir(&[])),
+    (
+        "class",
+        Node::Dir(&[("net", Node::Dynamic(crate::net::sysfs::class_net_dir))]),
+    ),
     (
         "dev",
         Node::Dir(&[("block", Node::Dir(&[])), ("char", Node::Dir(&[]))]),

@@ -14,9 +14,12 @@ pub mod addr;
 pub mod device;
 pub mod iface;
 pub(crate) mod iface_ktest;
+pub mod ifconf;
+pub mod ifioctl;
 pub mod inet;
 pub mod netlink;
 pub mod socket;
+pub mod sysfs;
 pub mod unix;
 pub mod virtio_net;
 

@@ -213,6 +213,9 @@ impl FileOps for SocketFile {
     }
 
     fn ioctl(&self, cmd: u32, arg: u64, caller: &dyn Caller) -> Result<isize> {
+        if let Some(r) = super::ifioctl::ioctl(self.socket.family(), cmd, arg, caller) {
+            return r;
+        }
         self.socket.ioctl(cmd, arg, caller)
     }
 }

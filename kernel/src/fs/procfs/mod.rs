@@ -14,6 +14,7 @@
 mod fd;
 mod mem;
 mod mounts;
+mod net;
 mod pid;
 mod pid_text;
 mod slabinfo;
@@ -71,6 +72,7 @@ const TOP: &[(&str, Top)] = &[
     ("loadavg", Top::File(system::loadavg)),
     ("meminfo", Top::File(system::meminfo)),
     ("mounts", Top::Link("self/mounts")),
+    ("net", Top::Link("self/net")),
     ("partitions", Top::File(system::partitions)),
     ("self", Top::SelfLink),
     ("slabinfo", Top::RootFile(slabinfo::slabinfo)),

@@ -12,7 +12,7 @@ use crate::error::{Errno, Error, Result};
 use crate::fs::inode::{FileType, Inode, MagicLink, Timespec};
 use crate::fs::name;
 use crate::fs::path::path_of;
-use crate::fs::pseudo::{Attr, DirSource, FIRST_KEY, GenDir, GenFile, GenLink, Item, boot_time};
+use crate::fs::pseudo::{Attr, DirSource, FIRST_KEY, GenDir, GenFile, GenLink, Item, TreeDir, boot_time};
 use crate::process::{self, Pid, Process};
 
 /// Whose directory: a process, or one of its threads.
@@ -46,6 +46,7 @@ enum Entry {
     Mem,
     MountInfo,
     Mounts,
+    Net,
     OomScore,
     OomScoreAdj,
     Root,
@@ -72,6 +73,7 @@ const ENTRIES: &[(&str, Entry, FileType, u32)] = &[
     ("mem", Entry::Mem, FileType::Regular, 0o600),
     ("mountinfo", Entry::MountInfo, FileType::Regular, 0o444),
     ("mounts", Entry::Mounts, FileType::Regular, 0o444),
+    ("net", Entry::Net, FileType::Directory, 0o555),
     ("oom_score", Entry::OomScore, FileType::Regular, 0o444),
     ("oom_score_adj", Entry::OomScoreAdj, FileType::Regular, 0o644),
     ("root", Entry::Root, FileType::Symlink, 0o777),
@@ -199,6 +201,15 @@ impl PidDir {
             Entry::Mem => super::mem::mem_file(attr, t),
             Entry::MountInfo => text(mounts::mountinfo),
             Entry::Mounts => text(mounts::mounts),
+            Entry::Net => TreeDir {
+                dev: self.dev,
+                ino: attr.ino,
+                entries: super::net::NET,
+                parent: Some(this.clone()),
+                dir_perm: 0o555,
+                file_perm: 0o444,
+            }
+            .into_inode(),
             Entry::OomScore => text(pid_text::oom_score),
             Entry::OomScoreAdj => GenFile::writable(
                 attr,
