@@ -465,6 +465,8 @@ impl UnixSocket {
     /// Queues `msg` on `target`: checks under its lock, with `check`
     /// returning an error (nothing queued) or Ok(false) when the receiver
     /// is full (the message comes back to wait and retry).
+    // The message comes back on failure, to wait and retry without a copy.
+    #[allow(clippy::result_large_err)]
     fn deliver(
         target: &UnixSocket,
         msg: Msg,
