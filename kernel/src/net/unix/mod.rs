@@ -336,6 +336,19 @@ fn lookup(addr: &SockAddr, caller: &dyn Caller) -> Result<Arc<UnixSocket>> {
     }
 }
 
+/// `n` bytes of `data` from `offset`, in a new buffer (appended straight
+/// from a kernel slice, read from user memory otherwise).
+fn read_bytes(data: &dyn SendBuf, offset: usize, n: usize) -> Result<Vec<u8>> {
+    if let Some(src) = data.as_slice().and_then(|s| s.get(offset..offset + n)) {
+        let mut v = crate::fallible::with_capacity(n)?;
+        v.extend_from_slice(src);
+        return Ok(v);
+    }
+    let mut v = crate::fallible::zeroed(n)?;
+    data.read_at(offset, &mut v)?;
+    Ok(v)
+}
+
 impl UnixSocket {
     fn new(kind: i32, cred: Ucred) -> Arc<UnixSocket> {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
@@ -551,10 +564,10 @@ impl UnixSocket {
                 };
             }
             let n = (len - sent).min(chunk_max);
-            let mut buf = crate::fallible::zeroed(n)?;
-            if let Err(e) = data.read_at(sent, &mut buf) {
-                return if sent > 0 { Ok(sent) } else { Err(e) };
-            }
+            let buf = match read_bytes(data, sent, n) {
+                Ok(b) => b,
+                Err(e) => return if sent > 0 { Ok(sent) } else { Err(e) },
+            };
             let msg = self.new_msg(buf, cred, core::mem::take(&mut rights), UnixAddr::Unnamed);
             let check = |st: &State| {
                 if st.rcv_shut {
@@ -634,8 +647,7 @@ impl UnixSocket {
         let (cred, rights) = Self::control(meta, caller);
         let deadline = self.deadline(true, nonblocking);
         self.wait_room(deadline, caller, &|| false)?;
-        let mut buf = crate::fallible::zeroed(len)?;
-        data.read_at(0, &mut buf)?;
+        let buf = read_bytes(data, 0, len)?;
         let from = self.state.lock().addr.clone();
         let mut msg = self.new_msg(buf, cred, rights, from);
         let me = self as *const UnixSocket;
