@@ -130,10 +130,10 @@ pub fn collect() {
         // The socket (index in `socks`) of each candidate file.
         let mut cand_sock: BTreeMap<usize, usize> = BTreeMap::new();
         for k in &candidates {
-            if let Some(u) = counts.get(k).and_then(|(f, _)| unix_of(f)) {
-                if let Some(i) = socks.iter().position(|s| core::ptr::eq(Arc::as_ptr(s), u)) {
-                    cand_sock.insert(*k, i);
-                }
+            if let Some(u) = counts.get(k).and_then(|(f, _)| unix_of(f))
+                && let Some(i) = socks.iter().position(|s| core::ptr::eq(Arc::as_ptr(s), u))
+            {
+                cand_sock.insert(*k, i);
             }
         }
         let cand_index: BTreeSet<usize> = cand_sock.values().copied().collect();

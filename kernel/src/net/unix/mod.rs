@@ -26,7 +26,7 @@ use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use core::any::Any;
-use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use frame::sync::{Mutex, SpinLock, level};
 
@@ -168,6 +168,14 @@ impl State {
     }
 }
 
+/// Copies of the options every send and receive reads (kept in step by
+/// setsockopt).
+struct Fast {
+    sndbuf: AtomicUsize,
+    rcvlowat: AtomicUsize,
+    passcred: AtomicBool,
+}
+
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 static NEXT_AUTOBIND: AtomicU64 = AtomicU64::new(0);
 /// Live AF_UNIX sockets (ktest and /proc counters).
@@ -188,6 +196,8 @@ pub struct UnixSocket {
     out_bytes: AtomicUsize,
     /// Its creator's credentials (what listen(2) records).
     cred: Ucred,
+    /// What the data path reads of `opts`, without its lock.
+    fast: Fast,
     /// Serializes bind, connect and listen.
     op: Mutex<()>,
     /// Receivers take turns (see the module comment).
@@ -336,6 +346,19 @@ fn lookup(addr: &SockAddr, caller: &dyn Caller) -> Result<Arc<UnixSocket>> {
     }
 }
 
+/// `n` bytes of `data` from `offset`, in a new buffer (appended straight
+/// from a kernel slice, read from user memory otherwise).
+fn read_bytes(data: &dyn SendBuf, offset: usize, n: usize) -> Result<Vec<u8>> {
+    if let Some(src) = data.as_slice().and_then(|s| s.get(offset..offset + n)) {
+        let mut v = crate::fallible::with_capacity(n)?;
+        v.extend_from_slice(src);
+        return Ok(v);
+    }
+    let mut v = crate::fallible::zeroed(n)?;
+    data.read_at(offset, &mut v)?;
+    Ok(v)
+}
+
 impl UnixSocket {
     fn new(kind: i32, cred: Ucred) -> Arc<UnixSocket> {
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
@@ -350,6 +373,11 @@ impl UnixSocket {
             wmem: AtomicUsize::new(0),
             out_bytes: AtomicUsize::new(0),
             cred,
+            fast: Fast {
+                sndbuf: AtomicUsize::new(super::socket::Opts::DEFAULT.sndbuf),
+                rcvlowat: AtomicUsize::new(super::socket::Opts::DEFAULT.rcvlowat),
+                passcred: AtomicBool::new(super::socket::Opts::DEFAULT.passcred),
+            },
             op: Mutex::new(()),
             reader: Mutex::new(()),
         });
@@ -395,7 +423,15 @@ impl UnixSocket {
     }
 
     fn passcred(&self) -> bool {
-        self.opts.get().passcred
+        self.fast.passcred.load(Ordering::Relaxed)
+    }
+
+    /// Copies the options the data path reads into [`Fast`].
+    fn refresh_fast(&self) {
+        let o = self.opts.get();
+        self.fast.sndbuf.store(o.sndbuf, Ordering::Relaxed);
+        self.fast.rcvlowat.store(o.rcvlowat, Ordering::Relaxed);
+        self.fast.passcred.store(o.passcred, Ordering::Relaxed);
     }
 
     fn deadline(&self, send: bool, nonblocking: bool) -> u64 {
@@ -421,7 +457,7 @@ impl UnixSocket {
     }
 
     fn sndbuf(&self) -> usize {
-        self.opts.get().sndbuf
+        self.fast.sndbuf.load(Ordering::Relaxed)
     }
 
     fn has_room(&self) -> bool {
@@ -465,6 +501,8 @@ impl UnixSocket {
     /// Queues `msg` on `target`: checks under its lock, with `check`
     /// returning an error (nothing queued) or Ok(false) when the receiver
     /// is full (the message comes back to wait and retry).
+    // The message comes back on failure, to wait and retry without a copy.
+    #[allow(clippy::result_large_err)]
     fn deliver(
         target: &UnixSocket,
         msg: Msg,
@@ -549,10 +587,10 @@ impl UnixSocket {
                 };
             }
             let n = (len - sent).min(chunk_max);
-            let mut buf = crate::fallible::zeroed(n)?;
-            if let Err(e) = data.read_at(sent, &mut buf) {
-                return if sent > 0 { Ok(sent) } else { Err(e) };
-            }
+            let buf = match read_bytes(data, sent, n) {
+                Ok(b) => b,
+                Err(e) => return if sent > 0 { Ok(sent) } else { Err(e) },
+            };
             let msg = self.new_msg(buf, cred, core::mem::take(&mut rights), UnixAddr::Unnamed);
             let check = |st: &State| {
                 if st.rcv_shut {
@@ -632,8 +670,7 @@ impl UnixSocket {
         let (cred, rights) = Self::control(meta, caller);
         let deadline = self.deadline(true, nonblocking);
         self.wait_room(deadline, caller, &|| false)?;
-        let mut buf = crate::fallible::zeroed(len)?;
-        data.read_at(0, &mut buf)?;
+        let buf = read_bytes(data, 0, len)?;
         let from = self.state.lock().addr.clone();
         let mut msg = self.new_msg(buf, cred, rights, from);
         let me = self as *const UnixSocket;
@@ -771,7 +808,7 @@ impl UnixSocket {
         let target = if flags & MSG_WAITALL != 0 && !peek {
             want
         } else {
-            self.opts.get().rcvlowat.min(want).max(1)
+            self.fast.rcvlowat.load(Ordering::Relaxed).min(want).max(1)
         };
         let deadline = self.deadline(false, nonblocking);
         let passcred = self.passcred();
@@ -838,7 +875,6 @@ impl UnixSocket {
             }
             self.put_back(held);
             drop(guard);
-            gc::drain();
             if let Some(e) = fault {
                 if copied == 0 {
                     return Err(e);
@@ -922,7 +958,6 @@ impl UnixSocket {
                     self.consumed(len);
                 }
                 drop(guard);
-                gc::drain();
                 self.control_out(Some(cred), rights, &mut meta);
                 return Ok(meta);
             }
@@ -971,6 +1006,7 @@ impl UnixSocket {
         // locks at once).
         let listener_opts = target.opts.get();
         server.opts.update(|o| *o = listener_opts);
+        server.refresh_fast();
         let listen_addr = target.state.lock().addr.clone();
         server.state.lock().addr = listen_addr.clone();
         let deadline = self.deadline(true, nonblocking);
@@ -1228,6 +1264,7 @@ impl Socket for UnixSocket {
             return Err(err(Errno::EOPNOTSUPP));
         }
         self.opts.set(name, value, caller)?;
+        self.refresh_fast();
         if matches!(name, SO_SNDBUF | SO_SNDBUFFORCE) {
             self.readiness.notify(POLLOUT);
         }
