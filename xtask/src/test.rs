@@ -8,8 +8,8 @@ use crate::builder::{self, UserBuild};
 use crate::qemu::{self, BootResult, Console};
 use crate::util::{Context, Res, target_dir};
 use crate::{
-    bench, compile_fail, fuzz, initramfs, miri, test_busybox, test_host, test_interactive,
-    test_ktest, test_storage, test_user,
+    bench, compile_fail, fuzz, initramfs, miri, test_busybox, test_debian, test_host,
+    test_interactive, test_ktest, test_storage, test_user,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,6 +234,7 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         "interactive",
         "ktest",
         "storage",
+        "debian",
         "fuzz",
         "bench",
     ];
@@ -258,6 +259,9 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         }
         if want("storage") {
             test_storage::run(env.as_ref(), &mut r);
+        }
+        if want("debian") {
+            test_debian::run(env.as_ref(), &mut r);
         }
         if want("fuzz") {
             fuzz::layer(env.as_ref(), &mut r);
