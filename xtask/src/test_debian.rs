@@ -286,7 +286,7 @@ fn stage_tree(root: &Path, tree: &Path, stage: &Path) -> Res<Option<String>> {
 }
 
 /// The libraries `ldd` lists for `bin` (and its interpreter), as paths.
-fn ldd(bin: &Path) -> Res<Vec<PathBuf>> {
+pub fn ldd(bin: &Path) -> Res<Vec<PathBuf>> {
     let out = run_quiet(Command::new("ldd").arg(bin))?;
     Ok(parse_ldd(&out))
 }
