@@ -21,8 +21,10 @@ commands:
   api         list frame's public items (the list docs/frame-api.md must hold)
   miri        Miri over frame/'s host tests, then how many of frame's unsafe
               sites those tests reach (line coverage)
-  bench       boot Trellis and Debian's Linux with the benchmark initramfs
-              and compare them (docs/perf/); --smoke: Trellis, once each
+  bench [NAME...]
+              boot Trellis and Debian's Linux with the benchmark initramfs
+              and compare them (docs/perf/); --smoke: Trellis, once each;
+              with names, only those rows (printed, docs/perf/ untouched)
   rootfs [PKG...]
               a Debian root tree of these packages and their dependencies
               (default: bash coreutils findutils grep sed gawk tar gzip
@@ -235,7 +237,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
                     opts,
                 });
             }
-            _ if matches!(sub, Sub::Mkimage | Sub::Rootfs) && !arg.starts_with('-') => {
+            _ if matches!(sub, Sub::Mkimage | Sub::Rootfs | Sub::Bench) && !arg.starts_with('-') => {
                 opts.positional.push(arg.clone())
             }
             _ => return Err(format!("unknown option `{arg}`")),

@@ -472,9 +472,13 @@ fn run_kernel(
     disk: &Path,
     pass: Pass,
     root: &Path,
+    names: &[String],
 ) -> Res<KernelRun> {
+    // Linux passes the words after `--` to init; Trellis's argv is in
+    // the initramfs.
+    let linux_args = if names.is_empty() { String::new() } else { format!(" -- {}", names.join(" ")) };
     let (label, cmdline) = match os {
-        Os::Linux => ("linux", "console=ttyS0 quiet rdinit=/init".to_string()),
+        Os::Linux => ("linux", format!("console=ttyS0 quiet rdinit=/init{linux_args}")),
         Os::Trellis => ("trellis", qemu::cmdline(&[])),
     };
     eprintln!("xtask: bench: {label}, {} pass", pass.as_str());
@@ -526,7 +530,10 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
         None => Vec::new(),
     };
     let disk = disk_template(root)?;
-    let initrd = write_initramfs(root, &build, &["/init".into()], "initramfs.cpio", &modules)?;
+    // `bench NAME...`: only those rows, and the committed report stays.
+    let mut argv = vec!["/init".to_string()];
+    argv.extend(opts.positional.iter().cloned());
+    let initrd = write_initramfs(root, &build, &argv, "initramfs.cpio", &modules)?;
     let mut passes = vec![Pass::Icount];
     if !opts.no_wall {
         passes.push(Pass::Wall);
@@ -534,13 +541,16 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     let mut report = Report::new(linux.as_deref(), &trellis);
     for pass in passes {
         let lin = match &linux {
-            Some(k) => Some(run_kernel(Os::Linux, k, &initrd, &disk, pass, root)?),
+            Some(k) => Some(run_kernel(Os::Linux, k, &initrd, &disk, pass, root, &opts.positional)?),
             None => None,
         };
-        let tre = run_kernel(Os::Trellis, &trellis, &initrd, &disk, pass, root)?;
+        let tre = run_kernel(Os::Trellis, &trellis, &initrd, &disk, pass, root, &opts.positional)?;
         report.add(pass, lin, tre);
     }
     print!("{}", report.render_text());
+    if !opts.positional.is_empty() {
+        return Ok(0);
+    }
     let written = bench_report::write_docs(root, &report)?;
     for p in written {
         eprintln!("xtask: wrote {}", p.display());
