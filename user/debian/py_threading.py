@@ -55,6 +55,7 @@ with concurrent.futures.ThreadPoolExecutor(max_workers=4) as ex:
 ev = threading.Event()
 t = threading.Timer(0.05, ev.set); t.start()
 print("event", ev.wait(10))
+t.join()
 sem = threading.BoundedSemaphore(2)
 peak = [0, 0]
 def s():
