@@ -237,7 +237,9 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
                     opts,
                 });
             }
-            _ if matches!(sub, Sub::Mkimage | Sub::Rootfs | Sub::Bench) && !arg.starts_with('-') => {
+            _ if matches!(sub, Sub::Mkimage | Sub::Rootfs | Sub::Bench)
+                && !arg.starts_with('-') =>
+            {
                 opts.positional.push(arg.clone())
             }
             _ => return Err(format!("unknown option `{arg}`")),

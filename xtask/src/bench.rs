@@ -326,7 +326,10 @@ fn dyn_programs(root: &Path) -> Vec<AddSpec> {
         // Python looks for its extension-module directory at start-up.
         let empty = target_dir(root).join("bench/empty-dir");
         std::fs::create_dir_all(&empty).ctx(|| format!("cannot create {}", empty.display()))?;
-        adds.push(AddSpec { host: empty, guest: "/usr/lib/python3.11/lib-dynload".into() });
+        adds.push(AddSpec {
+            host: empty,
+            guest: "/usr/lib/python3.11/lib-dynload".into(),
+        });
         Ok(adds)
     };
     files().unwrap_or_else(|e| {
@@ -476,9 +479,16 @@ fn run_kernel(
 ) -> Res<KernelRun> {
     // Linux passes the words after `--` to init; Trellis's argv is in
     // the initramfs.
-    let linux_args = if names.is_empty() { String::new() } else { format!(" -- {}", names.join(" ")) };
+    let linux_args = if names.is_empty() {
+        String::new()
+    } else {
+        format!(" -- {}", names.join(" "))
+    };
     let (label, cmdline) = match os {
-        Os::Linux => ("linux", format!("console=ttyS0 quiet rdinit=/init{linux_args}")),
+        Os::Linux => (
+            "linux",
+            format!("console=ttyS0 quiet rdinit=/init{linux_args}"),
+        ),
         Os::Trellis => ("trellis", qemu::cmdline(&[])),
     };
     eprintln!("xtask: bench: {label}, {} pass", pass.as_str());
@@ -541,10 +551,26 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     let mut report = Report::new(linux.as_deref(), &trellis);
     for pass in passes {
         let lin = match &linux {
-            Some(k) => Some(run_kernel(Os::Linux, k, &initrd, &disk, pass, root, &opts.positional)?),
+            Some(k) => Some(run_kernel(
+                Os::Linux,
+                k,
+                &initrd,
+                &disk,
+                pass,
+                root,
+                &opts.positional,
+            )?),
             None => None,
         };
-        let tre = run_kernel(Os::Trellis, &trellis, &initrd, &disk, pass, root, &opts.positional)?;
+        let tre = run_kernel(
+            Os::Trellis,
+            &trellis,
+            &initrd,
+            &disk,
+            pass,
+            root,
+            &opts.positional,
+        )?;
         report.add(pass, lin, tre);
     }
     print!("{}", report.render_text());
