@@ -6,6 +6,10 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 APT_PACKAGES=(qemu-system-x86 busybox-static musl-tools cpio binutils make gcc libc6-dev bsdutils file e2fsprogs)
+# The debian test layer: apt-get download / dpkg-deb -x build its tree, the
+# host's own python3.11 and bash run in it, unshare + chroot run the same
+# workloads on the host, strace lists their system calls (docs/exec.md).
+APT_PACKAGES+=(dpkg apt util-linux python3 strace)
 RUSTUP_INIT_URL="https://static.rust-lang.org/rustup/dist/x86_64-unknown-linux-gnu/rustup-init"
 KERNEL_TARGET="x86_64-unknown-none"
 
@@ -117,7 +121,18 @@ ensure_miri() {
     say "warning: could not install $MIRI_NIGHTLY with miri; the Miri test layer will be skipped"
 }
 
+# `cargo xtask rootfs` and the debian layer resolve packages with apt-cache,
+# which needs the archive's package lists. Not fatal: without them the
+# layer reports `TEST debian SKIP: the Debian archive is not reachable`.
+ensure_apt_lists() {
+    apt-cache show --no-all-versions python3 >/dev/null 2>&1 && return 0
+    say "fetching the Debian package lists (for the debian test layer)"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null 2>&1 ||
+        say "warning: apt-get update failed; the debian test layer will be skipped"
+}
+
 apt_install "${APT_PACKAGES[@]}"
+ensure_apt_lists
 ensure_rustup
 ensure_toolchain
 ensure_miri

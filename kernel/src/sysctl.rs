@@ -55,9 +55,9 @@ pub static PROTECTED_HARDLINKS: Sysctl = Sysctl::new(1, 0, 1);
 /// (Debian's default 1).
 pub static PROTECTED_SYMLINKS: Sysctl = Sysctl::new(1, 0, 1);
 /// kernel.randomize_va_space: 0 no address-space layout randomization,
-/// 1 and 2 randomize the PIE base and the mmap base (where the dynamic
-/// linker and libraries go); Debian's default is 2. The stack and brk
-/// are not randomized yet.
+/// 1 randomizes the stack, the PIE base and the mmap base (where the
+/// dynamic linker, the libraries and the vDSO go), 2 also the start of
+/// brk; Debian's default is 2.
 pub static RANDOMIZE_VA_SPACE: Sysctl = Sysctl::new(2, 0, 2);
 /// vm.mmap_min_addr: the lowest address an unprivileged process may map.
 pub static MMAP_MIN_ADDR: Sysctl = Sysctl::new(65536, 0, u64::MAX);

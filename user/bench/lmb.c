@@ -162,6 +162,41 @@ static int body_fork_sh(long n, void *arg)
 	return fork_exec_n(n, argv);
 }
 
+/* Dynamically linked programs from the host (glibc, its loader and
+ * libraries; xtask puts them in the image): the cost of ld.so, relocation
+ * and the program's own start-up on top of fork+exec. */
+static char *const dyn_true[] = { "/usr/bin/true", NULL };
+static char *const dyn_bash[] = { "/usr/bin/bash", "-c", "true", NULL };
+static char *const dyn_python[] = { "/usr/bin/python3.11", "-c", "pass", NULL };
+
+static int body_dyn(long n, void *arg)
+{
+	return fork_exec_n(n, (char *const *)arg);
+}
+
+static int run_dyn(char *const argv[], int smoke, long max_n, double *ns)
+{
+	if (access(argv[0], X_OK) != 0)
+		return b_fail(1, "%s is not in the image", argv[0]);
+	*ns = b_measure(body_dyn, (void *)argv, smoke, max_n);
+	return *ns < 0 ? -1 : 0;
+}
+
+static int run_dyn_true(int smoke, double *ns)
+{
+	return run_dyn(dyn_true, smoke, 0, ns);
+}
+
+static int run_dyn_bash(int smoke, double *ns)
+{
+	return run_dyn(dyn_bash, smoke, 64, ns);
+}
+
+static int run_dyn_python(int smoke, double *ns)
+{
+	return run_dyn(dyn_python, smoke, 16, ns);
+}
+
 /* ---- memory ------------------------------------------------------------ */
 
 /* `n` pages of a fresh anonymous mapping, each touched once. */
@@ -717,6 +752,9 @@ static const struct bench benches[] = {
 	{ "fork_exit", run_fork_exit, LATENCY, 0 },
 	{ "fork_exec", run_fork_exec, LATENCY, 0 },
 	{ "fork_exec_sh", run_fork_sh, LATENCY, 0 },
+	{ "fork_exec_dyn_true", run_dyn_true, LATENCY, 0 },
+	{ "bash_c_true", run_dyn_bash, LATENCY, 0 },
+	{ "python3_pass", run_dyn_python, LATENCY, 0 },
 	{ "page_fault", run_page_fault, LATENCY, 0 },
 	{ "mmap_touch_4m", run_mmap_4m, LATENCY, 0 },
 	{ "pipe_lat", run_pipe_lat, LATENCY, 0 },

@@ -12,7 +12,7 @@ commands:
               `-- CMD ARGS...` run that one command and exit with its status
   initramfs   build only the user programs and target/initramfs.cpio
   test        run every test layer (host, miri, compile-fail, linux, user, glibc,
-              busybox, interactive, ktest, storage, fuzz, bench)
+              busybox, interactive, ktest, storage, debian, fuzz, bench)
   fuzz        boot Trellis with the syscall fuzzer (user/fuzz) as init: calls
               per second, panics and hangs with a reproducer, free memory
               before and after (docs/robustness.md)
@@ -21,8 +21,10 @@ commands:
   api         list frame's public items (the list docs/frame-api.md must hold)
   miri        Miri over frame/'s host tests, then how many of frame's unsafe
               sites those tests reach (line coverage)
-  bench       boot Trellis and Debian's Linux with the benchmark initramfs
-              and compare them (docs/perf/); --smoke: Trellis, once each
+  bench [NAME...]
+              boot Trellis and Debian's Linux with the benchmark initramfs
+              and compare them (docs/perf/); --smoke: Trellis, once each;
+              with names, only those rows (printed, docs/perf/ untouched)
   rootfs [PKG...]
               a Debian root tree of these packages and their dependencies
               (default: bash coreutils findutils grep sed gawk tar gzip
@@ -59,7 +61,7 @@ options:
   --kernel ELF         boot this kernel image instead of building one (run, test)
   --only LAYER,...     run only these test layers: host, miri, compile-fail,
                        linux, user, glibc, busybox, interactive, ktest,
-                       storage, net, fuzz, bench (test)
+                       storage, net, debian, fuzz, bench (test)
   --seed S             fuzz: the PRNG seed (default 1)
   --calls N            fuzz: calls in the campaign (default 20000)
   --threads T          fuzz: worker threads per batch child (default 1)
@@ -159,6 +161,7 @@ pub const LAYERS: &[&str] = &[
     "ktest",
     "storage",
     "net",
+    "debian",
     "compile-fail",
     "fuzz",
     "bench",
@@ -262,7 +265,9 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
                     opts,
                 });
             }
-            _ if matches!(sub, Sub::Mkimage | Sub::Rootfs) && !arg.starts_with('-') => {
+            _ if matches!(sub, Sub::Mkimage | Sub::Rootfs | Sub::Bench)
+                && !arg.starts_with('-') =>
+            {
                 opts.positional.push(arg.clone())
             }
             _ => return Err(format!("unknown option `{arg}`")),

@@ -277,6 +277,7 @@ fn write_initramfs(
             guest: format!("/bench/mod/{i:02}-{file}"),
         });
     }
+    adds.extend(dyn_programs(root));
     let spec = initramfs::Spec {
         user: None,
         adds: &adds,
@@ -285,6 +286,56 @@ fn write_initramfs(
     let out = target_dir(root).join("bench").join(name);
     initramfs::write(&spec, &out)?;
     Ok(out)
+}
+
+/// The host's dynamically linked programs the fork_exec_dyn_true,
+/// bash_c_true and python3_pass rows run.
+const DYN_PROGRAMS: &[&str] = &["/usr/bin/true", "/usr/bin/bash", "/usr/bin/python3.11"];
+
+/// Prints the files of the modules `python3.11 -c pass` has loaded, and
+/// their compiled copies.
+const PY_STARTUP_FILES: &str = "import sys, os, importlib.util as u
+for m in list(sys.modules.values()):
+    f = getattr(m, '__file__', None)
+    if f:
+        print(f)
+        if f.endswith('.py') and os.path.exists(u.cache_from_source(f)):
+            print(u.cache_from_source(f))
+";
+
+/// [`DYN_PROGRAMS`] with the libraries `ldd` names and the Python modules
+/// a bare start-up imports, at their host paths (symbolic links resolved
+/// into files); nothing when the host lacks them, and the rows then report
+/// `missing`.
+fn dyn_programs(root: &Path) -> Vec<AddSpec> {
+    let files = || -> Res<Vec<AddSpec>> {
+        let mut files = std::collections::BTreeSet::new();
+        for p in DYN_PROGRAMS {
+            files.insert(PathBuf::from(p));
+            files.extend(crate::test_debian::ldd(Path::new(p))?);
+        }
+        let py = run_quiet(Command::new(DYN_PROGRAMS[2]).args(["-c", PY_STARTUP_FILES]))?;
+        files.extend(py.lines().filter(|l| l.starts_with('/')).map(PathBuf::from));
+        let mut adds: Vec<AddSpec> = files
+            .into_iter()
+            .map(|f| AddSpec {
+                host: std::fs::canonicalize(&f).unwrap_or_else(|_| f.clone()),
+                guest: f.to_string_lossy().into_owned(),
+            })
+            .collect();
+        // Python looks for its extension-module directory at start-up.
+        let empty = target_dir(root).join("bench/empty-dir");
+        std::fs::create_dir_all(&empty).ctx(|| format!("cannot create {}", empty.display()))?;
+        adds.push(AddSpec {
+            host: empty,
+            guest: "/usr/lib/python3.11/lib-dynload".into(),
+        });
+        Ok(adds)
+    };
+    files().unwrap_or_else(|e| {
+        eprintln!("xtask: bench: no dynamic programs in the image: {e}");
+        Vec::new()
+    })
 }
 
 /// The unpacked Debian cloud kernel under `target/linux`, downloading it
@@ -483,10 +534,12 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
         None => Vec::new(),
     };
     let disk = disk_template(root)?;
-    // `--rows`: Trellis reads /init's arguments from the initramfs, Linux
-    // passes what follows `--` on its command line to init.
+    // Only some rows (`--rows A,B` or `bench NAME...`): Trellis reads
+    // /init's arguments from the initramfs, Linux passes what follows `--`
+    // on its command line to init.
+    let rows: Vec<String> = opts.rows.iter().chain(opts.positional.iter()).cloned().collect();
     let argv: Vec<String> = std::iter::once("/init".to_string())
-        .chain(opts.rows.iter().cloned())
+        .chain(rows.iter().cloned())
         .collect();
     let initrd = write_initramfs(root, &build, &argv, "initramfs.cpio", &modules)?;
     let mut passes = vec![Pass::Icount];
@@ -503,7 +556,7 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
                 &disk,
                 pass,
                 root,
-                &opts.rows,
+                &rows,
             )?),
             None => None,
         };
@@ -514,13 +567,13 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
             &disk,
             pass,
             root,
-            &opts.rows,
+            &rows,
         )?;
         report.add(pass, lin, tre);
     }
     print!("{}", report.render_text());
-    if !opts.rows.is_empty() {
-        eprintln!("xtask: a partial run (--rows): docs/perf/ left alone");
+    if !rows.is_empty() {
+        eprintln!("xtask: a partial run: docs/perf/ left alone");
         return Ok(0);
     }
     let written = bench_report::write_docs(root, &report)?;

@@ -30,6 +30,7 @@ mod tcb_lines;
 mod tcb_scan;
 mod test;
 mod test_busybox;
+mod test_debian;
 mod test_host;
 mod test_interactive;
 mod test_ktest;

@@ -112,19 +112,30 @@ exec /bin/bash -l
 /// Builds the tree in `out` (emptied first) from `pkgs` and their
 /// dependencies; returns how many packages went in.
 pub fn build(root: &Path, out: &Path, pkgs: &[String]) -> Res<usize> {
+    let debs = fetch(root, pkgs)?;
+    unpack(out, &debs)?;
+    Ok(debs.len())
+}
+
+/// The .deb files of `pkgs` and their dependency closure, downloaded into
+/// `target/debs` where missing (this step needs the Debian archive).
+pub fn fetch(root: &Path, pkgs: &[String]) -> Res<Vec<PathBuf>> {
     let all = closure(pkgs)?;
-    let debs = download(&target_dir(root).join("debs"), &all)?;
+    download(&target_dir(root).join("debs"), &all)
+}
+
+/// Unpacks `debs` into `out` (emptied first) and finishes the tree.
+pub fn unpack(out: &Path, debs: &[PathBuf]) -> Res<()> {
     if out.exists() {
         std::fs::remove_dir_all(out).ctx(|| format!("cannot empty {}", out.display()))?;
     }
     std::fs::create_dir_all(out).ctx(|| format!("cannot create {}", out.display()))?;
-    for deb in &debs {
+    for deb in debs {
         let mut cmd = Command::new("dpkg-deb");
         cmd.arg("-x").arg(deb).arg(out);
         run_quiet(&mut cmd)?;
     }
-    finish_tree(out)?;
-    Ok(debs.len())
+    finish_tree(out)
 }
 
 /// What dpkg's configuration step would leave: directories, the account

@@ -8,8 +8,8 @@ use crate::builder::{self, UserBuild};
 use crate::qemu::{self, BootResult, Console};
 use crate::util::{Context, Res, target_dir};
 use crate::{
-    bench, compile_fail, fuzz, initramfs, miri, test_busybox, test_host, test_interactive,
-    test_ktest, test_net, test_storage, test_user,
+    bench, compile_fail, fuzz, initramfs, miri, test_busybox, test_debian, test_host,
+    test_interactive, test_ktest, test_net, test_storage, test_user,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,6 +237,7 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         "ktest",
         "storage",
         "net",
+        "debian",
         "fuzz",
         "bench",
     ];
@@ -264,6 +265,9 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         }
         if want("net") {
             test_net::run(env.as_ref(), &mut r);
+        }
+        if want("debian") {
+            test_debian::run(env.as_ref(), &mut r);
         }
         if want("fuzz") {
             fuzz::layer(env.as_ref(), &mut r);

@@ -105,10 +105,12 @@ const CASES: &[Case] = &[
     Case {
         name: "domain_fault",
         expect: Expect::Poweroff("ktest domain_fault: ok"),
+        nic: Nic::Default,
     },
     Case {
         name: "domain_fault_locked",
         expect: Expect::Panic("ktest: domain panics holding a spin lock"),
+        nic: Nic::Default,
     },
     Case {
         name: "page_cache",

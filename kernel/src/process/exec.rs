@@ -141,9 +141,12 @@ fn read_head(inode: &Arc<dyn Inode>, n: usize) -> Result<Vec<u8>> {
 struct Layout {
     /// RLIMIT_STACK at exec time.
     stack_size: usize,
-    /// Address-space layout randomization (personality ADDR_NO_RANDOMIZE
-    /// off and kernel.randomize_va_space not 0).
+    /// Address-space layout randomization of the stack, the PIE base, the
+    /// mmap base and so the vDSO (personality ADDR_NO_RANDOMIZE off and
+    /// kernel.randomize_va_space not 0).
     randomize: bool,
+    /// The start of brk randomized too (kernel.randomize_va_space 2).
+    randomize_brk: bool,
 }
 
 /// personality(2) flag: no address-space layout randomization.
@@ -152,10 +155,34 @@ const ADDR_NO_RANDOMIZE: u32 = 0x0004_0000;
 /// default vm.mmap_rnd_bits on x86-64).
 const MMAP_RND_BITS: u32 = 28;
 
+/// Bits of randomness in the stack top, in pages (Linux's x86-64
+/// STACK_RND_MASK: up to 16 GiB).
+const STACK_RND_BITS: u32 = 22;
+/// The start of brk moves up by less than this (Linux's
+/// arch_randomize_brk: 32 MiB).
+const BRK_RND_RANGE: usize = 32 << 20;
+
+fn random_u64() -> u64 {
+    u64::from_le_bytes(crate::system::random_bytes::<8>())
+}
+
 /// A random page-aligned offset below 2^(MMAP_RND_BITS + 12).
 fn random_offset() -> usize {
-    let r = u64::from_le_bytes(crate::system::random_bytes::<8>());
-    ((r & ((1u64 << MMAP_RND_BITS) - 1)) as usize) * PAGE_SIZE
+    ((random_u64() & ((1u64 << MMAP_RND_BITS) - 1)) as usize) * PAGE_SIZE
+}
+
+/// Where the stack ends and where its first byte goes: under ASLR the
+/// top moves down by random pages and the initial stack pointer by a
+/// random 16-byte-aligned amount within 8 KiB (Linux's randomize_stack_top
+/// and arch_align_stack).
+fn stack_top(randomize: bool) -> (usize, usize) {
+    if !randomize {
+        return (STACK_TOP, STACK_TOP);
+    }
+    let r = random_u64();
+    let top = STACK_TOP - ((r & ((1u64 << STACK_RND_BITS) - 1)) as usize) * PAGE_SIZE;
+    let sp = top - (((r >> 32) as usize % 8192) & !15);
+    (top, sp)
 }
 
 /// The span `[first page, end of last page)` of an ELF's PT_LOAD
@@ -273,6 +300,9 @@ fn load_elf(
     };
     let vm = Vmar::new()?;
     let brk = map_segments(&vm, inode, &elf, base, None)?;
+    // kernel.randomize_va_space 2: the heap starts a random number of
+    // pages above the program.
+    let brk = if layout.randomize_brk { brk + ((random_u64() as usize % BRK_RND_RANGE) & !(PAGE_SIZE - 1)) } else { brk };
     vm.init_brk(brk);
     vm.set_stack_limit(layout.stack_size);
     // Under ASLR the mmap base moves down by a random offset (Linux's
@@ -280,9 +310,10 @@ fn load_elf(
     if layout.randomize {
         vm.set_mmap_top(crate::mm::vmar::MMAP_TOP - random_offset());
     }
+    let (stack_end, sp) = stack_top(layout.randomize);
     vm.add_area(Vma {
-        start: STACK_TOP - STACK_INITIAL,
-        end: STACK_TOP,
+        start: stack_end - STACK_INITIAL,
+        end: stack_end,
         perms: Perms::RW,
         shared: false,
         file: None,
@@ -322,13 +353,13 @@ fn load_elf(
     if let Some(ehdr) = vdso {
         aux.push((AT_SYSINFO_EHDR, ehdr as u64));
     }
-    let rsp = build_stack(&vm, argv, envp, execfn, &aux)?;
+    let rsp = build_stack(&vm, sp, argv, envp, execfn, &aux)?;
     Ok(Image { vm, entry: start, rsp })
 }
 
-/// Writes strings, auxv, envp, argv and argc below STACK_TOP.
-fn build_stack(vm: &Vmar, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8], aux: &[(u64, u64)]) -> Result<usize> {
-    let mut sp = STACK_TOP;
+/// Writes strings, auxv, envp, argv and argc below `sp`.
+fn build_stack(vm: &Vmar, sp: usize, argv: &[Vec<u8>], envp: &[Vec<u8>], execfn: &[u8], aux: &[(u64, u64)]) -> Result<usize> {
+    let mut sp = sp;
     let mut push_bytes = |bytes: &[u8], nul: bool| -> Result<usize> {
         sp -= bytes.len() + usize::from(nul);
         vm.write_bytes(sp, bytes)?;
@@ -645,7 +676,7 @@ pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     let path = String::from_utf8(argv.first().cloned().unwrap_or_default()).map_err(|_| Error::new(Errno::EINVAL))?;
     let fs = FsContext::default();
     let file = ExecFile::from_path(&fs, &path)?;
-    let loaded = load(&fs, file, argv, &envp, &Default::default(), false, Layout { stack_size: STACK_SIZE, randomize: randomize_va_space() })?;
+    let loaded = load(&fs, file, argv, &envp, &Default::default(), false, Layout { stack_size: STACK_SIZE, randomize: randomize_va_space() >= 1, randomize_brk: randomize_va_space() >= 2 })?;
     let (image, exe) = (loaded.image, loaded.exe);
     let vm = Arc::new(image.vm);
     let files = super::SharedFiles::new(crate::fs::FileTable::new_with_console());
@@ -674,15 +705,17 @@ fn stack_size(process: &Process) -> usize {
     (cur.min(STACK_RESERVE as u64) as usize).max(128 * 1024) & !(PAGE_SIZE - 1)
 }
 
-/// kernel.randomize_va_space is not 0.
-fn randomize_va_space() -> bool {
-    crate::sysctl::RANDOMIZE_VA_SPACE.get() != 0
+/// kernel.randomize_va_space: 0 off, 1 stack, mmap, PIE and vDSO, 2
+/// also brk.
+fn randomize_va_space() -> u64 {
+    crate::sysctl::RANDOMIZE_VA_SPACE.get()
 }
 
 /// The layout execve gives `process`'s new image.
 fn layout(process: &Process) -> Layout {
     let no_rnd = process.personality.load(Ordering::Relaxed) & ADDR_NO_RANDOMIZE != 0;
-    Layout { stack_size: stack_size(process), randomize: randomize_va_space() && !no_rnd }
+    let level = if no_rnd { 0 } else { randomize_va_space() };
+    Layout { stack_size: stack_size(process), randomize: level >= 1, randomize_brk: level >= 2 }
 }
 
 /// `path` made absolute against the working directory of `fs`.

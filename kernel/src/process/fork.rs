@@ -46,6 +46,12 @@ pub struct CloneArgs {
     pub parent_tid: u64,
     pub child_tid: u64,
     pub tls: u64,
+    /// clone3(2): where CLONE_PIDFD stores the pidfd (clone(2) uses the
+    /// parent_tid slot, so there the two flags exclude each other).
+    pub pidfd: Option<u64>,
+    /// clone3(2) CLONE_CLEAR_SIGHAND: the child's handlers are reset to
+    /// the default (ignored signals stay ignored).
+    pub clear_sighand: bool,
 }
 
 /// Creates a child process as a copy of the caller. Thread-creating flags
@@ -55,7 +61,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     // lower_32_bits); the rest is ignored.
     let f = args.flags & 0xffff_ffff & !CSIGNAL;
     // clone(2) returns the pidfd where CLONE_PARENT_SETTID writes the tid.
-    if f & CLONE_PIDFD != 0 && f & CLONE_PARENT_SETTID != 0 {
+    if f & CLONE_PIDFD != 0 && f & CLONE_PARENT_SETTID != 0 && args.pidfd.is_none() {
         return Err(Error::new(Errno::EINVAL));
     }
     // clone(2): CLONE_THREAD needs CLONE_SIGHAND, which needs CLONE_VM.
@@ -131,6 +137,13 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     } else {
         let sigs = parent.signals.clone_state();
         child_signals(&child, sigs);
+        if args.clear_sighand {
+            for sig in 1..=super::signal::NSIG {
+                if child.signals.action(sig).handler != super::signal::SIG_IGN {
+                    child.signals.set_action(sig, Default::default());
+                }
+            }
+        }
     }
     let mut child_ctx = user.clone();
     child_ctx.set_rax(0);
@@ -149,7 +162,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     // child's copy was taken: only a CLONE_FILES child shares it), its
     // number stored at parent_tid; EFAULT there undoes the clone.
     let pidfd = if f & CLONE_PIDFD != 0 {
-        match install_pidfd(parent, &child, args.parent_tid) {
+        match install_pidfd(parent, &child, args.pidfd.unwrap_or(args.parent_tid)) {
             Ok(fd) => Some(fd),
             Err(e) => {
                 real_parent.children.lock().retain(|c| !Arc::ptr_eq(c, &child));

@@ -34,7 +34,7 @@ use crate::mm::Vmar;
 pub use self::access::{ptrace_may_access, AccessCreds};
 pub use self::exec::{exec_fs, execve, load_init, read_whole, ExecFile, ARG_MAX, MAX_ARG_STRLEN};
 pub use self::exit::{do_exit, exit_thread, exit_status_code as exit_status_for, signal_status_code, wait_child, WaitOptions, WaitTarget};
-pub use self::fork::{clone_process, CloneArgs, CLONE_VFORK, CLONE_VM};
+pub use self::fork::{clone_process, CloneArgs, CLONE_DETACHED, CLONE_PARENT, CLONE_SIGHAND, CLONE_THREAD, CLONE_VFORK, CLONE_VM};
 pub use self::itimer::{get_cpu as get_cpu_timer, get_real as get_real_timer, set_cpu as set_cpu_timer, set_real as set_real_timer};
 pub use self::run::spawn_user_thread;
 pub use self::usage::{count_minor_fault, CpuKind, Usage};

@@ -12,6 +12,7 @@ use crate::time::Rusage;
 pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (39, "getpid", sys_getpid),
     (56, "clone", sys_clone),
+    (435, "clone3", sys_clone3),
     (57, "fork", sys_fork),
     (58, "vfork", sys_vfork),
     (59, "execve", sys_execve),
@@ -140,7 +141,76 @@ fn sys_vfork(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
 
 /// clone(flags, stack, parent_tid, child_tid, tls) — the x86-64 order.
 fn sys_clone(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
-    do_clone(ctx, CloneArgs { flags: a[0], stack: a[1], parent_tid: a[2], child_tid: a[3], tls: a[4] })
+    do_clone(ctx, CloneArgs { flags: a[0], stack: a[1], parent_tid: a[2], child_tid: a[3], tls: a[4], ..Default::default() })
+}
+
+/// clone3's `struct clone_args` size of its first version, and the size
+/// this kernel knows (up to `cgroup`).
+const CLONE_ARGS_SIZE_VER0: usize = 64;
+const CLONE_ARGS_SIZE: usize = 88;
+/// clone3-only flags (above the 32 bits clone(2) has).
+const CLONE_CLEAR_SIGHAND: u64 = 0x1_0000_0000;
+const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+/// CLONE_NEWTIME shares its bit with the exit-signal byte of clone(2).
+const CLONE_NEWTIME: u64 = 0x80;
+
+/// clone3(args, size): the flags, exit signal, stack (base and size) and
+/// pointers come from `struct clone_args`; a larger struct must be zero
+/// past the fields known here (E2BIG), a smaller one than version 0 is
+/// EINVAL, as are the exit-signal byte in the flags, CLONE_DETACHED, an
+/// exit signal with CLONE_THREAD or CLONE_PARENT, a stack without a size
+/// (or the reverse) and CLONE_CLEAR_SIGHAND with CLONE_SIGHAND. There are
+/// no cgroups (CLONE_INTO_CGROUP: EINVAL) and no pid namespaces to pick a
+/// pid in (set_tid: EINVAL).
+fn sys_clone3(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    let size = a[1] as usize;
+    if size < CLONE_ARGS_SIZE_VER0 {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if size > frame::mm::PAGE_SIZE {
+        return Err(Error::new(Errno::E2BIG));
+    }
+    let raw = ctx.read_bytes(a[0], size)?;
+    if raw[CLONE_ARGS_SIZE.min(size)..].iter().any(|&b| b != 0) {
+        return Err(Error::new(Errno::E2BIG));
+    }
+    let mut words = [0u64; CLONE_ARGS_SIZE / 8];
+    for (i, w) in words.iter_mut().enumerate() {
+        if let Some(b) = raw.get(i * 8..i * 8 + 8) {
+            *w = u64::from_le_bytes(b.try_into().map_err(|_| Error::new(Errno::EINVAL))?);
+        }
+    }
+    let [flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, _cgroup] = words;
+    let legacy = 0xffff_ffffu64;
+    if flags & !(legacy | CLONE_CLEAR_SIGHAND | CLONE_INTO_CGROUP) != 0
+        || flags & (process::CLONE_DETACHED | (0xff & !CLONE_NEWTIME)) != 0
+        || flags & (process::CLONE_SIGHAND | CLONE_CLEAR_SIGHAND) == process::CLONE_SIGHAND | CLONE_CLEAR_SIGHAND
+        || (flags & (process::CLONE_THREAD | process::CLONE_PARENT) != 0 && exit_signal != 0)
+        || exit_signal > crate::process::signal::NSIG as u64
+        || (stack == 0) != (stack_size == 0)
+        || (set_tid == 0 && set_tid_size != 0)
+    {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    if flags & CLONE_INTO_CGROUP != 0 || flags & CLONE_NEWTIME != 0 {
+        return Err(Error::with_message(Errno::EINVAL, "no cgroups or time namespaces"));
+    }
+    if set_tid_size != 0 {
+        return Err(Error::with_message(Errno::EINVAL, "set_tid: no pid namespaces"));
+    }
+    let top = if stack == 0 { 0 } else { stack.checked_add(stack_size).ok_or(Error::new(Errno::EINVAL))? };
+    do_clone(
+        ctx,
+        CloneArgs {
+            flags: (flags & legacy) | exit_signal,
+            stack: top,
+            parent_tid,
+            child_tid,
+            tls,
+            pidfd: Some(pidfd),
+            clear_sighand: flags & CLONE_CLEAR_SIGHAND != 0,
+        },
+    )
 }
 
 /// Reads a NULL-terminated array of string pointers (argv, envp).

@@ -1,0 +1,35 @@
+# subprocess: run, pipes, stdin, return codes, shells, environment, timeouts.
+import subprocess, sys, os, signal
+r = subprocess.run(["echo", "hello", "subprocess"], capture_output=True, text=True)
+print(r.returncode, repr(r.stdout))
+r = subprocess.run(["sort", "-r"], input="b\nc\na\n", capture_output=True, text=True)
+print(repr(r.stdout))
+r = subprocess.run("exit 3", shell=True)
+print("shell exit", r.returncode)
+r = subprocess.run(["sh", "-c", "kill -TERM $$"])
+print("signalled", r.returncode == -signal.SIGTERM)
+p1 = subprocess.Popen(["seq", "1", "1000"], stdout=subprocess.PIPE)
+p2 = subprocess.Popen(["wc", "-l"], stdin=p1.stdout, stdout=subprocess.PIPE, text=True)
+p1.stdout.close()
+print("pipeline", p2.communicate()[0].strip(), p1.wait())
+r = subprocess.run([sys.executable, "-c", "import os; print(os.environ['XYZ'])"], env={"XYZ": "from-env"}, capture_output=True, text=True)
+print(r.stdout.strip())
+try:
+    subprocess.run(["sleep", "10"], timeout=0.5)
+except subprocess.TimeoutExpired as e:
+    print("timeout expired", e.cmd)
+try:
+    subprocess.run(["/nonexistent/prog"])
+except FileNotFoundError as e:
+    print("not found errno", e.errno)
+out = subprocess.check_output("printf '%s\\n' x y z | tr '\\n' -", shell=True, text=True)
+print(out)
+big = subprocess.run(["head", "-c", "1000000", "/dev/zero"], capture_output=True)
+print("big", len(big.stdout))
+r = subprocess.run(["sh", "-c", "echo out; echo err >&2"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+print(sorted(r.stdout.split()))
+print("cwd", subprocess.run(["pwd"], cwd="/usr", capture_output=True, text=True).stdout.strip())
+rfd, wfd = os.pipe()
+p = subprocess.Popen(["sh", "-c", f"echo via-fd >&{wfd}"], pass_fds=(wfd,))
+os.close(wfd); p.wait()
+print(os.read(rfd, 100).decode().strip())
