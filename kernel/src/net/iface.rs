@@ -50,7 +50,7 @@ pub const LOOPBACK_INDEX: u32 = 1;
 /// The MTU of `lo` (Linux: 65536).
 pub const LOOPBACK_MTU: usize = 65536;
 /// Packets `lo` holds between two polls before it drops.
-const LOOPBACK_QUEUE: usize = 1024;
+const LOOPBACK_QUEUE: usize = 4096;
 /// Smallest MTU an interface accepts (IPv4's 68; IPv6 needs 1280).
 const MIN_MTU: usize = 68;
 const ETH_HEADER: usize = 14;
@@ -487,6 +487,15 @@ impl Stack {
 
     /// How long until smoltcp next needs a poll (None: only on events).
     fn poll_delay(&mut self) -> Option<Duration> {
+        // Packets still queued on `lo` (a poll stops after 64 rounds) are
+        // invisible to smoltcp's timers: poll again at once.
+        if self
+            .ifaces
+            .iter()
+            .any(|i| i.is_up() && matches!(&i.dev.kind, DevKind::Loop(l) if !l.queue.is_empty()))
+        {
+            return Some(Duration::ZERO);
+        }
         let ts = now();
         let mut best: Option<Duration> = None;
         for i in self.ifaces.iter_mut().filter(|i| i.is_up()) {
