@@ -31,6 +31,11 @@ pub trait SendBuf {
     /// Copies `out.len()` bytes starting `offset` bytes into the message;
     /// EFAULT for unreadable user memory.
     fn read_at(&self, offset: usize, out: &mut [u8]) -> Result<()>;
+    /// The bytes themselves when they are in kernel memory (write(2)): a
+    /// family can append them to its queue without zeroing a buffer first.
+    fn as_slice(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// Where a received message goes: a kernel slice (read(2)) or the
@@ -58,6 +63,10 @@ impl SendBuf for &[u8] {
             .ok_or(Error::new(Errno::EFAULT))?;
         out.copy_from_slice(src);
         Ok(())
+    }
+
+    fn as_slice(&self) -> Option<&[u8]> {
+        Some(self)
     }
 }
 
@@ -357,6 +366,11 @@ impl SockOpts {
     /// Records an asynchronous error for SO_ERROR (a refused connect).
     pub fn set_error(&self, e: Errno) {
         self.opts.lock().1 = Some(e);
+    }
+
+    /// Whether an error is pending (POLLERR).
+    pub fn has_error(&self) -> bool {
+        self.opts.lock().1.is_some()
     }
 
     /// Takes the pending error (SO_ERROR reads and clears it).

@@ -358,7 +358,7 @@ pub fn sys_listen(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let (_, sock) = socket_fd(ctx, fd_arg(args[0]))?;
     // Linux compares the backlog as unsigned: a negative one is the most.
     let backlog = int_arg(args[1]);
-    let backlog = if backlog < 0 || backlog > SOMAXCONN {
+    let backlog = if !(0..=SOMAXCONN).contains(&backlog) {
         SOMAXCONN
     } else {
         backlog
@@ -374,11 +374,11 @@ fn accept4(ctx: &Context, fd: i32, addr: u64, len_addr: u64, flags: i32) -> Resu
     let (file, sock) = socket_fd(ctx, fd)?;
     let (new, peer) = sock.accept(file.is_nonblocking(), &CallerCtx(ctx))?;
     let fd = install_socket(ctx, new, flags)?;
-    if addr != 0 {
-        if let Err(e) = write_sockaddr(ctx, &peer.to_bytes(), addr, len_addr) {
-            uninstall(ctx, &[fd]);
-            return Err(e);
-        }
+    if addr != 0
+        && let Err(e) = write_sockaddr(ctx, &peer.to_bytes(), addr, len_addr)
+    {
+        uninstall(ctx, &[fd]);
+        return Err(e);
     }
     Ok(fd as isize)
 }
