@@ -215,14 +215,14 @@ pub struct InetSocket {
     inner: Arc<Inner>,
 }
 
-fn tcp_sock<'a>(s: &'a mut Stack, iface: u32, h: SocketHandle) -> &'a mut tcp::Socket<'static> {
+fn tcp_sock(s: &mut Stack, iface: u32, h: SocketHandle) -> &mut tcp::Socket<'static> {
     s.iface_mut(iface)
         .expect("interfaces are never removed")
         .sockets
         .get_mut::<tcp::Socket>(h)
 }
 
-fn udp_sock<'a>(s: &'a mut Stack, iface: u32, h: SocketHandle) -> &'a mut udp::Socket<'static> {
+fn udp_sock(s: &mut Stack, iface: u32, h: SocketHandle) -> &mut udp::Socket<'static> {
     s.iface_mut(iface)
         .expect("interfaces are never removed")
         .sockets
@@ -1431,11 +1431,8 @@ impl InetSocket {
             let peer = *peer;
             for &(i, h) in handles.iter() {
                 let u = udp_sock(s, i, h);
-                loop {
-                    let (bytes, md) = match u.peek() {
-                        Ok((b, md)) => (b, *md),
-                        Err(_) => break,
-                    };
+                while let Ok((bytes, md)) = u.peek() {
+                    let md = *md;
                     let from = (md.endpoint.addr, md.endpoint.port);
                     // A connected socket drops datagrams from others; an
                     // AF_INET socket ignores v6, IPV6_V6ONLY ignores v4.
@@ -1643,9 +1640,7 @@ impl Socket for InetSocket {
             return Err(err(Errno::EOPNOTSUPP));
         }
         self.sync_opts();
-        let backlog = (backlog.max(0) as usize)
-            .min(SOMAXCONN)
-            .max(ACCEPT_QUEUE_FLOOR);
+        let backlog = (backlog.max(0) as usize).clamp(ACCEPT_QUEUE_FLOOR, SOMAXCONN);
         self.with(|s, st| {
             match &mut st.kind {
                 Kind::Listening { backlog: b, .. } => {
