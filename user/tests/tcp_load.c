@@ -81,11 +81,22 @@ static void *serve(void *arg)
 	return NULL;
 }
 
+static volatile int clients_done;
+
 static void *acceptor(void *arg)
 {
 	int l = (int)(intptr_t)arg;
-	for (int i = 0; i < conns; i++) {
+	for (int i = 0; i < conns;) {
+		/* Once every client has finished (some may have failed to
+		 * connect, and are counted), stop waiting for more. */
+		struct pollfd p = {l, POLLIN, 0};
+		if (poll(&p, 1, 100) <= 0) {
+			if (__atomic_load_n(&clients_done, __ATOMIC_SEQ_CST))
+				break;
+			continue;
+		}
 		int fd = accept(l, NULL, NULL);
+		i++;
 		if (fd < 0) {
 			__atomic_add_fetch(&failures, 1, __ATOMIC_SEQ_CST);
 			continue;
@@ -166,6 +177,7 @@ int main(int argc, char **argv)
 		CHECK_EQ(pthread_create(&cl[i], &at, client, (void *)(intptr_t)i), 0);
 	for (int i = 0; i < conns; i++)
 		pthread_join(cl[i], NULL);
+	__atomic_store_n(&clients_done, 1, __ATOMIC_SEQ_CST);
 	pthread_join(acc, NULL);
 	CHECK_EQ(failures, 0);
 	t_printf("  %d connections x %zu bytes: %d failures\n", conns, bytes, failures);

@@ -20,7 +20,7 @@ use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use frame::sync::{SpinLock, WaitQueue, level};
 use smoltcp::iface::{Config, Interface, SocketSet};
@@ -50,7 +50,7 @@ pub const LOOPBACK_INDEX: u32 = 1;
 /// The MTU of `lo` (Linux: 65536).
 pub const LOOPBACK_MTU: usize = 65536;
 /// Packets `lo` holds between two polls before it drops.
-const LOOPBACK_QUEUE: usize = 1024;
+const LOOPBACK_QUEUE: usize = 4096;
 /// Smallest MTU an interface accepts (IPv4's 68; IPv6 needs 1280).
 const MIN_MTU: usize = 68;
 const ETH_HEADER: usize = 14;
@@ -256,6 +256,8 @@ static STACK: SpinLock<Option<Stack>, { level::NET_STACK }> = SpinLock::new(None
 static POLL_QUEUE: WaitQueue = WaitQueue::new();
 static KICKED: AtomicBool = AtomicBool::new(false);
 static TASK_STARTED: AtomicBool = AtomicBool::new(false);
+/// When the poll task will next poll by itself (u64::MAX: only on a kick).
+static TASK_DEADLINE: AtomicU64 = AtomicU64::new(u64::MAX);
 
 pub(crate) fn now() -> Instant {
     Instant::from_micros((frame::timer::monotonic_ns() / 1000) as i64)
@@ -485,6 +487,15 @@ impl Stack {
 
     /// How long until smoltcp next needs a poll (None: only on events).
     fn poll_delay(&mut self) -> Option<Duration> {
+        // Packets still queued on `lo` (a poll stops after 64 rounds) are
+        // invisible to smoltcp's timers: poll again at once.
+        if self
+            .ifaces
+            .iter()
+            .any(|i| i.is_up() && matches!(&i.dev.kind, DevKind::Loop(l) if !l.queue.is_empty()))
+        {
+            return Some(Duration::ZERO);
+        }
         let ts = now();
         let mut best: Option<Duration> = None;
         for i in self.ifaces.iter_mut().filter(|i| i.is_up()) {
@@ -508,13 +519,24 @@ pub(crate) fn with_stack<R>(f: impl FnOnce(&mut Stack) -> R) -> R {
 /// Polls the stack now and wakes the sockets that changed (the socket
 /// calls do this after changing a socket).
 pub(crate) fn poll_now() {
-    let wake = with_stack(|s| {
+    let (wake, delay) = with_stack(|s| {
         s.poll();
-        super::inet::collect_wakeups(s)
+        (super::inet::collect_wakeups(s), s.poll_delay())
     });
     for r in wake {
         r.notify_all();
     }
+    // A timer this poll armed (a delayed ACK, a retransmission) that is
+    // due before the poll task would wake: wake it to re-arm.
+    if let Some(d) = delay
+        && deadline_after(d) < TASK_DEADLINE.load(Ordering::Acquire)
+    {
+        kick();
+    }
+}
+
+fn deadline_after(d: Duration) -> u64 {
+    frame::timer::monotonic_ns().saturating_add(d.total_micros().saturating_mul(1000))
 }
 
 /// Wakes the poll task (frames arrived, transmit space freed, a timer is
@@ -535,23 +557,21 @@ fn start_task() {
 
 fn poll_task() {
     loop {
-        let (delay, wake) = {
+        let (deadline, wake) = {
             let mut g = STACK.lock();
             let s = g.get_or_insert_with(Stack::new);
             s.poll();
             let wake = super::inet::collect_wakeups(s);
-            (s.poll_delay(), wake)
+            // Published under the stack lock, so a socket call's poll
+            // either comes before this one or sees this deadline.
+            let deadline = s.poll_delay().map_or(u64::MAX, deadline_after);
+            TASK_DEADLINE.store(deadline, Ordering::Release);
+            (deadline, wake)
         };
         for r in wake {
             r.notify_all();
         }
-        let deadline = match delay {
-            None => u64::MAX,
-            // The tick is 10 ms: a shorter delay still waits one tick.
-            Some(d) => frame::timer::monotonic_ns()
-                .saturating_add(d.total_micros().saturating_mul(1000).max(1)),
-        };
-        if delay.is_some_and(|d| d.total_micros() == 0) {
+        if deadline <= frame::timer::monotonic_ns() {
             // Due now: poll again, but let others run first.
             frame::task::yield_now();
             continue;

@@ -76,7 +76,7 @@ const LISTEN_SPARES: usize = 8;
 /// Connections a listener holds for accept(2) at most (the backlog is
 /// raised to this floor so a burst of connects does not see RSTs: smoltcp
 /// answers a SYN nobody listens for with RST, where Linux drops it).
-const ACCEPT_QUEUE_FLOOR: usize = 128;
+const ACCEPT_QUEUE_FLOOR: usize = 512;
 const SOMAXCONN: usize = 4096;
 /// Copy chunk between user memory and the stack.
 const CHUNK: usize = 64 * 1024;
@@ -215,14 +215,14 @@ pub struct InetSocket {
     inner: Arc<Inner>,
 }
 
-fn tcp_sock<'a>(s: &'a mut Stack, iface: u32, h: SocketHandle) -> &'a mut tcp::Socket<'static> {
+fn tcp_sock(s: &mut Stack, iface: u32, h: SocketHandle) -> &mut tcp::Socket<'static> {
     s.iface_mut(iface)
         .expect("interfaces are never removed")
         .sockets
         .get_mut::<tcp::Socket>(h)
 }
 
-fn udp_sock<'a>(s: &'a mut Stack, iface: u32, h: SocketHandle) -> &'a mut udp::Socket<'static> {
+fn udp_sock(s: &mut Stack, iface: u32, h: SocketHandle) -> &mut udp::Socket<'static> {
     s.iface_mut(iface)
         .expect("interfaces are never removed")
         .sockets
@@ -1329,6 +1329,7 @@ impl InetSocket {
         let deadline = self.inner.opts.deadline(false, nonblocking);
         let mut got = 0usize;
         let mut chunk = Vec::new();
+        let mut crowded = false;
         loop {
             let r = self.wait(
                 caller,
@@ -1341,6 +1342,10 @@ impl InetSocket {
                         }
                         let t = tcp_sock(s, iface, handle);
                         if t.can_recv() {
+                            // Only a read that frees a crowded buffer must
+                            // tell the peer now (a window update); the
+                            // delayed ACK covers the rest.
+                            crowded = t.recv_queue() * 2 >= t.recv_capacity();
                             let n = (want - got).min(t.recv_queue()).min(CHUNK);
                             chunk.resize(n, 0);
                             let n = if peek {
@@ -1378,7 +1383,7 @@ impl InetSocket {
                 Ok(n) => {
                     data.write_at(got, &chunk[..n])?;
                     got += n;
-                    if !peek {
+                    if !peek && crowded {
                         // The window opened: let the peer know.
                         poll_now();
                     }
@@ -1426,11 +1431,8 @@ impl InetSocket {
             let peer = *peer;
             for &(i, h) in handles.iter() {
                 let u = udp_sock(s, i, h);
-                loop {
-                    let (bytes, md) = match u.peek() {
-                        Ok((b, md)) => (b, *md),
-                        Err(_) => break,
-                    };
+                while let Ok((bytes, md)) = u.peek() {
+                    let md = *md;
                     let from = (md.endpoint.addr, md.endpoint.port);
                     // A connected socket drops datagrams from others; an
                     // AF_INET socket ignores v6, IPV6_V6ONLY ignores v4.
@@ -1638,9 +1640,7 @@ impl Socket for InetSocket {
             return Err(err(Errno::EOPNOTSUPP));
         }
         self.sync_opts();
-        let backlog = (backlog.max(0) as usize)
-            .min(SOMAXCONN)
-            .max(ACCEPT_QUEUE_FLOOR);
+        let backlog = (backlog.max(0) as usize).clamp(ACCEPT_QUEUE_FLOOR, SOMAXCONN);
         self.with(|s, st| {
             match &mut st.kind {
                 Kind::Listening { backlog: b, .. } => {
