@@ -701,6 +701,9 @@ pub fn boot_token() -> usize {
 /// is a mapped kernel stack, aligned, and the record is writable. The host
 /// runs `entry` on the calling thread and unwinds a panic back to here
 /// (where the machine's panic handler would jump back instead).
+///
+/// # Safety
+/// As the machine's: `rec` valid for the call, `stack_top` a kernel stack.
 pub unsafe fn isolated_call(
     rec: *mut crate::domain::Recovery,
     stack_top: usize,
@@ -722,6 +725,9 @@ pub unsafe fn isolated_call(
 
 /// As `arch::x86_64::cpu::isolated_abort`: never reached on the host, where
 /// a panic unwinds to `isolated_call` instead.
+///
+/// # Safety
+/// As the machine's (never called on the host).
 pub unsafe fn isolated_abort(_saved_rsp: usize) -> ! {
     unreachable!("sim: the host unwinds panics instead of aborting isolated calls")
 }

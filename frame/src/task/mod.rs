@@ -74,12 +74,11 @@ pub struct Task {
 // MIRI: relied on by task::tests::spawned_tasks_run_when_the_current_task_yields_and_exit_cleanly,
 // task::tests::wait_queues_and_the_mutex_put_tasks_to_sleep_and_wake_them
 // SAFETY: the non-`Sync` fields (`saved_rsp`, `entry`, `held_locks`,
-// `recovery`) are touched only by the switch code, the task's own entry and
-// the task itself (`domain::call_isolated` and the panic handler it runs), with interrupts
-// disabled on the CPU that runs the task at that moment; invariant 8 (a task
-// runs on one CPU at a time, claimed through `on_cpu`) makes that CPU
-// unique. Every other field is atomic or immutable after `build`; what a
-// client attaches (`entry`, `data`) must be `Send` (`data` also `Sync`).
+// `recovery`) are touched only by the switch code and by the task itself
+// (its entry, `domain::call_isolated`, the panic handler it runs), on the
+// one CPU running it (invariant 8, claimed through `on_cpu`). Every other
+// field is atomic or immutable after `build`; what a client attaches
+// (`entry`, `data`) must be `Send` (`data` also `Sync`).
 unsafe impl Sync for Task {}
 // SAFETY: as above; a `Task` owns nothing tied to the CPU that created it.
 // MIRI: relied on by task::tests::spawned_tasks_run_when_the_current_task_yields_and_exit_cleanly,
