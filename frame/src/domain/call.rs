@@ -15,6 +15,10 @@ pub enum Fault {
     /// The code panicked (an explicit panic, a failed bounds check, an
     /// `unwrap` of nothing...).
     Panic,
+    /// The domain died in an earlier call; nothing ran.
+    Dead,
+    /// The domain could not be set up (no memory for its stack).
+    NoMemory,
 }
 
 /// The stack a domain runs on. It is reused by every call made with it;
@@ -82,12 +86,44 @@ pub fn call_isolated<A: Exchangeable, R: Exchangeable>(
     f: fn(A) -> R,
     arg: A,
 ) -> Result<R, Fault> {
-    let task = crate::task::current();
     let mut state = CallState {
         f,
         arg: Some(arg),
         ret: None,
     };
+    // MIRI: relied on by domain::call::tests::isolated_calls_return_values_and_faults_and_restore_the_record
+    // SAFETY: `isolated_entry::<A, R>` reads its context as the
+    // `CallState<A, R>` passed with it, which lives on this frame until
+    // `run_on` returns.
+    let aborted = unsafe {
+        run_on(
+            stack,
+            isolated_entry::<A, R>,
+            core::ptr::from_mut(&mut state).cast(),
+        )
+    };
+    if aborted {
+        // The argument was moved into the abandoned frames (or is still
+        // here if the fault came first): either way it is leaked.
+        core::mem::forget(state.arg.take());
+        return Err(Fault::Panic);
+    }
+    state.ret.take().ok_or(Fault::Panic)
+}
+
+/// Runs `entry(ctx)` on `stack` with a recovery record, and says whether
+/// the call was aborted by a recovered fault.
+///
+/// # Safety
+/// `entry` must treat `ctx` only as the context its caller built for it,
+/// which must stay alive (and untouched by anything else) until this
+/// returns.
+pub(super) unsafe fn run_on(
+    stack: &mut DomainStack,
+    entry: extern "C-unwind" fn(*mut u8),
+    ctx: *mut u8,
+) -> bool {
+    let task = crate::task::current();
     let (held_levels, spin_depth) = crate::sync::held_state();
     let mut rec = Recovery {
         saved_rsp: 0,
@@ -99,28 +135,17 @@ pub fn call_isolated<A: Exchangeable, R: Exchangeable>(
     };
     task.set_recovery(core::ptr::from_mut(&mut rec).addr());
     let top = stack.stack.top();
+    // MIRI: relied on by domain::call::tests::isolated_calls_return_values_and_faults_and_restore_the_record
     // SAFETY: `top` is the top of a mapped kernel stack that no other code
     // runs on (`stack` is borrowed mutably for the whole call, and a
-    // faulted call leaves nothing pointing into it); `rec` and `state`
-    // live on this frame until the call returns (normally, or through
-    // `isolated_abort` from `recover_from_panic`, which restores exactly
-    // the callee-saved registers and stack pointer saved here).
-    let aborted = unsafe {
-        cpu::isolated_call(
-            &mut rec,
-            top,
-            isolated_entry::<A, R>,
-            core::ptr::from_mut(&mut state).cast(),
-        )
-    };
+    // faulted call leaves nothing pointing into it); `rec` lives on this
+    // frame and `ctx` (the caller's promise) until the call returns
+    // (normally, or through `isolated_abort` from `recover_from_panic`,
+    // which restores exactly the callee-saved registers and stack pointer
+    // saved here).
+    let aborted = unsafe { cpu::isolated_call(&mut rec, top, entry, ctx) };
     task.set_recovery(rec.prev);
-    if aborted {
-        // The argument was moved into the abandoned frames (or is still
-        // here if the fault came first): either way it is leaked.
-        core::mem::forget(state.arg.take());
-        return Err(Fault::Panic);
-    }
-    state.ret.take().ok_or(Fault::Panic)
+    aborted
 }
 
 /// Called by the panic handler before anything else (interrupts are off):

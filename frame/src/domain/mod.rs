@@ -39,6 +39,11 @@ pub use self::exchange::{Exchangeable, assert_exchangeable};
 mod call;
 
 #[cfg(any(target_os = "none", test))]
+mod object;
+
+#[cfg(any(target_os = "none", test))]
 pub use self::call::{DomainStack, Fault, call_isolated, faults};
+#[cfg(any(target_os = "none", test))]
+pub use self::object::{Domain, DomainInfo, DomainStats, domains};
 #[cfg(any(target_os = "none", test))]
 pub(crate) use self::call::{Recovery, recover_from_panic};

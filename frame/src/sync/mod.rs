@@ -44,6 +44,9 @@ pub mod level {
     /// The IP stack (interfaces and the protocol state machines).
     pub const NET_STACK: u8 = 34;
     pub const VM_SPACE: u8 = 40;
+    /// A driver domain's call lock (`domain::Domain::call`): held across
+    /// the call, so everything the domain takes ranks above it.
+    pub const DOMAIN: u8 = 42;
     pub const CONSOLE: u8 = 44;
     pub const WAIT_QUEUE: u8 = 50;
     pub const TIMER: u8 = 52;
