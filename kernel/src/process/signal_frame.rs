@@ -83,6 +83,21 @@ pub fn run_timers(process: &Arc<Process>) {
     super::itimer::run_cpu(process);
 }
 
+/// Whether the return to user mode has anything to do for signals:
+/// expired timers to turn into signals, CPU-time limits or itimers to
+/// look at, a stop to join, a deliverable signal or a mask to restore.
+/// Lock-free: the common return from a system call takes only loads here.
+pub fn work_pending(process: &Process, thread: &Thread) -> bool {
+    let s = &process.signals;
+    s.alarm_fired.load(Ordering::Acquire)
+        || s.timers.fired.load(Ordering::Acquire)
+        || s.cpu_itimers_armed.load(Ordering::Acquire)
+        || s.cpu_watch.load(Ordering::Acquire)
+        || s.stopped.load(Ordering::Acquire)
+        || thread.signals.saved_mask.is_set()
+        || super::signal::deliverable(process, thread) != 0
+}
+
 /// Handles pending signals before `user` resumes. `restart` carries the
 /// syscall number if the last syscall was interrupted (rax holds
 /// -ERESTARTSYS / -ERESTARTNOHAND).
@@ -142,7 +157,7 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
     if let Some(nr) = restart {
         fix_interrupted_syscall(user, nr, None);
     }
-    if let Some(m) = thread.signals.saved_mask.lock().take() {
+    if let Some(m) = thread.signals.saved_mask.take() {
         thread.sigmask.store(m, Ordering::Relaxed);
     }
 }
@@ -252,7 +267,7 @@ fn setup_frame(
     vm.write_bytes(fpstate as usize, &user.fpu_bytes())?;
     let info_addr = uc_addr + core::mem::size_of::<UContext>() as u64;
 
-    let old_mask = thread.signals.saved_mask.lock().take().unwrap_or(thread.sigmask.load(Ordering::Relaxed));
+    let old_mask = thread.signals.saved_mask.take().unwrap_or(thread.sigmask.load(Ordering::Relaxed));
     let fault = &thread.signals.fault;
     let (trapno, err, cr2) =
         (fault.trapno.load(Ordering::Relaxed), fault.err.load(Ordering::Relaxed), fault.cr2.load(Ordering::Relaxed));

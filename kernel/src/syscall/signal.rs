@@ -122,7 +122,7 @@ fn sys_rt_sigsuspend(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     }
     let mask: u64 = ctx.read_val(a[0])?;
     let old = ctx.thread.sigmask.swap(mask & !UNBLOCKABLE, Ordering::Relaxed);
-    *ctx.thread.signals.saved_mask.lock() = Some(old);
+    ctx.thread.signals.saved_mask.set(old);
     wait_for_signal(ctx)
 }
 
