@@ -289,7 +289,11 @@ impl SavedMask {
 
 /// The disposition table; shared between processes made with
 /// CLONE_SIGHAND (and by a process's threads, which share its state).
-type Actions = SpinLock<[SigAction; NSIG], { level::PROCESS }>;
+/// Its lock ranks just above the process locks, so that it can be taken
+/// while holding `SignalState::actions` (no reference count traffic on
+/// rt_sigaction and delivery).
+type Actions = SpinLock<[SigAction; NSIG], ACTIONS_TABLE>;
+const ACTIONS_TABLE: u8 = level::PROCESS + 1;
 
 /// Process-wide signal state.
 pub struct SignalState {
@@ -355,15 +359,44 @@ impl SignalState {
         self.actions.lock().clone()
     }
 
+    /// Runs `f` on the disposition table, locked.
+    fn with_table<R>(&self, f: impl FnOnce(&mut [SigAction; NSIG]) -> R) -> R {
+        let outer = self.actions.lock();
+        let mut table = outer.lock();
+        f(&mut table)
+    }
+
     /// Disposition of `sig` (1-based, already validated).
     pub fn action(&self, sig: usize) -> SigAction {
-        self.table().lock()[sig - 1]
+        self.with_table(|t| t[sig - 1])
+    }
+
+    /// rt_sigaction: the disposition of `sig` before the call, and `new`
+    /// installed in its place if given, in one critical section. A
+    /// disposition that ignores the signal discards it where pending
+    /// (POSIX), here for the process-wide set; the thread-directed
+    /// copies are dropped by `discard_pending`.
+    pub fn swap_action(&self, sig: usize, new: Option<SigAction>) -> SigAction {
+        let old = self.with_table(|t| {
+            let old = t[sig - 1];
+            if let Some(mut act) = new {
+                act.mask &= !UNBLOCKABLE;
+                t[sig - 1] = act;
+            }
+            old
+        });
+        if let Some(act) = new
+            && is_ignored(sig, &act)
+        {
+            self.shared.lock().take(sig);
+        }
+        old
     }
 
     /// SA_RESETHAND at delivery: the handler becomes SIG_DFL, the flags
     /// and mask stay (Linux's SA_ONESHOT handling).
     pub fn reset_handler(&self, sig: usize) {
-        self.table().lock()[sig - 1].handler = SIG_DFL;
+        self.with_table(|t| t[sig - 1].handler = SIG_DFL);
     }
 
     pub fn set_action(&self, sig: usize, mut act: SigAction) {
