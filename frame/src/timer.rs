@@ -171,6 +171,19 @@ pub fn monotonic_ns() -> u64 {
     ((u128::from(ticks) * u128::from(CLOCK_MULT.load(Ordering::Relaxed))) >> CLOCK_SHIFT) as u64
 }
 
+/// A raw reading of the clock's counter (the TSC): one instruction, for
+/// accounting that adds up many short intervals (user time, per system
+/// call) and converts the sum once, with [`cycles_to_ns`].
+#[inline]
+pub fn cycles() -> u64 {
+    cpu::rdtsc()
+}
+
+/// Nanoseconds in `cycles` counter ticks, at [`monotonic_ns`]'s rate.
+pub fn cycles_to_ns(cycles: u64) -> u64 {
+    ((u128::from(cycles) * u128::from(CLOCK_MULT.load(Ordering::Relaxed))) >> CLOCK_SHIFT) as u64
+}
+
 /// How [`monotonic_ns`] is computed: `((rdtsc - tsc_at_boot) * mult) >>
 /// shift`, in 128-bit arithmetic, saturating at 0 below `tsc_at_boot`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

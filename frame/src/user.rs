@@ -7,6 +7,8 @@
 //! bits and refuses non-canonical addresses before entering ring 3
 //! (invariant 2).
 
+use core::sync::atomic::{AtomicU64, Ordering};
+
 use crate::arch::cpu;
 use crate::arch::fpu::{self, FpuState};
 use crate::arch::gdt::{USER_CS, USER_DS};
@@ -86,7 +88,6 @@ pub struct GeneralRegs {
     pub rflags: u64,
 }
 
-#[derive(Clone)]
 #[repr(C, align(16))]
 pub struct UserContext {
     frame: TrapFrame,
@@ -96,7 +97,37 @@ pub struct UserContext {
     /// back on every exit from user mode; 0 unless it loaded one.
     fs_sel: u16,
     gs_sel: u16,
+    /// Names this FPU image: a fresh value whenever the image changes
+    /// other than by the save after a trap, and for every copy.
+    fpu_tag: u64,
     fpu: FpuState,
+}
+
+/// The tag of the FPU image the FPU/SSE registers hold now (0: none known).
+/// The kernel is soft-float and nothing but [`UserContext::execute`] loads
+/// these registers, so while the tag matches, the image need not be loaded
+/// again: a thread that makes system calls restores its FPU state only
+/// when another context ran in between (Linux too reloads the registers
+/// only after a switch, never per system call). One CPU; per-CPU with SMP.
+static FPU_LOADED: AtomicU64 = AtomicU64::new(0);
+static NEXT_FPU_TAG: AtomicU64 = AtomicU64::new(1);
+
+fn fresh_fpu_tag() -> u64 {
+    NEXT_FPU_TAG.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Clone for UserContext {
+    fn clone(&self) -> Self {
+        UserContext {
+            frame: self.frame,
+            fs_base: self.fs_base,
+            gs_base: self.gs_base,
+            fs_sel: self.fs_sel,
+            gs_sel: self.gs_sel,
+            fpu_tag: fresh_fpu_tag(),
+            fpu: self.fpu,
+        }
+    }
 }
 
 impl Default for UserContext {
@@ -123,6 +154,7 @@ impl UserContext {
             gs_base: 0,
             fs_sel: 0,
             gs_sel: 0,
+            fpu_tag: fresh_fpu_tag(),
             fpu: FpuState::default(),
         }
     }
@@ -225,6 +257,7 @@ impl UserContext {
     /// Resets the FPU/SSE state to the initial one (on execve).
     pub fn reset_fpu(&mut self) {
         self.fpu = FpuState::default();
+        self.fpu_tag = fresh_fpu_tag();
     }
 
     /// The FXSAVE image of the FPU/SSE state (for signal frames).
@@ -251,6 +284,7 @@ impl UserContext {
         }
         area[28..32].copy_from_slice(&mask.to_le_bytes());
         self.fpu = FpuState(area);
+        self.fpu_tag = fresh_fpu_tag();
         Ok(())
     }
 
@@ -277,9 +311,14 @@ impl UserContext {
         let irq = disable_local();
         vm.activate();
         load_user_segments(self);
-        fpu::restore(&self.fpu);
+        if FPU_LOADED.load(Ordering::Relaxed) != self.fpu_tag {
+            fpu::restore(&self.fpu);
+            FPU_LOADED.store(self.fpu_tag, Ordering::Relaxed);
+        }
         enter_user(&mut self.frame);
         crate::arch::trap::assert_entry_flags();
+        // Saved at once: the kernel may switch to another context before
+        // this one runs again, and nothing but this image would keep it.
         fpu::save(&mut self.fpu);
         save_user_segments(self);
         let vector = self.frame.vector;
@@ -488,6 +527,45 @@ mod tests {
             ctx.reset_fpu();
             ctx.execute(&vm);
             assert_eq!(sim::cpu::state().fpu[24..26], [0x80, 0x1f], "MXCSR reset");
+        });
+    }
+
+    #[test]
+    fn fpu_registers_are_reloaded_only_when_another_image_ran_in_between() {
+        sim::run(|| {
+            let vm = vm();
+            let mut a = user_context(0x40_0000);
+            let mut b = user_context(0x40_0010);
+            // Each program sees its own byte 160 and leaves its mark there.
+            let seen = Arc::new(AtomicU64::new(0));
+            let s = seen.clone();
+            sim::cpu::set_user_program(move |u| {
+                s.store(u64::from(u.fpu[160]), Ordering::Relaxed);
+                u.fpu[160] = if u.regs.rip < 0x40_0010 { 0xa } else { 0xb };
+                UserExit::Syscall
+            });
+            a.execute(&vm);
+            a.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0xa, "A's registers kept");
+            b.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0, "B starts from its own image");
+            a.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0xa, "A's image reloaded after B");
+            // An image changed by the kernel (sigreturn, execve) is loaded
+            // even though this context ran last.
+            let mut img = a.fpu_bytes();
+            img[160] = 0x5;
+            a.set_fpu_bytes(&img).unwrap();
+            a.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0x5);
+            // A copy (fork) runs with the image as it was copied.
+            let mut c = a.clone();
+            b.execute(&vm);
+            c.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0xa);
+            a.reset_fpu();
+            a.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0, "reset image loaded");
         });
     }
 }

@@ -144,6 +144,14 @@ int main(void)
 	/* EFAULT: unreadable act or unwritable oldact. */
 	CHECK_ERR(rt_raw(SIGUSR1, BAD_PTR2, NULL, 8), EFAULT);
 	CHECK_ERR(rt_raw(SIGUSR1, NULL, BAD_PTR2, 8), EFAULT);
+	/* The new action is installed before the old one is written out: an
+	 * unwritable oldact fails the call, yet the action has changed (as in
+	 * Linux's rt_sigaction, do_sigaction then copy_to_user). */
+	memset(&k, 0, sizeof k);
+	k.handler = SIG_IGN;
+	CHECK_ERR(rt_raw(SIGUSR2, &k, BAD_PTR2, 8), EFAULT);
+	CHECK_EQ(rt_raw(SIGUSR2, NULL, &ko, 8), 0);
+	CHECK(ko.handler == SIG_IGN);
 
 	/* Restore defaults. */
 	sa.sa_handler = SIG_DFL;

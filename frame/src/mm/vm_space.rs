@@ -45,6 +45,9 @@ impl UserFault {
 
 pub struct VmSpace {
     pt: SpinLock<PageTable, { level::VM_SPACE }>,
+    /// The root table's address, fixed for the life of the page table:
+    /// kept outside the lock so that entering user mode takes none.
+    root: Paddr,
 }
 
 fn check_user_page(va: Vaddr) -> Result<(), Error> {
@@ -57,8 +60,10 @@ fn check_user_page(va: Vaddr) -> Result<(), Error> {
 impl VmSpace {
     pub fn new() -> Result<VmSpace, Error> {
         let pt = PageTable::new_with_kernel_half(super::kernel_root())?;
+        let root = pt.root_paddr();
         Ok(VmSpace {
             pt: SpinLock::new(pt),
+            root,
         })
     }
 
@@ -107,7 +112,7 @@ impl VmSpace {
 
     /// Loads this address space into the MMU.
     pub(crate) fn activate(&self) {
-        let root = self.pt.lock().root_paddr();
+        let root = self.root;
         if ACTIVE_ROOT.swap(root, Ordering::AcqRel) != root {
             #[cfg(any(target_os = "none", test))]
             // SAFETY: the root shares the kernel half with the kernel page

@@ -56,7 +56,7 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
         }
         if let Some(init) = reaper.or_else(|| find_process(INIT_PID)) {
             for c in &children {
-                *c.parent.lock() = Arc::downgrade(&init);
+                c.set_parent(&init);
                 let sig = c.pdeathsig.load(Ordering::Relaxed) as usize;
                 if sig != 0 {
                     super::signal::send_to_process(c, super::signal::SigInfo::new(sig, super::signal::SI_KERNEL));

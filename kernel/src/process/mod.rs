@@ -49,8 +49,14 @@ const PROCESS_VM: u8 = 30;
 pub struct Process {
     pid: Pid,
     parent: SpinLock<Weak<Process>, { level::PROCESS }>,
+    /// The parent's pid, written with `parent` (getppid without the lock).
+    ppid: AtomicU32,
     children: SpinLock<Vec<Arc<Process>>, { level::PROCESS }>,
     vm: SpinLock<Arc<Vmar>, PROCESS_VM>,
+    /// Bumped (under `vm`'s lock) whenever `vm` is replaced, so that a
+    /// thread can keep using the address space it fetched last until it
+    /// changes, without the lock (run.rs).
+    vm_generation: AtomicU64,
     /// The descriptor table, shared with CLONE_FILES relatives until one
     /// of them unshares it (close_range CLOSE_RANGE_UNSHARE).
     files: SpinLock<Arc<SharedFiles>, PROCESS_VM>,
@@ -284,9 +290,11 @@ impl Process {
         let (pgid, sid) = pgid_sid.unwrap_or((pid, pid));
         let p = Arc::new(Process {
             pid,
+            ppid: AtomicU32::new(parent.upgrade().map_or(0, |p| p.pid)),
             parent: SpinLock::new(parent),
             children: SpinLock::new(Vec::new()),
             vm: SpinLock::new(vm),
+            vm_generation: AtomicU64::new(0),
             files: SpinLock::new(files),
             fs,
             pgid: AtomicU32::new(pgid),
@@ -335,7 +343,14 @@ impl Process {
 
     /// Parent pid as getppid(2) reports it (0 for init).
     pub fn ppid(&self) -> Pid {
-        self.parent().map_or(0, |p| p.pid)
+        self.ppid.load(Ordering::Relaxed)
+    }
+
+    /// Makes `parent` this process's parent (reparenting on exit).
+    pub(super) fn set_parent(&self, parent: &Arc<Process>) {
+        let mut p = self.parent.lock();
+        *p = Arc::downgrade(parent);
+        self.ppid.store(parent.pid, Ordering::Relaxed);
     }
 
     pub fn pgid(&self) -> Pid {
@@ -370,8 +385,22 @@ impl Process {
 
     /// Installs a new address space (execve, exit); the old one's peak
     /// RSS stays in the process's ru_maxrss.
+    /// The address space and its generation (see `vm_generation`).
+    pub(crate) fn vm_and_generation(&self) -> (Arc<Vmar>, u64) {
+        let vm = self.vm.lock();
+        (vm.clone(), self.vm_generation.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn vm_generation(&self) -> u64 {
+        self.vm_generation.load(Ordering::Acquire)
+    }
+
     pub(crate) fn replace_vm(&self, vm: Arc<Vmar>) -> Arc<Vmar> {
-        let old = core::mem::replace(&mut *self.vm.lock(), vm);
+        let old = {
+            let mut cur = self.vm.lock();
+            self.vm_generation.fetch_add(1, Ordering::AcqRel);
+            core::mem::replace(&mut *cur, vm)
+        };
         self.note_vm_peak(old.hiwater_pages());
         old
     }

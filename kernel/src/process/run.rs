@@ -1,17 +1,26 @@
 //! The life of a user thread: run user code, serve its syscalls and faults.
 
-use alloc::sync::Arc;
+use alloc::sync::{Arc, Weak};
 use core::sync::atomic::Ordering;
 
 use frame::task::TaskOptions;
 use frame::user::{CpuException, ReturnReason, UserContext};
 
 use super::signal::{self, SigInfo, SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP, SI_KERNEL};
-use super::signal_frame::handle_signals;
+use super::signal_frame::{handle_signals, work_pending};
 use super::{Pid, Process, Thread};
 use crate::error::{Errno, Error, Result};
+use crate::mm::Vmar;
 use crate::syscall::{dispatch, Context};
 
+
+/// Whether `rax` is one of the -ERESTART* codes a syscall returns when a
+/// signal interrupted it (they lie in -516..=-512).
+fn is_restart_request(rax: i64) -> bool {
+    [Errno::ERESTARTSYS, Errno::ERESTARTNOINTR, Errno::ERESTARTNOHAND, Errno::ERESTART_RESTARTBLOCK]
+        .iter()
+        .any(|&e| rax == -(e as i64))
+}
 
 /// Starts the first thread of `process` with registers `user`.
 pub fn spawn_user_thread(process: &Arc<Process>, tid: Pid, user: UserContext) -> Result<Arc<Thread>> {
@@ -131,33 +140,57 @@ fn fp_code(flags: u32) -> i32 {
     }
 }
 
+/// The address space a thread ran in last, kept from one return to user
+/// mode to the next without the process's lock: a weak reference (it
+/// keeps nothing alive while the thread sleeps) and the generation it was
+/// fetched at; execve and exit bump the generation.
+struct VmCache {
+    generation: u64,
+    vm: Weak<Vmar>,
+}
+
+impl VmCache {
+    fn get(&mut self, process: &Process) -> Arc<Vmar> {
+        if process.vm_generation() == self.generation
+            && let Some(vm) = self.vm.upgrade()
+        {
+            return vm;
+        }
+        let (vm, generation) = process.vm_and_generation();
+        self.generation = generation;
+        self.vm = Arc::downgrade(&vm);
+        vm
+    }
+}
+
 fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) {
     let mut restart = None;
+    let mut vm_cache = VmCache { generation: u64::MAX, vm: Weak::new() };
     loop {
-        handle_signals(&process, &thread, &mut user, restart.take());
+        if restart.is_some() || work_pending(&process, &thread) {
+            handle_signals(&process, &thread, &mut user, restart.take());
+        }
         if thread.exiting.load(Ordering::Acquire) {
             break;
         }
-        let vm = process.vm();
+        let vm = vm_cache.get(&process);
         // User time: the time in user mode, which only a trap ends (the task
         // is never switched away while there). The rest of the task's CPU
         // time is system time (usage.rs).
-        let t0 = frame::timer::monotonic_ns();
+        let t0 = frame::timer::cycles();
         let reason = user.execute(vm.space());
-        thread.add_user_time(frame::timer::monotonic_ns().saturating_sub(t0));
+        thread.add_user_cycles(frame::timer::cycles().wrapping_sub(t0));
         match reason {
             ReturnReason::Syscall => {
-                drop(vm);
                 let nr = user.syscall().0;
-                let mut ctx = Context { process: &process, thread: &thread, user: &mut user };
+                let mut ctx = Context { process: &process, thread: &thread, vm: &vm, user: &mut user };
                 dispatch(&mut ctx);
+                drop(vm);
                 let rax = user.rax() as i64;
                 // rt_sigreturn's result is the restored rax, never a restart
                 // request (Linux clears orig_ax there).
                 const RT_SIGRETURN: u64 = 15;
-                let restartable =
-                    [Errno::ERESTARTSYS, Errno::ERESTARTNOINTR, Errno::ERESTARTNOHAND, Errno::ERESTART_RESTARTBLOCK];
-                if nr != RT_SIGRETURN && restartable.iter().any(|&e| rax == -(e as i64)) {
+                if nr != RT_SIGRETURN && is_restart_request(rax) {
                     restart = Some(nr);
                 }
                 // A user page the syscall needed could not be allocated.

@@ -207,16 +207,100 @@ impl Default for Pending {
     }
 }
 
+/// A pending set behind its lock, with a copy of its mask that is read
+/// without the lock: the return to user mode and interruptible sleeps ask
+/// "is anything deliverable?" far more often than signals arrive, and the
+/// answer takes one load per set (Linux's TIF_SIGPENDING plays this role).
+/// The copy is written under the lock whenever a guard is dropped, so it
+/// equals the mask whenever the lock is free.
+pub struct PendingSet {
+    inner: SpinLock<Pending, { level::PROCESS }>,
+    hint: AtomicU64,
+}
+
+impl PendingSet {
+    pub const fn new() -> Self {
+        PendingSet { inner: SpinLock::new(Pending::new()), hint: AtomicU64::new(0) }
+    }
+
+    pub fn lock(&self) -> PendingGuard<'_> {
+        PendingGuard { guard: self.inner.lock(), hint: &self.hint }
+    }
+
+    /// The mask as of the last unlock.
+    pub fn mask(&self) -> u64 {
+        self.hint.load(Ordering::Acquire)
+    }
+}
+
+impl Default for PendingSet {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+pub struct PendingGuard<'a> {
+    guard: frame::sync::SpinLockGuard<'a, Pending, { level::PROCESS }>,
+    hint: &'a AtomicU64,
+}
+
+impl core::ops::Deref for PendingGuard<'_> {
+    type Target = Pending;
+    fn deref(&self) -> &Pending {
+        &self.guard
+    }
+}
+
+impl core::ops::DerefMut for PendingGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Pending {
+        &mut self.guard
+    }
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        // Still under the lock: the field guard is dropped after this.
+        self.hint.store(self.guard.mask(), Ordering::Release);
+    }
+}
+
+/// rt_sigsuspend's and ppoll's mask to restore on the way back to user
+/// mode; only the thread itself sets and takes it.
+#[derive(Default)]
+pub struct SavedMask {
+    set: AtomicBool,
+    mask: AtomicU64,
+}
+
+impl SavedMask {
+    pub fn set(&self, mask: u64) {
+        self.mask.store(mask, Ordering::Relaxed);
+        self.set.store(true, Ordering::Release);
+    }
+
+    pub fn take(&self) -> Option<u64> {
+        self.set.swap(false, Ordering::AcqRel).then(|| self.mask.load(Ordering::Relaxed))
+    }
+
+    pub fn is_set(&self) -> bool {
+        self.set.load(Ordering::Acquire)
+    }
+}
+
 /// The disposition table; shared between processes made with
 /// CLONE_SIGHAND (and by a process's threads, which share its state).
-type Actions = SpinLock<[SigAction; NSIG], { level::PROCESS }>;
+/// Its lock ranks just above the process locks, so that it can be taken
+/// while holding `SignalState::actions` (no reference count traffic on
+/// rt_sigaction and delivery).
+type Actions = SpinLock<[SigAction; NSIG], ACTIONS_TABLE>;
+const ACTIONS_TABLE: u8 = level::PROCESS + 1;
 
 /// Process-wide signal state.
 pub struct SignalState {
     /// Replaced (never locked together with the table itself) when execve
     /// unshares a table shared under CLONE_SIGHAND.
     actions: SpinLock<Arc<Actions>, { level::PROCESS }>,
-    pub(crate) shared: SpinLock<Pending, { level::PROCESS }>,
+    pub(crate) shared: PendingSet,
     /// ITIMER_REAL / alarm fired (set from the timer interrupt).
     pub(crate) alarm_fired: Arc<AtomicBool>,
     /// (timer id, deadline ns, interval ns) of the armed real timer.
@@ -225,6 +309,10 @@ pub struct SignalState {
     /// clock, 0 if disarmed; interval), in ns; and whether one is armed.
     pub(crate) cpu_itimers: SpinLock<[(u64, u64); 2], { level::PROCESS }>,
     pub(crate) cpu_itimers_armed: AtomicBool,
+    /// RLIMIT_CPU was made finite at some point (set by setrlimit and
+    /// inherited, never cleared): the return to user mode then looks at
+    /// the CPU clocks once a tick.
+    pub(crate) cpu_watch: AtomicBool,
     /// The jiffy of the last look at them (they are looked at once a tick).
     pub(crate) cpu_itimers_checked: AtomicU64,
     /// POSIX timers (timer_create).
@@ -249,11 +337,12 @@ impl SignalState {
     pub fn new() -> Self {
         SignalState {
             actions: SpinLock::new(Arc::new(SpinLock::new([SigAction::default(); NSIG]))),
-            shared: SpinLock::new(Pending::new()),
+            shared: PendingSet::new(),
             alarm_fired: Arc::new(AtomicBool::new(false)),
             real_timer: SpinLock::new((0, 0, 0)),
             cpu_itimers: SpinLock::new([(0, 0); 2]),
             cpu_itimers_armed: AtomicBool::new(false),
+            cpu_watch: AtomicBool::new(false),
             cpu_itimers_checked: AtomicU64::new(u64::MAX),
             timers: super::posix_timer::Timers::new(),
             stopped: AtomicBool::new(false),
@@ -270,15 +359,44 @@ impl SignalState {
         self.actions.lock().clone()
     }
 
+    /// Runs `f` on the disposition table, locked.
+    fn with_table<R>(&self, f: impl FnOnce(&mut [SigAction; NSIG]) -> R) -> R {
+        let outer = self.actions.lock();
+        let mut table = outer.lock();
+        f(&mut table)
+    }
+
     /// Disposition of `sig` (1-based, already validated).
     pub fn action(&self, sig: usize) -> SigAction {
-        self.table().lock()[sig - 1]
+        self.with_table(|t| t[sig - 1])
+    }
+
+    /// rt_sigaction: the disposition of `sig` before the call, and `new`
+    /// installed in its place if given, in one critical section. A
+    /// disposition that ignores the signal discards it where pending
+    /// (POSIX), here for the process-wide set; the thread-directed
+    /// copies are dropped by `discard_pending`.
+    pub fn swap_action(&self, sig: usize, new: Option<SigAction>) -> SigAction {
+        let old = self.with_table(|t| {
+            let old = t[sig - 1];
+            if let Some(mut act) = new {
+                act.mask &= !UNBLOCKABLE;
+                t[sig - 1] = act;
+            }
+            old
+        });
+        if let Some(act) = new
+            && is_ignored(sig, &act)
+        {
+            self.shared.lock().take(sig);
+        }
+        old
     }
 
     /// SA_RESETHAND at delivery: the handler becomes SIG_DFL, the flags
     /// and mask stay (Linux's SA_ONESHOT handling).
     pub fn reset_handler(&self, sig: usize) {
-        self.table().lock()[sig - 1].handler = SIG_DFL;
+        self.with_table(|t| t[sig - 1].handler = SIG_DFL);
     }
 
     pub fn set_action(&self, sig: usize, mut act: SigAction) {
@@ -297,6 +415,8 @@ impl SignalState {
         let s = SignalState::new();
         let actions = *self.table().lock();
         *s.table().lock() = actions;
+        // The child inherits the limits (fork.rs), so the watch on them.
+        s.cpu_watch.store(self.cpu_watch.load(Ordering::Relaxed), Ordering::Relaxed);
         s
     }
 
@@ -328,11 +448,11 @@ impl SignalState {
 
 /// Per-thread signal state.
 pub struct ThreadSignals {
-    pub(crate) pending: SpinLock<Pending, { level::PROCESS }>,
+    pub(crate) pending: PendingSet,
     /// sigaltstack: (sp, flags as set, size); a size of 0 means disabled.
     pub(crate) altstack: SpinLock<(u64, i32, u64), { level::PROCESS }>,
     /// Mask to restore after rt_sigsuspend's handler runs.
-    pub(crate) saved_mask: SpinLock<Option<u64>, { level::PROCESS }>,
+    pub(crate) saved_mask: SavedMask,
     /// The CPU exception behind this thread's last fault signal.
     pub(crate) fault: FaultRecord,
     /// Parked in a job-control stop.
@@ -366,9 +486,9 @@ pub struct FaultRecord {
 impl Default for ThreadSignals {
     fn default() -> Self {
         ThreadSignals {
-            pending: SpinLock::new(Pending::new()),
+            pending: PendingSet::new(),
             altstack: SpinLock::new((0, SS_DISABLE, 0)),
-            saved_mask: SpinLock::new(None),
+            saved_mask: SavedMask::default(),
             fault: FaultRecord::default(),
             parked: AtomicBool::new(false),
             restart: SpinLock::new(None),
@@ -625,8 +745,7 @@ pub fn notify_parent_with(p: &Arc<Process>, sig: u32, code: i32, status: i32) {
 
 /// Unblocked pending signals of `t`.
 pub fn deliverable(p: &Process, t: &Thread) -> u64 {
-    let shared = p.signals.shared.lock().mask();
-    let pending = shared | t.signals.pending.lock().mask();
+    let pending = p.signals.shared.mask() | t.signals.pending.mask();
     pending & !(t.sigmask.load(Ordering::Relaxed) & !UNBLOCKABLE)
 }
 
@@ -646,9 +765,7 @@ pub fn has_deliverable(p: &Arc<Process>, t: &Thread) -> bool {
 /// expired timers into signals).
 pub fn pending_mask(p: &Arc<Process>, t: &Thread) -> u64 {
     super::signal_frame::run_timers(p);
-    // One lock at a time: both are process-level.
-    let shared = p.signals.shared.lock().mask();
-    shared | t.signals.pending.lock().mask()
+    p.signals.shared.mask() | t.signals.pending.mask()
 }
 
 /// Dequeues the next pending signal of `t` in `set` whether or not it is
@@ -672,7 +789,7 @@ pub fn dequeue(p: &Process, t: &Thread) -> Option<SigInfo> {
     }
     // SIGKILL first, then lowest number (Linux prefers synchronous signals;
     // fault signals are thread-directed and checked first below).
-    let own = t.signals.pending.lock().mask() & ready;
+    let own = t.signals.pending.mask() & ready;
     let pick = |m: u64| if m & bit(SIGKILL) != 0 { SIGKILL } else { m.trailing_zeros() as usize + 1 };
     let info = if own != 0 {
         t.signals.pending.lock().take(pick(own))

@@ -48,6 +48,17 @@ frame::pod_struct! {
 }
 const _: () = assert!(core::mem::size_of::<UContext>() == 304);
 
+const UC_SIZE: usize = core::mem::size_of::<UContext>();
+const INFO_SIZE: usize = core::mem::size_of::<SigInfo>();
+/// From pretcode to the end of the FPU state: pretcode, ucontext and
+/// siginfo, at most 15 + 8 bytes of alignment, the FPU state.
+const FRAME_SPAN_MAX: usize = 8 + UC_SIZE + INFO_SIZE + 15 + 8 + FPU_SIZE as usize;
+/// Where `setup_frame` puts the FPU state, from the ucontext: the FPU
+/// state is 64-byte aligned and the ucontext 16 bytes below
+/// pretcode + ucontext + siginfo under it, so the distance is fixed.
+const FPSTATE_FROM_UC: u64 = 448;
+const _: () = assert!((8 + UC_SIZE + INFO_SIZE) as u64 + 8 == FPSTATE_FROM_UC);
+
 /// Linux skips this much below the interrupted stack pointer (the red zone).
 const RED_ZONE: u64 = 128;
 const FPU_SIZE: u64 = 512;
@@ -81,6 +92,21 @@ pub fn run_timers(process: &Arc<Process>) {
     }
     super::posix_timer::run_expired(process);
     super::itimer::run_cpu(process);
+}
+
+/// Whether the return to user mode has anything to do for signals:
+/// expired timers to turn into signals, CPU-time limits or itimers to
+/// look at, a stop to join, a deliverable signal or a mask to restore.
+/// Lock-free: the common return from a system call takes only loads here.
+pub fn work_pending(process: &Process, thread: &Thread) -> bool {
+    let s = &process.signals;
+    s.alarm_fired.load(Ordering::Acquire)
+        || s.timers.fired.load(Ordering::Acquire)
+        || s.cpu_itimers_armed.load(Ordering::Acquire)
+        || s.cpu_watch.load(Ordering::Acquire)
+        || s.stopped.load(Ordering::Acquire)
+        || thread.signals.saved_mask.is_set()
+        || super::signal::deliverable(process, thread) != 0
 }
 
 /// Handles pending signals before `user` resumes. `restart` carries the
@@ -142,7 +168,7 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
     if let Some(nr) = restart {
         fix_interrupted_syscall(user, nr, None);
     }
-    if let Some(m) = thread.signals.saved_mask.lock().take() {
+    if let Some(m) = thread.signals.saved_mask.take() {
         thread.sigmask.store(m, Ordering::Relaxed);
     }
 }
@@ -249,10 +275,9 @@ fn setup_frame(
     if (nested || entering) && !(sp > ss_sp && sp - ss_sp <= ss_size) {
         return Err(Error::new(Errno::EFAULT));
     }
-    vm.write_bytes(fpstate as usize, &user.fpu_bytes())?;
     let info_addr = uc_addr + core::mem::size_of::<UContext>() as u64;
 
-    let old_mask = thread.signals.saved_mask.lock().take().unwrap_or(thread.sigmask.load(Ordering::Relaxed));
+    let old_mask = thread.signals.saved_mask.take().unwrap_or(thread.sigmask.load(Ordering::Relaxed));
     let fault = &thread.signals.fault;
     let (trapno, err, cr2) =
         (fault.trapno.load(Ordering::Relaxed), fault.err.load(Ordering::Relaxed), fault.cr2.load(Ordering::Relaxed));
@@ -276,9 +301,20 @@ fn setup_frame(
         },
         sigmask: old_mask,
     };
-    vm.write_bytes(sp as usize, &act.restorer.to_le_bytes())?;
-    vm.write_bytes(uc_addr as usize, frame::Pod::as_bytes(&uc))?;
-    vm.write_bytes(info_addr as usize, frame::Pod::as_bytes(info))?;
+    // The whole frame, pretcode to FPU state, goes out in one copy (the
+    // few bytes of alignment padding between siginfo and the FPU state
+    // are zeroed).
+    let mut image = [0u8; FRAME_SPAN_MAX];
+    // Fixed by the arithmetic above (mod 2^64: the program chose rsp).
+    let fp_off = fpstate.wrapping_sub(sp) as usize;
+    let span = fp_off + FPU_SIZE as usize;
+    debug_assert!(span <= FRAME_SPAN_MAX);
+    let (uc_off, info_off) = (8, 8 + UC_SIZE);
+    image[..8].copy_from_slice(&act.restorer.to_le_bytes());
+    image[uc_off..uc_off + UC_SIZE].copy_from_slice(frame::Pod::as_bytes(&uc));
+    image[info_off..info_off + INFO_SIZE].copy_from_slice(frame::Pod::as_bytes(info));
+    image[fp_off..fp_off + FPU_SIZE as usize].copy_from_slice(&user.fpu_bytes());
+    vm.write_bytes(sp as usize, &image[..span])?;
     if ss_flags & SS_AUTODISARM != 0 {
         *thread.signals.altstack.lock() = (0, SS_DISABLE, 0);
     }
@@ -327,8 +363,18 @@ pub fn sigreturn(process: &Arc<Process>, thread: &Thread, user: &mut UserContext
 fn restore_frame(process: &Process, thread: &Thread, user: &mut UserContext) -> Result<u64> {
     let vm = process.vm();
     let uc_addr = user.rsp(); // the handler's `ret` popped pretcode
+    // A frame built by `setup_frame` comes back in one copy: ucontext,
+    // siginfo and the FPU state where setup_frame put it. A frame the
+    // program built itself (or one that ends where memory does) is read
+    // in two, as the ucontext says.
+    let mut image = [0u8; FPSTATE_FROM_UC as usize + FPU_SIZE as usize];
+    let whole = vm.read_bytes(uc_addr as usize, &mut image).is_ok();
     let mut uc = <UContext as frame::Pod>::new_zeroed();
-    vm.read_bytes(uc_addr as usize, frame::Pod::as_bytes_mut(&mut uc))?;
+    if whole {
+        frame::Pod::as_bytes_mut(&mut uc).copy_from_slice(&image[..UC_SIZE]);
+    } else {
+        vm.read_bytes(uc_addr as usize, frame::Pod::as_bytes_mut(&mut uc))?;
+    }
     thread.sigmask.store(uc.sigmask & !UNBLOCKABLE, Ordering::Relaxed);
     let m = &uc.mcontext;
     let regs = GeneralRegs {
@@ -357,7 +403,11 @@ fn restore_frame(process: &Process, thread: &Thread, user: &mut UserContext) -> 
             return Err(Error::new(Errno::EINVAL));
         }
         let mut fpu = [0u8; 512];
-        vm.read_bytes(m.fpstate as usize, &mut fpu)?;
+        if whole && m.fpstate == uc_addr.wrapping_add(FPSTATE_FROM_UC) {
+            fpu.copy_from_slice(&image[FPSTATE_FROM_UC as usize..]);
+        } else {
+            vm.read_bytes(m.fpstate as usize, &mut fpu)?;
+        }
         user.set_fpu_bytes(&fpu).map_err(|_| Error::new(Errno::EINVAL))?;
     }
     // The alternate stack as the frame has it (the handler may have changed

@@ -4,7 +4,8 @@
 //!
 //! A thread's CPU time is its frame task's (`Task::cpu_time_ns`, sleeping
 //! and idling excluded); the part spent in user mode is measured around
-//! each return to user mode, the rest is system time. A process's usage is
+//! each return to user mode with two raw cycle-counter reads (no clock
+//! arithmetic on the system-call path), the rest is system time. A process's usage is
 //! the sum over its live threads plus what its exited threads left behind
 //! (`ThreadList::exited`), so the process clock always includes the
 //! calling thread's running time. A parent adds a child's usage, its
@@ -49,8 +50,9 @@ impl Usage {
 /// Counters a thread keeps about itself.
 #[derive(Default)]
 pub struct ThreadCounters {
-    /// Time spent in user mode.
-    pub(super) utime_ns: AtomicU64,
+    /// Time spent in user mode, in clock cycles (`frame::timer::cycles`):
+    /// two counter reads per stay in user mode, converted when read.
+    pub(super) utime_cycles: AtomicU64,
     pub(super) minflt: AtomicU64,
 }
 
@@ -82,7 +84,7 @@ impl Thread {
         let total = task.as_ref().map_or(0, |t| t.cpu_time_ns());
         let (nvcsw, nivcsw) = task.as_ref().map_or((0, 0), |t| t.context_switches());
         // User time is measured separately; it never exceeds the total.
-        let user = self.counters.utime_ns.load(Ordering::Relaxed).min(total);
+        let user = frame::timer::cycles_to_ns(self.counters.utime_cycles.load(Ordering::Relaxed)).min(total);
         Usage {
             utime_ns: user,
             stime_ns: total - user,
@@ -99,9 +101,9 @@ impl Thread {
         CpuKind::of(&self.usage())(kind)
     }
 
-    /// Records time spent in user mode.
-    pub(super) fn add_user_time(&self, ns: u64) {
-        self.counters.utime_ns.fetch_add(ns, Ordering::Relaxed);
+    /// Records time spent in user mode, in clock cycles.
+    pub(super) fn add_user_cycles(&self, cycles: u64) {
+        self.counters.utime_cycles.fetch_add(cycles, Ordering::Relaxed);
     }
 }
 

@@ -24,6 +24,7 @@ use frame::pod::Pod;
 use frame::user::UserContext;
 
 use crate::error::{Errno, Error, Result};
+use crate::mm::Vmar;
 use crate::process::{Process, Thread};
 
 /// Raw syscall arguments (rdi, rsi, rdx, r10, r8, r9).
@@ -38,6 +39,11 @@ pub const PATH_MAX: usize = 4096;
 pub struct Context<'a> {
     pub process: &'a Arc<Process>,
     pub thread: &'a Arc<Thread>,
+    /// The address space the call came from (the process's, fetched by
+    /// the thread's loop without a lock); the user-memory helpers below
+    /// copy through it. execve installs a new one, which this does not
+    /// follow: nothing copies to user memory after that in the call.
+    pub vm: &'a Arc<Vmar>,
     pub user: &'a mut UserContext,
 }
 
@@ -50,27 +56,27 @@ impl Context<'_> {
             return Err(Error::new(Errno::EFAULT));
         }
         let mut buf = crate::fallible::zeroed(len)?;
-        self.process.vm().read_bytes(addr as usize, &mut buf)?;
+        self.vm.read_bytes(addr as usize, &mut buf)?;
         Ok(buf)
     }
 
     /// Copies user memory at `addr` into `buf`.
     pub fn read_into(&self, addr: u64, buf: &mut [u8]) -> Result<()> {
-        self.process.vm().read_bytes(addr as usize, buf)
+        self.vm.read_bytes(addr as usize, buf)
     }
 
     pub fn write_bytes(&self, addr: u64, bytes: &[u8]) -> Result<()> {
-        self.process.vm().write_bytes(addr as usize, bytes)
+        self.vm.write_bytes(addr as usize, bytes)
     }
 
     pub fn read_val<T: Pod>(&self, addr: u64) -> Result<T> {
         let mut v = T::new_zeroed();
-        self.process.vm().read_bytes(addr as usize, v.as_bytes_mut())?;
+        self.vm.read_bytes(addr as usize, v.as_bytes_mut())?;
         Ok(v)
     }
 
     pub fn write_val<T: Pod>(&self, addr: u64, v: &T) -> Result<()> {
-        self.process.vm().write_bytes(addr as usize, v.as_bytes())
+        self.vm.write_bytes(addr as usize, v.as_bytes())
     }
 
     /// Reads a NUL-terminated string of at most `max` bytes (NUL included);
@@ -83,7 +89,7 @@ impl Context<'_> {
             // Never read across a page boundary we were not asked for.
             let to_page_end = 4096 - (cur % 4096);
             let n = chunk.len().min(to_page_end);
-            self.process.vm().read_bytes(cur, &mut chunk[..n])?;
+            self.vm.read_bytes(cur, &mut chunk[..n])?;
             if let Some(pos) = chunk[..n].iter().position(|&b| b == 0) {
                 crate::fallible::extend(&mut out, &chunk[..pos])?;
                 if out.len() >= max {
@@ -119,34 +125,40 @@ const MAX_NR: usize = 463;
 static REPORTED: [AtomicBool; MAX_NR] = [const { AtomicBool::new(false) }; MAX_NR];
 
 /// The dispatch table, indexed by syscall number, built from the family
-/// tables on first use.
-static TABLE: frame::sync::Once<[Option<SyscallFn>; MAX_NR]> = frame::sync::Once::new();
+/// tables at compile time (a number registered twice fails the build), so
+/// that a system call finds its handler with one load.
+static TABLE: [Option<SyscallFn>; MAX_NR] = build_table();
 
-fn table() -> &'static [Option<SyscallFn>; MAX_NR] {
-    TABLE.call_once(|| {
-        let families: [&[(usize, &'static str, SyscallFn)]; 12] = [
-            creds::SYSCALLS,
-            fs::SYSCALLS,
-            ipc::SYSCALLS,
-            mm::SYSCALLS,
-            net::SYSCALLS,
-            pidfd::SYSCALLS,
-            process::SYSCALLS,
-            sched::SYSCALLS,
-            signal::SYSCALLS,
-            system::SYSCALLS,
-            syslog::SYSCALLS,
-            time::SYSCALLS,
-        ];
-        let mut t: [Option<SyscallFn>; MAX_NR] = [None; MAX_NR];
-        for (nr, name, f) in families.iter().flat_map(|f| f.iter()) {
-            match t.get_mut(*nr) {
-                Some(slot) if slot.is_none() => *slot = Some(*f),
-                _ => panic!("syscall table: {name} ({nr}) registered twice or out of range"),
-            }
+const fn build_table() -> [Option<SyscallFn>; MAX_NR] {
+    let families: [&[(usize, &'static str, SyscallFn)]; 12] = [
+        creds::SYSCALLS,
+        fs::SYSCALLS,
+        ipc::SYSCALLS,
+        mm::SYSCALLS,
+        net::SYSCALLS,
+        pidfd::SYSCALLS,
+        process::SYSCALLS,
+        sched::SYSCALLS,
+        signal::SYSCALLS,
+        system::SYSCALLS,
+        syslog::SYSCALLS,
+        time::SYSCALLS,
+    ];
+    let mut t: [Option<SyscallFn>; MAX_NR] = [None; MAX_NR];
+    let mut f = 0;
+    while f < families.len() {
+        let family = families[f];
+        let mut i = 0;
+        while i < family.len() {
+            let (nr, _, handler) = family[i];
+            assert!(nr < MAX_NR, "syscall table: number out of range");
+            assert!(t[nr].is_none(), "syscall table: number registered twice");
+            t[nr] = Some(handler);
+            i += 1;
         }
-        t
-    })
+        f += 1;
+    }
+    t
 }
 
 mod names;
@@ -155,7 +167,7 @@ mod names;
 pub fn dispatch(ctx: &mut Context) {
     let (nr, args) = ctx.user.syscall();
     let result = match usize::try_from(nr).ok().filter(|n| *n < MAX_NR) {
-        Some(n) => match table()[n] {
+        Some(n) => match TABLE[n] {
             Some(f) => f(ctx, &args),
             None => {
                 if !REPORTED[n].swap(true, Ordering::Relaxed) {

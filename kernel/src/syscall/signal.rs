@@ -42,14 +42,16 @@ fn sys_rt_sigaction(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         return Err(Error::new(Errno::EINVAL));
     }
     let new = if act != 0 { Some(ctx.read_val::<SigAction>(act)?) } else { None };
-    if oldact != 0 {
-        ctx.write_val(oldact, &ctx.process.signals.action(sig))?;
+    // The new action is in place before the old one is written out
+    // (EFAULT then), as Linux's do_sigaction and copy_to_user order them.
+    let old = ctx.process.signals.swap_action(sig, new);
+    if let Some(new) = new
+        && crate::process::signal::is_ignored(sig, &new)
+    {
+        crate::process::signal::discard_pending(ctx.process, sig);
     }
-    if let Some(new) = new {
-        ctx.process.signals.set_action(sig, new);
-        if crate::process::signal::is_ignored(sig, &new) {
-            crate::process::signal::discard_pending(ctx.process, sig);
-        }
+    if oldact != 0 {
+        ctx.write_val(oldact, &old)?;
     }
     Ok(0)
 }
@@ -122,7 +124,7 @@ fn sys_rt_sigsuspend(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     }
     let mask: u64 = ctx.read_val(a[0])?;
     let old = ctx.thread.sigmask.swap(mask & !UNBLOCKABLE, Ordering::Relaxed);
-    *ctx.thread.signals.saved_mask.lock() = Some(old);
+    ctx.thread.signals.saved_mask.set(old);
     wait_for_signal(ctx)
 }
 

@@ -236,6 +236,9 @@ fn prlimit(ctx: &Context, pid: u64, resource: u64, new: u64, old: u64) -> Result
             return Err(Error::new(Errno::EPERM));
         }
         target.rlimits.lock().0[resource] = l;
+        if resource == process::rlimit::RLIMIT_CPU && l.cur != process::rlimit::RLIM_INFINITY {
+            target.signals.cpu_watch.store(true, core::sync::atomic::Ordering::Release);
+        }
         if resource == process::rlimit::RLIMIT_STACK {
             target.vm().set_stack_limit(l.cur.min(crate::mm::vmar::STACK_RESERVE as u64) as usize);
         }

@@ -74,7 +74,7 @@ pub(super) fn with_sigmask<R>(
         Err(e) if matches!(e.errno(), Errno::EINTR | Errno::ERESTARTNOHAND | Errno::ERESTARTSYS)
     );
     if interrupted {
-        *ctx.thread.signals.saved_mask.lock() = Some(old);
+        ctx.thread.signals.saved_mask.set(old);
     } else {
         sigmask.store(old, Ordering::Relaxed);
     }
