@@ -201,7 +201,7 @@ fn fs_context(ctx: &Context) -> FsContext {
 
 /// The caller's file-system ids, for permission checks.
 fn caller_cred(ctx: &Context) -> Cred {
-    ctx.process.creds().fs_cred()
+    ctx.process.fs_cred()
 }
 
 /// The caller's RLIMIT_NOFILE, as a descriptor bound.
