@@ -17,10 +17,10 @@ use alloc::vec::Vec;
 
 use super::inode::{FileType, Inode, same_inode};
 use super::perm::{Cred, MAY_EXEC};
-use crate::caps::CAP_DAC_OVERRIDE;
 use super::ramfs::NAME_MAX;
 use super::{File, FsContext};
 use super::{mount, name};
+use crate::caps::CAP_DAC_OVERRIDE;
 use crate::error::{Errno, Error, Result};
 
 /// Longest chain of symbolic links followed in one resolution (Linux's MAXSYMLINKS).
@@ -122,7 +122,10 @@ impl<'a> Walk<'a> {
     fn text(&self, text: u8) -> &str {
         match text {
             0 => self.path,
-            n => self.links.get(usize::from(n) - 1).map_or("", String::as_str),
+            n => self
+                .links
+                .get(usize::from(n) - 1)
+                .map_or("", String::as_str),
         }
     }
 
@@ -142,7 +145,10 @@ impl<'a> Walk<'a> {
         // Texts are shorter than PATH_MAX (u16) and at most MAX_TEXTS.
         let at = u16::try_from(skip).map_err(|_| Error::new(Errno::ENAMETOOLONG))?;
         if !empty {
-            let slot = self.segs.get_mut(self.nsegs).ok_or(Error::new(Errno::ELOOP))?;
+            let slot = self
+                .segs
+                .get_mut(self.nsegs)
+                .ok_or(Error::new(Errno::ELOOP))?;
             *slot = Segment { text, at };
             self.nsegs += 1;
         }

@@ -22,8 +22,8 @@ use frame::sync::{SpinLock, level};
 use super::file::{File, O_DIRECT, O_NONBLOCK, O_RDONLY, O_WRONLY, kernel_buffer};
 use super::readiness::Readiness;
 use super::stream::*;
-use crate::tty::termios::FIONREAD;
 use crate::error::{Errno, Error, Result};
+use crate::tty::termios::FIONREAD;
 
 /// The unit of pipe buffering; writes up to this size (PIPE_BUF) are
 /// atomic (pipe(7)).
@@ -343,7 +343,9 @@ impl FileOps for PipeEnd {
             caller.raise(SIGPIPE);
             return Err(Error::new(Errno::EPIPE));
         }
-        let n = st.ring.push(buf, self.packet.load(core::sync::atomic::Ordering::Relaxed))?;
+        let n = st
+            .ring
+            .push(buf, self.packet.load(core::sync::atomic::Ordering::Relaxed))?;
         drop(st);
         if n == 0 {
             return Err(Error::new(Errno::EAGAIN));
@@ -543,7 +545,10 @@ impl PipeEnd {
                     if slot.start == slot.end
                         && let Some(slot) = ring.slots.pop_front()
                     {
-                        taken[0] = Taken { page: slot.page, ..Taken::default() };
+                        taken[0] = Taken {
+                            page: slot.page,
+                            ..Taken::default()
+                        };
                         ntaken = 1;
                     }
                 } else if ntaken == 0 {
@@ -558,7 +563,12 @@ impl PipeEnd {
                     };
                     let n = ring.pop(&mut bounce[..n]);
                     got += n;
-                    taken[0] = Taken { page: bounce, start: 0, end: n, packet: false };
+                    taken[0] = Taken {
+                        page: bounce,
+                        start: 0,
+                        end: n,
+                        packet: false,
+                    };
                     ntaken = 1;
                     packet_end = true;
                 } else {
@@ -673,7 +683,11 @@ impl PipeEnd {
             if st.readers == 0 {
                 drop(st);
                 caller.raise(SIGPIPE);
-                return if done > 0 { Ok(done) } else { Err(Error::new(Errno::EPIPE)) };
+                return if done > 0 {
+                    Ok(done)
+                } else {
+                    Err(Error::new(Errno::EPIPE))
+                };
             }
             let can_merge = |ring: &Ring, n: usize| {
                 !packet
@@ -729,7 +743,11 @@ impl PipeEnd {
             let mut fault = None;
             match plan {
                 Plan::Merge(n) => {
-                    let dst = if n <= small.len() { &mut small[..n] } else { &mut pages[0][..n] };
+                    let dst = if n <= small.len() {
+                        &mut small[..n]
+                    } else {
+                        &mut pages[0][..n]
+                    };
                     match source(done, dst) {
                         Ok(()) => {
                             bytes = n;
@@ -758,21 +776,32 @@ impl PipeEnd {
             }
             match plan {
                 Plan::Merge(n) if bytes == n => {
-                    let src = if n <= small.len() { &small[..n] } else { &pages[0][..n] };
+                    let src = if n <= small.len() {
+                        &small[..n]
+                    } else {
+                        &pages[0][..n]
+                    };
                     if can_merge(&st.ring, n) {
                         if let Some(last) = st.ring.slots.back_mut() {
                             last.page[last.end..last.end + n].copy_from_slice(src);
                             last.end += n;
                             added = n;
                         }
-                    } else if !st.ring.is_full() && crate::fallible::reserve(&mut st.ring.slots, 1).is_ok() {
+                    } else if !st.ring.is_full()
+                        && crate::fallible::reserve(&mut st.ring.slots, 1).is_ok()
+                    {
                         let mut page = match st.ring.spare.pop() {
                             Some(p) => p,
                             None => kernel_buffer(PAGE_SIZE).unwrap_or_default(),
                         };
                         if page.len() == PAGE_SIZE {
                             page[..n].copy_from_slice(src);
-                            st.ring.slots.push_back(Slot { page, start: 0, end: n, packet });
+                            st.ring.slots.push_back(Slot {
+                                page,
+                                start: 0,
+                                end: n,
+                                packet,
+                            });
                             added = n;
                         }
                     }
@@ -782,7 +811,9 @@ impl PipeEnd {
                     let mut off = 0;
                     for page in &mut pages[..filled] {
                         let n = (bytes - off).min(PAGE_SIZE);
-                        if st.ring.is_full() || crate::fallible::reserve(&mut st.ring.slots, 1).is_err() {
+                        if st.ring.is_full()
+                            || crate::fallible::reserve(&mut st.ring.slots, 1).is_err()
+                        {
                             break;
                         }
                         st.ring.slots.push_back(Slot {
@@ -899,7 +930,11 @@ pub fn new_pipe(flags: u32, owner: (u32, u32)) -> Result<(Arc<File>, Arc<File>)>
     writer.set_packet(flags & O_DIRECT != 0);
     Ok((
         File::new(node.clone(), Some(Arc::new(reader)), O_RDONLY | nonblock),
-        File::new(node, Some(Arc::new(writer)), O_WRONLY | nonblock | (flags & O_DIRECT)),
+        File::new(
+            node,
+            Some(Arc::new(writer)),
+            O_WRONLY | nonblock | (flags & O_DIRECT),
+        ),
     ))
 }
 
