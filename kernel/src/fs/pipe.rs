@@ -518,7 +518,7 @@ impl PipeEnd {
                     break;
                 };
                 let avail = slot.end - slot.start;
-                if avail <= want {
+                if avail <= want && !(ntaken == 0 && want <= small.len()) {
                     // The whole page is the reader's.
                     if let Some(slot) = ring.slots.pop_front() {
                         ring.len -= avail;
@@ -533,24 +533,27 @@ impl PipeEnd {
                         ntaken += 1;
                     }
                 } else if ntaken == 0 && want <= small.len() {
-                    // Part of a page: copied out here; a packet's rest is
-                    // discarded.
-                    small[..want].copy_from_slice(&slot.page[slot.start..slot.start + want]);
-                    part = want;
-                    got += want;
+                    // A short read: copied out here, in one round of the
+                    // lock; a packet's rest is discarded.
+                    let n = want.min(avail);
+                    small[part..part + n].copy_from_slice(&slot.page[slot.start..slot.start + n]);
+                    part += n;
+                    got += n;
                     packet_end = slot.packet;
-                    let consumed = if slot.packet { avail } else { want };
+                    let consumed = if slot.packet { avail } else { n };
                     slot.start += consumed;
                     ring.len -= consumed;
                     if slot.start == slot.end
                         && let Some(slot) = ring.slots.pop_front()
+                        && ring.spare.len() + ring.slots.len() < ring.max_slots
+                        && ring.spare.try_reserve(1).is_ok()
                     {
-                        taken[0] = Taken {
-                            page: slot.page,
-                            ..Taken::default()
-                        };
-                        ntaken = 1;
+                        ring.spare.push(slot.page);
                     }
+                    if !packet_end && n < want && !ring.slots.is_empty() {
+                        continue;
+                    }
+                    break;
                 } else if ntaken == 0 {
                     // A larger part of a page: through the ring's own copy.
                     let n = want.min(PAGE_SIZE);
@@ -673,9 +676,33 @@ impl PipeEnd {
         caller: &dyn Caller,
     ) -> Result<usize> {
         let packet = self.packet.load(core::sync::atomic::Ordering::Relaxed);
+        let mut small = [0u8; 256];
+        if len <= small.len() {
+            // A short write: fetched first, then in whole (merged into the
+            // last page or on a page of its own) in one round of the lock.
+            let buf = &mut small[..len];
+            source(0, buf)?;
+            loop {
+                let mut st = self.pipe.state.lock();
+                if st.readers == 0 {
+                    drop(st);
+                    caller.raise(SIGPIPE);
+                    return Err(Error::new(Errno::EPIPE));
+                }
+                let n = st.ring.push(buf, packet)?;
+                drop(st);
+                if n > 0 {
+                    self.pipe.readiness.notify(POLLIN);
+                    return Ok(n);
+                }
+                if nonblocking {
+                    return Err(Error::new(Errno::EAGAIN));
+                }
+                self.wait_for(POLLOUT, caller)?;
+            }
+        }
         let mut done = 0;
         let mut pages: [Vec<u8>; BATCH] = Default::default();
-        let mut small = [0u8; 256];
         while done < len {
             let rem = len - done;
             let chars = rem % PAGE_SIZE;
@@ -772,7 +799,9 @@ impl PipeEnd {
             let mut st = self.pipe.state.lock();
             let mut added = 0;
             if st.readers == 0 {
+                // Nothing goes in; the top of the loop raises SIGPIPE.
                 bytes = 0;
+                filled = 0;
             }
             match plan {
                 Plan::Merge(n) if bytes == n => {
@@ -848,10 +877,12 @@ impl PipeEnd {
             if readers == 0 {
                 continue; // raises SIGPIPE above
             }
-            if let Some(e) = fault {
-                if added == bytes {
-                    return if done > 0 { Ok(done) } else { Err(e) };
-                }
+            // A fault ends the write once what was fetched before it is in
+            // (else the rest is fetched again, and faults again, later).
+            if let Some(e) = fault
+                && added == bytes
+            {
+                return if done > 0 { Ok(done) } else { Err(e) };
             }
         }
         Ok(done)
