@@ -10,7 +10,7 @@
  *
  * The calls: pipe, dup2/F_DUPFD growing the descriptor table, fork,
  * pthread_create, readv/writev with large buffers, poll of many
- * descriptors, open of a path, epoll_ctl, msgsnd, select, getdents64,
+ * descriptors, open of a long path, epoll_ctl, msgsnd, select, getdents64,
  * semop with SEM_UNDO (in a fresh child: its undo array is made once per
  * process).
  *
@@ -179,9 +179,21 @@ static int call_poll_many(void)
 	return poll(pf, 1000, 0) < 0 ? -1 : 0;
 }
 
+/* A path longer than the 256 bytes Trellis reads on its stack, so that
+ * reading it allocates. */
+static char long_path[400];
+
 static int call_open(void)
 {
-	int fd = open("/proc/self/status", O_RDONLY);
+	int fd;
+
+	if (!long_path[0]) {
+		strcpy(long_path, "/proc/self");
+		while (strlen(long_path) < 300)
+			strcat(long_path, "/.");
+		strcat(long_path, "/status");
+	}
+	fd = open(long_path, O_RDONLY);
 
 	if (fd < 0)
 		return -1;

@@ -54,6 +54,56 @@ impl FileOps for Mem {
         }
     }
 
+    /// /dev/null gives end of file; /dev/zero and /dev/full copy zeros
+    /// from a page of them, the whole count, stopping early only for a
+    /// signal (after the first page) or a fault.
+    fn read_direct(
+        &self,
+        len: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        _nonblocking: bool,
+        caller: &dyn Caller,
+    ) -> Option<Result<usize>> {
+        static ZEROS: [u8; 4096] = [0; 4096];
+        match self {
+            Mem::Null => Some(Ok(0)),
+            Mem::Zero | Mem::Full => {
+                let mut done = 0;
+                while done < len {
+                    let n = (len - done).min(ZEROS.len());
+                    if let Err(e) = sink(done, &ZEROS[..n]) {
+                        if done == 0 {
+                            return Some(Err(e));
+                        }
+                        break;
+                    }
+                    done += n;
+                    if done < len && caller.signal_pending() {
+                        break;
+                    }
+                }
+                Some(Ok(done))
+            }
+            Mem::Random => None,
+        }
+    }
+
+    /// Writes to /dev/null and /dev/zero vanish unread, as Linux's
+    /// write_null returns the count without touching the buffer.
+    fn write_direct(
+        &self,
+        len: usize,
+        _source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+        _nonblocking: bool,
+        _caller: &dyn Caller,
+    ) -> Option<Result<usize>> {
+        match self {
+            Mem::Null | Mem::Zero => Some(Ok(len)),
+            Mem::Full => Some(Err(Error::new(Errno::ENOSPC))),
+            Mem::Random => None,
+        }
+    }
+
     fn is_seekable(&self) -> bool {
         true
     }

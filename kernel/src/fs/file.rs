@@ -52,6 +52,10 @@ pub const SEEK_HOLE: u32 = 4;
 /// transfers loop.
 pub const IO_CHUNK: usize = 64 * 1024;
 
+/// Transfers up to this size use a buffer on the stack instead of the
+/// heap.
+const SMALL_IO: usize = 128;
+
 /// A zeroed kernel buffer, or ENOMEM (never an allocation panic).
 pub fn kernel_buffer(len: usize) -> Result<Vec<u8>> {
     crate::fallible::zeroed(len)
@@ -332,11 +336,23 @@ impl File {
                 r => r,
             };
         }
-        let mut buf = kernel_buffer(len.min(IO_CHUNK))?;
-        let n = match ops.read_blocking(&mut buf, nonblocking, caller) {
+        if let Some(r) = ops.read_direct(len, sink, nonblocking, caller) {
+            return r;
+        }
+        // Short reads (a terminal's line, a socket's message) go through
+        // the stack, long ones through the heap.
+        let mut small = [0u8; SMALL_IO];
+        let mut heap;
+        let buf: &mut [u8] = if len <= SMALL_IO {
+            &mut small[..len]
+        } else {
+            heap = kernel_buffer(len.min(IO_CHUNK))?;
+            &mut heap
+        };
+        let n = match ops.read_blocking(buf, nonblocking, caller) {
             Some(r) => r?,
             None => self.blocking(ops, caller, POLLIN, nonblocking, &mut || {
-                ops.read(&mut buf, caller)
+                ops.read(buf, caller)
             })?,
         };
         let n = n.min(buf.len());
@@ -540,7 +556,19 @@ impl File {
             (None, None) => file_size_check(self.node.size(), len, caller)?,
             (Some(_), _) => len,
         };
-        let mut buf = kernel_buffer(len.min(IO_CHUNK))?;
+        if let Some(ops) = &self.ops
+            && let Some(r) = ops.write_direct(len, source, nowait || self.is_nonblocking(), caller)
+        {
+            return r;
+        }
+        let mut small = [0u8; SMALL_IO];
+        let mut heap;
+        let buf: &mut [u8] = if len <= SMALL_IO {
+            &mut small[..len]
+        } else {
+            heap = kernel_buffer(len.min(IO_CHUNK))?;
+            &mut heap
+        };
         let mut done = 0;
         while done < len {
             let want = (len - done).min(buf.len());

@@ -13,7 +13,7 @@
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 use frame::sync::{SpinLock, level};
 
@@ -347,6 +347,57 @@ fn id(node: &Arc<dyn Inode>) -> (u64, u64) {
     node.id()
 }
 
+/// A filter of the inodes the mount table names, so that path walks skip
+/// the table's lock for the nearly every directory that is neither a
+/// mount point nor a mounted root: a clear bit means "not in the table";
+/// a set bit means "look". Bits are set, under the table's lock, before a
+/// mount is visible, and recomputed from the table after an unmount.
+struct IdFilter([AtomicU64; 4]);
+
+impl IdFilter {
+    const fn new() -> Self {
+        IdFilter([const { AtomicU64::new(0) }; 4])
+    }
+
+    fn bit((dev, ino): (u64, u64)) -> (usize, u64) {
+        let h = dev.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ ino.wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+        let h = (h >> 56) as usize;
+        (h / 64, 1 << (h % 64))
+    }
+
+    fn insert(&self, id: (u64, u64)) {
+        let (word, bit) = Self::bit(id);
+        self.0[word].fetch_or(bit, Ordering::Relaxed);
+    }
+
+    fn may_contain(&self, id: (u64, u64)) -> bool {
+        let (word, bit) = Self::bit(id);
+        self.0[word].load(Ordering::Relaxed) & bit != 0
+    }
+
+    /// Rebuilds the filter from `ids`.
+    fn reset(&self, ids: impl Iterator<Item = (u64, u64)>) {
+        let mut words = [0u64; 4];
+        for id in ids {
+            let (word, bit) = Self::bit(id);
+            words[word] |= bit;
+        }
+        for (w, v) in self.0.iter().zip(words) {
+            w.store(v, Ordering::Relaxed);
+        }
+    }
+}
+
+/// The mount points and the mounted roots in [`MOUNTS`].
+static MOUNTPOINT_FILTER: IdFilter = IdFilter::new();
+static ROOT_FILTER: IdFilter = IdFilter::new();
+
+/// Rebuilds both filters from the table (after entries left it).
+fn refilter(mounts: &[Mount]) {
+    MOUNTPOINT_FILTER.reset(mounts.iter().map(|m| m.mountpoint_id));
+    ROOT_FILTER.reset(mounts.iter().map(|m| m.root_id));
+}
+
 /// Attaches `root` on the directory `mountpoint`, with ST_* `flags`.
 pub fn mount(
     mountpoint: &Arc<dyn Inode>,
@@ -368,7 +419,10 @@ pub fn mount(
         flags,
         expiry_marked: false,
     };
-    MOUNTS.lock().push(m);
+    let mut mounts = MOUNTS.lock();
+    MOUNTPOINT_FILTER.insert(m.mountpoint_id);
+    ROOT_FILTER.insert(m.root_id);
+    mounts.push(m);
     MOUNT_COUNT.fetch_add(1, Ordering::Relaxed);
     Ok(())
 }
@@ -430,6 +484,7 @@ pub fn umount(root: &Arc<dyn Inode>, how: Umount, in_use: &dyn Fn(u64) -> bool) 
             }
         }
         MOUNT_COUNT.fetch_sub(removed.len(), Ordering::Relaxed);
+        refilter(&mounts);
         removed
     };
     // Dropped outside the lock: the last reference may free a whole tree.
@@ -446,6 +501,9 @@ pub fn covering(node: Arc<dyn Inode>) -> Arc<dyn Inode> {
     // steps as mounts.
     for _ in 0..=MOUNT_COUNT.load(Ordering::Relaxed) {
         let node_id = id(&node);
+        if !MOUNTPOINT_FILTER.may_contain(node_id) {
+            return node;
+        }
         let next = {
             let mounts = MOUNTS.lock();
             mounts
@@ -468,6 +526,9 @@ pub fn mounted_on(root: &Arc<dyn Inode>) -> Option<Arc<dyn Inode>> {
         return None;
     }
     let root_id = id(root);
+    if !ROOT_FILTER.may_contain(root_id) {
+        return None;
+    }
     let mounts = MOUNTS.lock();
     mounts
         .iter()
@@ -482,6 +543,9 @@ pub fn is_mountpoint(node: &Arc<dyn Inode>) -> bool {
         return false;
     }
     let node_id = id(node);
+    if !MOUNTPOINT_FILTER.may_contain(node_id) {
+        return false;
+    }
     MOUNTS.lock().iter().any(|m| m.mountpoint_id == node_id)
 }
 

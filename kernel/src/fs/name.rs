@@ -60,6 +60,16 @@ pub fn from_user(bytes: Vec<u8>) -> String {
     out
 }
 
+/// `bytes` as the VFS stores them, if that is the same bytes (valid
+/// UTF-8 with nothing to escape): what [`from_user`] would return,
+/// without a copy.
+pub fn stored_as_is(bytes: &[u8]) -> Option<&str> {
+    if bytes.contains(&ESCAPE_LEAD) {
+        return None;
+    }
+    core::str::from_utf8(bytes).ok()
+}
+
 /// The bytes user space sees for a stored name or path.
 pub fn to_user(name: &str) -> Cow<'_, [u8]> {
     if !name.as_bytes().contains(&ESCAPE_LEAD) {

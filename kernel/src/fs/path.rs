@@ -20,6 +20,7 @@ use super::perm::{Cred, MAY_EXEC};
 use super::ramfs::NAME_MAX;
 use super::{File, FsContext};
 use super::{mount, name};
+use crate::caps::CAP_DAC_OVERRIDE;
 use crate::error::{Errno, Error, Result};
 
 /// Longest chain of symbolic links followed in one resolution (Linux's MAXSYMLINKS).
@@ -45,14 +46,35 @@ pub struct Parent {
     pub trailing_slash: bool,
 }
 
+/// Most texts a walk reads components from: the path and the targets of
+/// the links it follows.
+const MAX_TEXTS: usize = MAX_SYMLINKS as usize + 1;
+
+/// Where a walk's remaining components are: the rest of one text, from a
+/// byte offset. The rest always starts with a component (never a slash)
+/// and the texts above it on the stack come first.
+#[derive(Clone, Copy, Default)]
+struct Segment {
+    text: u8,
+    at: u16,
+}
+
+/// A path walk. Components are read in place from the path (and from
+/// link targets, kept in `links`), so walking a path allocates nothing
+/// per component: only a followed link's target is a new string.
 struct Walk<'a> {
     root: &'a Arc<dyn Inode>,
     cred: &'a Cred,
     cur: Arc<dyn Inode>,
-    /// Components still to visit, the next one last.
-    rest: Vec<String>,
+    /// Text 0: the path being resolved.
+    path: &'a str,
+    /// Texts 1..: the targets of the links followed so far.
+    links: Vec<String>,
+    /// The parts of the texts still to visit, the next one last.
+    segs: [Segment; MAX_TEXTS],
+    nsegs: usize,
     must_be_dir: bool,
-    links: u32,
+    links_followed: u32,
     /// The open file a final magic link led to.
     file: Option<Arc<File>>,
     /// Whether magic links lead to their inodes (else they are followed
@@ -60,8 +82,17 @@ struct Walk<'a> {
     magic: bool,
 }
 
+/// The byte range of the first component of `rest` (which starts with
+/// one), and whether another component follows it.
+fn first_component(rest: &str) -> (usize, bool) {
+    match rest.find('/') {
+        Some(end) => (end, rest[end..].bytes().any(|b| b != b'/')),
+        None => (rest.len(), false),
+    }
+}
+
 impl<'a> Walk<'a> {
-    fn new(fs: &'a FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<Self> {
+    fn new(fs: &'a FsContext, start: &Arc<dyn Inode>, path: &'a str) -> Result<Self> {
         if path.is_empty() {
             return Err(Error::new(Errno::ENOENT));
         }
@@ -72,40 +103,96 @@ impl<'a> Walk<'a> {
             root: fs.root(),
             cred: fs.cred(),
             cur: start.clone(),
-            rest: Vec::new(),
+            path,
+            links: Vec::new(),
+            segs: [Segment::default(); MAX_TEXTS],
+            nsegs: 0,
             must_be_dir: path.ends_with('/'),
-            links: 0,
+            links_followed: 0,
             file: None,
             magic: true,
         };
-        walk.push(path)?;
+        walk.push(0)?;
         if walk.cur.file_type() != FileType::Directory {
             return Err(Error::new(Errno::ENOTDIR));
         }
         Ok(walk)
     }
 
-    /// Puts `path`'s components in front of the remaining ones; an absolute
-    /// path restarts from the root.
-    fn push(&mut self, path: &str) -> Result<()> {
-        if path.starts_with('/') {
+    fn text(&self, text: u8) -> &str {
+        match text {
+            0 => self.path,
+            n => self
+                .links
+                .get(usize::from(n) - 1)
+                .map_or("", String::as_str),
+        }
+    }
+
+    /// Puts the components of text `text` in front of the remaining ones
+    /// (an absolute text restarts from the root). Every component is
+    /// checked against NAME_MAX first, as a whole path is.
+    fn push(&mut self, text: u8) -> Result<()> {
+        let t = self.text(text);
+        if t.split('/').any(|c| name::user_len(c) > NAME_MAX) {
+            return Err(Error::new(Errno::ENAMETOOLONG));
+        }
+        let skip = t.len() - t.trim_start_matches('/').len();
+        let (absolute, empty) = (skip > 0, skip == t.len());
+        if absolute {
             self.cur = self.root.clone();
         }
-        let first = self.rest.len();
-        for comp in path.split('/').filter(|c| !c.is_empty()) {
-            if name::user_len(comp) > NAME_MAX {
-                return Err(Error::new(Errno::ENAMETOOLONG));
-            }
-            self.rest.push(comp.to_string());
+        // Texts are shorter than PATH_MAX (u16) and at most MAX_TEXTS.
+        let at = u16::try_from(skip).map_err(|_| Error::new(Errno::ENAMETOOLONG))?;
+        if !empty {
+            let slot = self
+                .segs
+                .get_mut(self.nsegs)
+                .ok_or(Error::new(Errno::ELOOP))?;
+            *slot = Segment { text, at };
+            self.nsegs += 1;
         }
-        self.rest[first..].reverse();
         Ok(())
+    }
+
+    /// Whether more than one component remains.
+    fn more_than_one(&self) -> bool {
+        match self.nsegs {
+            0 => false,
+            1 => {
+                let s = self.segs[0];
+                first_component(&self.text(s.text)[usize::from(s.at)..]).1
+            }
+            _ => true,
+        }
+    }
+
+    /// Takes the next component: (text, start, end).
+    fn next(&mut self) -> Option<(u8, usize, usize)> {
+        let top = self.nsegs.checked_sub(1)?;
+        let s = self.segs[top];
+        let start = usize::from(s.at);
+        let rest = &self.text(s.text)[start..];
+        let (len, more) = first_component(rest);
+        let end = start + len;
+        if more {
+            let skip = rest[len..].len() - rest[len..].trim_start_matches('/').len();
+            // Within the text, so within u16 as the text is.
+            self.segs[top].at = (end + skip) as u16;
+        } else {
+            self.nsegs = top;
+        }
+        Some((s.text, start, end))
     }
 
     /// Looks up one component in the current directory, which the caller
     /// must be allowed to search.
     fn step(&self, name: &str) -> Result<Arc<dyn Inode>> {
-        self.cred.check(&*self.cur, MAY_EXEC)?;
+        // `cur` is a directory, which CAP_DAC_OVERRIDE may always search
+        // (Cred::may): then its mode need not be read.
+        if !self.cred.capable(CAP_DAC_OVERRIDE) {
+            self.cred.check(&*self.cur, MAY_EXEC)?;
+        }
         match name {
             "." => Ok(self.cur.clone()),
             ".." => parent_of(self.root, &self.cur),
@@ -113,12 +200,17 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// [`Walk::step`] for the component at `text[start..end]`.
+    fn step_at(&self, (text, start, end): (u8, usize, usize)) -> Result<Arc<dyn Inode>> {
+        self.step(&self.text(text)[start..end])
+    }
+
     /// Continues with the target of the symlink `link`, found in
     /// `self.cur`: a magic link's inode is returned (and its open file
     /// kept), an ordinary link's target is pushed in front of the rest.
     fn follow(&mut self, link: &Arc<dyn Inode>) -> Result<Option<Arc<dyn Inode>>> {
-        self.links += 1;
-        if self.links > MAX_SYMLINKS {
+        self.links_followed += 1;
+        if self.links_followed > MAX_SYMLINKS {
             return Err(Error::new(Errno::ELOOP));
         }
         self.cred.may_follow_link(&*self.cur, &**link)?;
@@ -135,18 +227,23 @@ impl<'a> Walk<'a> {
         if target.is_empty() {
             return Err(Error::new(Errno::ENOENT));
         }
-        if self.rest.is_empty() && target.ends_with('/') {
+        if self.nsegs == 0 && target.ends_with('/') {
             self.must_be_dir = true;
         }
-        self.push(&target)?;
+        if self.links.len() + 1 >= MAX_TEXTS {
+            return Err(Error::new(Errno::ELOOP));
+        }
+        self.links.push(target);
+        // At most MAX_SYMLINKS links, so the index fits.
+        self.push(self.links.len() as u8)?;
         Ok(None)
     }
 
     /// Walks every component but the last, which stays on the stack.
     fn walk_to_parent(&mut self) -> Result<()> {
-        while self.rest.len() > 1 {
-            let Some(name) = self.rest.pop() else { break };
-            let next = self.step(&name)?;
+        while self.more_than_one() {
+            let Some(comp) = self.next() else { break };
+            let next = self.step_at(comp)?;
             match next.file_type() {
                 FileType::Directory => self.cur = next,
                 FileType::Symlink => {
@@ -164,18 +261,22 @@ impl<'a> Walk<'a> {
         Ok(())
     }
 
-    fn resolve(mut self, follow: bool) -> Result<Found> {
+    /// Resolves the whole path; `origin` asks for where the result was
+    /// found (which costs a copy of its name).
+    fn resolve(mut self, follow: bool, origin: bool) -> Result<Found> {
         loop {
             self.walk_to_parent()?;
-            let Some(name) = self.rest.pop() else {
+            let Some(comp) = self.next() else {
                 return Ok(Found {
                     node: self.cur,
                     parent: None,
                     file: None,
                 });
             };
-            let mut node = self.step(&name)?;
-            let mut parent = (name != "." && name != "..").then_some((self.cur.clone(), name));
+            let mut node = self.step_at(comp)?;
+            let name = &self.text(comp.0)[comp.1..comp.2];
+            let mut parent = (origin && name != "." && name != "..")
+                .then(|| (self.cur.clone(), name.to_string()));
             if node.file_type() == FileType::Symlink && (follow || self.must_be_dir) {
                 match self.follow(&node)? {
                     Some(target) => {
@@ -198,11 +299,13 @@ impl<'a> Walk<'a> {
 
     fn parent(mut self) -> Result<Parent> {
         self.walk_to_parent()?;
-        let last = match self.rest.pop() {
+        let last = match self.next() {
             None => Last::Root,
-            Some(n) if n == "." => Last::Dot,
-            Some(n) if n == ".." => Last::DotDot,
-            Some(n) => Last::Name(n),
+            Some((t, s, e)) => match &self.text(t)[s..e] {
+                "." => Last::Dot,
+                ".." => Last::DotDot,
+                n => Last::Name(n.to_string()),
+            },
         };
         Ok(Parent {
             dir: self.cur,
@@ -253,7 +356,7 @@ pub fn lookup(
     path: &str,
     follow: bool,
 ) -> Result<Arc<dyn Inode>> {
-    Ok(Walk::new(fs, start, path)?.resolve(follow)?.node)
+    Ok(Walk::new(fs, start, path)?.resolve(follow, false)?.node)
 }
 
 /// [`lookup`] following magic links by their text. Resolving a magic
@@ -267,7 +370,7 @@ pub fn lookup_text_only(
 ) -> Result<Arc<dyn Inode>> {
     let mut walk = Walk::new(fs, start, path)?;
     walk.magic = false;
-    Ok(walk.resolve(true)?.node)
+    Ok(walk.resolve(true, false)?.node)
 }
 
 /// The absolute path, with every symbolic link resolved, of what `path`
@@ -278,7 +381,7 @@ pub fn canonical_path(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Res
     // result is a real path.
     let mut walk = Walk::new(fs, start, path)?;
     walk.magic = false;
-    let found = walk.resolve(true)?;
+    let found = walk.resolve(true, true)?;
     match found.parent {
         Some((dir, name)) => {
             let mut path = path_of(fs, &dir)?;
@@ -300,7 +403,7 @@ pub fn lookup_found(
     path: &str,
     follow: bool,
 ) -> Result<Found> {
-    Walk::new(fs, start, path)?.resolve(follow)
+    Walk::new(fs, start, path)?.resolve(follow, true)
 }
 
 /// Resolves all but the last component of `path`.

@@ -8,8 +8,10 @@
 //! inode (see `fifo.rs`).
 //!
 //! Locking: the pipe state is one spin lock, never held while copying to
-//! or from user memory (the `File` layer copies through a kernel buffer),
-//! while notifying, or while signalling.
+//! or from user memory, while notifying, or while signalling. read(2) and
+//! write(2) copy once ([`PipeEnd::read_pages`], [`PipeEnd::write_pages`]):
+//! pages are taken out of the ring under the lock, copied to or from user
+//! memory without it, and put back (or kept as spares) under it.
 
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
@@ -20,8 +22,8 @@ use frame::sync::{SpinLock, level};
 use super::file::{File, O_DIRECT, O_NONBLOCK, O_RDONLY, O_WRONLY, kernel_buffer};
 use super::readiness::Readiness;
 use super::stream::*;
-use crate::tty::termios::FIONREAD;
 use crate::error::{Errno, Error, Result};
+use crate::tty::termios::FIONREAD;
 
 /// The unit of pipe buffering; writes up to this size (PIPE_BUF) are
 /// atomic (pipe(7)).
@@ -341,13 +343,35 @@ impl FileOps for PipeEnd {
             caller.raise(SIGPIPE);
             return Err(Error::new(Errno::EPIPE));
         }
-        let n = st.ring.push(buf, self.packet.load(core::sync::atomic::Ordering::Relaxed))?;
+        let n = st
+            .ring
+            .push(buf, self.packet.load(core::sync::atomic::Ordering::Relaxed))?;
         drop(st);
         if n == 0 {
             return Err(Error::new(Errno::EAGAIN));
         }
         self.pipe.readiness.notify(POLLIN);
         Ok(n)
+    }
+
+    fn read_direct(
+        &self,
+        len: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        nonblocking: bool,
+        caller: &dyn Caller,
+    ) -> Option<Result<usize>> {
+        Some(self.read_pages(len, sink, nonblocking, caller))
+    }
+
+    fn write_direct(
+        &self,
+        len: usize,
+        source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+        nonblocking: bool,
+        caller: &dyn Caller,
+    ) -> Option<Result<usize>> {
+        Some(self.write_pages(len, source, nonblocking, caller))
     }
 
     fn poll(&self, _caller: &dyn Caller) -> u16 {
@@ -407,6 +431,461 @@ impl FileOps for PipeEnd {
         let mut ready = || partner(&self.pipe.state.lock()).1 != opens;
         caller.wait(self.pipe.readiness.queue(), &mut ready, u64::MAX)?;
         Ok(())
+    }
+}
+
+/// Most pages a direct read or write takes out of (or puts into) the ring
+/// per round of the lock.
+const BATCH: usize = 16;
+
+/// A page taken out of the ring by a direct read: bytes `start..end` are
+/// the reader's.
+#[derive(Default)]
+struct Taken {
+    page: Vec<u8>,
+    start: usize,
+    end: usize,
+    packet: bool,
+}
+
+/// How a direct write's next piece goes in.
+enum Plan {
+    /// Merged into the last page (the part of the write beyond whole
+    /// pages, as Ring::push does).
+    Merge(usize),
+    /// Into this many fresh pages.
+    Pages(usize),
+}
+
+impl PipeEnd {
+    /// Sleeps until the pipe reports one of `want` (or an error or a
+    /// hang-up), or a signal comes (ERESTARTSYS).
+    fn wait_for(&self, want: u16, caller: &dyn Caller) -> Result<()> {
+        let mut ready = || self.poll(caller) & (want | POLLERR | POLLHUP) != 0;
+        caller.wait(self.pipe.readiness.queue(), &mut ready, u64::MAX)?;
+        Ok(())
+    }
+
+    /// read(2) of a pipe with one copy: whole pages are taken out of the
+    /// ring and copied to the reader's memory without the lock (the
+    /// user copy may fault and sleep), then kept as spares; a part of a
+    /// page is copied out under the lock through a small buffer. Data the
+    /// sink refuses goes back to the front of the ring.
+    fn read_pages(
+        &self,
+        len: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        nonblocking: bool,
+        caller: &dyn Caller,
+    ) -> Result<usize> {
+        let mut done = 0;
+        let mut taken: [Taken; BATCH] = Default::default();
+        let mut spent = 0;
+        loop {
+            let mut st = self.pipe.state.lock();
+            // Pages the last round copied out become spares.
+            for t in &mut taken[..spent] {
+                let page = core::mem::take(&mut t.page);
+                if st.ring.spare.len() + st.ring.slots.len() < st.ring.max_slots
+                    && st.ring.spare.try_reserve(1).is_ok()
+                {
+                    st.ring.spare.push(page);
+                }
+            }
+            spent = 0;
+            if st.ring.len == 0 {
+                let writers = st.writers;
+                drop(st);
+                if done > 0 || writers == 0 {
+                    return Ok(done);
+                }
+                if nonblocking {
+                    return Err(Error::new(Errno::EAGAIN));
+                }
+                self.wait_for(POLLIN, caller)?;
+                continue;
+            }
+            let ring = &mut st.ring;
+            let was_full = ring.is_full();
+            let mut ntaken = 0;
+            let mut got = 0;
+            let mut packet_end = false;
+            let mut small = [0u8; 256];
+            let mut part = 0;
+            while done + got < len && ntaken < BATCH {
+                let want = len - done - got;
+                let Some(slot) = ring.slots.front_mut() else {
+                    break;
+                };
+                let avail = slot.end - slot.start;
+                if avail <= want && !(ntaken == 0 && want <= small.len()) {
+                    // The whole page is the reader's.
+                    if let Some(slot) = ring.slots.pop_front() {
+                        ring.len -= avail;
+                        got += avail;
+                        packet_end = slot.packet;
+                        taken[ntaken] = Taken {
+                            page: slot.page,
+                            start: slot.start,
+                            end: slot.end,
+                            packet: slot.packet,
+                        };
+                        ntaken += 1;
+                    }
+                } else if ntaken == 0 && want <= small.len() {
+                    // A short read: copied out here, in one round of the
+                    // lock; a packet's rest is discarded.
+                    let n = want.min(avail);
+                    small[part..part + n].copy_from_slice(&slot.page[slot.start..slot.start + n]);
+                    part += n;
+                    got += n;
+                    packet_end = slot.packet;
+                    let consumed = if slot.packet { avail } else { n };
+                    slot.start += consumed;
+                    ring.len -= consumed;
+                    if slot.start == slot.end
+                        && let Some(slot) = ring.slots.pop_front()
+                        && ring.spare.len() + ring.slots.len() < ring.max_slots
+                        && ring.spare.try_reserve(1).is_ok()
+                    {
+                        ring.spare.push(slot.page);
+                    }
+                    if !packet_end && n < want && !ring.slots.is_empty() {
+                        continue;
+                    }
+                    break;
+                } else if ntaken == 0 {
+                    // A larger part of a page: through the ring's own copy.
+                    let n = want.min(PAGE_SIZE);
+                    let mut bounce = match ring.spare.pop() {
+                        Some(p) => p,
+                        None => match kernel_buffer(PAGE_SIZE) {
+                            Ok(p) => p,
+                            Err(e) => return if done > 0 { Ok(done) } else { Err(e) },
+                        },
+                    };
+                    let n = ring.pop(&mut bounce[..n]);
+                    got += n;
+                    taken[0] = Taken {
+                        page: bounce,
+                        start: 0,
+                        end: n,
+                        packet: false,
+                    };
+                    ntaken = 1;
+                    packet_end = true;
+                } else {
+                    break;
+                }
+                if packet_end {
+                    break;
+                }
+            }
+            let now_full = st.ring.is_full();
+            drop(st);
+            if was_full && !now_full {
+                self.pipe.readiness.notify(POLLOUT);
+            }
+            // Copy out without the lock.
+            let mut failed = None;
+            let mut part_failed = false;
+            if part > 0 {
+                if let Err(e) = sink(done, &small[..part]) {
+                    failed = Some(e);
+                    part_failed = true;
+                } else {
+                    done += part;
+                }
+            }
+            let mut i = 0;
+            while failed.is_none() && i < ntaken {
+                let t = &taken[i];
+                if t.end > t.start {
+                    if let Err(e) = sink(done, &t.page[t.start..t.end]) {
+                        failed = Some(e);
+                        break;
+                    }
+                    done += t.end - t.start;
+                }
+                i += 1;
+            }
+            if let Some(e) = failed {
+                // What was not copied goes back in front, in order.
+                let mut st = self.pipe.state.lock();
+                for t in taken[i..ntaken].iter_mut().rev() {
+                    if t.end > t.start && crate::fallible::reserve(&mut st.ring.slots, 1).is_ok() {
+                        st.ring.len += t.end - t.start;
+                        st.ring.slots.push_front(Slot {
+                            page: core::mem::take(&mut t.page),
+                            start: t.start,
+                            end: t.end,
+                            packet: t.packet,
+                        });
+                    }
+                }
+                // A part copied out under the lock goes back as a page of
+                // its own, in front (pipe_read keeps what it could not
+                // copy).
+                if part_failed && crate::fallible::reserve(&mut st.ring.slots, 1).is_ok() {
+                    let page = match st.ring.spare.pop() {
+                        Some(p) => Some(p),
+                        None => kernel_buffer(PAGE_SIZE).ok(),
+                    };
+                    if let Some(mut page) = page {
+                        page[..part].copy_from_slice(&small[..part]);
+                        st.ring.len += part;
+                        st.ring.slots.push_front(Slot {
+                            page,
+                            start: 0,
+                            end: part,
+                            packet: false,
+                        });
+                    }
+                }
+                drop(st);
+                self.pipe.readiness.notify(POLLIN);
+                return if done > 0 { Ok(done) } else { Err(e) };
+            }
+            spent = ntaken;
+            if done >= len || packet_end {
+                let mut st = self.pipe.state.lock();
+                for t in &mut taken[..spent] {
+                    let page = core::mem::take(&mut t.page);
+                    if st.ring.spare.len() + st.ring.slots.len() < st.ring.max_slots
+                        && st.ring.spare.try_reserve(1).is_ok()
+                    {
+                        st.ring.spare.push(page);
+                    }
+                }
+                return Ok(done);
+            }
+        }
+    }
+
+    /// write(2) to a pipe with one copy: fresh pages (spares) are taken
+    /// out of the ring, filled from the writer's memory without the lock,
+    /// and put in under it if there is still room (else the bytes are
+    /// fetched again later). The part of a write beyond whole pages is
+    /// merged into the last page when it fits, as Ring::push does, so up
+    /// to PIPE_BUF bytes go in whole or not at all.
+    fn write_pages(
+        &self,
+        len: usize,
+        source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+        nonblocking: bool,
+        caller: &dyn Caller,
+    ) -> Result<usize> {
+        let packet = self.packet.load(core::sync::atomic::Ordering::Relaxed);
+        let mut small = [0u8; 256];
+        if len <= small.len() {
+            // A short write: fetched first, then in whole (merged into the
+            // last page or on a page of its own) in one round of the lock.
+            let buf = &mut small[..len];
+            source(0, buf)?;
+            loop {
+                let mut st = self.pipe.state.lock();
+                if st.readers == 0 {
+                    drop(st);
+                    caller.raise(SIGPIPE);
+                    return Err(Error::new(Errno::EPIPE));
+                }
+                let n = st.ring.push(buf, packet)?;
+                drop(st);
+                if n > 0 {
+                    self.pipe.readiness.notify(POLLIN);
+                    return Ok(n);
+                }
+                if nonblocking {
+                    return Err(Error::new(Errno::EAGAIN));
+                }
+                self.wait_for(POLLOUT, caller)?;
+            }
+        }
+        let mut done = 0;
+        let mut pages: [Vec<u8>; BATCH] = Default::default();
+        while done < len {
+            let rem = len - done;
+            let chars = rem % PAGE_SIZE;
+            let mut st = self.pipe.state.lock();
+            if st.readers == 0 {
+                drop(st);
+                caller.raise(SIGPIPE);
+                return if done > 0 {
+                    Ok(done)
+                } else {
+                    Err(Error::new(Errno::EPIPE))
+                };
+            }
+            let can_merge = |ring: &Ring, n: usize| {
+                !packet
+                    && ring
+                        .slots
+                        .back()
+                        .is_some_and(|last| !last.packet && last.end + n <= PAGE_SIZE)
+            };
+            let plan = if chars != 0 && can_merge(&st.ring, chars) {
+                Plan::Merge(chars)
+            } else {
+                let free = st.ring.max_slots.saturating_sub(st.ring.slots.len());
+                Plan::Pages(free.min(rem.div_ceil(PAGE_SIZE)).min(BATCH))
+            };
+            let npages = match plan {
+                Plan::Merge(n) if n <= small.len() => 0,
+                Plan::Merge(_) => 1,
+                Plan::Pages(k) => k,
+            };
+            if npages == 0 && matches!(plan, Plan::Pages(_)) {
+                drop(st);
+                if done > 0 && nonblocking {
+                    return Ok(done);
+                }
+                if nonblocking {
+                    return Err(Error::new(Errno::EAGAIN));
+                }
+                if let Err(e) = self.wait_for(POLLOUT, caller) {
+                    return if done > 0 { Ok(done) } else { Err(e) };
+                }
+                continue;
+            }
+            let mut fetched = 0;
+            for page in &mut pages[..npages] {
+                *page = match st.ring.spare.pop() {
+                    Some(p) => p,
+                    None => match kernel_buffer(PAGE_SIZE) {
+                        Ok(p) => p,
+                        Err(e) if done == 0 && fetched == 0 => return Err(e),
+                        Err(_) => break,
+                    },
+                };
+                fetched += 1;
+            }
+            drop(st);
+            let npages = fetched;
+            if npages == 0 && !matches!(plan, Plan::Merge(n) if n <= small.len()) {
+                return Ok(done);
+            }
+            // Fetch the bytes without the lock.
+            let mut filled = 0;
+            let mut bytes = 0;
+            let mut fault = None;
+            match plan {
+                Plan::Merge(n) => {
+                    let dst = if n <= small.len() {
+                        &mut small[..n]
+                    } else {
+                        &mut pages[0][..n]
+                    };
+                    match source(done, dst) {
+                        Ok(()) => {
+                            bytes = n;
+                            filled = npages;
+                        }
+                        Err(e) => fault = Some(e),
+                    }
+                }
+                Plan::Pages(_) => {
+                    for page in &mut pages[..npages] {
+                        let n = (rem - bytes).min(PAGE_SIZE);
+                        if let Err(e) = source(done + bytes, &mut page[..n]) {
+                            fault = Some(e);
+                            break;
+                        }
+                        bytes += n;
+                        filled += 1;
+                    }
+                }
+            }
+            // Put them in, as far as there is still room.
+            let mut st = self.pipe.state.lock();
+            let mut added = 0;
+            if st.readers == 0 {
+                // Nothing goes in; the top of the loop raises SIGPIPE.
+                bytes = 0;
+                filled = 0;
+            }
+            match plan {
+                Plan::Merge(n) if bytes == n => {
+                    let src = if n <= small.len() {
+                        &small[..n]
+                    } else {
+                        &pages[0][..n]
+                    };
+                    if can_merge(&st.ring, n) {
+                        if let Some(last) = st.ring.slots.back_mut() {
+                            last.page[last.end..last.end + n].copy_from_slice(src);
+                            last.end += n;
+                            added = n;
+                        }
+                    } else if !st.ring.is_full()
+                        && crate::fallible::reserve(&mut st.ring.slots, 1).is_ok()
+                    {
+                        let mut page = match st.ring.spare.pop() {
+                            Some(p) => p,
+                            None => kernel_buffer(PAGE_SIZE).unwrap_or_default(),
+                        };
+                        if page.len() == PAGE_SIZE {
+                            page[..n].copy_from_slice(src);
+                            st.ring.slots.push_back(Slot {
+                                page,
+                                start: 0,
+                                end: n,
+                                packet,
+                            });
+                            added = n;
+                        }
+                    }
+                }
+                Plan::Merge(_) => {}
+                Plan::Pages(_) => {
+                    let mut off = 0;
+                    for page in &mut pages[..filled] {
+                        let n = (bytes - off).min(PAGE_SIZE);
+                        if st.ring.is_full()
+                            || crate::fallible::reserve(&mut st.ring.slots, 1).is_err()
+                        {
+                            break;
+                        }
+                        st.ring.slots.push_back(Slot {
+                            page: core::mem::take(page),
+                            start: 0,
+                            end: n,
+                            packet,
+                        });
+                        off += n;
+                        added += n;
+                    }
+                }
+            }
+            st.ring.len += added;
+            // Pages left over go back as spares.
+            for page in &mut pages[..npages] {
+                if page.len() == PAGE_SIZE {
+                    let page = core::mem::take(page);
+                    if st.ring.spare.len() + st.ring.slots.len() < st.ring.max_slots
+                        && st.ring.spare.try_reserve(1).is_ok()
+                    {
+                        st.ring.spare.push(page);
+                    }
+                }
+            }
+            let readers = st.readers;
+            drop(st);
+            if added > 0 {
+                self.pipe.readiness.notify(POLLIN);
+            }
+            done += added;
+            if readers == 0 {
+                continue; // raises SIGPIPE above
+            }
+            // A fault ends the write once what was fetched before it is in
+            // (else the rest is fetched again, and faults again, later).
+            if let Some(e) = fault
+                && added == bytes
+            {
+                return if done > 0 { Ok(done) } else { Err(e) };
+            }
+        }
+        Ok(done)
     }
 }
 
@@ -482,7 +961,11 @@ pub fn new_pipe(flags: u32, owner: (u32, u32)) -> Result<(Arc<File>, Arc<File>)>
     writer.set_packet(flags & O_DIRECT != 0);
     Ok((
         File::new(node.clone(), Some(Arc::new(reader)), O_RDONLY | nonblock),
-        File::new(node, Some(Arc::new(writer)), O_WRONLY | nonblock | (flags & O_DIRECT)),
+        File::new(
+            node,
+            Some(Arc::new(writer)),
+            O_WRONLY | nonblock | (flags & O_DIRECT),
+        ),
     ))
 }
 

@@ -129,6 +129,37 @@ pub trait FileOps: Any + Send + Sync {
         None
     }
 
+    /// A read of up to `len` bytes handed straight to the caller's
+    /// memory with `sink(done_so_far, bytes)` (which fails with EFAULT),
+    /// without [`File`]'s kernel buffer; blocking as [`FileOps::read`]
+    /// would, honouring `nonblocking`. The stream copies from its own
+    /// storage (pipe pages, a zero page) and keeps what the sink refused.
+    /// None: [`File`] reads through a buffer.
+    fn read_direct(
+        &self,
+        _len: usize,
+        _sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        _nonblocking: bool,
+        _caller: &dyn Caller,
+    ) -> Option<Result<usize>> {
+        None
+    }
+
+    /// A write of up to `len` bytes fetched straight from the caller's
+    /// memory with `source(done_so_far, buf)` (which fails with EFAULT
+    /// and may be asked for the same bytes again), without [`File`]'s
+    /// kernel buffer; blocking as [`FileOps::write`] would, honouring
+    /// `nonblocking`. None: [`File`] writes through a buffer.
+    fn write_direct(
+        &self,
+        _len: usize,
+        _source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+        _nonblocking: bool,
+        _caller: &dyn Caller,
+    ) -> Option<Result<usize>> {
+        None
+    }
+
     /// Whether one write(2) is one call of [`FileOps::write`], never
     /// continued after a short count (eventfd's 8-byte values, datagrams).
     fn writes_whole_messages(&self) -> bool {

@@ -671,6 +671,12 @@ impl Process {
         self.creds.lock().clone()
     }
 
+    /// The file-system ids for permission checks ([`creds::Credentials::fs_cred`]),
+    /// without copying the whole credentials.
+    pub fn fs_cred(&self) -> crate::fs::Cred {
+        self.creds.lock().fs_cred()
+    }
+
     pub fn set_creds(&self, c: creds::Credentials) {
         *self.creds.lock() = c;
     }

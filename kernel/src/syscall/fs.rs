@@ -201,7 +201,7 @@ fn fs_context(ctx: &Context) -> FsContext {
 
 /// The caller's file-system ids, for permission checks.
 fn caller_cred(ctx: &Context) -> Cred {
-    ctx.process.creds().fs_cred()
+    ctx.process.fs_cred()
 }
 
 /// The caller's RLIMIT_NOFILE, as a descriptor bound.
@@ -255,12 +255,13 @@ fn resolve_at_as(
     follow: bool,
     empty_ok: bool,
 ) -> Result<Arc<dyn Inode>> {
-    let path = ctx.read_path(path_addr)?;
-    if path.is_empty() && empty_ok {
-        return dirfd_inode(ctx, fs, dirfd);
-    }
-    let start = start_dir(ctx, fs, dirfd, &path)?;
-    crate::fs::lookup(fs, &start, &path, follow)
+    ctx.with_path(path_addr, |path| {
+        if path.is_empty() && empty_ok {
+            return dirfd_inode(ctx, fs, dirfd);
+        }
+        let start = start_dir(ctx, fs, dirfd, path)?;
+        crate::fs::lookup(fs, &start, path, follow)
+    })
 }
 
 /// The calling thread, for file operations that touch user memory, block,

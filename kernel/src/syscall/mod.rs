@@ -105,6 +105,24 @@ impl Context<'_> {
         }
     }
 
+    /// Runs `f` on the path argument at `addr`, as [`Context::read_path`]
+    /// reads it; a short path that needs no conversion is read into a
+    /// stack buffer, without an allocation.
+    pub fn with_path<R>(&self, addr: u64, f: impl FnOnce(&str) -> Result<R>) -> Result<R> {
+        // The first step of read_cstring, with the same bounds: the same
+        // bytes are read and the same faults seen.
+        let mut chunk = [0u8; 256];
+        let cur = addr as usize;
+        let n = chunk.len().min(4096 - (cur % 4096));
+        self.process.vm().read_bytes(cur, &mut chunk[..n])?;
+        if let Some(pos) = chunk[..n].iter().position(|&b| b == 0)
+            && let Some(path) = crate::fs::name::stored_as_is(&chunk[..pos])
+        {
+            return f(path);
+        }
+        f(&self.read_path(addr)?)
+    }
+
     /// Reads a path argument (`ENOENT` for an empty path is left to the
     /// caller, since AT_EMPTY_PATH allows it).
     pub fn read_path(&self, addr: u64) -> Result<String> {

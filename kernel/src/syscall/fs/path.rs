@@ -11,15 +11,16 @@ use crate::fs::{self, O_CLOEXEC, O_CREAT, O_TRUNC, O_WRONLY, RenameFlags, makede
 use crate::syscall::{Context, SyscallArgs};
 
 fn openat(ctx: &Context, dirfd: i32, path_addr: u64, flags: u32, mode: u32) -> Result<isize> {
-    let path = ctx.read_path(path_addr)?;
     let fs = fs_context(ctx);
-    let start = start_dir(ctx, &fs, dirfd, &path)?;
     let limit = fd_limit(ctx);
-    // Fail with EMFILE before creating anything, as Linux does.
-    if !ctx.process.files().lock().has_free(limit) {
-        return Err(Error::new(Errno::EMFILE));
-    }
-    let file = fs::open(&fs, &start, &path, flags, mode)?;
+    let file = ctx.with_path(path_addr, |path| {
+        let start = start_dir(ctx, &fs, dirfd, path)?;
+        // Fail with EMFILE before creating anything, as Linux does.
+        if !ctx.process.files().lock().has_free(limit) {
+            return Err(Error::new(Errno::EMFILE));
+        }
+        fs::open(&fs, &start, path, flags, mode)
+    })?;
     if let Some(ops) = file.ops() {
         ops.opened(flags, &CallerCtx(ctx))?;
     }
