@@ -98,6 +98,7 @@ pub fn call_isolated<A: Exchangeable, R: Exchangeable>(
     let aborted = unsafe {
         run_on(
             stack,
+            None,
             isolated_entry::<A, R>,
             core::ptr::from_mut(&mut state).cast(),
         )
@@ -112,7 +113,9 @@ pub fn call_isolated<A: Exchangeable, R: Exchangeable>(
 }
 
 /// Runs `entry(ctx)` on `stack` with a recovery record, and says whether
-/// the call was aborted by a recovered fault.
+/// the call was aborted by a recovered fault. With `heap` (a domain heap's
+/// tag), allocations made meanwhile are charged to that heap; the caller's
+/// heap serves again once the call is over, normally or by a fault.
 ///
 /// # Safety
 /// `entry` must treat `ctx` only as the context its caller built for it,
@@ -120,10 +123,12 @@ pub fn call_isolated<A: Exchangeable, R: Exchangeable>(
 /// returns.
 pub(super) unsafe fn run_on(
     stack: &mut DomainStack,
+    heap: Option<u8>,
     entry: extern "C-unwind" fn(*mut u8),
     ctx: *mut u8,
 ) -> bool {
     let task = crate::task::current();
+    let prev_heap = heap.map(super::heap::switch_to);
     let (held_levels, spin_depth) = crate::sync::held_state();
     let mut rec = Recovery {
         saved_rsp: 0,
@@ -144,6 +149,9 @@ pub(super) unsafe fn run_on(
     // which restores exactly the callee-saved registers and stack pointer
     // saved here).
     let aborted = unsafe { cpu::isolated_call(&mut rec, top, entry, ctx) };
+    if let Some(prev) = prev_heap {
+        super::heap::switch_to(prev);
+    }
     task.set_recovery(rec.prev);
     aborted
 }

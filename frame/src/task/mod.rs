@@ -68,6 +68,9 @@ pub struct Task {
     /// The innermost `domain::call_isolated` running on this task: the
     /// address of its recovery record, 0 if none.
     recovery: Cell<usize>,
+    /// The domain heap serving this task's allocations while it is
+    /// switched away (`domain::heap`; 0: the kernel heap).
+    heap: Cell<u8>,
     _stack: Option<KernelStack>,
 }
 
@@ -215,6 +218,7 @@ impl TaskOptions {
             data: self.data.unwrap_or_else(|| Box::new(())),
             held_locks: Cell::new((0, 0)),
             recovery: Cell::new(0),
+            heap: Cell::new(0),
             _stack: Some(stack),
         }))
     }
@@ -279,6 +283,10 @@ pub fn try_current() -> Option<Arc<Task>> {
 fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
     // SAFETY: interrupts are off for the whole function (the guard).
     let cur = unsafe { (*CPU.current.get()).clone() }.expect("reschedule without a current task");
+    // The scheduler's queues are the kernel's: from here on, whatever
+    // domain this task was running, allocations go to the kernel heap. The
+    // task's own heap comes back when it runs again (`finish_switch`).
+    cur.heap.set(crate::domain::heap::switch_to(0));
     if put_back {
         scheduler().enqueue(cur.clone());
     }
@@ -294,6 +302,7 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
                     if idled {
                         crate::timer::idle_exit();
                     }
+                    crate::domain::heap::switch_to(cur.heap.get());
                     return;
                 }
             }
@@ -370,6 +379,7 @@ fn finish_switch() {
     // SAFETY: as above.
     if let Some(cur) = unsafe { (*CPU.current.get()).as_ref() } {
         crate::sync::restore_held_state(cur.held_locks.get());
+        crate::domain::heap::switch_to(cur.heap.get());
         cur.woken.store(false, Ordering::Relaxed);
         cur.state
             .store(TaskState::Runnable as u8, Ordering::Release);
