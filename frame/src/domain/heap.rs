@@ -184,17 +184,19 @@ pub(crate) fn switch_to(tag: u8) -> u8 {
 
 /// Runs `f` with allocations charged to the kernel heap, whatever domain is
 /// current: for frame's own bookkeeping (registrations, queues) made on a
-/// domain's behalf, which must outlive the domain's heap.
-pub fn with_kernel_heap<R>(f: impl FnOnce() -> R) -> R {
+/// domain's behalf, which must outlive the domain's heap. Not public: a
+/// domain must not escape its heap and quota.
+pub(crate) fn with_kernel_heap<R>(f: impl FnOnce() -> R) -> R {
     let prev = switch_to(0);
     let r = f();
     switch_to(prev);
     r
 }
 
-/// The tag of the domain whose heap serves allocations now (0: kernel).
+/// The tag of the domain whose heap serves allocations now (0: the kernel
+/// heap, always in interrupt context).
 pub(crate) fn current_tag() -> u8 {
-    CURRENT.load(Ordering::Relaxed)
+    current_heap().map_or(0, |i| (i + 1) as u8)
 }
 
 fn class_of(size: usize) -> Option<(usize, usize)> {

@@ -45,7 +45,7 @@ pub(crate) mod heap;
 
 #[cfg(any(target_os = "none", test))]
 pub use self::call::{DomainStack, Fault, call_isolated, faults};
-pub use self::heap::{HeapUsage, MAX_DOMAINS, with_kernel_heap};
+pub use self::heap::{HeapUsage, MAX_DOMAINS};
 #[cfg(any(target_os = "none", test))]
 pub use self::object::{Domain, DomainInfo, DomainStats, domains};
 #[cfg(any(target_os = "none", test))]

@@ -99,12 +99,21 @@ struct Slot<T> {
 
 impl<T> Slot<T> {
     /// Kills the domain: its root is forgotten (no destructor runs: it may
-    /// be half-changed, and it lives on the heap freed next), then its heap
-    /// is freed wholesale.
+    /// be half-changed, and it lives on the heap freed next), what it
+    /// registered with frame is revoked (timer callbacks, interrupt lines),
+    /// then its heap is freed wholesale.
     fn kill(&mut self) {
         core::mem::forget(self.root.take());
-        drop(self.heap.take());
+        if let Some(heap) = self.heap.take() {
+            revoke(heap.tag());
+            drop(heap);
+        }
     }
+}
+
+/// Revokes what the domain with heap tag `tag` registered with frame.
+fn revoke(tag: u8) -> usize {
+    crate::timer::revoke_domain(tag) + crate::irq::revoke_domain(tag)
 }
 
 /// A domain whose root object is a `T`.

@@ -168,7 +168,8 @@ impl Task {
             )
             .is_ok()
         {
-            scheduler().enqueue(self.clone());
+            // The run queue is the kernel's, even when a driver domain wakes.
+            crate::domain::heap::with_kernel_heap(|| scheduler().enqueue(self.clone()));
         }
     }
 }
@@ -191,9 +192,14 @@ impl TaskOptions {
         self
     }
 
-    /// Creates the task without running it.
+    /// Creates the task without running it. `AccessDenied` inside a driver
+    /// domain: a task (and its entry closure, on the domain's heap) would
+    /// outlive the domain.
     pub fn build(self) -> Result<Arc<Task>, Error> {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        if crate::domain::heap::current_tag() != 0 {
+            return Err(Error::AccessDenied);
+        }
         let stack = KernelStack::new()?;
         let top = stack.top();
         // See arch::switch: the frame sits 72 bytes below the 16-aligned top
@@ -235,7 +241,7 @@ impl TaskOptions {
 /// calls are ignored).
 pub fn spawn_built(task: Arc<Task>) {
     if !task.started.swap(true, Ordering::AcqRel) {
-        scheduler().enqueue(task);
+        crate::domain::heap::with_kernel_heap(|| scheduler().enqueue(task));
     }
 }
 
