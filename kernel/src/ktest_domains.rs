@@ -110,16 +110,28 @@ struct HeapDriver {
 
 /// Timer callbacks of dead domains that ran anyway (must stay 0).
 static REVOKED_TIMER_RAN: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+/// The generation of the domain being started, and the newest generation
+/// known dead: a callback of generation `g` that runs once `g <= DEAD`
+/// belongs to a dead domain.
+static GENERATION: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+static DEAD: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+/// The latest deadline armed.
+static LAST_DUE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
 
 fn heap_driver_start(n: u64) -> HeapDriver {
+    use core::sync::atomic::Ordering::Relaxed;
     let small = (0..n as usize).map(|i| alloc::vec![i as u8; 16 << (i % 8)]).collect();
-    // A timer due in a millisecond, which the crash below must revoke.
+    // A timer due in a millisecond (on the domain's heap, with a boxed
+    // value of it): it may run while the domain lives, never after.
     let due = frame::timer::monotonic_ns() + 1_000_000;
-    let marker = alloc::boxed::Box::new(7u64);
+    LAST_DUE.store(due, Relaxed);
+    let generation = alloc::boxed::Box::new(GENERATION.load(Relaxed));
     frame::timer::call_at(
         due,
         alloc::boxed::Box::new(move || {
-            REVOKED_TIMER_RAN.fetch_add(*marker, core::sync::atomic::Ordering::Relaxed);
+            if *generation <= DEAD.load(Relaxed) {
+                REVOKED_TIMER_RAN.fetch_add(1, Relaxed);
+            }
         }),
     );
     HeapDriver {
@@ -179,6 +191,7 @@ pub fn domain_heap() -> Result<(), String> {
     // One warm-up cycle: the kernel's own structures (the registry line of
     // the name, the timer queue's nodes) are made once.
     let cycle = |i: u64| -> Result<(), String> {
+        GENERATION.store(i + 1, Ordering::Relaxed);
         let d = Domain::new("ktest-heap", heap_driver_start, 12)
             .map_err(|f| alloc::format!("init {i}: {f:?}"))?;
         let total = d
@@ -194,6 +207,7 @@ pub fn domain_heap() -> Result<(), String> {
         if d.call(heap_driver_crash, i) != Err(Fault::Panic) {
             return Err(alloc::format!("cycle {i}: the crash did not fault"));
         }
+        DEAD.store(i + 1, Ordering::Relaxed);
         if d.heap_usage().pages != 0 || d.stats().heap_bytes.load(Ordering::Relaxed) != 0 {
             return Err(alloc::format!("cycle {i}: heap not freed: {:?}", d.heap_usage()));
         }
@@ -211,9 +225,13 @@ pub fn domain_heap() -> Result<(), String> {
             before - after
         ));
     }
-    // The revoked timers were due a millisecond after each start: wait for
-    // a few ticks and check none of them ran.
-    crate::ktest::wait_ticks(5);
+    // The timers were due a millisecond after each start: once the last
+    // deadline has passed (and a few ticks more), none of a dead domain's
+    // may have run.
+    while frame::timer::monotonic_ns() <= LAST_DUE.load(Ordering::Relaxed) {
+        frame::task::yield_now();
+    }
+    crate::ktest::wait_ticks(3);
     if REVOKED_TIMER_RAN.load(Ordering::Relaxed) != 0 {
         return Err("a dead domain's timer callback ran".into());
     }

@@ -141,13 +141,11 @@ pub(super) unsafe fn run_on(
     task.set_recovery(core::ptr::from_mut(&mut rec).addr());
     let top = stack.stack.top();
     // MIRI: relied on by domain::call::tests::isolated_calls_return_values_and_faults_and_restore_the_record
-    // SAFETY: `top` is the top of a mapped kernel stack that no other code
-    // runs on (`stack` is borrowed mutably for the whole call, and a
-    // faulted call leaves nothing pointing into it); `rec` lives on this
-    // frame and `ctx` (the caller's promise) until the call returns
-    // (normally, or through `isolated_abort` from `recover_from_panic`,
-    // which restores exactly the callee-saved registers and stack pointer
-    // saved here).
+    // SAFETY: `top` tops a mapped kernel stack nothing else runs on (`stack`
+    // is borrowed mutably; a faulted call leaves nothing pointing into it);
+    // `rec` (this frame) and `ctx` (the caller's promise) live until the
+    // call returns, normally or through `isolated_abort` from
+    // `recover_from_panic`, which restores exactly the registers saved here.
     let aborted = unsafe { cpu::isolated_call(&mut rec, top, entry, ctx) };
     if let Some(prev) = prev_heap {
         super::heap::switch_to(prev);
