@@ -319,10 +319,9 @@ pub(crate) fn dealloc(slot: HeapSlot) {
         return;
     };
     let size = slot.size();
-    if let Err(slot) = slab.dealloc(slot) {
-        // Cannot happen: `take_containing` matched the slot's page.
-        core::mem::forget(slot);
-    }
+    // Cannot fail: `take_containing` matched the slot's page (a slot given
+    // back would only be leaked).
+    let _ = slab.dealloc(slot);
     st.live_bytes -= size;
     if slab.is_empty() {
         slot_of_owned(slab.paddr())
