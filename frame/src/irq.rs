@@ -112,6 +112,11 @@ mod device {
         id: u64,
         source: Arc<dyn IrqSource>,
         callback: Option<Callback>,
+        /// The driver domain (heap tag) that made the line or set its
+        /// callback, 0 for none: revoked when it dies ([`revoke_domain`]).
+        owner: u8,
+        /// Whether the vector is this line's alone.
+        owns_vector: bool,
     }
 
     struct Table {
@@ -182,7 +187,9 @@ mod device {
             // that pushing under it never allocates.
             if TABLE.lock_irq_disabled().handlers[i].capacity() < MAX_SHARED {
                 let mut room = Vec::new();
-                room.try_reserve_exact(MAX_SHARED)
+                // The table's storage is the kernel's, even for a line
+                // made inside a driver domain.
+                crate::domain::heap::with_kernel_heap(|| room.try_reserve_exact(MAX_SHARED))
                     .map_err(|_| Error::NoMemory)?;
                 let mut t = TABLE.lock_irq_disabled();
                 if t.handlers[i].capacity() < MAX_SHARED {
@@ -200,6 +207,8 @@ mod device {
                 id,
                 source: source.clone(),
                 callback: None,
+                owner: crate::domain::heap::current_tag(),
+                owns_vector,
             });
             drop(t);
             source.mask();
@@ -221,6 +230,7 @@ mod device {
         /// (those panic there); waking a wait queue is fine.
         pub fn on_active(&self, callback: impl Fn() + Send + Sync + 'static) {
             let cb: Callback = Arc::new(callback);
+            let owner = crate::domain::heap::current_tag();
             let old = {
                 let mut t = TABLE.lock_irq_disabled();
                 let i = usize::from(self.vector - DEVICE_VECTOR_BASE);
@@ -228,6 +238,9 @@ mod device {
                     .iter_mut()
                     .find(|h| h.id == self.id)
                     .expect("IrqLine without its handler");
+                if owner != 0 {
+                    h.owner = owner;
+                }
                 h.callback.replace(cb)
             };
             drop(old);
@@ -290,6 +303,35 @@ mod device {
         }
     }
 
+    /// Revokes every line that the driver domain with heap tag `tag` made
+    /// or set a callback on: masks its source, removes its handler, frees
+    /// its vector if it had one of its own. The callback and the source
+    /// reference are forgotten, not dropped: the callback lives on the dead
+    /// domain's heap, and dropping either would run code of the domain.
+    /// Called when the domain dies, before its heap is freed; returns how
+    /// many lines were revoked.
+    pub(crate) fn revoke_domain(tag: u8) -> usize {
+        let mut revoked = 0;
+        loop {
+            let found = {
+                let mut t = TABLE.lock_irq_disabled();
+                t.handlers.iter_mut().enumerate().find_map(|(i, hs)| {
+                    let p = hs.iter().position(|h| h.owner == tag)?;
+                    Some((i, hs.swap_remove(p)))
+                })
+            };
+            let Some((i, h)) = found else {
+                return revoked;
+            };
+            h.source.mask();
+            if h.owns_vector {
+                free_vector(DEVICE_VECTOR_BASE + i as u8);
+            }
+            core::mem::forget(h);
+            revoked += 1;
+        }
+    }
+
     /// Number of callbacks installed on `vector` (tests).
     #[allow(dead_code)]
     pub(crate) fn handler_count(vector: u8) -> usize {
@@ -330,6 +372,82 @@ mod device {
             let _off = super::super::disable_local();
             sim::cpu::raise(vector);
             // Dropping the guard re-enables interrupts: the CPU takes it.
+        }
+
+        /// A source whose masking a test sees through statics (the domain
+        /// below owns the only handle on it).
+        struct DomainSource;
+        static DOMAIN_SRC_MASKED: AtomicBool = AtomicBool::new(false);
+        static DOMAIN_HITS: AtomicU32 = AtomicU32::new(0);
+        static DOMAIN_TIMER_HITS: AtomicU32 = AtomicU32::new(0);
+
+        impl IrqSource for DomainSource {
+            fn mask(&self) {
+                DOMAIN_SRC_MASKED.store(true, Ordering::Relaxed);
+            }
+            fn unmask(&self) {
+                DOMAIN_SRC_MASKED.store(false, Ordering::Relaxed);
+            }
+        }
+
+        /// A driver's root: an interrupt line and a timer armed inside the
+        /// domain.
+        struct Driver {
+            _line: IrqLine,
+        }
+
+        fn start_driver(v: u8) -> Driver {
+            let line = IrqLine::new(v, Arc::new(DomainSource), true).unwrap();
+            line.on_active(|| {
+                DOMAIN_HITS.fetch_add(1, Ordering::Relaxed);
+            });
+            crate::timer::call_at(
+                u64::MAX - 1,
+                alloc::boxed::Box::new(|| {
+                    DOMAIN_TIMER_HITS.fetch_add(1, Ordering::Relaxed);
+                }),
+            );
+            Driver { _line: line }
+        }
+
+        fn crash(_: &mut Driver, _: u8) -> u8 {
+            panic!("injected")
+        }
+
+        #[test]
+        fn a_dead_domain_s_interrupt_lines_and_timers_are_revoked() {
+            sim::run(|| {
+                use crate::domain::{Domain, Fault};
+                let v = alloc_vector().unwrap();
+                let timers = crate::timer::pending_callbacks();
+                let d = Domain::new("test-irq-driver", start_driver, v).unwrap();
+                assert_eq!(handler_count(v), 1);
+                assert_eq!(crate::timer::pending_callbacks(), timers + 1);
+                assert!(!DOMAIN_SRC_MASKED.load(Ordering::Relaxed));
+                interrupt(v);
+                assert_eq!(DOMAIN_HITS.load(Ordering::Relaxed), 1);
+                assert_eq!(d.call(crash, 0), Err(Fault::Panic));
+                assert!(DOMAIN_SRC_MASKED.load(Ordering::Relaxed), "masked");
+                assert_eq!(handler_count(v), 0, "the handler is gone");
+                assert_eq!(
+                    crate::timer::pending_callbacks(),
+                    timers,
+                    "the timer is gone"
+                );
+                interrupt(v); // nothing of the dead domain runs
+                assert_eq!(DOMAIN_HITS.load(Ordering::Relaxed), 1);
+                assert_eq!(DOMAIN_TIMER_HITS.load(Ordering::Relaxed), 0);
+                // The vector went back: the next line may have it.
+                let mut got = alloc::vec::Vec::new();
+                while let Ok(w) = alloc_vector() {
+                    got.push(w);
+                }
+                assert!(got.contains(&v), "the revoked vector is free again");
+                for w in got {
+                    free_vector(w);
+                }
+                drop(d);
+            });
         }
 
         #[test]
@@ -452,4 +570,5 @@ pub use device::IrqLine;
 #[cfg(any(target_os = "none", test))]
 pub(crate) use device::{
     DEVICE_VECTOR_BASE, DEVICE_VECTOR_END, IrqSource, alloc_vector, dispatch, free_vector,
+    revoke_domain,
 };

@@ -47,6 +47,9 @@ struct Queue {
     events: BTreeMap<(u64, u64), Event>,
     /// The deadline of each pending callback, so [`cancel`] can find it.
     callbacks: BTreeMap<u64, u64>,
+    /// The driver domain (heap tag) that armed a pending callback, for the
+    /// callbacks armed inside one: revoked when it dies (`revoke_domain`).
+    owners: BTreeMap<u64, u8>,
     /// When the next scheduler tick is due; `None` while the CPU idles.
     next_tick: Option<u64>,
     /// The deadline the APIC timer is armed for (`u64::MAX`: not armed).
@@ -112,6 +115,7 @@ impl Queue {
 static QUEUE: SpinLock<Queue, { level::TIMER }> = SpinLock::new(Queue {
     events: BTreeMap::new(),
     callbacks: BTreeMap::new(),
+    owners: BTreeMap::new(),
     next_tick: None,
     armed: u64::MAX,
     in_interrupt: false,
@@ -127,25 +131,68 @@ static NEXT_TIMER_ID: AtomicU64 = AtomicU64::new(1);
 
 /// Runs `f` from the timer interrupt once the monotonic clock reaches
 /// `deadline_ns`; returns an id for [`cancel`].
+///
+/// Armed inside a driver domain, the callback belongs to the domain: if the
+/// domain dies first, it is revoked (removed unrun, never dropped: it lives
+/// on the domain's heap). The queue's own nodes are always on the kernel
+/// heap.
 pub fn call_at(deadline_ns: u64, f: TimerCallback) -> u64 {
     let id = NEXT_TIMER_ID.fetch_add(1, Ordering::Relaxed);
-    let mut q = QUEUE.lock_irq_disabled();
-    q.events.insert((deadline_ns, id), Event::Call(f));
-    q.callbacks.insert(id, deadline_ns);
-    q.added(deadline_ns);
+    let owner = crate::domain::heap::current_tag();
+    crate::domain::heap::with_kernel_heap(|| {
+        let mut q = QUEUE.lock_irq_disabled();
+        q.events.insert((deadline_ns, id), Event::Call(f));
+        q.callbacks.insert(id, deadline_ns);
+        if owner != 0 {
+            q.owners.insert(id, owner);
+        }
+        q.added(deadline_ns);
+    });
     id
+}
+
+/// Removes, unrun and undropped, every pending callback the domain with
+/// heap tag `tag` armed: called when it dies, before its heap (where the
+/// callbacks live) is freed. Returns how many were revoked.
+pub(crate) fn revoke_domain(tag: u8) -> usize {
+    crate::domain::heap::with_kernel_heap(|| {
+        let mut q = QUEUE.lock_irq_disabled();
+        let ids: alloc::vec::Vec<u64> = q
+            .owners
+            .iter()
+            .filter(|(_, o)| **o == tag)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &ids {
+            q.owners.remove(id);
+            if let Some(deadline) = q.callbacks.remove(id)
+                && let Some(event) = q.events.remove(&(deadline, *id))
+            {
+                // The closure and what it captured are the dead domain's.
+                core::mem::forget(event);
+            }
+        }
+        ids.len()
+    })
 }
 
 /// Cancels a pending callback; `false` if it already ran (or never existed).
 pub fn cancel(id: u64) -> bool {
     let removed = {
         let mut q = QUEUE.lock_irq_disabled();
+        q.owners.remove(&id);
         q.callbacks
             .remove(&id)
             .and_then(|deadline| q.events.remove(&(deadline, id)))
     };
     // The callback (and what it captured) is dropped outside the lock.
     removed.is_some()
+}
+
+/// Callbacks pending (tests).
+#[cfg(test)]
+pub(crate) fn pending_callbacks() -> usize {
+    QUEUE.lock_irq_disabled().callbacks.len()
 }
 
 pub(crate) fn init() {
@@ -250,9 +297,11 @@ pub(crate) struct WakeAt {
 /// returned guard is dropped first.
 pub(crate) fn wake_at(deadline_ns: u64, task: &Arc<Task>) -> WakeAt {
     let key = (deadline_ns, NEXT_TIMER_ID.fetch_add(1, Ordering::Relaxed));
-    let mut q = QUEUE.lock_irq_disabled();
-    q.events.insert(key, Event::Wake(task.clone()));
-    q.added(deadline_ns);
+    crate::domain::heap::with_kernel_heap(|| {
+        let mut q = QUEUE.lock_irq_disabled();
+        q.events.insert(key, Event::Wake(task.clone()));
+        q.added(deadline_ns);
+    });
     WakeAt { key }
 }
 
@@ -298,6 +347,7 @@ pub(crate) fn on_interrupt() {
                 let event = q.events.remove(&k)?;
                 if let Event::Call(_) = event {
                     q.callbacks.remove(&k.1);
+                    q.owners.remove(&k.1);
                 }
                 Some(event)
             })

@@ -146,6 +146,10 @@ pub fn run(name: &str) {
             Err(why) => frame::println!("trellis: ktest domain_fault: FAILED: {why}"),
         },
         "domain_fault_locked" => crate::ktest_domains::domain_fault_locked(),
+        "domain_heap" => match crate::ktest_domains::domain_heap() {
+            Ok(()) => pass(name),
+            Err(why) => frame::println!("trellis: ktest domain_heap: FAILED: {why}"),
+        },
         "page_cache" => {
             let failed = crate::mm::page_cache_ktest::run();
             if failed == 0 {
@@ -166,7 +170,7 @@ pub fn run(name: &str) {
 
 /// Yields until `ticks` timer ticks have passed (bounded by jiffies, not
 /// wall time); returns how many yields that took.
-fn wait_ticks(ticks: u64) -> u64 {
+pub(crate) fn wait_ticks(ticks: u64) -> u64 {
     let until = frame::timer::jiffies() + ticks;
     let mut n = 0;
     while frame::timer::jiffies() < until {

@@ -100,3 +100,176 @@ pub fn domain_fault_locked() {
     let _ = call_isolated(&mut stack, panic_holding_lock, ());
     frame::println!("trellis: ktest domain_fault_locked: FAILED: the call came back");
 }
+
+/// The root of the driver-like domain of `ktest=domain_heap`: memory of
+/// every size class and a large block, all on the domain's heap.
+struct HeapDriver {
+    small: Vec<Vec<u8>>,
+    large: Vec<u8>,
+}
+
+/// Timer callbacks of dead domains that ran anyway (must stay 0).
+static REVOKED_TIMER_RAN: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+/// The generation of the domain being started, and the newest generation
+/// known dead: a callback of generation `g` that runs once `g <= DEAD`
+/// belongs to a dead domain.
+static GENERATION: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+static DEAD: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+/// The latest deadline armed.
+static LAST_DUE: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(0);
+
+fn heap_driver_start(n: u64) -> HeapDriver {
+    use core::sync::atomic::Ordering::Relaxed;
+    let small = (0..n as usize).map(|i| alloc::vec![i as u8; 16 << (i % 8)]).collect();
+    // A timer due in a millisecond (on the domain's heap, with a boxed
+    // value of it): it may run while the domain lives, never after.
+    let due = frame::timer::monotonic_ns() + 1_000_000;
+    LAST_DUE.store(due, Relaxed);
+    let generation = alloc::boxed::Box::new(GENERATION.load(Relaxed));
+    frame::timer::call_at(
+        due,
+        alloc::boxed::Box::new(move || {
+            if *generation <= DEAD.load(Relaxed) {
+                REVOKED_TIMER_RAN.fetch_add(1, Relaxed);
+            }
+        }),
+    );
+    HeapDriver {
+        small,
+        large: alloc::vec![0xa5; 3 * frame::mm::PAGE_SIZE],
+    }
+}
+
+fn heap_driver_work(d: &mut HeapDriver, n: u64) -> u64 {
+    d.small.push(alloc::vec![1; n as usize]);
+    d.large.extend_from_slice(&[1, 2, 3]);
+    d.small.iter().map(|v| v.len() as u64).sum()
+}
+
+fn heap_driver_crash(d: &mut HeapDriver, i: u64) -> u64 {
+    d.small.push(alloc::vec![2; 100]);
+    let k = d.small.len() + i as usize;
+    d.small[k].len() as u64
+}
+
+fn heap_driver_hog(d: &mut HeapDriver, bytes: u64) -> u64 {
+    d.large = alloc::vec![3; bytes as usize];
+    d.large.len() as u64
+}
+
+fn heap_driver_spawn(_: &mut HeapDriver, _: u64) -> bool {
+    frame::task::TaskOptions::new(|| {}).spawn().is_err()
+}
+
+/// A kernel wait queue a domain's task sleeps on.
+static KERNEL_QUEUE: frame::sync::WaitQueue = frame::sync::WaitQueue::new();
+
+/// Faults while its task is queued on `KERNEL_QUEUE` (at the re-check
+/// after queueing).
+fn heap_driver_sleep_and_crash(_: &mut HeapDriver, _: u64) -> u64 {
+    let mut checks = 0;
+    KERNEL_QUEUE.wait_until(|| {
+        checks += 1;
+        let v = alloc::vec![checks; 10];
+        if checks == 2 {
+            panic!("ktest: fault while queued on a kernel wait queue ({})", v[0]);
+        }
+        None::<u64>
+    })
+}
+
+/// `ktest=domain_heap`: per-domain heaps. Allocations inside a domain are
+/// charged to it and freed wholesale by a fault, with its timer revoked;
+/// 1,000 crash-and-restart cycles leave the free-frame count within a page;
+/// an allocation past the quota faults the domain; a fault while queued on
+/// a kernel wait queue leaves the queue usable; a domain cannot spawn.
+pub fn domain_heap() -> Result<(), String> {
+    use core::sync::atomic::Ordering;
+    use frame::domain::Domain;
+    use frame::mm::frame_alloc::free_frames;
+
+    // One warm-up cycle: the kernel's own structures (the registry line of
+    // the name, the timer queue's nodes) are made once.
+    let cycle = |i: u64| -> Result<(), String> {
+        GENERATION.store(i + 1, Ordering::Relaxed);
+        let d = Domain::new("ktest-heap", heap_driver_start, 12)
+            .map_err(|f| alloc::format!("init {i}: {f:?}"))?;
+        let total = d
+            .call(heap_driver_work, 5000)
+            .map_err(|f| alloc::format!("work {i}: {f:?}"))?;
+        if total < 5000 {
+            return Err(alloc::format!("cycle {i}: work returned {total}"));
+        }
+        let usage = d.heap_usage();
+        if usage.pages < 4 || d.stats().heap_bytes.load(Ordering::Relaxed) == 0 {
+            return Err(alloc::format!("cycle {i}: heap not charged: {usage:?}"));
+        }
+        if d.call(heap_driver_crash, i) != Err(Fault::Panic) {
+            return Err(alloc::format!("cycle {i}: the crash did not fault"));
+        }
+        DEAD.store(i + 1, Ordering::Relaxed);
+        if d.heap_usage().pages != 0 || d.stats().heap_bytes.load(Ordering::Relaxed) != 0 {
+            return Err(alloc::format!("cycle {i}: heap not freed: {:?}", d.heap_usage()));
+        }
+        Ok(())
+    };
+    cycle(0)?;
+    let before = free_frames();
+    for i in 1..=1000 {
+        cycle(i)?;
+    }
+    let after = free_frames();
+    if after + 1 < before {
+        return Err(alloc::format!(
+            "1000 crash-and-restart cycles lost {} frames",
+            before - after
+        ));
+    }
+    // The timers were due a millisecond after each start: once the last
+    // deadline has passed (and a few ticks more), none of a dead domain's
+    // may have run.
+    while frame::timer::monotonic_ns() <= LAST_DUE.load(Ordering::Relaxed) {
+        frame::task::yield_now();
+    }
+    crate::ktest::wait_ticks(3);
+    if REVOKED_TIMER_RAN.load(Ordering::Relaxed) != 0 {
+        return Err("a dead domain's timer callback ran".into());
+    }
+
+    // The quota: 64 KiB; a 1 MiB vector fails inside the domain, the
+    // allocation error panics, and the domain faults.
+    let d = Domain::new_with("ktest-quota", 64 * 1024, heap_driver_start, 2)
+        .map_err(|f| alloc::format!("quota init: {f:?}"))?;
+    if d.call(heap_driver_hog, 16 * 1024) != Ok(16 * 1024) {
+        return Err("an allocation within the quota failed".into());
+    }
+    if d.call(heap_driver_hog, 1 << 20) != Err(Fault::Panic) {
+        return Err("an allocation past the quota did not fault the domain".into());
+    }
+    drop(d);
+
+    // A fault with the task queued on a kernel wait queue.
+    let d = Domain::new("ktest-sleeper", heap_driver_start, 1)
+        .map_err(|f| alloc::format!("sleeper init: {f:?}"))?;
+    if d.call(heap_driver_sleep_and_crash, 0) != Err(Fault::Panic) {
+        return Err("the queued sleeper's fault did not come back".into());
+    }
+    KERNEL_QUEUE.wake_all();
+    frame::task::yield_now();
+    drop(d);
+
+    let d = Domain::new("ktest-spawn", heap_driver_start, 1)
+        .map_err(|f| alloc::format!("spawn init: {f:?}"))?;
+    if d.call(heap_driver_spawn, 0) != Ok(true) {
+        return Err("a domain could spawn a task".into());
+    }
+    drop(d);
+    let end = free_frames();
+    if end + 1 < before {
+        return Err(alloc::format!("the later checks lost {} frames", before - end));
+    }
+    frame::println!(
+        "trellis: ktest domain_heap: 1000 crash-and-restart cycles, free frames {before} -> {after}"
+    );
+    Ok(())
+}

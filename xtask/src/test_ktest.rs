@@ -108,6 +108,11 @@ const CASES: &[Case] = &[
         nic: Nic::Default,
     },
     Case {
+        name: "domain_heap",
+        expect: Expect::Poweroff("ktest domain_heap: ok"),
+        nic: Nic::Default,
+    },
+    Case {
         name: "domain_fault_locked",
         expect: Expect::Panic("ktest: domain panics holding a spin lock"),
         nic: Nic::Default,

@@ -98,6 +98,7 @@ pub fn call_isolated<A: Exchangeable, R: Exchangeable>(
     let aborted = unsafe {
         run_on(
             stack,
+            None,
             isolated_entry::<A, R>,
             core::ptr::from_mut(&mut state).cast(),
         )
@@ -112,7 +113,9 @@ pub fn call_isolated<A: Exchangeable, R: Exchangeable>(
 }
 
 /// Runs `entry(ctx)` on `stack` with a recovery record, and says whether
-/// the call was aborted by a recovered fault.
+/// the call was aborted by a recovered fault. With `heap` (a domain heap's
+/// tag), allocations made meanwhile are charged to that heap; the caller's
+/// heap serves again once the call is over, normally or by a fault.
 ///
 /// # Safety
 /// `entry` must treat `ctx` only as the context its caller built for it,
@@ -120,10 +123,12 @@ pub fn call_isolated<A: Exchangeable, R: Exchangeable>(
 /// returns.
 pub(super) unsafe fn run_on(
     stack: &mut DomainStack,
+    heap: Option<u8>,
     entry: extern "C-unwind" fn(*mut u8),
     ctx: *mut u8,
 ) -> bool {
     let task = crate::task::current();
+    let prev_heap = heap.map(super::heap::switch_to);
     let (held_levels, spin_depth) = crate::sync::held_state();
     let mut rec = Recovery {
         saved_rsp: 0,
@@ -136,14 +141,15 @@ pub(super) unsafe fn run_on(
     task.set_recovery(core::ptr::from_mut(&mut rec).addr());
     let top = stack.stack.top();
     // MIRI: relied on by domain::call::tests::isolated_calls_return_values_and_faults_and_restore_the_record
-    // SAFETY: `top` is the top of a mapped kernel stack that no other code
-    // runs on (`stack` is borrowed mutably for the whole call, and a
-    // faulted call leaves nothing pointing into it); `rec` lives on this
-    // frame and `ctx` (the caller's promise) until the call returns
-    // (normally, or through `isolated_abort` from `recover_from_panic`,
-    // which restores exactly the callee-saved registers and stack pointer
-    // saved here).
+    // SAFETY: `top` tops a mapped kernel stack nothing else runs on (`stack`
+    // is borrowed mutably; a faulted call leaves nothing pointing into it);
+    // `rec` (this frame) and `ctx` (the caller's promise) live until the
+    // call returns, normally or through `isolated_abort` from
+    // `recover_from_panic`, which restores exactly the registers saved here.
     let aborted = unsafe { cpu::isolated_call(&mut rec, top, entry, ctx) };
+    if let Some(prev) = prev_heap {
+        super::heap::switch_to(prev);
+    }
     task.set_recovery(rec.prev);
     aborted
 }

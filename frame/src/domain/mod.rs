@@ -41,8 +41,11 @@ mod call;
 #[cfg(any(target_os = "none", test))]
 mod object;
 
+pub(crate) mod heap;
+
 #[cfg(any(target_os = "none", test))]
 pub use self::call::{DomainStack, Fault, call_isolated, faults};
+pub use self::heap::{HeapUsage, MAX_DOMAINS};
 #[cfg(any(target_os = "none", test))]
 pub use self::object::{Domain, DomainInfo, DomainStats, domains};
 #[cfg(any(target_os = "none", test))]

@@ -15,6 +15,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::Exchangeable;
 use super::call::{DomainStack, Fault, run_on};
+use super::heap::DomainHeap;
 use crate::sync::{Mutex, SpinLock, level};
 
 /// Counters of one domain name, kept across restarts (`/proc/domains`).
@@ -26,8 +27,9 @@ pub struct DomainStats {
     pub crashes: AtomicU64,
     /// Domains built under this name after the first one.
     pub restarts: AtomicU64,
-    /// Heap bytes the live domain of this name holds (0 until per-domain
-    /// heaps account for it).
+    /// Bytes of memory (whole pages: slabs and large blocks) the heap of
+    /// the live domain of this name holds, as of the end of its latest
+    /// call; 0 once it is dead.
     pub heap_bytes: AtomicU64,
 }
 
@@ -87,8 +89,31 @@ fn register(name: &'static str) -> (Arc<DomainStats>, Arc<AtomicBool>) {
 
 struct Slot<T> {
     stack: DomainStack,
-    /// The root object; `None` once the domain is dead.
+    /// The root object (on the domain's heap); `None` once the domain is
+    /// dead.
     root: Option<Box<T>>,
+    /// The domain's heap; `None` once the domain is dead (freed
+    /// wholesale).
+    heap: Option<DomainHeap>,
+}
+
+impl<T> Slot<T> {
+    /// Kills the domain: its root is forgotten (no destructor runs: it may
+    /// be half-changed, and it lives on the heap freed next), what it
+    /// registered with frame is revoked (timer callbacks, interrupt lines),
+    /// then its heap is freed wholesale.
+    fn kill(&mut self) {
+        core::mem::forget(self.root.take());
+        if let Some(heap) = self.heap.take() {
+            revoke(heap.tag());
+            drop(heap);
+        }
+    }
+}
+
+/// Revokes what the domain with heap tag `tag` registered with frame.
+fn revoke(tag: u8) -> usize {
+    crate::timer::revoke_domain(tag) + crate::irq::revoke_domain(tag)
 }
 
 /// A domain whose root object is a `T`.
@@ -140,13 +165,29 @@ extern "C-unwind" fn call_entry<T, A, R>(ctx: *mut u8) {
 impl<T: Send + 'static> Domain<T> {
     /// Builds a domain named `name` (a static string that names the domain
     /// across restarts): its root object is `init(arg)`, run inside the
-    /// domain. A fault in `init` is returned; the domain is then dead.
+    /// domain. A fault in `init` is returned; the domain is then dead. Its
+    /// heap has no quota beyond free memory ([`Domain::new_with`]).
     pub fn new<A: Exchangeable>(
         name: &'static str,
         init: fn(A) -> T,
         arg: A,
     ) -> Result<Domain<T>, Fault> {
+        Self::new_with(name, usize::MAX, init, arg)
+    }
+
+    /// As [`Domain::new`], with a heap of at most `quota_bytes` (counted in
+    /// whole pages of slabs and large blocks, rounded up). An allocation
+    /// past the quota fails inside the domain: the allocation error panics
+    /// and faults the domain like any other panic. `Fault::NoMemory` if no
+    /// stack or heap can be had ([`super::MAX_DOMAINS`] domains alive).
+    pub fn new_with<A: Exchangeable>(
+        name: &'static str,
+        quota_bytes: usize,
+        init: fn(A) -> T,
+        arg: A,
+    ) -> Result<Domain<T>, Fault> {
         let mut stack = DomainStack::new().map_err(|_| Fault::NoMemory)?;
+        let heap = DomainHeap::new(quota_bytes).ok_or(Fault::NoMemory)?;
         let (stats, alive) = register(name);
         stats.calls.fetch_add(1, Ordering::Relaxed);
         let mut state = InitState {
@@ -160,6 +201,7 @@ impl<T: Send + 'static> Domain<T> {
         let aborted = unsafe {
             run_on(
                 &mut stack,
+                Some(heap.tag()),
                 init_entry::<A, T>,
                 core::ptr::from_mut(&mut state).cast(),
             )
@@ -169,11 +211,14 @@ impl<T: Send + 'static> Domain<T> {
             (_, partial) => {
                 core::mem::forget(state.arg.take());
                 core::mem::forget(partial);
+                drop(heap);
                 stats.crashes.fetch_add(1, Ordering::Relaxed);
+                stats.heap_bytes.store(0, Ordering::Relaxed);
                 alive.store(false, Ordering::Relaxed);
                 return Err(Fault::Panic);
             }
         };
+        stats.heap_bytes.store(heap.bytes(), Ordering::Relaxed);
         Ok(Domain {
             name,
             stats,
@@ -181,6 +226,7 @@ impl<T: Send + 'static> Domain<T> {
             slot: Mutex::new(Slot {
                 stack,
                 root: Some(root),
+                heap: Some(heap),
             }),
         })
     }
@@ -211,9 +257,10 @@ impl<T: Send + 'static> Domain<T> {
     ) -> Result<R, Fault> {
         let mut slot = self.slot.lock();
         let slot = &mut *slot;
-        let Some(root) = slot.root.as_mut() else {
+        let (Some(root), Some(heap)) = (slot.root.as_mut(), slot.heap.as_ref()) else {
             return Err(Fault::Dead);
         };
+        let tag = heap.tag();
         self.stats.calls.fetch_add(1, Ordering::Relaxed);
         let mut state = CallState {
             f,
@@ -228,6 +275,7 @@ impl<T: Send + 'static> Domain<T> {
         let aborted = unsafe {
             run_on(
                 &mut slot.stack,
+                Some(tag),
                 call_entry::<T, A, R>,
                 core::ptr::from_mut(&mut state).cast(),
             )
@@ -235,18 +283,37 @@ impl<T: Send + 'static> Domain<T> {
         if aborted {
             core::mem::forget(state.arg.take());
             // The root may be half-changed: it is never used again.
-            core::mem::forget(slot.root.take());
+            slot.kill();
             self.stats.crashes.fetch_add(1, Ordering::Relaxed);
+            self.stats.heap_bytes.store(0, Ordering::Relaxed);
             self.alive.store(false, Ordering::Relaxed);
             return Err(Fault::Panic);
         }
+        if let Some(heap) = slot.heap.as_ref() {
+            self.stats.heap_bytes.store(heap.bytes(), Ordering::Relaxed);
+        }
         state.ret.take().ok_or(Fault::Panic)
+    }
+
+    /// The domain's heap usage now (zero once it is dead).
+    pub fn heap_usage(&self) -> super::HeapUsage {
+        let slot = self.slot.lock();
+        slot.heap
+            .as_ref()
+            .map(DomainHeap::usage)
+            .unwrap_or_default()
     }
 }
 
 impl<T: Send + 'static> Drop for Domain<T> {
+    /// A dropped domain is killed like a faulted one: no destructor of its
+    /// objects runs, its heap is freed wholesale.
     fn drop(&mut self) {
-        self.alive.store(false, Ordering::Relaxed);
+        let was_alive = self.alive.swap(false, Ordering::Relaxed);
+        self.slot.lock().kill();
+        if was_alive {
+            self.stats.heap_bytes.store(0, Ordering::Relaxed);
+        }
     }
 }
 
@@ -303,6 +370,178 @@ mod tests {
                 Domain::new("test-bad-start", bad_start, 11u64),
                 Err(Fault::Panic)
             ));
+        });
+    }
+}
+
+#[cfg(test)]
+mod heap_tests {
+    use alloc::vec::Vec;
+    use core::alloc::{GlobalAlloc, Layout};
+
+    use super::*;
+    use crate::domain::HeapUsage;
+    use crate::mm::frame_alloc::free_frames;
+    use crate::mm::heap::global::FrameHeap;
+    use crate::mm::{PAGE_SIZE, ptr_to_vaddr, vaddr_to_paddr};
+    use crate::sim;
+
+    const SMALL: Layout = match Layout::from_size_align(64, 8) {
+        Ok(l) => l,
+        Err(_) => panic!(),
+    };
+    const LARGE: Layout = match Layout::from_size_align(3 * PAGE_SIZE, 8) {
+        Ok(l) => l,
+        Err(_) => panic!(),
+    };
+
+    /// The root: addresses of what the domain allocated through the kernel
+    /// allocator (the host test binary keeps the host's allocator for its
+    /// own `Vec`s, so only these go through `FrameHeap`).
+    struct Holder {
+        small: Vec<usize>,
+        large: Vec<usize>,
+    }
+
+    fn start(_: u64) -> Holder {
+        Holder {
+            small: Vec::new(),
+            large: Vec::new(),
+        }
+    }
+
+    fn alloc_or_panic(layout: Layout) -> usize {
+        // SAFETY: a valid, non-zero-sized layout.
+        let p = unsafe { FrameHeap.alloc(layout) };
+        // As `handle_alloc_error` does in the kernel: a failed allocation
+        // panics.
+        assert!(!p.is_null(), "memory allocation failed");
+        ptr_to_vaddr(p)
+    }
+
+    fn free(va: usize, layout: Layout) {
+        // SAFETY: `va` came from `FrameHeap.alloc(layout)` and is
+        // freed once.
+        unsafe { FrameHeap.dealloc(crate::mm::linear_ptr(va), layout) };
+    }
+
+    fn grab(h: &mut Holder, n: u64) -> u64 {
+        for _ in 0..n {
+            h.small.push(alloc_or_panic(SMALL));
+        }
+        h.large.push(alloc_or_panic(LARGE));
+        n
+    }
+
+    /// Frees the first small slot the domain holds, inside the domain.
+    fn give_back(h: &mut Holder, _: u64) -> u64 {
+        let va = h.small.remove(0);
+        free(va, SMALL);
+        h.small.len() as u64
+    }
+
+    fn take_small(h: &mut Holder, _: u64) -> usize {
+        h.small.pop().unwrap_or(0)
+    }
+
+    fn crash(_: &mut Holder, _: u64) -> u64 {
+        panic!("injected")
+    }
+
+    fn owner(va: usize) -> u8 {
+        crate::domain::heap::owner_of(vaddr_to_paddr(va).unwrap())
+    }
+
+    #[test]
+    fn domain_allocations_are_charged_to_its_heap_and_freed_wholesale() {
+        sim::run(|| {
+            // Outside any domain, the kernel heap serves (it may keep the
+            // slab it took: measure after).
+            let k = alloc_or_panic(SMALL);
+            assert_eq!(owner(k), 0, "a kernel allocation is not a domain's");
+            free(k, SMALL);
+            let before = free_frames();
+            let d = Domain::new("test-heap", start, 0u64).unwrap();
+            let with_d = free_frames();
+            let other = Domain::new("test-heap-other", start, 0u64).unwrap();
+            let other_stack = with_d - free_frames();
+            let built = free_frames();
+            assert_eq!(d.heap_usage(), HeapUsage::default());
+            assert_eq!(d.call(grab, 3), Ok(3));
+            assert_eq!(
+                d.heap_usage(),
+                HeapUsage {
+                    pages: 1 + 3,
+                    live_bytes: 3 * 64 + 3 * PAGE_SIZE,
+                }
+            );
+            assert_eq!(free_frames(), built - 4);
+            assert_eq!(
+                d.stats().heap_bytes.load(Ordering::Relaxed),
+                4 * PAGE_SIZE as u64
+            );
+
+            // A slot taken out of the domain and freed by the kernel goes
+            // back to the domain's heap (routed by its page's owner), and
+            // so does one freed inside the other domain.
+            assert_eq!(d.call(give_back, 0), Ok(2));
+            let out = d.call(take_small, 0).unwrap();
+            let tag = owner(out);
+            assert_ne!(tag, 0, "a domain's slot carries its heap's tag");
+            free(out, SMALL);
+            assert_eq!(d.heap_usage().live_bytes, 64 + 3 * PAGE_SIZE);
+            assert_eq!(other.call(grab, 1), Ok(1));
+            assert_ne!(other.call(take_small, 0), Ok(0));
+            assert_eq!(other.heap_usage().pages, 1 + 3);
+
+            // A fault frees the heap wholesale: the live slot and the large
+            // block go back with their pages.
+            assert_eq!(d.call(crash, 0), Err(Fault::Panic));
+            assert_eq!(d.heap_usage(), HeapUsage::default());
+            assert_eq!(d.stats().heap_bytes.load(Ordering::Relaxed), 0);
+            assert_eq!(free_frames(), built - 4, "only the other domain's pages");
+            drop(other);
+            assert_eq!(
+                free_frames(),
+                built + other_stack,
+                "dropping a domain frees its heap and stack"
+            );
+            drop(d);
+            assert_eq!(free_frames(), before, "stacks and heaps all back");
+        });
+    }
+
+    fn big(_: &mut Holder, pages: u64) -> u64 {
+        let layout = Layout::from_size_align(pages as usize * PAGE_SIZE, 8).unwrap();
+        alloc_or_panic(layout);
+        pages
+    }
+
+    #[test]
+    fn exceeding_the_quota_faults_the_domain() {
+        sim::run(|| {
+            let before = free_frames();
+            let d = Domain::new_with("test-quota", 3 * PAGE_SIZE, start, 0u64).unwrap();
+            assert_eq!(d.call(big, 2), Ok(2), "within the quota");
+            assert_eq!(d.heap_usage().pages, 2);
+            assert_eq!(d.call(big, 2), Err(Fault::Panic), "past the quota");
+            assert!(!d.is_alive());
+            assert_eq!(d.call(big, 1), Err(Fault::Dead));
+            drop(d);
+            assert_eq!(free_frames(), before);
+            // More domains in a row than the table has entries: dead ones'
+            // entries are reused (too slow for Miri's sizes).
+            let n = if sim::miri_sized() {
+                2
+            } else {
+                crate::domain::MAX_DOMAINS + 2
+            };
+            for _ in 0..n {
+                let d = Domain::new("test-quota", start, 0u64).unwrap();
+                assert_eq!(d.call(grab, 1), Ok(1));
+                assert_eq!(d.call(crash, 0), Err(Fault::Panic));
+            }
+            assert_eq!(free_frames(), before);
         });
     }
 }

@@ -42,9 +42,9 @@ impl HeapSlot {
     pub fn alloc_large(size: usize) -> Result<HeapSlot, Error> {
         let nframes = size.div_ceil(PAGE_SIZE).max(1);
         let pa = alloc_frames(nframes, FrameUsage::HeapLarge).ok_or(Error::NoMemory)?;
-        slot_of_owned(pa)
-            .aux_size
-            .store(nframes as u32, Ordering::Relaxed);
+        let meta = slot_of_owned(pa);
+        meta.aux_size.store(nframes as u32, Ordering::Relaxed);
+        meta.owner.store(0, Ordering::Relaxed);
         Ok(HeapSlot {
             addr: paddr_to_vaddr(pa),
             size: nframes * PAGE_SIZE,
@@ -62,6 +62,22 @@ impl HeapSlot {
                 free_frame(pa + i * PAGE_SIZE);
             }
         }
+    }
+
+    /// The large block whose first page is `pa` (a page of usage
+    /// `HeapLarge` that the caller owns, e.g. a domain heap's list).
+    pub(crate) fn large_at(pa: Paddr) -> HeapSlot {
+        let n = slot_of_owned(pa).aux_size.load(Ordering::Relaxed) as usize;
+        HeapSlot {
+            addr: paddr_to_vaddr(pa),
+            size: n * PAGE_SIZE,
+            large: true,
+        }
+    }
+
+    /// The physical address of the page the slot starts in.
+    pub(crate) fn paddr(&self) -> Paddr {
+        self.page_paddr()
     }
 
     /// Reconstructs the slot of a pointer returned by `GlobalAlloc::alloc`.
@@ -131,7 +147,27 @@ impl Slab {
         meta.aux_head.store(0, Ordering::Relaxed);
         meta.prev.store(0, Ordering::Relaxed);
         meta.next.store(0, Ordering::Relaxed);
+        meta.owner.store(0, Ordering::Relaxed);
         Ok(Slab { paddr })
+    }
+
+    /// The page of this slab.
+    pub(crate) fn paddr(&self) -> Paddr {
+        self.paddr
+    }
+
+    /// Returns the page to the frame allocator *with* live slots: only for
+    /// a driver domain's heap freed wholesale, whose slots nothing outside
+    /// the dead domain can reach any more (invariant 11, docs/soundness.md).
+    pub(crate) fn free_wholesale(self) {
+        let meta = self.meta();
+        meta.owner.store(0, Ordering::Relaxed);
+        meta.aux_list.store(0, Ordering::Relaxed);
+        let pa = self.paddr;
+        core::mem::forget(self);
+        if meta.ref_count.fetch_sub(1, Ordering::AcqRel) == 1 {
+            free_frame(pa);
+        }
     }
 
     fn meta(&self) -> &'static MetaSlot {
@@ -388,6 +424,19 @@ pub(crate) mod global {
     // slot from frame metadata, not from the caller's word.
     unsafe impl GlobalAlloc for FrameHeap {
         unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            if let Some(heap) = crate::domain::heap::current_heap() {
+                // A driver domain is running: its own heap serves it.
+                return match crate::domain::heap::alloc(heap, layout) {
+                    Some(slot) if slot.size >= layout.size() && slot.addr % layout.align() == 0 => {
+                        linear_ptr(slot.addr)
+                    }
+                    Some(slot) => {
+                        crate::domain::heap::dealloc(slot);
+                        core::ptr::null_mut()
+                    }
+                    None => core::ptr::null_mut(),
+                };
+            }
             let Some(policy) = POLICY.get() else {
                 return core::ptr::null_mut();
             };
@@ -408,6 +457,15 @@ pub(crate) mod global {
         // is rebuilt from frame metadata and handed back to the policy.
         unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
             let slot = HeapSlot::from_allocated(crate::mm::ptr_to_vaddr(ptr));
+            if slot_of_owned(slot.page_paddr())
+                .owner
+                .load(Ordering::Relaxed)
+                != 0
+            {
+                // A driver domain's slot, whatever domain runs now.
+                crate::domain::heap::dealloc(slot);
+                return;
+            }
             if let Some(policy) = POLICY.get() {
                 policy.dealloc(slot);
             }

@@ -15,7 +15,10 @@ use super::{PAGE_SIZE, Paddr, linear_ptr, paddr_to_vaddr};
 pub(crate) struct MetaSlot {
     pub ref_count: AtomicU32,
     pub usage: AtomicU8,
-    _pad: u8,
+    /// Heap pages (slab or first page of a large block): the driver
+    /// domain heap that owns the page, as its table index + 1, or 0 for the
+    /// kernel heap (`domain::heap`). Deallocation is routed by it.
+    pub owner: AtomicU8,
     /// Slab: number of free slots (at most `PAGE_SIZE / MIN_SLOT` = 256).
     pub aux_free: AtomicU16,
     /// Slab: slot size. Large heap block: number of frames.
@@ -59,7 +62,7 @@ pub(crate) fn init(max_paddr: Paddr, meta_paddr: Paddr) {
             slot.write(MetaSlot {
                 ref_count: AtomicU32::new(0),
                 usage: AtomicU8::new(FrameUsage::Reserved as u8),
-                _pad: 0,
+                owner: AtomicU8::new(0),
                 aux_free: AtomicU16::new(0),
                 aux_size: AtomicU32::new(0),
                 aux_head: AtomicU32::new(0),

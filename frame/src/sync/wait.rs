@@ -62,7 +62,9 @@ impl WaitQueue {
         }
         let current = task::current();
         let irq = disable_local();
-        self.waiters.lock().push_back(current.clone());
+        // The queue's storage may have to grow: on the kernel heap, even
+        // for a waiter inside a driver domain (the queue may outlive it).
+        crate::domain::heap::with_kernel_heap(|| self.waiters.lock().push_back(current.clone()));
         // Re-check with interrupts off: a wake-up that raced with the first
         // check has either happened (cond is true now) or will find us queued.
         if let Some(r) = cond() {

@@ -68,6 +68,9 @@ pub struct Task {
     /// The innermost `domain::call_isolated` running on this task: the
     /// address of its recovery record, 0 if none.
     recovery: Cell<usize>,
+    /// The domain heap serving this task's allocations while it is
+    /// switched away (`domain::heap`; 0: the kernel heap).
+    heap: Cell<u8>,
     _stack: Option<KernelStack>,
 }
 
@@ -165,7 +168,8 @@ impl Task {
             )
             .is_ok()
         {
-            scheduler().enqueue(self.clone());
+            // The run queue is the kernel's, even when a driver domain wakes.
+            crate::domain::heap::with_kernel_heap(|| scheduler().enqueue(self.clone()));
         }
     }
 }
@@ -188,9 +192,14 @@ impl TaskOptions {
         self
     }
 
-    /// Creates the task without running it.
+    /// Creates the task without running it. `AccessDenied` inside a driver
+    /// domain: a task (and its entry closure, on the domain's heap) would
+    /// outlive the domain.
     pub fn build(self) -> Result<Arc<Task>, Error> {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        if crate::domain::heap::current_tag() != 0 {
+            return Err(Error::AccessDenied);
+        }
         let stack = KernelStack::new()?;
         let top = stack.top();
         // See arch::switch: the frame sits 72 bytes below the 16-aligned top
@@ -215,6 +224,7 @@ impl TaskOptions {
             data: self.data.unwrap_or_else(|| Box::new(())),
             held_locks: Cell::new((0, 0)),
             recovery: Cell::new(0),
+            heap: Cell::new(0),
             _stack: Some(stack),
         }))
     }
@@ -231,7 +241,7 @@ impl TaskOptions {
 /// calls are ignored).
 pub fn spawn_built(task: Arc<Task>) {
     if !task.started.swap(true, Ordering::AcqRel) {
-        scheduler().enqueue(task);
+        crate::domain::heap::with_kernel_heap(|| scheduler().enqueue(task));
     }
 }
 
@@ -279,6 +289,10 @@ pub fn try_current() -> Option<Arc<Task>> {
 fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
     // SAFETY: interrupts are off for the whole function (the guard).
     let cur = unsafe { (*CPU.current.get()).clone() }.expect("reschedule without a current task");
+    // The scheduler's queues are the kernel's: from here on, whatever
+    // domain this task was running, allocations go to the kernel heap. The
+    // task's own heap comes back when it runs again (`finish_switch`).
+    cur.heap.set(crate::domain::heap::switch_to(0));
     if put_back {
         scheduler().enqueue(cur.clone());
     }
@@ -294,6 +308,7 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
                     if idled {
                         crate::timer::idle_exit();
                     }
+                    crate::domain::heap::switch_to(cur.heap.get());
                     return;
                 }
             }
@@ -370,6 +385,7 @@ fn finish_switch() {
     // SAFETY: as above.
     if let Some(cur) = unsafe { (*CPU.current.get()).as_ref() } {
         crate::sync::restore_held_state(cur.held_locks.get());
+        crate::domain::heap::switch_to(cur.heap.get());
         cur.woken.store(false, Ordering::Relaxed);
         cur.state
             .store(TaskState::Runnable as u8, Ordering::Release);
