@@ -4,6 +4,16 @@ use alloc::boxed::Box;
 use alloc::string::String;
 use alloc::vec::Vec;
 
+/// Who owns a shared-heap object ([`RRef`](super::RRef)): the kernel, or
+/// one incarnation of a domain. Only frame makes these.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Owner(pub(crate) u64);
+
+impl Owner {
+    /// The kernel: objects it owns are freed only when dropped.
+    pub const KERNEL: Owner = Owner(0);
+}
+
 /// A value that owns everything it reaches: no references, no `Arc`, no
 /// interior mutability shared with anything outside the value.
 ///
@@ -12,8 +22,22 @@ use alloc::vec::Vec;
 /// fault), nothing outside the value can observe the change. Shared
 /// ownership (`Arc`, `Rc`), references and raw pointers break that, so no
 /// type holding them may implement this trait.
+///
+/// A type that holds [`RRef`](super::RRef)s (directly or in its fields)
+/// must forward [`Exchangeable::transfer`] to each of them: the owner an
+/// `RRef` records decides which domain's death frees it, so a stale owner
+/// is a use after free. [`exchangeable_struct!`](crate::exchangeable_struct)
+/// does the forwarding.
 // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
-pub unsafe trait Exchangeable: Send + 'static {}
+pub unsafe trait Exchangeable: Send + 'static {
+    /// Records `to` as the owner of every shared-heap object this value
+    /// holds: it has just been moved to that domain (into a call, or back
+    /// out of one). Plain data holds none.
+    #[inline(always)]
+    fn transfer(&self, to: Owner) {
+        let _ = to;
+    }
+}
 
 /// Compile-time helper used by [`exchangeable_struct!`](crate::exchangeable_struct).
 pub const fn assert_exchangeable<T: Exchangeable>() {}
@@ -46,24 +70,61 @@ impl_exchangeable!(
 
 // SAFETY: each element is Exchangeable and owned by the array.
 // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
-unsafe impl<T: Exchangeable, const N: usize> Exchangeable for [T; N] {}
+unsafe impl<T: Exchangeable, const N: usize> Exchangeable for [T; N] {
+    #[inline(always)]
+    fn transfer(&self, to: Owner) {
+        self.iter().for_each(|v| v.transfer(to));
+    }
+}
 // SAFETY: the box owns its (Exchangeable) contents.
 // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
-unsafe impl<T: Exchangeable> Exchangeable for Box<T> {}
+unsafe impl<T: Exchangeable> Exchangeable for Box<T> {
+    #[inline(always)]
+    fn transfer(&self, to: Owner) {
+        (**self).transfer(to);
+    }
+}
 // SAFETY: the vector owns its (Exchangeable) elements.
 // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
-unsafe impl<T: Exchangeable> Exchangeable for Vec<T> {}
+unsafe impl<T: Exchangeable> Exchangeable for Vec<T> {
+    #[inline(always)]
+    fn transfer(&self, to: Owner) {
+        self.iter().for_each(|v| v.transfer(to));
+    }
+}
 // SAFETY: an option owns its (Exchangeable) contents.
 // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
-unsafe impl<T: Exchangeable> Exchangeable for Option<T> {}
+unsafe impl<T: Exchangeable> Exchangeable for Option<T> {
+    #[inline(always)]
+    fn transfer(&self, to: Owner) {
+        if let Some(v) = self {
+            v.transfer(to);
+        }
+    }
+}
 // SAFETY: either side is Exchangeable and owned.
 // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
-unsafe impl<T: Exchangeable, E: Exchangeable> Exchangeable for Result<T, E> {}
+unsafe impl<T: Exchangeable, E: Exchangeable> Exchangeable for Result<T, E> {
+    #[inline(always)]
+    fn transfer(&self, to: Owner) {
+        match self {
+            Ok(v) => v.transfer(to),
+            Err(e) => e.transfer(to),
+        }
+    }
+}
 macro_rules! impl_exchangeable_tuple {
     ($($n:ident),+) => {
         // SAFETY: every field is Exchangeable and owned by the tuple.
         // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
-        unsafe impl<$($n: Exchangeable),+> Exchangeable for ($($n,)+) {}
+        unsafe impl<$($n: Exchangeable),+> Exchangeable for ($($n,)+) {
+            #[inline(always)]
+            #[allow(non_snake_case)]
+            fn transfer(&self, to: Owner) {
+                let ($($n,)+) = self;
+                $($n.transfer(to);)+
+            }
+        }
     };
 }
 // Up to eight: the argument lists the generated proxies pack.
@@ -113,7 +174,12 @@ macro_rules! exchangeable_struct {
         // above over the exact field list), so the struct owns everything
         // it reaches.
         // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
-        unsafe impl $crate::domain::Exchangeable for $name {}
+        unsafe impl $crate::domain::Exchangeable for $name {
+            #[inline(always)]
+            fn transfer(&self, to: $crate::domain::Owner) {
+                $( $crate::domain::Exchangeable::transfer(&self.$field, to); )*
+            }
+        }
     };
 }
 
