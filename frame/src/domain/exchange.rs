@@ -1,9 +1,5 @@
 //! Values that may cross a domain boundary.
 
-use alloc::boxed::Box;
-use alloc::string::String;
-use alloc::vec::Vec;
-
 /// Who owns a shared-heap object ([`RRef`](super::RRef)): the kernel, or
 /// one incarnation of a domain. Only frame makes these.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -64,29 +60,12 @@ impl_exchangeable!(
     i32,
     i64,
     i128,
-    isize,
-    String
+    isize
 );
 
 // SAFETY: each element is Exchangeable and owned by the array.
 // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
 unsafe impl<T: Exchangeable, const N: usize> Exchangeable for [T; N] {
-    #[inline(always)]
-    fn transfer(&self, to: Owner) {
-        self.iter().for_each(|v| v.transfer(to));
-    }
-}
-// SAFETY: the box owns its (Exchangeable) contents.
-// MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
-unsafe impl<T: Exchangeable> Exchangeable for Box<T> {
-    #[inline(always)]
-    fn transfer(&self, to: Owner) {
-        (**self).transfer(to);
-    }
-}
-// SAFETY: the vector owns its (Exchangeable) elements.
-// MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
-unsafe impl<T: Exchangeable> Exchangeable for Vec<T> {
     #[inline(always)]
     fn transfer(&self, to: Owner) {
         self.iter().for_each(|v| v.transfer(to));
@@ -136,6 +115,10 @@ impl_exchangeable_tuple!(A, B, C, D, E);
 impl_exchangeable_tuple!(A, B, C, D, E, F);
 impl_exchangeable_tuple!(A, B, C, D, E, F, G);
 impl_exchangeable_tuple!(A, B, C, D, E, F, G, H);
+// Not `Box`, `Vec` or `String`: made inside a domain, they point into its
+// heap, which its death frees wholesale. Data that outlives a call travels
+// as an `RRef` (the shared heap) or by value.
+
 // SAFETY: an error code owns nothing.
 // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
 unsafe impl Exchangeable for crate::Error {}
@@ -148,12 +131,13 @@ unsafe impl Exchangeable for crate::Error {}
 ///     /// A request crossing into a driver domain.
 ///     pub struct Request {
 ///         pub sector: u64,
-///         pub data: Vec<u8>,
+///         pub count: u32,
 ///     }
 /// }
 /// ```
 ///
-/// A field that shares ownership with the outside is refused:
+/// A field that shares ownership with the outside, or that points into a
+/// heap, is refused:
 ///
 /// ```compile_fail
 /// frame::exchangeable_struct! {
@@ -188,10 +172,17 @@ mod tests {
     use super::*;
 
     crate::exchangeable_struct! {
-        struct Message {
+        struct Header {
             id: u64,
-            payload: Vec<u8>,
-            reply: Option<Box<Message>>,
+            flags: [u8; 4],
+        }
+    }
+
+    crate::exchangeable_struct! {
+        struct Message {
+            head: Header,
+            payload: [u16; 3],
+            status: Result<Option<u32>, crate::Error>,
         }
     }
 
@@ -202,17 +193,17 @@ mod tests {
     #[test]
     fn owned_values_and_declared_structs_cross() {
         let m = cross(Message {
-            id: 7,
-            payload: alloc::vec![1, 2, 3],
-            reply: Some(Box::new(Message {
-                id: 8,
-                payload: Vec::new(),
-                reply: None,
-            })),
+            head: Header {
+                id: 7,
+                flags: [1, 0, 0, 1],
+            },
+            payload: [1, 2, 3],
+            status: Ok(Some(9)),
         });
-        assert_eq!(m.id, 7);
+        assert_eq!((m.head.id, m.head.flags), (7, [1, 0, 0, 1]));
         assert_eq!(m.payload, [1, 2, 3]);
-        assert_eq!(m.reply.map(|r| r.id), Some(8));
-        assert_eq!(cross((1u32, [2u8; 4], String::from("x"))).2, "x");
+        assert_eq!(m.status, Ok(Some(9)));
+        m.transfer(Owner::KERNEL);
+        assert_eq!(cross((1u32, [2u8; 4], 'x', true, -3i64)).2, 'x');
     }
 }
