@@ -146,6 +146,10 @@ pub fn run(name: &str) {
             Err(why) => frame::println!("trellis: ktest domain_fault: FAILED: {why}"),
         },
         "domain_fault_locked" => crate::ktest_domains::domain_fault_locked(),
+        "domain_proxy" => match crate::ktest_domains::domain_proxy() {
+            Ok(()) => pass(name),
+            Err(why) => frame::println!("trellis: ktest domain_proxy: FAILED: {why}"),
+        },
         "page_cache" => {
             let failed = crate::mm::page_cache_ktest::run();
             if failed == 0 {
