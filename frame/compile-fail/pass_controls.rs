@@ -44,7 +44,8 @@ pub fn controls() {
 frame::exchangeable_struct! {
     pub struct Owned {
         pub id: u64,
-        pub data: alloc::vec::Vec<u8>,
+        pub data: [u8; 16],
+        pub buffer: Option<frame::domain::RRef<[u8; 64]>>,
     }
 }
 
