@@ -49,15 +49,15 @@ impl<T: Send + 'static> Deref for Handle<T> {
     }
 }
 
-// SAFETY: a handle shares its domain, but everything the domain holds
-// that a half-done change could tear is behind the domain's own lock (its
-// root and stack, changed only by a call that holds it) or in atomics (its
+// Why a shared handle may cross: everything the domain holds that a
+// half-done change could tear is behind the domain's own lock (its root
+// and stack, changed only by a call that holds it) or in atomics (its
 // counters, its liveness). A domain abandoned while it holds a handle
 // cannot be in the middle of a call through it: the code running then is
 // the callee's, whose own fault the callee's call recovers. What the
 // abandoned holder loses is the handle's count: the callee then stays
-// alive until it is dropped by its other holders' last handle, or forever
-// (docs/domains.md, "Proxies", says which handles are reclaimed).
+// alive until its other holders let go, or forever (docs/domains.md).
+// SAFETY: as above: nothing reached through a handle can be left torn.
 // MIRI: relied on by domain::handle::tests::a_proxy_calls_the_domain_and_maps_faults
 unsafe impl<T: Send + 'static> Exchangeable for Handle<T> {}
 

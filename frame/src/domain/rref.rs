@@ -320,12 +320,14 @@ struct LendArgs<T, A, L, R, F> {
     _types: core::marker::PhantomData<fn(&mut T) -> R>,
 }
 
-// SAFETY: `arg` is Exchangeable (bounds below) and `f` a plain `fn`. The
-// pointer is to an object borrowed (shared or exclusive, matching the
-// lend) by the caller of `Domain::call_lend{,_mut}` for the whole call;
-// the type is private, made only there and consumed by the matching
-// entry, which hands the callee a reference that cannot outlive the call
-// (the function's lifetime is higher-ranked, its result `'static`).
+// Why the packed lend may cross: `arg` is Exchangeable (bounds below) and
+// `f` a plain `fn`. The pointer is to an object borrowed (shared or
+// exclusive, matching the lend) by the caller of `Domain::call_lend{,_mut}`
+// for the whole call; the type is private, made only there and consumed
+// by the matching entry, which hands the callee a reference that cannot
+// outlive the call (the function's lifetime is higher-ranked, its result
+// `'static`).
+// SAFETY: as above.
 // MIRI: relied on by domain::rref::tests::lends_return_to_the_owner
 unsafe impl<T: 'static, A: Exchangeable, L: Pod + Send, R: 'static, F: Send + 'static> Exchangeable
     for LendArgs<T, A, L, R, F>
