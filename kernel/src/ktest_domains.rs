@@ -169,8 +169,7 @@ impl Summer for Adder {
     fn keep(&mut self, block: RRef<[u8; 256]>) -> Result<u64, SumError> {
         self.kept.push(block);
         // And one of its own, which dies with it.
-        self.kept
-            .push(RRef::new([1; 256]).map_err(|_| REFUSED)?);
+        self.kept.push(RRef::new([1; 256]).map_err(|_| REFUSED)?);
         Ok(self.kept.len() as u64)
     }
     fn crash(&mut self, at: u64) -> Result<(), SumError> {
@@ -197,7 +196,10 @@ pub fn domain_proxy() -> Result<(), String> {
     let mut p: SummerProxy<Adder> = new()?;
     let mut block = RRef::new([2u8; 256]).map_err(|e| alloc::format!("no RRef: {e:?}"))?;
     match p.sum(3, &block) {
-        Ok(SumReport { sum: 1536, calls: 1 }) => {}
+        Ok(SumReport {
+            sum: 1536,
+            calls: 1,
+        }) => {}
         other => return Err(alloc::format!("sum through the proxy: {other:?}")),
     }
     p.fill(5, &mut block)
