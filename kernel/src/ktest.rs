@@ -150,6 +150,10 @@ pub fn run(name: &str) {
             Ok(()) => pass(name),
             Err(why) => frame::println!("trellis: ktest domain_heap: FAILED: {why}"),
         },
+        "domain_proxy" => match crate::ktest_domains::domain_proxy() {
+            Ok(()) => pass(name),
+            Err(why) => frame::println!("trellis: ktest domain_proxy: FAILED: {why}"),
+        },
         "page_cache" => {
             let failed = crate::mm::page_cache_ktest::run();
             if failed == 0 {

@@ -1,20 +1,22 @@
 //! In-kernel checks of the domain continuation (`frame::domain`): a call
 //! that panics comes back as a fault, the kernel goes on, and nothing is
-//! lost across many faults. Run with `ktest=domain_fault` and
-//! `ktest=domain_fault_locked`.
+//! lost across many faults. Run with `ktest=domain_fault`,
+//! `ktest=domain_fault_locked` and `ktest=domain_proxy` (a generated proxy
+//! and `RRef`s across many crash-and-restart cycles).
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use frame::domain::{DomainStack, Fault, call_isolated, faults};
+use frame::domain::{Domain, DomainStack, Fault, Handle, RRef, call_isolated, faults};
 use frame::sync::SpinLock;
 
 fn double(x: u64) -> u64 {
     x * 2
 }
 
-/// Indexes past the end of its vector: a failed bounds check.
-fn out_of_bounds(v: Vec<u8>) -> u8 {
+/// Indexes past the end of a vector it builds: a failed bounds check.
+fn out_of_bounds(v: [u8; 2]) -> u8 {
+    let v: Vec<u8> = v.to_vec();
     let i = v.len() + usize::from(v[0]);
     v[i]
 }
@@ -34,10 +36,13 @@ fn nested(_: ()) -> (bool, u64) {
     (r == Err(Fault::Panic), double(21))
 }
 
-fn echo(s: String) -> String {
-    let mut s = s;
-    s.push_str(" back");
-    s
+/// Builds a string inside the call (its own heap) and returns plain data.
+fn echo(s: [u8; 5]) -> [u8; 10] {
+    let mut v = String::from_utf8_lossy(&s).into_owned();
+    v.push_str(" back");
+    let mut out = [0; 10];
+    out.copy_from_slice(&v.as_bytes()[..10]);
+    out
 }
 
 /// A lock shared with the rest of the kernel.
@@ -56,10 +61,10 @@ pub fn domain_fault() -> Result<(), String> {
     if call_isolated(&mut stack, double, 21) != Ok(42) {
         return Err("a plain call did not return its value".into());
     }
-    if call_isolated(&mut stack, echo, String::from("there")).as_deref() != Ok("there back") {
+    if call_isolated(&mut stack, echo, *b"there") != Ok(*b"there back") {
         return Err("an owned value did not cross and come back".into());
     }
-    if call_isolated(&mut stack, out_of_bounds, alloc::vec![3u8, 1]) != Err(Fault::Panic) {
+    if call_isolated(&mut stack, out_of_bounds, [3u8, 1]) != Err(Fault::Panic) {
         return Err("a failed bounds check did not come back as a fault".into());
     }
     // The same stack serves again after a fault.
@@ -271,5 +276,136 @@ pub fn domain_heap() -> Result<(), String> {
     frame::println!(
         "trellis: ktest domain_heap: 1000 crash-and-restart cycles, free frames {before} -> {after}"
     );
+
+frame::exchangeable_struct! {
+    /// Errors of the test interface: the fault that ended the call, or a
+    /// refusal by the domain.
+    #[derive(Debug, PartialEq, Eq)]
+    pub struct SumError {
+        pub fault: Option<Fault>,
+        pub refused: bool,
+    }
+}
+
+impl From<Fault> for SumError {
+    fn from(f: Fault) -> Self {
+        SumError {
+            fault: Some(f),
+            refused: false,
+        }
+    }
+}
+
+const REFUSED: SumError = SumError {
+    fault: None,
+    refused: true,
+};
+
+frame::exchangeable_struct! {
+    /// What crosses back from a summing call.
+    #[derive(Debug, PartialEq, Eq)]
+    pub struct SumReport {
+        pub sum: u64,
+        pub calls: u64,
+    }
+}
+
+#[domain_proxy::interface]
+pub trait Summer {
+    fn sum(&mut self, scale: u64, block: &RRef<[u8; 256]>) -> Result<SumReport, SumError>;
+    fn fill(&mut self, v: u8, block: &mut RRef<[u8; 256]>) -> Result<(), SumError>;
+    fn keep(&mut self, block: RRef<[u8; 256]>) -> Result<u64, SumError>;
+    fn crash(&mut self, at: u64) -> Result<(), SumError>;
+}
+
+struct Adder {
+    calls: u64,
+    kept: Vec<RRef<[u8; 256]>>,
+}
+
+impl Summer for Adder {
+    fn sum(&mut self, scale: u64, block: &RRef<[u8; 256]>) -> Result<SumReport, SumError> {
+        self.calls += 1;
+        let sum = block.iter().map(|&b| u64::from(b)).sum::<u64>() * scale;
+        Ok(SumReport {
+            sum,
+            calls: self.calls,
+        })
+    }
+    fn fill(&mut self, v: u8, block: &mut RRef<[u8; 256]>) -> Result<(), SumError> {
+        self.calls += 1;
+        block.fill(v);
+        Ok(())
+    }
+    fn keep(&mut self, block: RRef<[u8; 256]>) -> Result<u64, SumError> {
+        self.kept.push(block);
+        // And one of its own, which dies with it.
+        self.kept.push(RRef::new([1; 256]).map_err(|_| REFUSED)?);
+        Ok(self.kept.len() as u64)
+    }
+    fn crash(&mut self, at: u64) -> Result<(), SumError> {
+        let table = [0u64; 4];
+        self.calls += table[core::hint::black_box(at as usize)];
+        Ok(())
+    }
+}
+
+fn start_adder(_: ()) -> Adder {
+    Adder {
+        calls: 0,
+        kept: Vec::new(),
+    }
+}
+
+/// `ktest=domain_proxy`: Ok(()) if every check held.
+pub fn domain_proxy() -> Result<(), String> {
+    let new = || {
+        Domain::new("ktest-summer", start_adder, ())
+            .map(Handle::new)
+            .map_err(|f| alloc::format!("no domain: {f:?}"))
+    };
+    let mut p: SummerProxy<Adder> = new()?;
+    let mut block = RRef::new([2u8; 256]).map_err(|e| alloc::format!("no RRef: {e:?}"))?;
+    match p.sum(3, &block) {
+        Ok(SumReport {
+            sum: 1536,
+            calls: 1,
+        }) => {}
+        other => return Err(alloc::format!("sum through the proxy: {other:?}")),
+    }
+    p.fill(5, &mut block)
+        .map_err(|e| alloc::format!("fill: {e:?}"))?;
+    if *block != [5u8; 256] {
+        return Err("an exclusive lend did not write in place".into());
+    }
+    // Many crash-and-restart cycles, each with an object moved in and one
+    // made inside: the shared heap and free memory end where they began.
+    let rrefs = frame::domain::live_rrefs();
+    let free = frame::mm::frame_alloc::free_frames();
+    for i in 0..1000u64 {
+        let moved = RRef::new([i as u8; 256]).map_err(|e| alloc::format!("no RRef: {e:?}"))?;
+        if p.keep(moved) != Ok(2) {
+            return Err(alloc::format!("cycle {i}: keep failed"));
+        }
+        if p.crash(4 + i) != Err(SumError::from(Fault::Panic)) {
+            return Err(alloc::format!("cycle {i}: the crash was not reported"));
+        }
+        if p.sum(1, &block) != Err(SumError::from(Fault::Dead)) {
+            return Err(alloc::format!("cycle {i}: a dead domain answered"));
+        }
+        if *block != [5u8; 256] {
+            return Err(alloc::format!("cycle {i}: a lent object changed"));
+        }
+        p = new()?;
+    }
+    drop(p);
+    if frame::domain::live_rrefs() != rrefs {
+        return Err(alloc::format!(
+            "1000 crashes left {} shared-heap objects (expected {rrefs})",
+            frame::domain::live_rrefs()
+        ));
+    }
+    let after = frame::mm::frame_alloc::free_frames();
+    frame::println!("trellis: ktest domain_proxy: free frames {free} before, {after} after");
     Ok(())
 }

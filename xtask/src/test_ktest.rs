@@ -118,6 +118,11 @@ const CASES: &[Case] = &[
         nic: Nic::Default,
     },
     Case {
+        name: "domain_proxy",
+        expect: Expect::Poweroff("ktest domain_proxy: ok"),
+        nic: Nic::Default,
+    },
+    Case {
         name: "page_cache",
         expect: Expect::Poweroff("ktest page_cache: ok"),
         nic: Nic::Default,

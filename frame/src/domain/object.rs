@@ -16,6 +16,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use super::Exchangeable;
 use super::call::{DomainStack, Fault, run_on};
 use super::heap::DomainHeap;
+use super::exchange::Owner;
+use super::rref;
 use crate::sync::{Mutex, SpinLock, level};
 
 /// Counters of one domain name, kept across restarts (`/proc/domains`).
@@ -122,6 +124,8 @@ pub struct Domain<T: Send + 'static> {
     stats: Arc<DomainStats>,
     alive: Arc<AtomicBool>,
     slot: Mutex<Slot<T>, { level::DOMAIN }>,
+    /// The owner of the shared-heap objects this incarnation holds.
+    owner: Owner,
 }
 
 struct InitState<A, T> {
@@ -190,6 +194,9 @@ impl<T: Send + 'static> Domain<T> {
         let heap = DomainHeap::new(quota_bytes).ok_or(Fault::NoMemory)?;
         let (stats, alive) = register(name);
         stats.calls.fetch_add(1, Ordering::Relaxed);
+        let owner = rref::new_owner();
+        arg.transfer(owner);
+        let caller = rref::enter(owner);
         let mut state = InitState {
             init,
             arg: Some(arg),
@@ -206,12 +213,14 @@ impl<T: Send + 'static> Domain<T> {
                 core::ptr::from_mut(&mut state).cast(),
             )
         };
+        rref::enter(caller);
         let root = match (aborted, state.root.take()) {
             (false, Some(root)) => root,
             (_, partial) => {
                 core::mem::forget(state.arg.take());
                 core::mem::forget(partial);
                 drop(heap);
+                rref::reclaim(owner);
                 stats.crashes.fetch_add(1, Ordering::Relaxed);
                 stats.heap_bytes.store(0, Ordering::Relaxed);
                 alive.store(false, Ordering::Relaxed);
@@ -228,6 +237,7 @@ impl<T: Send + 'static> Domain<T> {
                 root: Some(root),
                 heap: Some(heap),
             }),
+            owner,
         })
     }
 
@@ -262,6 +272,8 @@ impl<T: Send + 'static> Domain<T> {
         };
         let tag = heap.tag();
         self.stats.calls.fetch_add(1, Ordering::Relaxed);
+        arg.transfer(self.owner);
+        let caller = rref::enter(self.owner);
         let mut state = CallState {
             f,
             root: core::ptr::from_mut(&mut **root),
@@ -280,10 +292,12 @@ impl<T: Send + 'static> Domain<T> {
                 core::ptr::from_mut(&mut state).cast(),
             )
         };
+        rref::enter(caller);
         if aborted {
             core::mem::forget(state.arg.take());
             // The root may be half-changed: it is never used again.
             slot.kill();
+            rref::reclaim(self.owner);
             self.stats.crashes.fetch_add(1, Ordering::Relaxed);
             self.stats.heap_bytes.store(0, Ordering::Relaxed);
             self.alive.store(false, Ordering::Relaxed);
@@ -292,7 +306,9 @@ impl<T: Send + 'static> Domain<T> {
         if let Some(heap) = slot.heap.as_ref() {
             self.stats.heap_bytes.store(heap.bytes(), Ordering::Relaxed);
         }
-        state.ret.take().ok_or(Fault::Panic)
+        let ret = state.ret.take().ok_or(Fault::Panic)?;
+        ret.transfer(caller);
+        Ok(ret)
     }
 
     /// The domain's heap usage now (zero once it is dead).
@@ -314,6 +330,7 @@ impl<T: Send + 'static> Drop for Domain<T> {
         if was_alive {
             self.stats.heap_bytes.store(0, Ordering::Relaxed);
         }
+        rref::reclaim(self.owner);
     }
 }
 
