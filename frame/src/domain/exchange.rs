@@ -59,12 +59,22 @@ unsafe impl<T: Exchangeable> Exchangeable for Option<T> {}
 // SAFETY: either side is Exchangeable and owned.
 // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
 unsafe impl<T: Exchangeable, E: Exchangeable> Exchangeable for Result<T, E> {}
-// SAFETY: every field is Exchangeable and owned by the tuple.
-// MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
-unsafe impl<A: Exchangeable, B: Exchangeable> Exchangeable for (A, B) {}
-// SAFETY: as above.
-// MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
-unsafe impl<A: Exchangeable, B: Exchangeable, C: Exchangeable> Exchangeable for (A, B, C) {}
+macro_rules! impl_exchangeable_tuple {
+    ($($n:ident),+) => {
+        // SAFETY: every field is Exchangeable and owned by the tuple.
+        // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
+        unsafe impl<$($n: Exchangeable),+> Exchangeable for ($($n,)+) {}
+    };
+}
+// Up to eight: the argument lists the generated proxies pack.
+impl_exchangeable_tuple!(A);
+impl_exchangeable_tuple!(A, B);
+impl_exchangeable_tuple!(A, B, C);
+impl_exchangeable_tuple!(A, B, C, D);
+impl_exchangeable_tuple!(A, B, C, D, E);
+impl_exchangeable_tuple!(A, B, C, D, E, F);
+impl_exchangeable_tuple!(A, B, C, D, E, F, G);
+impl_exchangeable_tuple!(A, B, C, D, E, F, G, H);
 // SAFETY: an error code owns nothing.
 // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
 unsafe impl Exchangeable for crate::Error {}

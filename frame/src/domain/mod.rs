@@ -42,7 +42,12 @@ mod call;
 mod object;
 
 #[cfg(any(target_os = "none", test))]
+mod handle;
+
+#[cfg(any(target_os = "none", test))]
 pub use self::call::{DomainStack, Fault, call_isolated, faults};
+#[cfg(any(target_os = "none", test))]
+pub use self::handle::Handle;
 #[cfg(any(target_os = "none", test))]
 pub use self::object::{Domain, DomainInfo, DomainStats, domains};
 #[cfg(any(target_os = "none", test))]
