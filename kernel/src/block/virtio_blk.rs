@@ -35,7 +35,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 
 use frame::dma::{DmaCoherent, DmaDirection, DmaStream};
-use frame::domain::{Domain, Fault};
+use frame::domain::{Domain, Fault, Handle};
 use frame::io::IoMem;
 use frame::irq::IrqLine;
 use frame::mm::PAGE_SIZE;
@@ -227,6 +227,45 @@ frame::exchangeable_struct! {
     }
 }
 
+frame::exchangeable_struct! {
+    /// How a call into the driver domain failed (the proxy's error).
+    #[derive(Debug)]
+    struct DriverFault {
+        fault: Fault,
+    }
+}
+
+impl From<Fault> for DriverFault {
+    fn from(fault: Fault) -> Self {
+        DriverFault { fault }
+    }
+}
+
+/// The driver domain's interface: the shadow calls it through the proxy
+/// `#[interface]` generates (`BlkDomainProxy<Driver>`, a
+/// `frame::domain::Handle`), whose every call is a domain call.
+#[domain_proxy::interface]
+trait BlkDomain {
+    /// The device facts the driver negotiated.
+    fn geometry(&mut self) -> core::result::Result<Geometry, DriverFault>;
+    /// Queues one request: what happened (`SUB_*`) and a status code.
+    fn submit(&mut self, req: ReqIn) -> core::result::Result<(u8, u8), DriverFault>;
+    /// Takes what the device completed (the interrupt-handling path).
+    fn poll(&mut self) -> core::result::Result<PollOut, DriverFault>;
+}
+
+impl BlkDomain for Driver {
+    fn geometry(&mut self) -> core::result::Result<Geometry, DriverFault> {
+        Ok(driver_geometry(self))
+    }
+    fn submit(&mut self, req: ReqIn) -> core::result::Result<(u8, u8), DriverFault> {
+        Ok(driver_submit(self, req))
+    }
+    fn poll(&mut self) -> core::result::Result<PollOut, DriverFault> {
+        Ok(driver_poll(self))
+    }
+}
+
 const OP_READ: u8 = 0;
 const OP_WRITE: u8 = 1;
 const OP_FLUSH: u8 = 2;
@@ -297,7 +336,7 @@ fn driver_init(slot: u64) -> Driver {
     }
 }
 
-fn driver_geometry(d: &mut Driver, _: ()) -> Geometry {
+fn driver_geometry(d: &mut Driver) -> Geometry {
     let i = d.dev.info();
     Geometry {
         capacity_sectors: i.capacity_sectors,
@@ -343,7 +382,7 @@ fn driver_submit(d: &mut Driver, r: ReqIn) -> (u8, u8) {
 }
 
 /// Takes what the device completed (the interrupt-handling path).
-fn driver_poll(d: &mut Driver, _: ()) -> PollOut {
+fn driver_poll(d: &mut Driver) -> PollOut {
     crash_point(&VIRTIO_BLK, "poll", 2);
     for c in d.dev.poll() {
         d.carry.push_back((c.id, status_code(c.status)));
@@ -437,7 +476,7 @@ impl Disk {
     }
 
     /// The worker: makes every call into the driver domain.
-    fn worker(self: Arc<Self>, first: Domain<Driver>) {
+    fn worker(self: Arc<Self>, first: BlkDomainProxy<Driver>) {
         let mut domain = Some(first);
         // Faults since a request last completed.
         let mut faults = 0u32;
@@ -451,7 +490,7 @@ impl Disk {
                     self.fail_all();
                     break;
                 }
-                let result = match &domain {
+                let result = match &mut domain {
                     Some(d) => self.pump(d, &mut faults, &mut fault_at),
                     None => Err(Fault::Dead),
                 };
@@ -473,14 +512,14 @@ impl Disk {
     /// completed, until neither makes progress.
     fn pump(
         &self,
-        d: &Domain<Driver>,
+        d: &mut BlkDomainProxy<Driver>,
         faults: &mut u32,
         fault_at: &mut Option<u64>,
     ) -> core::result::Result<(), Fault> {
         loop {
             let mut finished = 0usize;
             while let Some((id, req)) = self.next_request() {
-                match d.call(driver_submit, req)? {
+                match d.submit(req).map_err(|e| e.fault)? {
                     (SUB_QUEUED, _) => {}
                     (SUB_BUSY, _) => {
                         self.state.lock_irq_disabled().queue.push_front(id);
@@ -493,7 +532,7 @@ impl Disk {
                 }
             }
             loop {
-                let out = d.call(driver_poll, ())?;
+                let out = d.poll().map_err(|e| e.fault)?;
                 let n = (out.n as usize).min(POLL_BATCH);
                 for i in 0..n {
                     self.finish(out.ids[i], out.status[i], faults, fault_at);
@@ -570,7 +609,7 @@ impl Disk {
     /// After a fault: resets the device, builds a new driver domain and
     /// queues every request not completed again. `None` when the device
     /// has been failed.
-    fn recover(&self, mut fault: Fault, faults: &mut u32) -> Option<Domain<Driver>> {
+    fn recover(&self, mut fault: Fault, faults: &mut u32) -> Option<BlkDomainProxy<Driver>> {
         loop {
             *faults += 1;
             frame::log_warn!(
@@ -586,7 +625,7 @@ impl Disk {
             }
             if *faults > MAX_FAULTS {
                 frame::log_warn!(
-                    "{}: driver failed {MAX_FAULTS} times in a row: device failed, requests end with EIO",
+                    "{}: driver crashed again after {MAX_FAULTS} restarts: device failed, requests end with EIO",
                     self.name
                 );
                 self.state.lock_irq_disabled().failed = true;
@@ -597,22 +636,22 @@ impl Disk {
                 let deadline = frame::timer::monotonic_ns().saturating_add(wait);
                 self.backoff.wait_until_or_deadline(|| None::<()>, deadline);
             }
-            let d = match Domain::new(self.name, driver_init, self.slot) {
-                Ok(d) => d,
+            let mut d = match Domain::new(self.name, driver_init, self.slot) {
+                Ok(d) => Handle::new(d),
                 Err(f) => {
                     fault = f;
                     continue;
                 }
             };
-            match d.call(driver_geometry, ()) {
+            match d.geometry() {
                 Ok(g) if g == self.geometry => {}
                 Ok(g) => {
                     frame::log_warn!("{}: the device changed across a restart ({g:?}): device failed", self.name);
                     self.state.lock_irq_disabled().failed = true;
                     return None;
                 }
-                Err(f) => {
-                    fault = f;
+                Err(e) => {
+                    fault = e.fault;
                     continue;
                 }
             }
@@ -779,8 +818,9 @@ fn probe(pci: PciDevice) -> Result<Arc<Disk>> {
         frame::log_info!("{name}: the driver did not start ({f:?})");
         Error::with_message(Errno::EIO, "virtio-blk: device initialisation failed")
     })?;
+    let mut domain = Handle::new(domain);
     let geometry = domain
-        .call(driver_geometry, ())
+        .geometry()
         .map_err(|_| Error::with_message(Errno::EIO, "virtio-blk: device initialisation failed"))?;
     let queue_irq = if vectors.is_some_and(|v| v.config != virtio::transport::NO_VECTOR) {
         1
