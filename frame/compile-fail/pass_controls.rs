@@ -27,12 +27,18 @@ pub fn controls() {
     send::<frame::pci::PciDevice>();
     sync::<frame::dma::DmaCoherent>();
     send::<frame::dma::DmaStream>();
-    // Owned values cross into domains.
-    fn owned(v: alloc::vec::Vec<u8>) -> usize {
-        v.len()
+    // Plain data and shared-heap objects cross into domains.
+    fn owned(v: ([u8; 4], Option<u64>)) -> usize {
+        v.0.len()
+    }
+    fn moved(v: frame::domain::RRef<[u8; 16]>) -> frame::domain::RRef<[u8; 16]> {
+        v
     }
     let mut stack = frame::domain::DomainStack::new().unwrap();
-    let _ = frame::domain::call_isolated(&mut stack, owned, alloc::vec![1u8]);
+    let _ = frame::domain::call_isolated(&mut stack, owned, ([1u8; 4], None));
+    if let Ok(r) = frame::domain::RRef::new([0u8; 16]) {
+        let _ = frame::domain::call_isolated(&mut stack, moved, r);
+    }
 }
 
 frame::exchangeable_struct! {

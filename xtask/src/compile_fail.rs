@@ -2,7 +2,8 @@
 //! frame's public API, one verdict each. They prove the thread-safety
 //! bounds of frame's unsafe Send/Sync impls (a non-`Sync` payload stays
 //! non-`Sync`, guards stay on their task) and that privileged items stay
-//! private. Each case is `frame/compile-fail/NAME.rs`, whose first line is
+//! private, and what driver domains refuse to exchange (with the proxies
+//! `domain-proxy` generates). Each case is `frame/compile-fail/NAME.rs`, whose first line is
 //! `// expect: TEXT`: the build must fail and the compiler's output must
 //! contain TEXT. Cases named `pass_*.rs` are controls that must build, so a
 //! broken harness cannot pass every case.
@@ -67,8 +68,10 @@ fn scratch(root: &Path) -> Res<PathBuf> {
     std::fs::create_dir_all(dir.join("src")).ctx(|| format!("cannot create {}", dir.display()))?;
     let manifest = format!(
         "[package]\nname = \"frame-compile-fail\"\nversion = \"0.0.0\"\nedition = \"2024\"\n\n\
-         [lib]\npath = \"src/lib.rs\"\n\n[dependencies]\nframe = {{ path = {:?} }}\n\n[workspace]\n",
-        root.join("frame").display().to_string()
+         [lib]\npath = \"src/lib.rs\"\n\n[dependencies]\nframe = {{ path = {:?} }}\n\
+         domain-proxy = {{ path = {:?} }}\n\n[workspace]\n",
+        root.join("frame").display().to_string(),
+        root.join("libs/domain-proxy").display().to_string()
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).ctx(|| "cannot write the manifest".into())?;
     let _ = std::fs::copy(root.join("Cargo.lock"), dir.join("Cargo.lock"));

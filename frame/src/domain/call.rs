@@ -202,11 +202,12 @@ mod tests {
     use crate::mm::frame_alloc::free_frames;
     use crate::sim;
 
-    fn triple(v: Vec<u32>) -> Vec<u32> {
-        v.into_iter().map(|x| x * 3).collect()
+    fn triple(v: [u32; 2]) -> [u32; 2] {
+        v.map(|x| x * 3)
     }
 
-    fn fails(v: Vec<u32>) -> u32 {
+    fn fails(v: [u32; 1]) -> u32 {
+        let v: Vec<u32> = v.to_vec();
         v[v.len()]
     }
 
@@ -218,17 +219,17 @@ mod tests {
             let task = crate::task::current();
             assert_eq!(task.recovery(), 0);
             assert_eq!(
-                call_isolated(&mut stack, triple, alloc::vec![1, 2]),
-                Ok(alloc::vec![3, 6])
+                call_isolated(&mut stack, triple, [1, 2]),
+                Ok([3, 6])
             );
             assert_eq!(task.recovery(), 0, "the record is gone after the call");
             // The host unwinds the panic to the model's isolated call.
             assert_eq!(
-                call_isolated(&mut stack, fails, alloc::vec![1]),
+                call_isolated(&mut stack, fails, [1]),
                 Err(Fault::Panic)
             );
             assert_eq!(task.recovery(), 0, "and after a fault");
-            assert_eq!(call_isolated(&mut stack, triple, Vec::new()), Ok(Vec::new()));
+            assert_eq!(call_isolated(&mut stack, triple, [0, 5]), Ok([0, 15]));
             drop(stack);
             assert_eq!(free_frames(), before, "the domain stack went back");
         });

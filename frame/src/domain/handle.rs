@@ -69,7 +69,7 @@ unsafe impl Exchangeable for super::Fault {}
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::domain::Fault;
+    use crate::domain::{Fault, RRef};
     use crate::sim;
 
     #[derive(Debug, PartialEq, Eq)]
@@ -94,6 +94,9 @@ mod tests {
         fn get(&self) -> Result<u64, CountError>;
         fn add_both(&mut self, a: u32, b: u64, c: u8) -> Result<(u64, bool), CountError>;
         fn crash(&mut self) -> Result<(), CountError>;
+        fn add_block(&mut self, scale: u64, block: &RRef<[u8; 8]>) -> Result<u64, CountError>;
+        fn store(&mut self, block: &mut RRef<[u8; 8]>) -> Result<(), CountError>;
+        fn take(&mut self, block: RRef<[u8; 8]>) -> Result<RRef<[u8; 8]>, CountError>;
     }
 
     struct Count(u64);
@@ -116,6 +119,18 @@ mod tests {
         fn crash(&mut self) -> Result<(), CountError> {
             self.0 += 1;
             panic!("injected")
+        }
+        fn add_block(&mut self, scale: u64, block: &RRef<[u8; 8]>) -> Result<u64, CountError> {
+            self.0 += scale * block.iter().map(|&b| u64::from(b)).sum::<u64>();
+            Ok(self.0)
+        }
+        fn store(&mut self, block: &mut RRef<[u8; 8]>) -> Result<(), CountError> {
+            *block = RRef::new([0; 8]).map_err(|_| CountError::TooBig)?;
+            Ok(())
+        }
+        fn take(&mut self, mut block: RRef<[u8; 8]>) -> Result<RRef<[u8; 8]>, CountError> {
+            block[0] = self.0 as u8;
+            Ok(block)
         }
     }
 
@@ -146,6 +161,14 @@ mod tests {
             let mut other = p.clone();
             assert_eq!(other.add(3), Ok(15), "clones call the same domain");
             assert_eq!(p.get(), Ok(15));
+            let mut block = RRef::new([1u8; 8]).unwrap();
+            assert_eq!(p.add_block(2, &block), Ok(31), "a shared lend");
+            let block2 = p.take(block).unwrap();
+            assert_eq!(block2[0], 31, "moved in and out");
+            assert_eq!(block2.owner(), crate::domain::Owner::KERNEL);
+            block = block2;
+            p.store(&mut block).unwrap();
+            assert_eq!(*block, [0; 8], "an exclusive lend: replaced");
             assert_eq!(p.crash(), Err(CountError::Fault(Fault::Panic)));
             assert!(!p.is_alive());
             assert_eq!(other.get(), Err(CountError::Fault(Fault::Dead)));

@@ -33,7 +33,7 @@
 
 mod exchange;
 
-pub use self::exchange::{Exchangeable, assert_exchangeable};
+pub use self::exchange::{Exchangeable, Owner, assert_exchangeable};
 
 #[cfg(any(target_os = "none", test))]
 mod call;
@@ -45,9 +45,14 @@ mod object;
 mod handle;
 
 #[cfg(any(target_os = "none", test))]
+mod rref;
+
+#[cfg(any(target_os = "none", test))]
 pub use self::call::{DomainStack, Fault, call_isolated, faults};
 #[cfg(any(target_os = "none", test))]
 pub use self::handle::Handle;
+#[cfg(any(target_os = "none", test))]
+pub use self::rref::{RRef, live_rrefs};
 #[cfg(any(target_os = "none", test))]
 pub use self::object::{Domain, DomainInfo, DomainStats, domains};
 #[cfg(any(target_os = "none", test))]

@@ -15,6 +15,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::Exchangeable;
 use super::call::{DomainStack, Fault, run_on};
+use super::exchange::Owner;
+use super::rref;
 use crate::sync::{Mutex, SpinLock, level};
 
 /// Counters of one domain name, kept across restarts (`/proc/domains`).
@@ -97,6 +99,8 @@ pub struct Domain<T: Send + 'static> {
     stats: Arc<DomainStats>,
     alive: Arc<AtomicBool>,
     slot: Mutex<Slot<T>, { level::DOMAIN }>,
+    /// The owner of the shared-heap objects this incarnation holds.
+    owner: Owner,
 }
 
 struct InitState<A, T> {
@@ -149,6 +153,9 @@ impl<T: Send + 'static> Domain<T> {
         let mut stack = DomainStack::new().map_err(|_| Fault::NoMemory)?;
         let (stats, alive) = register(name);
         stats.calls.fetch_add(1, Ordering::Relaxed);
+        let owner = rref::new_owner();
+        arg.transfer(owner);
+        let caller = rref::enter(owner);
         let mut state = InitState {
             init,
             arg: Some(arg),
@@ -164,11 +171,13 @@ impl<T: Send + 'static> Domain<T> {
                 core::ptr::from_mut(&mut state).cast(),
             )
         };
+        rref::enter(caller);
         let root = match (aborted, state.root.take()) {
             (false, Some(root)) => root,
             (_, partial) => {
                 core::mem::forget(state.arg.take());
                 core::mem::forget(partial);
+                rref::reclaim(owner);
                 stats.crashes.fetch_add(1, Ordering::Relaxed);
                 alive.store(false, Ordering::Relaxed);
                 return Err(Fault::Panic);
@@ -182,6 +191,7 @@ impl<T: Send + 'static> Domain<T> {
                 stack,
                 root: Some(root),
             }),
+            owner,
         })
     }
 
@@ -215,6 +225,8 @@ impl<T: Send + 'static> Domain<T> {
             return Err(Fault::Dead);
         };
         self.stats.calls.fetch_add(1, Ordering::Relaxed);
+        arg.transfer(self.owner);
+        let caller = rref::enter(self.owner);
         let mut state = CallState {
             f,
             root: core::ptr::from_mut(&mut **root),
@@ -232,21 +244,29 @@ impl<T: Send + 'static> Domain<T> {
                 core::ptr::from_mut(&mut state).cast(),
             )
         };
+        rref::enter(caller);
         if aborted {
             core::mem::forget(state.arg.take());
             // The root may be half-changed: it is never used again.
             core::mem::forget(slot.root.take());
+            rref::reclaim(self.owner);
             self.stats.crashes.fetch_add(1, Ordering::Relaxed);
             self.alive.store(false, Ordering::Relaxed);
             return Err(Fault::Panic);
         }
-        state.ret.take().ok_or(Fault::Panic)
+        let ret = state.ret.take().ok_or(Fault::Panic)?;
+        ret.transfer(caller);
+        Ok(ret)
     }
 }
 
 impl<T: Send + 'static> Drop for Domain<T> {
     fn drop(&mut self) {
         self.alive.store(false, Ordering::Relaxed);
+        // The root's own `RRef`s go with it; what the domain still owns
+        // after that (an `RRef` it leaked) goes next.
+        drop(self.slot.lock().root.take());
+        rref::reclaim(self.owner);
     }
 }
 

@@ -62,6 +62,10 @@ pub struct Task {
     involuntary_switches: AtomicU64,
     /// A wake-up arrived while the task was still deciding to sleep.
     woken: AtomicBool,
+    /// The domain whose call this task runs (`domain::Owner`: 0 for the
+    /// kernel), set by `Domain::call` for the call: what `RRef::new`
+    /// records as the owner.
+    domain_owner: AtomicU64,
     entry: UnsafeCell<Option<Box<dyn FnOnce() + Send>>>,
     data: Box<dyn Any + Send + Sync>,
     held_locks: Cell<(u64, u32)>,
@@ -142,6 +146,16 @@ impl Task {
         self.recovery.set(addr);
     }
 
+    /// The domain this task runs a call of (0: the kernel).
+    pub(crate) fn domain_owner(&self) -> u64 {
+        self.domain_owner.load(Ordering::Relaxed)
+    }
+
+    /// Enters (or leaves) a domain's call; returns the previous owner.
+    pub(crate) fn swap_domain_owner(&self, owner: u64) -> u64 {
+        self.domain_owner.swap(owner, Ordering::Relaxed)
+    }
+
     pub fn state(&self) -> TaskState {
         match self.state.load(Ordering::Acquire) {
             0 => TaskState::Runnable,
@@ -211,6 +225,7 @@ impl TaskOptions {
             voluntary_switches: AtomicU64::new(0),
             involuntary_switches: AtomicU64::new(0),
             woken: AtomicBool::new(false),
+            domain_owner: AtomicU64::new(0),
             entry: UnsafeCell::new(Some(self.entry)),
             data: self.data.unwrap_or_else(|| Box::new(())),
             held_locks: Cell::new((0, 0)),

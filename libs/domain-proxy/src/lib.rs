@@ -11,7 +11,8 @@
 //! - `type BlkProxy<D> = frame::domain::Handle<D>` to name it;
 //! - a compile-time check that every argument and result crosses: it must
 //!   be `Exchangeable`, or a lend of a shared-heap object (`&RRef<T>`,
-//!   `&mut RRef<T>`).
+//!   `&mut RRef<T>`; one per method), passed with `Domain::call_lend` or
+//!   `Domain::call_lend_mut`.
 //!
 //! Rules on the trait (each broken rule is a compile error naming it):
 //! methods only, no generics (on the trait or the methods), receivers
@@ -186,7 +187,14 @@ fn method(sig: &syn::Signature) -> syn::Result<Method> {
         let FnArg::Typed(pt) = arg else {
             return Err(syn::Error::new_spanned(arg, "unexpected receiver"));
         };
-        args.push(pass(&pt.ty)?);
+        let p = pass(&pt.ty)?;
+        if !matches!(p, Pass::Value(_)) && args.iter().any(|a| !matches!(a, Pass::Value(_))) {
+            return Err(syn::Error::new_spanned(
+                &pt.ty,
+                "a domain interface method lends at most one `RRef`",
+            ));
+        }
+        args.push(p);
     }
     let (ok, err) = result_types(&sig.output).ok_or_else(|| {
         syn::Error::new_spanned(
@@ -269,64 +277,77 @@ fn result_types(out: &ReturnType) -> Option<(Type, Type)> {
 }
 
 /// The proxy's implementation of one method: pack the arguments, call the
-/// shim inside the domain, map a fault into the error type.
+/// shim inside the domain (lending the lent object, if any), map a fault
+/// into the error type.
 fn proxy_method(frame: &TokenStream, trait_name: &syn::Ident, m: &Method) -> TokenStream {
     let sig = &m.sig;
     let ident = &sig.ident;
     let receiver = sig.receiver().map(|r| {
         let mutability = match &r.kind {
-            ReceiverKind::Reference(_, _, m) => m.clone(),
+            ReceiverKind::Reference(_, _, m) => *m,
             _ => None,
         };
         quote!(& #mutability self)
     });
-    let names: Vec<_> = (0..m.args.len())
-        .map(|i| format_ident!("__a{}", i))
-        .collect();
     let mut params = Vec::new();
-    let mut packed = Vec::new();
-    let mut tuple_ty = Vec::new();
+    let mut values = Vec::new();
+    let mut value_tys = Vec::new();
     let mut call_args = Vec::new();
-    let mut finish = Vec::new();
-    let mut unpack = Vec::new();
-    for ((arg, name), input) in m.args.iter().zip(&names).zip(sig.inputs.iter().skip(1)) {
+    // (the lent argument's name, its reference type)
+    let mut lend = None;
+    for (i, (arg, input)) in m.args.iter().zip(sig.inputs.iter().skip(1)).enumerate() {
         let FnArg::Typed(pt) = input else { continue };
+        let name = format_ident!("__a{}", i);
         let ty = &pt.ty;
         params.push(quote!(#name: #ty));
+        call_args.push(quote!(#name));
         match arg {
             Pass::Value(t) => {
-                packed.push(quote!(#name));
-                tuple_ty.push(quote!(#t));
-                unpack.push(quote!(#name));
-                call_args.push(quote!(#name));
+                values.push(name);
+                value_tys.push(quote!(#t));
             }
-            Pass::Lend(t) => {
-                packed.push(quote!(#frame::domain::Lent::new(#name)));
-                tuple_ty.push(quote!(#frame::domain::Lent<#t>));
-                unpack.push(quote!(#name));
-                call_args.push(quote!(#name.get()));
-            }
-            Pass::LendMut(t) => {
-                packed.push(quote!(#frame::domain::LentMut::new(#name)));
-                tuple_ty.push(quote!(#frame::domain::LentMut<#t>));
-                unpack.push(quote!(mut #name));
-                call_args.push(quote!(#name.get()));
-                finish.push(quote!(#name.finish();));
-            }
+            Pass::Lend(t) => lend = Some((name, quote!(&#frame::domain::RRef<#t>))),
+            Pass::LendMut(t) => lend = Some((name, quote!(&mut #frame::domain::RRef<#t>))),
         }
     }
     let (ok, err) = (&m.ok, &m.err);
     let ret = quote!(::core::result::Result<#ok, #err>);
+    let result = match &lend {
+        None => quote! {
+            fn shim<__D: #trait_name>(root: &mut __D, args: (#(#value_tys,)*)) -> #ret {
+                let (#(#values,)*) = args;
+                <__D as #trait_name>::#ident(root, #(#call_args),*)
+            }
+            let shim: fn(&mut __D, (#(#value_tys,)*)) -> #ret = shim::<__D>;
+            self.domain().call(shim, (#(#values,)*))
+        },
+        Some((lent, lent_ty)) => {
+            let method = if matches!(
+                m.args.iter().find(|a| !matches!(a, Pass::Value(_))),
+                Some(Pass::LendMut(_))
+            ) {
+                quote!(call_lend_mut)
+            } else {
+                quote!(call_lend)
+            };
+            quote! {
+                fn shim<__D: #trait_name>(
+                    root: &mut __D,
+                    args: (#(#value_tys,)*),
+                    #lent: #lent_ty,
+                ) -> #ret {
+                    let (#(#values,)*) = args;
+                    <__D as #trait_name>::#ident(root, #(#call_args),*)
+                }
+                let shim: fn(&mut __D, (#(#value_tys,)*), #lent_ty) -> #ret = shim::<__D>;
+                self.domain().#method(shim, (#(#values,)*), #lent)
+            }
+        }
+    };
     quote! {
         fn #ident(#receiver, #(#params),*) -> #ret {
-            fn shim<__D: #trait_name>(root: &mut __D, args: (#(#tuple_ty,)*)) -> #ret {
-                let (#(#unpack,)*) = args;
-                let ret = <__D as #trait_name>::#ident(root, #(#call_args),*);
-                #(#finish)*
-                ret
-            }
-            let shim: fn(&mut __D, (#(#tuple_ty,)*)) -> #ret = shim::<__D>;
-            match self.domain().call(shim, (#(#packed,)*)) {
+            let result = { #result };
+            match result {
                 ::core::result::Result::Ok(ret) => ret,
                 ::core::result::Result::Err(fault) => {
                     ::core::result::Result::Err(<#err as ::core::convert::From<#frame::domain::Fault>>::from(fault))
