@@ -36,6 +36,7 @@ pub fn parse(cmdline: &str) -> Args {
             Some(("rootfstype", v)) => args.rootfstype = Some(String::from(v)),
             Some(("rootflags", v)) => args.rootflags = Some(String::from(v)),
             Some(("failslab", v)) => crate::fallible::boot_param(v),
+            Some(("drivers.crash", v)) => crate::domains::boot_param(v),
             None if w == "rw" => args.root_rw = true,
             None if w == "ro" => args.root_rw = false,
             _ => {} // console=ttyS0 and unknown options are ignored

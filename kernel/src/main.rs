@@ -10,6 +10,7 @@ pub mod block;
 pub mod net;
 pub mod caps;
 mod cmdline;
+pub mod domains;
 mod ktest;
 mod ktest_devices;
 mod ktest_domains;

@@ -12,7 +12,7 @@ commands:
               `-- CMD ARGS...` run that one command and exit with its status
   initramfs   build only the user programs and target/initramfs.cpio
   test        run every test layer (host, miri, compile-fail, linux, user, glibc,
-              busybox, interactive, ktest, storage, debian, fuzz, bench)
+              busybox, interactive, ktest, storage, crash, debian, fuzz, bench)
   fuzz        boot Trellis with the syscall fuzzer (user/fuzz) as init: calls
               per second, panics and hangs with a reproducer, free memory
               before and after (docs/robustness.md)
@@ -61,7 +61,7 @@ options:
   --kernel ELF         boot this kernel image instead of building one (run, test)
   --only LAYER,...     run only these test layers: host, miri, compile-fail,
                        linux, user, glibc, busybox, interactive, ktest,
-                       storage, net, debian, fuzz, bench (test)
+                       storage, crash, net, debian, fuzz, bench (test)
   --seed S             fuzz: the PRNG seed (default 1)
   --calls N            fuzz: calls in the campaign (default 20000)
   --threads T          fuzz: worker threads per batch child (default 1)
@@ -160,6 +160,7 @@ pub const LAYERS: &[&str] = &[
     "interactive",
     "ktest",
     "storage",
+    "crash",
     "net",
     "debian",
     "compile-fail",

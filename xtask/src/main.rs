@@ -35,6 +35,7 @@ mod test_host;
 mod test_interactive;
 mod test_ktest;
 mod test_net;
+mod test_crash;
 mod test_storage;
 mod test_user;
 mod util;

@@ -9,7 +9,7 @@ use crate::qemu::{self, BootResult, Console};
 use crate::util::{Context, Res, target_dir};
 use crate::{
     bench, compile_fail, fuzz, initramfs, miri, test_busybox, test_debian, test_host,
-    test_interactive, test_ktest, test_net, test_storage, test_user,
+    test_crash, test_interactive, test_ktest, test_net, test_storage, test_user,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -236,6 +236,7 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         "interactive",
         "ktest",
         "storage",
+        "crash",
         "net",
         "debian",
         "fuzz",
@@ -262,6 +263,9 @@ pub fn run_all(root: &Path, opts: &Options) -> Res<u8> {
         }
         if want("storage") {
             test_storage::run(env.as_ref(), &mut r);
+        }
+        if want("crash") {
+            test_crash::run(env.as_ref(), &mut r);
         }
         if want("net") {
             test_net::run(env.as_ref(), &mut r);

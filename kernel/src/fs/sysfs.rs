@@ -48,6 +48,22 @@ const TREE: &[(&str, Node)] = &[
     (
         "kernel",
         Node::Dir(&[
+            (
+                "debug",
+                Node::Dir(&[(
+                    "domains",
+                    Node::Dir(&[(
+                        "virtio-blk",
+                        Node::Dir(&[
+                            // Write N: the driver crashes at the next N
+                            // points of its request path (docs/domains.md).
+                            ("crash", Node::Value(&crate::domains::VIRTIO_BLK.forced)),
+                            ("injected", Node::File(crate::domains::virtio_blk_injected)),
+                            ("recovery_ns", Node::File(crate::block::virtio_blk::recovery_text)),
+                        ]),
+                    )]),
+                )]),
+            ),
             ("mm", Node::Dir(&[])),
             ("uevent_seqnum", Node::File(|| String::from("0\n"))),
         ]),

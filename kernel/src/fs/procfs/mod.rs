@@ -68,6 +68,7 @@ const TOP: &[(&str, Top)] = &[
     ("cmdline", Top::File(system::cmdline)),
     ("cpuinfo", Top::File(system::cpuinfo)),
     ("devices", Top::File(system::devices)),
+    ("domains", Top::File(|| Ok(crate::domains::proc_domains().into_bytes()))),
     ("filesystems", Top::File(system::filesystems)),
     ("loadavg", Top::File(system::loadavg)),
     ("meminfo", Top::File(system::meminfo)),

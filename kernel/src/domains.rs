@@ -1,0 +1,149 @@
+//! Driver domains, the kernel's side: fault injection into drivers that
+//! run in a domain (`drivers.crash=` and /sys/kernel/debug/domains), and
+//! the text of /proc/domains. The mechanism (running code in a domain,
+//! catching its faults) is `frame::domain`; the shadow that restarts the
+//! virtio-blk driver is in `block::virtio_blk`.
+//!
+//! Injection:
+//! - `drivers.crash=virtio-blk:1s` (also `500ms`, `2s`...) on the kernel
+//!   command line: about once per period, the driver panics at one of the
+//!   points of its request path where it calls [`crash_point`] (a random
+//!   one of those it reaches after the period is over).
+//! - `/sys/kernel/debug/domains/virtio-blk/crash` (root, 0644): writing
+//!   `N` makes the next `N` crash points reached panic, initialisation
+//!   included (what makes a driver crash again during its recovery).
+
+use alloc::format;
+use alloc::string::String;
+use core::fmt::Write;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::sysctl::Sysctl;
+
+/// One driver that can be made to crash.
+pub struct CrashConfig {
+    /// Name on the command line and under /sys/kernel/debug/domains.
+    pub name: &'static str,
+    /// `drivers.crash=` period in nanoseconds (0: off).
+    period_ns: AtomicU64,
+    /// When the next periodic crash becomes due (0: not scheduled yet).
+    due_ns: AtomicU64,
+    /// Crashes still to inject at the next points reached (the debug file).
+    pub forced: Sysctl,
+    /// Crashes injected so far.
+    pub injected: AtomicU64,
+}
+
+impl CrashConfig {
+    const fn new(name: &'static str) -> CrashConfig {
+        CrashConfig {
+            name,
+            period_ns: AtomicU64::new(0),
+            due_ns: AtomicU64::new(0),
+            forced: Sysctl::new(0, 0, 1_000_000),
+            injected: AtomicU64::new(0),
+        }
+    }
+}
+
+/// The virtio-blk driver's injection state.
+pub static VIRTIO_BLK: CrashConfig = CrashConfig::new("virtio-blk");
+
+const ALL: &[&CrashConfig] = &[&VIRTIO_BLK];
+
+/// State of the draw that picks the crash point (xorshift64).
+static RNG: AtomicU64 = AtomicU64::new(0x2545_f491_4f6c_dd1d);
+
+fn draw() -> u64 {
+    let mut x = RNG.load(Ordering::Relaxed);
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    RNG.store(x, Ordering::Relaxed);
+    x
+}
+
+/// Parses a period: `1s`, `250ms`, `20us`, or plain nanoseconds.
+fn parse_period(text: &str) -> Option<u64> {
+    let (num, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(i) => text.split_at(i),
+        None => (text, ""),
+    };
+    let n: u64 = num.parse().ok()?;
+    let scale = match unit {
+        "" | "ns" => 1,
+        "us" => 1_000,
+        "ms" => 1_000_000,
+        "s" => 1_000_000_000,
+        _ => return None,
+    };
+    n.checked_mul(scale).filter(|&p| p > 0)
+}
+
+/// `drivers.crash=NAME:PERIOD[,NAME:PERIOD...]` from the command line.
+pub fn boot_param(value: &str) {
+    for item in value.split(',') {
+        let Some((name, period)) = item.split_once(':') else {
+            continue;
+        };
+        let (Some(cfg), Some(ns)) = (ALL.iter().find(|c| c.name == name), parse_period(period))
+        else {
+            frame::log_info!("drivers.crash: ignored {item:?}");
+            continue;
+        };
+        cfg.period_ns.store(ns, Ordering::Relaxed);
+        RNG.fetch_xor(frame::timer::monotonic_ns() | 1, Ordering::Relaxed);
+        frame::log_info!("drivers.crash: {name} crashes every {ns} ns");
+    }
+}
+
+/// A point of `cfg`'s driver where an injected crash may happen: panics
+/// when a forced crash is pending, or when the periodic crash is due and
+/// the draw picks this point (one chance in `1 << spread`, so that the
+/// crash lands on a random point among those the driver passes).
+/// Called inside the driver's domain only: the panic is the domain's.
+pub fn crash_point(cfg: &CrashConfig, point: &'static str, spread: u32) {
+    if cfg.forced.take_one() {
+        cfg.injected.fetch_add(1, Ordering::Relaxed);
+        panic!("{}: injected crash at {point} (forced)", cfg.name);
+    }
+    let period = cfg.period_ns.load(Ordering::Relaxed);
+    if period == 0 {
+        return;
+    }
+    let now = frame::timer::monotonic_ns();
+    let due = cfg.due_ns.load(Ordering::Relaxed);
+    if due == 0 {
+        cfg.due_ns.store(now + period, Ordering::Relaxed);
+        return;
+    }
+    if now < due || draw() & ((1 << spread) - 1) != 0 {
+        return;
+    }
+    cfg.due_ns.store(now + period, Ordering::Relaxed);
+    cfg.injected.fetch_add(1, Ordering::Relaxed);
+    panic!("{}: injected crash at {point}", cfg.name);
+}
+
+/// /proc/domains: one line per domain name seen since boot.
+pub fn proc_domains() -> String {
+    let mut s = String::from("name             alive heap_bytes      calls crashes restarts\n");
+    for d in frame::domain::domains() {
+        let _ = writeln!(
+            s,
+            "{:<16} {:<5} {:>10} {:>10} {:>7} {:>8}",
+            d.name,
+            if d.alive { "yes" } else { "no" },
+            d.heap_bytes,
+            d.calls,
+            d.crashes,
+            d.restarts
+        );
+    }
+    s
+}
+
+/// The `injected` counter as text (debug file `injected`).
+pub fn virtio_blk_injected() -> String {
+    format!("{}\n", VIRTIO_BLK.injected.load(Ordering::Relaxed))
+}
