@@ -247,6 +247,47 @@ impl PageTable {
         Some(((old & ADDR_MASK) as Paddr, PageFlags::from_bits(old)))
     }
 
+    /// Removes every mapping in `[start, end)` (page-aligned), handing each
+    /// one's address and frame to `f` after its entry is cleared and its TLB
+    /// entry flushed. One walk per last-level table, and ranges with no
+    /// table are skipped whole: munmap of a large area costs per page
+    /// mapped, not per page of the range.
+    pub(crate) fn unmap_range(&self, start: Vaddr, end: Vaddr, mut f: impl FnMut(Vaddr, Paddr)) {
+        let mut va = start;
+        while va < end {
+            // The last-level table for `va`, or the end of the span that the
+            // first missing entry on the way down covers.
+            let mut table = self.root.paddr();
+            let mut next_table = None;
+            for level in (2..=4).rev() {
+                let e = read_entry(table, index(va, level));
+                let span = PAGE_SIZE << (9 * (level - 1));
+                if e & P == 0 || e & HUGE != 0 {
+                    next_table = Some((va & !(span - 1)).saturating_add(span));
+                    break;
+                }
+                table = (e & ADDR_MASK) as Paddr;
+            }
+            const L1_SPAN: usize = PAGE_SIZE * ENTRIES;
+            if next_table.is_none() {
+                let next = (va & !(L1_SPAN - 1)).saturating_add(L1_SPAN);
+                next_table = Some(next);
+                let stop = next.min(end);
+                while va < stop {
+                    let i = index(va, 1);
+                    let old = read_entry(table, i);
+                    if old & P != 0 {
+                        write_entry(table, i, 0);
+                        flush_tlb(va);
+                        f(va, (old & ADDR_MASK) as Paddr);
+                    }
+                    va += PAGE_SIZE;
+                }
+            }
+            va = next_table.unwrap_or(end);
+        }
+    }
+
     /// Changes the rights of an existing mapping; returns the old rights.
     pub(crate) fn protect(&self, va: Vaddr, flags: PageFlags) -> Option<PageFlags> {
         let table = self.walk(va, false, Privilege::Kernel).ok()??;
@@ -278,6 +319,90 @@ impl PageTable {
     /// the caller makes sure the table is not loaded on any CPU.
     pub(crate) fn take_user_leaves(&mut self, mut f: impl FnMut(Paddr)) {
         self.walk_user_leaves(true, |_, pa, _| f(pa));
+    }
+
+    /// Copies every user leaf of this table into `child` (an empty user
+    /// half) in one walk, for fork. For each present leaf, `leaf(va, pa,
+    /// writable)` is called just before the child's entry is written (so the
+    /// caller can take the reference the new entry owns); it returns whether
+    /// a writable page stays writable in both tables (shared memory). A
+    /// writable page it does not keep writable becomes read-only in both
+    /// (copy-on-write), and its stale TLB entry here is flushed. The child's
+    /// intermediate tables are created as needed; on `NoMemory` the leaves
+    /// copied so far stay in `child` (and are owned by it).
+    pub(crate) fn fork_user_leaves(
+        &self,
+        child: &mut PageTable,
+        mut leaf: impl FnMut(Vaddr, Paddr, bool) -> bool,
+    ) -> Result<(), Error> {
+        fn child_table(parent: Paddr, i: usize) -> Result<Paddr, Error> {
+            let e = read_entry(parent, i);
+            if e & P != 0 {
+                return Ok((e & ADDR_MASK) as Paddr);
+            }
+            let t = Frame::alloc_zeroed(FrameUsage::PageTable).ok_or(Error::NoMemory)?;
+            let pa = t.into_raw();
+            write_entry(parent, i, pa as u64 | P | W | U);
+            Ok(pa)
+        }
+        let root = self.root.paddr();
+        let croot = child.root.paddr();
+        for i4 in 0..ENTRIES / 2 {
+            let e4 = read_entry(root, i4);
+            if e4 & P == 0 {
+                continue;
+            }
+            let t3 = (e4 & ADDR_MASK) as Paddr;
+            let mut c3 = None;
+            for i3 in 0..ENTRIES {
+                let e3 = read_entry(t3, i3);
+                if e3 & P == 0 || e3 & HUGE != 0 {
+                    continue;
+                }
+                let t2 = (e3 & ADDR_MASK) as Paddr;
+                let mut c2 = None;
+                for i2 in 0..ENTRIES {
+                    let e2 = read_entry(t2, i2);
+                    if e2 & P == 0 || e2 & HUGE != 0 {
+                        continue;
+                    }
+                    let t1 = (e2 & ADDR_MASK) as Paddr;
+                    let mut c1 = None;
+                    for i1 in 0..ENTRIES {
+                        let mut e1 = read_entry(t1, i1);
+                        if e1 & P == 0 {
+                            continue;
+                        }
+                        // Tables are made only for a table holding a leaf,
+                        // so the child has no empty intermediate tables.
+                        let ct1 = match c1 {
+                            Some(t) => t,
+                            None => {
+                                let ct3 = match c3 {
+                                    Some(t) => t,
+                                    None => *c3.insert(child_table(croot, i4)?),
+                                };
+                                let ct2 = match c2 {
+                                    Some(t) => t,
+                                    None => *c2.insert(child_table(ct3, i3)?),
+                                };
+                                *c1.insert(child_table(ct2, i2)?)
+                            }
+                        };
+                        let va = (i4 << 39) | (i3 << 30) | (i2 << 21) | (i1 << 12);
+                        let writable = e1 & W != 0;
+                        let keep = leaf(va, (e1 & ADDR_MASK) as Paddr, writable);
+                        if writable && !keep {
+                            e1 &= !W;
+                            write_entry(t1, i1, e1);
+                            flush_tlb(va);
+                        }
+                        write_entry(ct1, i1, e1);
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
     fn walk_user_leaves(&self, clear: bool, mut f: impl FnMut(Vaddr, Paddr, PageFlags)) {
