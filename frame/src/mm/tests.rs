@@ -708,7 +708,9 @@ fn vm_space_fork_out_of_memory_midway_leaks_nothing() {
             let a = UFrame::alloc_zeroed().unwrap();
             let b = UFrame::alloc_zeroed().unwrap();
             parent.map(0x1000, a.clone(), PageFlags::RW).unwrap();
-            parent.map(0x80_0000_0000, b.clone(), PageFlags::RW).unwrap();
+            parent
+                .map(0x80_0000_0000, b.clone(), PageFlags::RW)
+                .unwrap();
             // Leave 5 frames: the child's root and three tables for the
             // first leaf, one more table for the second: its L2 fails.
             let mut hoard = Vec::new();
@@ -744,7 +746,14 @@ fn vm_space_unmap_range_removes_exactly_the_range() {
         let before = free_frames();
         {
             let vm = VmSpace::new().unwrap();
-            let vas = [0x1000, 0x3000, 0x1f_f000, 0x20_0000, 0x4000_0000, 0x4000_1000];
+            let vas = [
+                0x1000,
+                0x3000,
+                0x1f_f000,
+                0x20_0000,
+                0x4000_0000,
+                0x4000_1000,
+            ];
             let frames: Vec<UFrame> = vas
                 .iter()
                 .map(|&va| {

@@ -85,7 +85,8 @@ impl VmSpace {
     /// Unmaps every page in `[start, end)` (page-aligned, in user space) in
     /// one pass; returns how many were mapped. The frames are released.
     pub fn unmap_range(&self, start: Vaddr, end: Vaddr) -> usize {
-        if check_user_page(start).is_err() || !end.is_multiple_of(PAGE_SIZE) || end > USER_SPACE_END {
+        if check_user_page(start).is_err() || !end.is_multiple_of(PAGE_SIZE) || end > USER_SPACE_END
+        {
             return 0;
         }
         let mut n = 0;
@@ -233,7 +234,8 @@ impl Drop for VmSpace {
         // space must not need memory.
         pt.take_user_leaves(|pa| {
             // SAFETY: each user leaf owned one frame reference (see `map`),
-            // and `take_user_leaves` has removed the entry.
+            // and `take_user_leaves` has removed the entry (and frees the
+            // tables as it goes).
             drop(unsafe { UFrame::from_raw(pa) });
         });
     }
