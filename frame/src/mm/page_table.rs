@@ -113,6 +113,25 @@ fn index(va: Vaddr, level: usize) -> usize {
     (va >> (12 + 9 * (level - 1))) & (ENTRIES - 1)
 }
 
+/// The first index in `from..limit` whose entry is present. Page tables
+/// of a small process are mostly empty, and fork and teardown scan them
+/// whole: eight entries are tested per step (one branch, not eight).
+fn next_present(table: Paddr, from: usize, limit: usize) -> Option<usize> {
+    debug_assert!(limit <= ENTRIES);
+    let mut i = from;
+    while i + 8 <= limit {
+        let mut any = 0;
+        for k in 0..8 {
+            any |= read_entry(table, i + k);
+        }
+        if any & P != 0 {
+            break;
+        }
+        i += 8;
+    }
+    (i..limit).find(|&j| read_entry(table, j) & P != 0)
+}
+
 impl PageTable {
     /// An empty table: all 512 root entries clear.
     pub(crate) fn new_empty() -> Result<PageTable, Error> {
@@ -247,6 +266,47 @@ impl PageTable {
         Some(((old & ADDR_MASK) as Paddr, PageFlags::from_bits(old)))
     }
 
+    /// Removes every mapping in `[start, end)` (page-aligned), handing each
+    /// one's address and frame to `f` after its entry is cleared and its TLB
+    /// entry flushed. One walk per last-level table, and ranges with no
+    /// table are skipped whole: munmap of a large area costs per page
+    /// mapped, not per page of the range.
+    pub(crate) fn unmap_range(&self, start: Vaddr, end: Vaddr, mut f: impl FnMut(Vaddr, Paddr)) {
+        let mut va = start;
+        while va < end {
+            // The last-level table for `va`, or the end of the span that the
+            // first missing entry on the way down covers.
+            let mut table = self.root.paddr();
+            let mut next_table = None;
+            for level in (2..=4).rev() {
+                let e = read_entry(table, index(va, level));
+                let span = PAGE_SIZE << (9 * (level - 1));
+                if e & P == 0 || e & HUGE != 0 {
+                    next_table = Some((va & !(span - 1)).saturating_add(span));
+                    break;
+                }
+                table = (e & ADDR_MASK) as Paddr;
+            }
+            const L1_SPAN: usize = PAGE_SIZE * ENTRIES;
+            if next_table.is_none() {
+                let next = (va & !(L1_SPAN - 1)).saturating_add(L1_SPAN);
+                next_table = Some(next);
+                let stop = next.min(end);
+                while va < stop {
+                    let i = index(va, 1);
+                    let old = read_entry(table, i);
+                    if old & P != 0 {
+                        write_entry(table, i, 0);
+                        flush_tlb(va);
+                        f(va, (old & ADDR_MASK) as Paddr);
+                    }
+                    va += PAGE_SIZE;
+                }
+            }
+            va = next_table.unwrap_or(end);
+        }
+    }
+
     /// Changes the rights of an existing mapping; returns the old rights.
     pub(crate) fn protect(&self, va: Vaddr, flags: PageFlags) -> Option<PageFlags> {
         let table = self.walk(va, false, Privilege::Kernel).ok()??;
@@ -273,45 +333,149 @@ impl PageTable {
         self.walk_user_leaves(false, f);
     }
 
-    /// Removes every user leaf, handing each one's frame to `f`, without
-    /// allocating (teardown must not need memory) and without TLB flushes:
-    /// the caller makes sure the table is not loaded on any CPU.
+    /// Removes every user leaf, handing each one's frame to `f`, and frees
+    /// the user half's intermediate tables, in one walk, without allocating
+    /// (teardown must not need memory) and without TLB flushes: the caller
+    /// makes sure the table is not loaded on any CPU.
     pub(crate) fn take_user_leaves(&mut self, mut f: impl FnMut(Paddr)) {
         self.walk_user_leaves(true, |_, pa, _| f(pa));
     }
 
-    fn walk_user_leaves(&self, clear: bool, mut f: impl FnMut(Vaddr, Paddr, PageFlags)) {
-        let root = self.root.paddr();
-        for i4 in 0..ENTRIES / 2 {
-            let e4 = read_entry(root, i4);
-            if e4 & P == 0 {
-                continue;
+    /// Copies every user leaf of this table into `child` (an empty user
+    /// half) in one walk, for fork. For each present leaf, `leaf(va, pa,
+    /// writable)` is called just before the child's entry is written (so the
+    /// caller can take the reference the new entry owns); it returns whether
+    /// a writable page stays writable in both tables (shared memory). A
+    /// writable page it does not keep writable becomes read-only in both
+    /// (copy-on-write), and its stale TLB entry here is flushed. The child's
+    /// intermediate tables are created as needed; on `NoMemory` the leaves
+    /// copied so far stay in `child` (and are owned by it).
+    pub(crate) fn fork_user_leaves(
+        &self,
+        child: &mut PageTable,
+        mut leaf: impl FnMut(Vaddr, Paddr, bool) -> bool,
+    ) -> Result<(), Error> {
+        fn child_table(parent: Paddr, i: usize) -> Result<Paddr, Error> {
+            let e = read_entry(parent, i);
+            if e & P != 0 {
+                return Ok((e & ADDR_MASK) as Paddr);
             }
-            let t3 = (e4 & ADDR_MASK) as Paddr;
-            for i3 in 0..ENTRIES {
-                let e3 = read_entry(t3, i3);
-                if e3 & P == 0 || e3 & HUGE != 0 {
+            let t = Frame::alloc_zeroed(FrameUsage::PageTable).ok_or(Error::NoMemory)?;
+            let pa = t.into_raw();
+            write_entry(parent, i, pa as u64 | P | W | U);
+            Ok(pa)
+        }
+        let root = self.root.paddr();
+        let croot = child.root.paddr();
+        let mut i4 = 0;
+        while let Some(j4) = next_present(root, i4, ENTRIES / 2) {
+            i4 = j4 + 1;
+            let t3 = (read_entry(root, j4) & ADDR_MASK) as Paddr;
+            let mut c3 = None;
+            let mut i3 = 0;
+            while let Some(j3) = next_present(t3, i3, ENTRIES) {
+                i3 = j3 + 1;
+                let e3 = read_entry(t3, j3);
+                if e3 & HUGE != 0 {
                     continue;
                 }
                 let t2 = (e3 & ADDR_MASK) as Paddr;
-                for i2 in 0..ENTRIES {
-                    let e2 = read_entry(t2, i2);
-                    if e2 & P == 0 || e2 & HUGE != 0 {
+                let mut c2 = None;
+                let mut i2 = 0;
+                while let Some(j2) = next_present(t2, i2, ENTRIES) {
+                    i2 = j2 + 1;
+                    let e2 = read_entry(t2, j2);
+                    if e2 & HUGE != 0 {
                         continue;
                     }
                     let t1 = (e2 & ADDR_MASK) as Paddr;
-                    for i1 in 0..ENTRIES {
-                        let e1 = read_entry(t1, i1);
-                        if e1 & P != 0 {
-                            let va = (i4 << 39) | (i3 << 30) | (i2 << 21) | (i1 << 12);
-                            if clear {
-                                write_entry(t1, i1, 0);
+                    let mut c1 = None;
+                    let mut i1 = 0;
+                    while let Some(j1) = next_present(t1, i1, ENTRIES) {
+                        i1 = j1 + 1;
+                        let mut e1 = read_entry(t1, j1);
+                        // Tables are made only for a table holding a leaf,
+                        // so the child has no empty intermediate tables.
+                        let ct1 = match c1 {
+                            Some(t) => t,
+                            None => {
+                                let ct3 = match c3 {
+                                    Some(t) => t,
+                                    None => *c3.insert(child_table(croot, j4)?),
+                                };
+                                let ct2 = match c2 {
+                                    Some(t) => t,
+                                    None => *c2.insert(child_table(ct3, j3)?),
+                                };
+                                *c1.insert(child_table(ct2, j2)?)
                             }
-                            f(va, (e1 & ADDR_MASK) as Paddr, PageFlags::from_bits(e1));
+                        };
+                        let va = (j4 << 39) | (j3 << 30) | (j2 << 21) | (j1 << 12);
+                        let writable = e1 & W != 0;
+                        let keep = leaf(va, (e1 & ADDR_MASK) as Paddr, writable);
+                        if writable && !keep {
+                            e1 &= !W;
+                            write_entry(t1, j1, e1);
+                            flush_tlb(va);
                         }
+                        write_entry(ct1, j1, e1);
                     }
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Visits the user leaves in address order; with `teardown`, clears
+    /// each one before `f` sees it and frees every table once it is done
+    /// with it.
+    fn walk_user_leaves(&self, teardown: bool, mut f: impl FnMut(Vaddr, Paddr, PageFlags)) {
+        // Takes the table an entry points to (and clears the entry) once the
+        // walk below it is over.
+        fn release(table: Paddr, i: usize, teardown: bool) {
+            if teardown {
+                let child = (read_entry(table, i) & ADDR_MASK) as Paddr;
+                write_entry(table, i, 0);
+                // SAFETY: intermediate tables of the user half were created
+                // by `walk`/`fork_user_leaves` via `Frame::into_raw` and are
+                // referenced only by this entry, which is gone.
+                drop(unsafe { Frame::from_raw(child) });
+            }
+        }
+        let root = self.root.paddr();
+        let mut i4 = 0;
+        while let Some(j4) = next_present(root, i4, ENTRIES / 2) {
+            let t3 = (read_entry(root, j4) & ADDR_MASK) as Paddr;
+            let mut i3 = 0;
+            while let Some(j3) = next_present(t3, i3, ENTRIES) {
+                let e3 = read_entry(t3, j3);
+                if e3 & HUGE == 0 {
+                    let t2 = (e3 & ADDR_MASK) as Paddr;
+                    let mut i2 = 0;
+                    while let Some(j2) = next_present(t2, i2, ENTRIES) {
+                        let e2 = read_entry(t2, j2);
+                        if e2 & HUGE == 0 {
+                            let t1 = (e2 & ADDR_MASK) as Paddr;
+                            let mut i1 = 0;
+                            while let Some(j1) = next_present(t1, i1, ENTRIES) {
+                                let e1 = read_entry(t1, j1);
+                                let va = (j4 << 39) | (j3 << 30) | (j2 << 21) | (j1 << 12);
+                                if teardown {
+                                    write_entry(t1, j1, 0);
+                                }
+                                f(va, (e1 & ADDR_MASK) as Paddr, PageFlags::from_bits(e1));
+                                i1 = j1 + 1;
+                            }
+                            release(t2, j2, teardown);
+                        }
+                        i2 = j2 + 1;
+                    }
+                    release(t3, j3, teardown);
+                }
+                i3 = j3 + 1;
+            }
+            release(root, j4, teardown);
+            i4 = j4 + 1;
         }
     }
 }
@@ -357,9 +521,11 @@ impl Drop for PageTable {
     /// been unmapped (and released) by the owner before.
     fn drop(&mut self) {
         fn free_level(table: Paddr, level: usize, limit: usize) {
-            for i in 0..limit {
+            let mut next = 0;
+            while let Some(i) = next_present(table, next, limit) {
+                next = i + 1;
                 let e = read_entry(table, i);
-                if e & P == 0 || e & HUGE != 0 {
+                if e & HUGE != 0 {
                     continue;
                 }
                 let child = (e & ADDR_MASK) as Paddr;

@@ -624,3 +624,159 @@ fn untyped_allocations_leave_the_kernel_reserve_alone() {
         assert_eq!(free_frames(), free);
     })
 }
+
+/// fork's one-walk copy: every leaf is in the child, each frame gains one
+/// reference, private writable pages turn read-only in both spaces, shared
+/// ones stay writable, and dropping the child gives everything back.
+#[test]
+fn vm_space_fork_copies_leaves_and_write_protects_private_pages() {
+    sim::run(move || {
+        let before = free_frames();
+        {
+            let parent = VmSpace::new().unwrap();
+            // Leaves in one L1 table, in another L1 table, another L2 table
+            // and another root entry, with every kind of rights.
+            let layout: [(usize, PageFlags); 5] = [
+                (0x1000, PageFlags::RW),
+                (0x2000, PageFlags::R),
+                (0x20_0000, PageFlags::RWX),
+                (0x4000_0000, PageFlags::RX),
+                (0x80_0000_0000, PageFlags::RW),
+            ];
+            let shared_va = 0x80_0000_0000;
+            let frames: Vec<UFrame> = layout
+                .iter()
+                .map(|&(va, flags)| {
+                    let f = UFrame::alloc_zeroed().unwrap();
+                    f.write_bytes(0, &va.to_le_bytes()).unwrap();
+                    parent.map(va, f.clone(), flags).unwrap();
+                    f
+                })
+                .collect();
+            let mut asked = Vec::new();
+            let child = parent
+                .fork(|va| {
+                    asked.push(va);
+                    va == shared_va
+                })
+                .unwrap();
+            // Only writable pages are asked about.
+            assert_eq!(asked, [0x1000, 0x20_0000, shared_va]);
+            for (&(va, flags), f) in layout.iter().zip(&frames) {
+                assert_eq!(f.ref_count(), 3, "{va:#x}: handle, parent and child");
+                let expect = PageFlags {
+                    write: flags.write && va == shared_va,
+                    ..flags
+                };
+                for (who, space) in [("parent", &parent), ("child", &child)] {
+                    let (g, got) = space.query(va).unwrap();
+                    assert_eq!(g.paddr(), f.paddr(), "{who} {va:#x}");
+                    assert_eq!(got, expect, "{who} {va:#x}");
+                    let mut word = [0u8; 8];
+                    space.read_bytes(va, &mut word).unwrap();
+                    assert_eq!(usize::from_le_bytes(word), va);
+                }
+            }
+            assert_eq!(child.mappings().len(), layout.len());
+            // Copy-on-write pages refuse stores in both; the shared one
+            // takes them and both see it.
+            for space in [&parent, &child] {
+                assert!(space.write_bytes(0x1000, &[1]).is_err());
+                assert!(space.write_bytes(0x20_0000, &[1]).is_err());
+            }
+            child.write_bytes(shared_va, &[0xaa]).unwrap();
+            let mut b = [0u8; 1];
+            parent.read_bytes(shared_va, &mut b).unwrap();
+            assert_eq!(b, [0xaa]);
+            drop(child);
+            for f in &frames {
+                assert_eq!(f.ref_count(), 2);
+            }
+        }
+        assert_eq!(free_frames(), before, "fork and drop must not leak");
+    })
+}
+
+/// Running out of page-table frames half-way through fork: an error, the
+/// references the partial copy took are given back, and nothing leaks.
+#[test]
+fn vm_space_fork_out_of_memory_midway_leaks_nothing() {
+    sim::run(move || {
+        let before = free_frames();
+        {
+            let parent = VmSpace::new().unwrap();
+            let a = UFrame::alloc_zeroed().unwrap();
+            let b = UFrame::alloc_zeroed().unwrap();
+            parent.map(0x1000, a.clone(), PageFlags::RW).unwrap();
+            parent
+                .map(0x80_0000_0000, b.clone(), PageFlags::RW)
+                .unwrap();
+            // Leave 5 frames: the child's root and three tables for the
+            // first leaf, one more table for the second: its L2 fails.
+            let mut hoard = Vec::new();
+            while let Some(f) = super::frame::Frame::alloc_zeroed(FrameUsage::PageTable) {
+                hoard.push(f);
+            }
+            // (The vector's own growth may have given some frames back.)
+            while free_frames() < 5 {
+                drop(hoard.pop());
+            }
+            assert_eq!(free_frames(), 5);
+            assert!(parent.fork(|_| false).is_err());
+            assert_eq!(a.ref_count(), 2, "the partial child's reference is gone");
+            assert_eq!(b.ref_count(), 2);
+            assert_eq!(free_frames(), 5, "the partial child's tables are freed");
+            drop(hoard);
+            // The parent still works: its pages are read-only at worst.
+            let mut word = [0u8; 8];
+            parent.read_bytes(0x1000, &mut word).unwrap();
+            let child = parent.fork(|_| false).unwrap();
+            assert_eq!(a.ref_count(), 3);
+            drop(child);
+        }
+        assert_eq!(free_frames(), before);
+    })
+}
+
+/// munmap's one-pass removal: only the range goes, gaps and missing tables
+/// are skipped, the frames are released and the count is right.
+#[test]
+fn vm_space_unmap_range_removes_exactly_the_range() {
+    sim::run(move || {
+        let before = free_frames();
+        {
+            let vm = VmSpace::new().unwrap();
+            let vas = [
+                0x1000,
+                0x3000,
+                0x1f_f000,
+                0x20_0000,
+                0x4000_0000,
+                0x4000_1000,
+            ];
+            let frames: Vec<UFrame> = vas
+                .iter()
+                .map(|&va| {
+                    let f = UFrame::alloc_zeroed().unwrap();
+                    vm.map(va, f.clone(), PageFlags::RW).unwrap();
+                    f
+                })
+                .collect();
+            // Crosses an L1 table boundary and a range with no tables.
+            assert_eq!(vm.unmap_range(0x2000, 0x4000_1000), 4);
+            let left: Vec<usize> = vm.mappings().iter().map(|m| m.0).collect();
+            assert_eq!(left, [0x1000, 0x4000_1000]);
+            for (va, f) in vas.iter().zip(&frames) {
+                let mapped = left.contains(va);
+                assert_eq!(f.ref_count(), if mapped { 2 } else { 1 }, "{va:#x}");
+            }
+            assert_eq!(vm.unmap_range(0x2000, 0x4000_1000), 0, "nothing left there");
+            // Refused: unaligned, or leaving user space.
+            assert_eq!(vm.unmap_range(0x1001, 0x2000), 0);
+            assert_eq!(vm.unmap_range(0x1000, USER_SPACE_END + PAGE_SIZE), 0);
+            assert_eq!(vm.unmap_range(0, USER_SPACE_END), 2);
+            assert!(vm.mappings().is_empty());
+        }
+        assert_eq!(free_frames(), before);
+    })
+}

@@ -87,6 +87,22 @@ impl VmSpace {
         Some(unsafe { UFrame::from_raw(pa) })
     }
 
+    /// Unmaps every page in `[start, end)` (page-aligned, in user space) in
+    /// one pass; returns how many were mapped. The frames are released.
+    pub fn unmap_range(&self, start: Vaddr, end: Vaddr) -> usize {
+        if check_user_page(start).is_err() || !end.is_multiple_of(PAGE_SIZE) || end > USER_SPACE_END
+        {
+            return 0;
+        }
+        let mut n = 0;
+        self.pt.lock().unmap_range(start, end, |_, pa| {
+            n += 1;
+            // SAFETY: the entry owned one reference (see `map`) and is gone.
+            drop(unsafe { UFrame::from_raw(pa) });
+        });
+        n
+    }
+
     /// Changes the rights of the page at `va`; returns the old rights.
     pub fn protect(&self, va: Vaddr, flags: PageFlags) -> Option<PageFlags> {
         check_user_page(va).ok()?;
@@ -108,6 +124,22 @@ impl VmSpace {
             out.push((va, UFrame::clone_from_paddr(pa), flags))
         });
         out
+    }
+
+    /// A copy of this address space for fork, made in one walk of the page
+    /// table: every user page is mapped in the copy too (one more reference
+    /// each). A writable page for which `shared(va)` is false becomes
+    /// read-only in both spaces (copy-on-write); shared ones stay writable.
+    pub fn fork(&self, mut shared: impl FnMut(Vaddr) -> bool) -> Result<VmSpace, Error> {
+        let mut child = VmSpace::new()?;
+        let pt = self.pt.lock();
+        pt.fork_user_leaves(child.pt.get_mut(), |va, pa, writable| {
+            // The new entry owns this reference (see `map`); it is written
+            // right after, and `Drop` releases it with the entry.
+            let _ = UFrame::clone_from_paddr(pa).into_raw();
+            writable && shared(va)
+        })?;
+        Ok(child)
     }
 
     /// Loads this address space into the MMU.
@@ -207,7 +239,8 @@ impl Drop for VmSpace {
         // space must not need memory.
         pt.take_user_leaves(|pa| {
             // SAFETY: each user leaf owned one frame reference (see `map`),
-            // and `take_user_leaves` has removed the entry.
+            // and `take_user_leaves` has removed the entry (and frees the
+            // tables as it goes).
             drop(unsafe { UFrame::from_raw(pa) });
         });
     }

@@ -537,8 +537,24 @@ impl Vmar {
         let st = self.state.lock();
         // The child charges what the parent does (Linux's dup_mmap).
         super::commit::may_commit(self.committed_pages(), 0, true)?;
+        // One walk of the page table: private writable pages become
+        // copy-on-write in both spaces, shared ones stay writable. Leaves
+        // come in address order, so the area found last usually holds the
+        // next page too.
+        let mut last: Option<(usize, usize, bool)> = None;
+        let space = self.space.fork(|va| {
+            if let Some((start, end, shared)) = last
+                && va >= start
+                && va < end
+            {
+                return shared;
+            }
+            let area = find(&st.areas, va).map(|v| (v.start, v.end, v.shared));
+            last = area;
+            area.is_some_and(|(_, _, shared)| shared)
+        })?;
         let child = Vmar {
-            space: VmSpace::new()?,
+            space,
             state: Mutex::new(State {
                 // Every area is a new one in the child: shared memory
                 // segments count one more attachment each. Memory locks
@@ -578,16 +594,6 @@ impl Vmar {
         if let Some(deny) = self.exe_deny_write.get() {
             child.set_exe_deny_write(deny.duplicate());
         }
-        for (va, frame, flags) in self.space.mappings() {
-            let shared = find(&st.areas, va).is_some_and(|v| v.shared);
-            if flags.write && !shared {
-                let ro = PageFlags { write: false, ..flags };
-                self.space.protect(va, ro);
-                child.space.map(va, frame, ro)?;
-            } else {
-                child.space.map(va, frame, flags)?;
-            }
-        }
         Ok(child)
     }
 
@@ -612,10 +618,10 @@ impl Vmar {
     }
 
     fn unmap_pages(&self, start: usize, end: usize) {
-        let mut va = start;
-        while va < end {
-            self.unmap_page(va);
-            va += PAGE_SIZE;
+        // One pass over the page table; ranges without tables are skipped.
+        let n = self.space.unmap_range(start, end);
+        if n != 0 {
+            let _ = self.rss_pages.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| Some(r.saturating_sub(n)));
         }
     }
 

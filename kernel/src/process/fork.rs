@@ -135,8 +135,7 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
         // One disposition table for both processes.
         child.signals.share_actions(&parent.signals);
     } else {
-        let sigs = parent.signals.clone_state();
-        child_signals(&child, sigs);
+        child.signals.copy_actions_from(&parent.signals);
         if args.clear_sighand {
             for sig in 1..=super::signal::NSIG {
                 if child.signals.action(sig).handler != super::signal::SIG_IGN {
@@ -213,12 +212,6 @@ fn install_pidfd(parent: &Process, child: &Arc<Process>, addr: u64) -> Result<i3
         return Err(e);
     }
     Ok(fd)
-}
-
-fn child_signals(child: &Process, sigs: super::signal::SignalState) {
-    for sig in 1..=super::signal::NSIG {
-        child.signals.set_action(sig, sigs.action(sig));
-    }
 }
 
 /// Lets a vfork parent continue (the child exec'd or exited).

@@ -420,6 +420,14 @@ impl SignalState {
         s
     }
 
+    /// fork: this (new) process's dispositions become a copy of `other`'s,
+    /// in one copy of the table (a new process has nothing pending that an
+    /// ignored signal would discard).
+    pub fn copy_actions_from(&self, other: &SignalState) {
+        let actions = *other.table().lock();
+        *self.table().lock() = actions;
+    }
+
     /// CLONE_SIGHAND without CLONE_THREAD: use `other`'s disposition table
     /// itself, so that sigaction in either process changes both.
     pub fn share_actions(&self, other: &SignalState) {
