@@ -3,8 +3,9 @@
  * initramfs.  The same archive boots Trellis (which runs it from
  * /.trellis/argv) and Linux (rdinit=/init).
  *
- *   /init [-s] [NAME...]    run the named benchmarks (default: all, listed
- *                           in /bench/list); -s: smoke mode
+ *   /init [-s|-p] [NAME...] run the named benchmarks (default: all, listed
+ *                           in /bench/list); -s: smoke mode; -p: with
+ *                           profiling marks (`cargo xtask bench --profile`)
  *
  * Output protocol (read by `cargo xtask bench`):
  *   BENCH-BOOT <ns>           CLOCK_BOOTTIME when /init started
@@ -123,7 +124,8 @@ static int list_benchmarks(char *buf, size_t len, char **names, int max)
 	return n;
 }
 
-static void run_one(const char *name, int smoke)
+/* mode: 0 measure, 's' smoke, 'p' profile (lmb -s / lmb -p). */
+static void run_one(const char *name, int mode)
 {
 	b_printf("BENCH-START %s\n", name);
 	pid_t pid = fork();
@@ -132,8 +134,8 @@ static void run_one(const char *name, int smoke)
 		return;
 	}
 	if (pid == 0) {
-		char *argv[] = { LMB, smoke ? "-s" : (char *)name, smoke ? (char *)name : NULL,
-				 NULL };
+		char *argv[] = { LMB, mode == 's' ? "-s" : mode == 'p' ? "-p" : (char *)name,
+				 mode ? (char *)name : NULL, NULL };
 		static char *const envp[] = { "PATH=/bin:/sbin:/usr/bin", NULL };
 		execve(LMB, argv, envp);
 		b_printf("BENCH %s error execve %s: %s\n", name, LMB, strerror(errno));
@@ -157,9 +159,9 @@ int main(int argc, char **argv)
 	b_printf("BENCH-BOOT %lld\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
 	load_modules();
 
-	int smoke = 0, first = 1;
-	if (argc > 1 && strcmp(argv[1], "-s") == 0) {
-		smoke = 1;
+	int mode = 0, first = 1;
+	if (argc > 1 && (strcmp(argv[1], "-s") == 0 || strcmp(argv[1], "-p") == 0)) {
+		mode = argv[1][1];
 		first = 2;
 	}
 	static char listbuf[4096];
@@ -177,7 +179,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int i = 0; i < n; i++)
-		run_one(names[i], smoke);
+		run_one(names[i], mode);
 	b_printf("BENCH-END\n");
 	sync();
 	if (getpid() == 1)
