@@ -134,23 +134,26 @@ pub fn parse(lines: &[(Duration, String)], how_it_ended: &str) -> Transcript {
 }
 
 /// One QEMU boot of the benchmark initramfs.
-struct Guest<'a> {
-    kernel: &'a Path,
-    initrd: &'a Path,
-    cmdline: String,
-    icount: bool,
-    timeout: Duration,
-    log: PathBuf,
+pub(crate) struct Guest<'a> {
+    pub kernel: &'a Path,
+    pub initrd: &'a Path,
+    pub cmdline: String,
+    pub icount: bool,
+    pub timeout: Duration,
+    pub log: PathBuf,
     /// A fresh copy of this image is attached as the virtio-blk disk.
-    disk: Option<&'a Path>,
+    pub disk: Option<&'a Path>,
+    /// More QEMU arguments (the profiler's `-plugin`).
+    pub extra: Vec<OsString>,
 }
 
 /// Boots, collects the serial lines with their arrival time, and stops at
 /// `BENCH-END` (QEMU is given a moment to power off), a kernel's last
 /// words, or the timeout. Returns the lines and how the boot ended.
-fn boot(g: &Guest) -> Res<(Vec<(Duration, String)>, String)> {
+pub(crate) fn boot(g: &Guest) -> Res<(Vec<(Duration, String)>, String)> {
     let mut args: Vec<OsString> = qemu::qemu_args(g.kernel, g.initrd, &g.cmdline);
     args.extend(["-smp", "1"].map(OsString::from));
+    args.extend(g.extra.iter().cloned());
     if let Some(template) = g.disk {
         // Every boot starts from the same empty file system.
         let disk = g.log.with_extension("img");
@@ -241,7 +244,7 @@ const DISK_MIB: u64 = 256;
 
 /// An empty ext2 file system (4 KiB blocks) for the fs_* rows; each boot
 /// gets a fresh copy of it.
-fn disk_template(root: &Path) -> Res<PathBuf> {
+pub(crate) fn disk_template(root: &Path) -> Res<PathBuf> {
     let dir = target_dir(root).join("bench");
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).ctx(|| format!("cannot create {}", empty.display()))?;
@@ -253,7 +256,7 @@ fn disk_template(root: &Path) -> Res<PathBuf> {
 /// Writes the benchmark initramfs: busybox (for `/bin/sh`), /bench and
 /// /init; `argv` is what Trellis runs. `modules` (Linux's virtio-blk
 /// modules, in load order) go to /bench/mod as `NN-name.ko`.
-fn write_initramfs(
+pub(crate) fn write_initramfs(
     root: &Path,
     build: &Path,
     argv: &[String],
@@ -451,7 +454,7 @@ fn modinfo_depends(ko: &[u8]) -> Vec<String> {
         .collect()
 }
 
-fn find_vmlinuz(boot: &Path) -> Option<PathBuf> {
+pub(crate) fn find_vmlinuz(boot: &Path) -> Option<PathBuf> {
     std::fs::read_dir(boot)
         .ok()?
         .flatten()
@@ -496,6 +499,7 @@ fn run_kernel(
             .join("bench")
             .join(format!("{label}-{}.log", pass.as_str())),
         disk: Some(disk),
+        extra: Vec::new(),
     };
     let started = Instant::now();
     let (lines, ended) = boot(&g)?;
@@ -514,6 +518,9 @@ fn run_kernel(
 pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     if opts.smoke {
         return smoke_cli(root, opts);
+    }
+    if opts.profile {
+        return crate::bench_profile::run(root, opts);
     }
     let build = build_programs(root)?;
     let release = Options {
@@ -614,6 +621,7 @@ fn smoke_boot(root: &Path, kernel: &Path, r: &mut Reporter) -> Res<()> {
         timeout: SMOKE_TIMEOUT,
         log: log.clone(),
         disk: Some(&disk),
+        extra: Vec::new(),
     };
     let (lines, ended) = boot(&g)?;
     let t = parse(&lines, &ended);
