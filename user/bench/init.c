@@ -29,7 +29,7 @@
 
 #define LMB "/bench/lmb"
 #define LIST "/bench/list"
-#define MAX_BENCH 64
+#define MAX_BENCH 128
 #define MODDIR "/bench/mod"
 #define MAX_MODS 16
 
@@ -159,24 +159,36 @@ int main(int argc, char **argv)
 	b_printf("BENCH-BOOT %lld\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
 	load_modules();
 
-	int mode = 0, first = 1;
-	if (argc > 1 && (strcmp(argv[1], "-s") == 0 || strcmp(argv[1], "-p") == 0)) {
-		mode = argv[1][1];
-		first = 2;
-	}
+	/*
+	 * Flags and names may come in any order: Linux hands init the
+	 * command-line words it does not know itself (e.g. `nokaslr`) ahead
+	 * of what follows `--`, so a word that is not a benchmark is skipped.
+	 */
+	int mode = 0;
 	static char listbuf[4096];
-	char *names[MAX_BENCH];
-	int n;
-	if (first < argc) {
-		n = 0;
-		for (int i = first; i < argc && n < MAX_BENCH; i++)
-			names[n++] = argv[i];
-	} else {
-		n = list_benchmarks(listbuf, sizeof listbuf, names, MAX_BENCH);
-		if (n <= 0) {
-			b_printf("BENCH-NOTE cannot read %s: %s\n", LIST, strerror(errno));
-			n = 0;
+	char *names[MAX_BENCH], *known[MAX_BENCH];
+	int nknown = list_benchmarks(listbuf, sizeof listbuf, known, MAX_BENCH);
+	if (nknown <= 0) {
+		b_printf("BENCH-NOTE cannot read %s: %s\n", LIST, strerror(errno));
+		nknown = 0;
+	}
+	int n = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "-p") == 0) {
+			mode = argv[i][1];
+			continue;
 		}
+		int ok = nknown == 0;
+		for (int k = 0; k < nknown && !ok; k++)
+			ok = strcmp(argv[i], known[k]) == 0;
+		if (!ok)
+			b_printf("BENCH-NOTE not a benchmark: %s\n", argv[i]);
+		else if (n < MAX_BENCH)
+			names[n++] = argv[i];
+	}
+	if (n == 0) {
+		for (int k = 0; k < nknown; k++)
+			names[n++] = known[k];
 	}
 	for (int i = 0; i < n; i++)
 		run_one(names[i], mode);

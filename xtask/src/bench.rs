@@ -239,6 +239,17 @@ pub fn build_programs(root: &Path) -> Res<PathBuf> {
     Ok(build)
 }
 
+/// Checks `rows` against the benchmark list of a build: a misspelt row
+/// would otherwise be skipped by /init and the whole suite run.
+pub(crate) fn check_rows(build: &Path, rows: &[String]) -> Res<()> {
+    let list = std::fs::read_to_string(build.join("list"))
+        .ctx(|| "cannot read the benchmark list".into())?;
+    match rows.iter().find(|r| !list.lines().any(|l| l == r.as_str())) {
+        Some(r) => Err(format!("no benchmark named `{r}` (see {})", build.join("list").display())),
+        None => Ok(()),
+    }
+}
+
 /// The size of the benchmark disk (the fs_* rows write a 64 MiB file).
 const DISK_MIB: u64 = 256;
 
@@ -545,6 +556,7 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     // /init's arguments from the initramfs, Linux passes what follows `--`
     // on its command line to init.
     let rows: Vec<String> = opts.rows.iter().chain(opts.positional.iter()).cloned().collect();
+    check_rows(&build, &rows)?;
     let argv: Vec<String> = std::iter::once("/init".to_string())
         .chain(rows.iter().cloned())
         .collect();

@@ -436,6 +436,7 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
         .chain(opts.positional.iter())
         .cloned()
         .collect();
+    bench::check_rows(&build, &rows)?;
     let argv: Vec<String> = ["/init", "-p"]
         .into_iter()
         .map(String::from)
@@ -453,6 +454,7 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     if let Some(k) = &linux {
         let name = k.file_name().unwrap_or_default().to_string_lossy();
         linux_map = k.with_file_name(name.replacen("vmlinuz-", "System.map-", 1));
+        // Linux also hands `nokaslr` to init, which skips it.
         let mut cmdline = String::from("console=ttyS0 quiet rdinit=/init nokaslr -- -p");
         for r in &rows {
             cmdline.push(' ');
