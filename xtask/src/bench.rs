@@ -260,7 +260,11 @@ pub(crate) fn disk_template(root: &Path) -> Res<PathBuf> {
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).ctx(|| format!("cannot create {}", empty.display()))?;
     let img = dir.join("disk-template.img");
-    mkimage::make(&empty, &img, Some(DISK_MIB), 4096)?;
+    // Built aside and renamed into place: another bench run in this tree
+    // (--profile, --smoke) may be copying the current one.
+    let tmp = dir.join(format!("disk-template.img.{}", std::process::id()));
+    mkimage::make(&empty, &tmp, Some(DISK_MIB), 4096)?;
+    std::fs::rename(&tmp, &img).ctx(|| format!("cannot rename {}", tmp.display()))?;
     Ok(img)
 }
 
