@@ -162,7 +162,7 @@ static int fs_median(fs_step setup, fs_step op, int smoke, double *ns)
 {
 	if (fs_ready() < 0)
 		return -1;
-	int reps = smoke ? 1 : FS_REPS;
+	int reps = smoke || b_profile ? 1 : FS_REPS;
 	double per[FS_REPS];
 	for (int i = 0; i < reps; i++) {
 		if (setup && setup() < 0)
