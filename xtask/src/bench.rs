@@ -22,9 +22,27 @@ use crate::{builder, initramfs, mkimage, qemu};
 
 /// The Debian meta-package naming the current cloud kernel.
 const LINUX_META: &str = "linux-image-cloud-amd64";
-/// Per-boot limits: a full run on either kernel takes a few minutes (the
-/// fs_* rows write and read hundreds of MiB through a virtio-blk disk).
-const FULL_TIMEOUT: Duration = Duration::from_secs(1200);
+/// Per-boot limits: a full run on either kernel takes several minutes on
+/// an idle machine (the fs_* rows write and read hundreds of MiB through a
+/// virtio-blk disk), and several times that when the host's cores are
+/// shared: a 20-minute limit cut a 56-row icount boot of Linux short at
+/// row 17 with the load average at 13 on 2 cores. So the limit grows with
+/// the rows: FULL_TIMEOUT plus ROW_TIMEOUT per row.
+const FULL_TIMEOUT: Duration = Duration::from_secs(600);
+const ROW_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The per-boot limit for `rows` rows.
+pub(crate) fn boot_timeout(rows: usize) -> Duration {
+    FULL_TIMEOUT + ROW_TIMEOUT * rows as u32
+}
+
+/// How many rows a boot runs: those named, else the whole list.
+pub(crate) fn row_count(build: &Path, rows: &[String]) -> usize {
+    if !rows.is_empty() {
+        return rows.len();
+    }
+    std::fs::read_to_string(build.join("list")).map_or(64, |l| l.lines().count())
+}
 const SMOKE_TIMEOUT: Duration = Duration::from_secs(180);
 /// How long QEMU may run on after `BENCH-END` or the kernel's last words.
 const LINGER: Duration = Duration::from_secs(8);
@@ -494,6 +512,7 @@ fn run_kernel(
     pass: Pass,
     root: &Path,
     rows: &[String],
+    timeout: Duration,
 ) -> Res<KernelRun> {
     let (label, cmdline) = match os {
         Os::Linux if !rows.is_empty() => (
@@ -509,7 +528,7 @@ fn run_kernel(
         initrd,
         cmdline,
         icount: pass == Pass::Icount,
-        timeout: FULL_TIMEOUT,
+        timeout,
         log: target_dir(root)
             .join("bench")
             .join(format!("{label}-{}.log", pass.as_str())),
@@ -561,6 +580,7 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     // on its command line to init.
     let rows: Vec<String> = opts.rows.iter().chain(opts.positional.iter()).cloned().collect();
     check_rows(&build, &rows)?;
+    let timeout = boot_timeout(row_count(&build, &rows));
     let argv: Vec<String> = std::iter::once("/init".to_string())
         .chain(rows.iter().cloned())
         .collect();
@@ -580,6 +600,7 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
                 pass,
                 root,
                 &rows,
+                timeout,
             )?),
             None => None,
         };
@@ -591,6 +612,7 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
             pass,
             root,
             &rows,
+            timeout,
         )?;
         report.add(pass, lin, tre);
     }
@@ -634,7 +656,8 @@ fn smoke_boot(root: &Path, kernel: &Path, r: &mut Reporter) -> Res<()> {
         initrd: &initrd,
         cmdline: qemu::cmdline(&[]),
         icount: false,
-        timeout: SMOKE_TIMEOUT,
+        // One iteration per row, but some rows set up 500 files.
+        timeout: SMOKE_TIMEOUT + Duration::from_secs(5) * names.len() as u32,
         log: log.clone(),
         disk: Some(&disk),
         extra: Vec::new(),
@@ -722,6 +745,20 @@ mod tests {
         assert_eq!(modinfo_depends(ko), ["virtio_ring", "virtio"]);
         assert!(modinfo_depends(b"\0depends=\0name=x\0").is_empty());
         assert!(modinfo_depends(b"no modinfo").is_empty());
+    }
+
+    #[test]
+    fn timeouts_grow_with_rows() {
+        assert_eq!(boot_timeout(0), FULL_TIMEOUT);
+        assert_eq!(boot_timeout(56), Duration::from_secs(600 + 56 * 90));
+        let dir = std::env::temp_dir().join(format!("bench-rows-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("list"), "a\nb\nc\n").unwrap();
+        assert_eq!(row_count(&dir, &[]), 3);
+        assert_eq!(row_count(&dir, &["b".to_string()]), 1);
+        assert!(check_rows(&dir, &["a".into(), "c".into()]).is_ok());
+        assert!(check_rows(&dir, &["a".into(), "typo".into()]).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

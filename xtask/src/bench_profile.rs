@@ -31,8 +31,6 @@ use crate::{builder, qemu};
 /// shows the first [`SHOWN`].
 const KEPT: usize = 10;
 const SHOWN: usize = 5;
-/// The plugin slows the guest down several times; all rows in one boot.
-const PROFILE_TIMEOUT: Duration = Duration::from_secs(3600);
 /// Addresses from here up are the kernel's (x86-64 canonical upper half).
 const KERNEL_BASE: u64 = 0xffff_8000_0000_0000;
 /// A block further than this past the nearest symbol below it is not in
@@ -225,6 +223,7 @@ fn profile_boot(
     disk: &Path,
     plugin: &Path,
     commit: &str,
+    timeout: Duration,
 ) -> Res<Vec<RowProfile>> {
     let dir = target_dir(root).join("bench");
     let data = dir.join(format!("profile-{}.txt", t.os));
@@ -237,7 +236,8 @@ fn profile_boot(
         initrd,
         cmdline: t.cmdline.clone(),
         icount: true,
-        timeout: PROFILE_TIMEOUT,
+        // The plugin slows the guest down, but lmb -p runs a tenth as long.
+        timeout,
         log: dir.join(format!("{}-profile.log", t.os)),
         disk: Some(disk),
         extra: vec!["-plugin".into(), arg],
@@ -471,7 +471,8 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     }
     let mut new = Vec::new();
     for t in &targets {
-        new.extend(profile_boot(root, t, &initrd, &disk, &plugin, &commit)?);
+        let timeout = bench::boot_timeout(bench::row_count(&build, &rows));
+        new.extend(profile_boot(root, t, &initrd, &disk, &plugin, &commit, timeout)?);
     }
     let order: Vec<String> = std::fs::read_to_string(build.join("list"))
         .unwrap_or_default()
