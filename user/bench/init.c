@@ -24,6 +24,7 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
@@ -104,6 +105,40 @@ static void load_modules(void)
 	closedir(d);
 	for (int i = 0; loaded && i < 200 && access("/dev/vda", F_OK) < 0; i++)
 		usleep(10000);
+}
+
+/*
+ * Profile mode on Linux: a copy of /proc/kallsyms on the benchmark disk
+ * (KSYMS), which `cargo xtask bench --profile` reads back from the image
+ * to name kernel functions (Debian's System.map is a stub).  Trellis has
+ * no /proc/kallsyms and xtask reads its symbols from trellis.sym.
+ */
+#define KSYMS_DIR "/fsb"
+#define KSYMS KSYMS_DIR "/kallsyms"
+
+static void save_kallsyms(void)
+{
+	int in = open("/proc/kallsyms", O_RDONLY);
+	if (in < 0)
+		return;
+	mkdir(KSYMS_DIR, 0755);
+	if (mount("/dev/vda", KSYMS_DIR, "ext2", 0, NULL) < 0) {
+		b_printf("BENCH-NOTE mount /dev/vda: %s\n", strerror(errno));
+		close(in);
+		return;
+	}
+	int out = open(KSYMS, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	static char buf[65536];
+	ssize_t r;
+	while (out >= 0 && (r = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)r) != r)
+			break;
+	if (out >= 0) {
+		fsync(out);
+		close(out);
+	}
+	close(in);
+	umount(KSYMS_DIR);
 }
 
 /* The names in /bench/list (written at build time by `lmb -l`). */
@@ -190,6 +225,8 @@ int main(int argc, char **argv)
 		for (int k = 0; k < nknown; k++)
 			names[n++] = known[k];
 	}
+	if (mode == 'p')
+		save_kallsyms();
 	for (int i = 0; i < n; i++)
 		run_one(names[i], mode);
 	b_printf("BENCH-END\n");

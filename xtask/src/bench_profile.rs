@@ -5,9 +5,9 @@
 //! `lmb -p` brackets each row and its measured repetitions with marker
 //! NOPs, and the plugin writes the instructions executed per translation
 //! block inside those windows. Blocks are attributed to the kernel
-//! function containing their first instruction (`nm` of `trellis.sym`,
-//! Linux's `System.map`; Linux boots with `nokaslr`), user-mode blocks to
-//! `[user]`.
+//! function containing their first instruction (`nm` of `trellis.sym`;
+//! for Linux its `/proc/kallsyms`, which `/init -p` copies to the disk
+//! image), user-mode blocks to `[user]`.
 //!
 //! Results are merged, row by row, into `docs/perf/profile.tsv` (so a
 //! partial run updates only its rows) and `docs/perf/profile.md` is
@@ -150,6 +150,7 @@ pub fn summarize(
         .map(|(f, c)| (f, c as f64 / div))
         .collect();
     funcs.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    funcs.retain(|f| f.1 >= 0.5);
     funcs.truncate(KEPT);
     RowProfile {
         row: row.to_string(),
@@ -175,9 +176,23 @@ fn symbols_elf(elf: &Path) -> Res<Vec<Sym>> {
     Ok(s)
 }
 
-fn symbols_map(map: &Path) -> Res<Vec<Sym>> {
-    let text = std::fs::read_to_string(map).ctx(|| format!("cannot read {}", map.display()))?;
-    let mut s = ksyms::parse_nm(&text);
+
+/// `/kallsyms` from the guest's disk image (`debugfs -R dump`), sorted;
+/// module symbols keep their `[module]` suffix.
+fn read_kallsyms(img: &Path, dir: &Path) -> Res<Vec<Sym>> {
+    let out = dir.join("kallsyms-linux.txt");
+    let _ = std::fs::remove_file(&out);
+    run_quiet(
+        Command::new(crate::mkimage::e2fs_tool("debugfs")?)
+            .arg("-R")
+            .arg(format!("dump /kallsyms {}", out.display()))
+            .arg(img),
+    )?;
+    let text = std::fs::read_to_string(&out).ctx(|| format!("cannot read {}", out.display()))?;
+    let mut s = ksyms::parse_nm(&text.replace('\t', " "));
+    if s.is_empty() {
+        eprintln!("xtask: warning: no Linux symbols in {}", img.display());
+    }
     s.sort_by_key(|s| s.addr);
     Ok(s)
 }
@@ -250,6 +265,14 @@ fn profile_boot(
         t.os,
         started.elapsed().as_secs_f64()
     );
+    // Linux: the symbols /init copied from /proc/kallsyms to the disk.
+    let kallsyms;
+    let syms = if t.os == "linux" {
+        kallsyms = read_kallsyms(&g.log.with_extension("img"), &dir)?;
+        &kallsyms
+    } else {
+        &t.syms
+    };
     let text = std::fs::read_to_string(&data).ctx(|| format!("cannot read {}", data.display()))?;
     let sections = parse_plugin_output(&text);
     let rows = parse_prof_lines(&lines);
@@ -265,7 +288,7 @@ fn profile_boot(
     Ok(rows
         .iter()
         .zip(sections.iter())
-        .map(|((name, iters), sec)| summarize(name, t.os, commit, *iters, sec, &t.syms))
+        .map(|((name, iters), sec)| summarize(name, t.os, commit, *iters, sec, syms))
         .collect())
 }
 
@@ -362,7 +385,8 @@ pub fn to_markdown(profiles: &[RowProfile]) -> String {
          function holding its first instruction, so figures are close to, not exactly, the \
          instructions retired. `whole` means the row has no measured loop of its own (the \
          figures cover the whole row, once). Trellis symbols from `trellis.sym`, Linux's from \
-         the Debian package's `System.map` (booted with `nokaslr`). A row's iteration is its \
+         its `/proc/kallsyms` (Debian's `System.map` is a stub), which `/init -p` copies to the \
+         benchmark disk. A row's iteration is its \
          benchmark's operation (one system call, one round trip, one lap of a ring, one file, \
          one 64 KiB chunk for pipe_bw); rows that subtract a single-process baseline \
          (ctx_switch, ctx_ring*) count both of their loops. Raw data: `profile.tsv`; a partial \
@@ -450,12 +474,8 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
         cmdline: qemu::cmdline(&[]),
         syms: symbols_elf(&trellis)?,
     }];
-    let linux_map;
     if let Some(k) = &linux {
-        let name = k.file_name().unwrap_or_default().to_string_lossy();
-        linux_map = k.with_file_name(name.replacen("vmlinuz-", "System.map-", 1));
-        // Linux also hands `nokaslr` to init, which skips it.
-        let mut cmdline = String::from("console=ttyS0 quiet rdinit=/init nokaslr -- -p");
+        let mut cmdline = String::from("console=ttyS0 quiet rdinit=/init -- -p");
         for r in &rows {
             cmdline.push(' ');
             cmdline.push_str(r);
@@ -464,7 +484,7 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
             os: "linux",
             kernel: k,
             cmdline,
-            syms: symbols_map(&linux_map)?,
+            syms: Vec::new(),
         });
     } else {
         eprintln!("xtask: warning: no Linux kernel: profiling Trellis only");
