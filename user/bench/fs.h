@@ -16,6 +16,9 @@
  *   fs_create_0k/4k     lat_fs: create 500 files (0 or 4 KiB written) in a
  *                       fresh directory (ns per file)
  *   fs_delete_0k/4k     lat_fs: unlink those 500 files (ns per file)
+ *   fs_create/delete_1k/10k   the same with 1 and 10 KiB files (lat_fs's
+ *                       sizes are 0, 1, 4 and 10 KiB)
+ *   tmpfs_create/delete_0k/1k/4k/10k   the same on a tmpfs at TMP_DIR
  *   fs_fsync            a 4 KiB pwrite to a 1 MiB file then fsync (ns per
  *                       pair)
  *
@@ -46,9 +49,15 @@
 #define FS_REPS 3
 
 static char *fs_buf;
+/* Operations in one timed run (for the profile's per-operation figures). */
+static long fs_ops_per_run = 1;
+/* Where the lat_fs rows create their files: FS_DIR, or TMP_DIR (tmpfs). */
+static const char *fs_lat_root = FS_DIR;
 
-/* Mounts the disk unless an ext2 file system is already at FS_DIR. */
-static int fs_ready(void)
+#define TMP_DIR "/tmpb"
+#define TMPFS_MAGIC 0x01021994
+
+static int fs_buffer(void)
 {
 	if (!fs_buf) {
 		fs_buf = malloc(FS_IO);
@@ -57,6 +66,32 @@ static int fs_ready(void)
 		for (long i = 0; i < FS_IO; i++)
 			fs_buf[i] = (char)(i * 131 + 7);
 	}
+	return 0;
+}
+
+/* Mounts a tmpfs at TMP_DIR unless one is there already. */
+static int tmp_ready(void)
+{
+	if (fs_buffer() < 0)
+		return -1;
+	struct statfs sf;
+	mkdir(TMP_DIR, 0755);
+	if (statfs(TMP_DIR, &sf) == 0 && sf.f_type == TMPFS_MAGIC)
+		return 0;
+	if (mount("tmpfs", TMP_DIR, "tmpfs", 0, NULL) < 0) {
+		int e = errno;
+		return b_fail(1, "mount tmpfs: %s", strerror(e));
+	}
+	return 0;
+}
+
+/* Mounts the disk unless an ext2 file system is already at FS_DIR. */
+static int fs_ready(void)
+{
+	if (fs_buffer() < 0)
+		return -1;
+	if (strcmp(fs_lat_root, TMP_DIR) == 0)
+		return tmp_ready();
 	struct statfs sf;
 	mkdir(FS_DIR, 0755);
 	if (statfs(FS_DIR, &sf) == 0 && sf.f_type == FS_MAGIC)
@@ -127,15 +162,20 @@ static int fs_median(fs_step setup, fs_step op, int smoke, double *ns)
 {
 	if (fs_ready() < 0)
 		return -1;
-	int reps = smoke ? 1 : FS_REPS;
+	int reps = smoke || b_profile ? 1 : FS_REPS;
 	double per[FS_REPS];
 	for (int i = 0; i < reps; i++) {
 		if (setup && setup() < 0)
 			return -1;
+		if (!smoke)
+			b_inner_on();
 		double t0 = b_now_ns();
-		if (op() < 0)
-			return -1;
+		int r = op();
 		double t = b_now_ns() - t0;
+		if (!smoke)
+			b_inner_off(fs_ops_per_run);
+		if (r < 0)
+			return -1;
 		per[i] = t > 0 ? t : 0.5;
 	}
 	qsort(per, (size_t)reps, sizeof per[0], b_cmp);
@@ -248,6 +288,7 @@ static int fs_rand_reads(void)
 
 static int run_fs_rand_read_4k(int smoke, double *ns)
 {
+	fs_ops_per_run = FS_RAND_READS;
 	if (fs_median(fs_big_cold, fs_rand_reads, smoke, ns) < 0)
 		return -1;
 	*ns /= FS_RAND_READS;
@@ -261,7 +302,7 @@ static int fs_file_count;
 
 static void fs_name(char *buf, size_t len, int i)
 {
-	snprintf(buf, len, FS_DIR "/lat/%d", i);
+	snprintf(buf, len, "%s/lat/%d", fs_lat_root, i);
 }
 
 static int fs_create_files(void)
@@ -297,10 +338,12 @@ static int fs_delete_files(void)
 /* A fresh, empty directory, with the last run's files gone and on disk. */
 static int fs_fresh_dir(void)
 {
+	char dir[64];
+	snprintf(dir, sizeof dir, "%s/lat", fs_lat_root);
 	if (fs_delete_files() < 0)
 		return -1;
-	rmdir(FS_DIR "/lat");
-	if (mkdir(FS_DIR "/lat", 0755) < 0)
+	rmdir(dir);
+	if (mkdir(dir, 0755) < 0)
 		return b_sysfail("mkdir");
 	sync();
 	return 0;
@@ -319,6 +362,7 @@ static int fs_lat(int create, long size, int smoke, double *ns)
 {
 	fs_file_size = size;
 	fs_file_count = 0;
+	fs_ops_per_run = FS_FILES;
 	int r = create ? fs_median(fs_fresh_dir, fs_create_files, smoke, ns)
 		       : fs_median(fs_fresh_files, fs_delete_files, smoke, ns);
 	if (r < 0)
@@ -346,6 +390,74 @@ static int run_fs_create_4k(int smoke, double *ns)
 static int run_fs_delete_4k(int smoke, double *ns)
 {
 	return fs_lat(0, PAGE, smoke, ns);
+}
+
+/* lat_fs's other sizes: 1 KiB and 10 KiB. */
+static int run_fs_create_1k(int smoke, double *ns)
+{
+	return fs_lat(1, 1024, smoke, ns);
+}
+
+static int run_fs_delete_1k(int smoke, double *ns)
+{
+	return fs_lat(0, 1024, smoke, ns);
+}
+
+static int run_fs_create_10k(int smoke, double *ns)
+{
+	return fs_lat(1, 10240, smoke, ns);
+}
+
+static int run_fs_delete_10k(int smoke, double *ns)
+{
+	return fs_lat(0, 10240, smoke, ns);
+}
+
+/* The same on a tmpfs at TMP_DIR (no disk: the in-memory file system). */
+static int tmp_lat(int create, long size, int smoke, double *ns)
+{
+	fs_lat_root = TMP_DIR;
+	return fs_lat(create, size, smoke, ns);
+}
+
+static int run_tmpfs_create_0k(int smoke, double *ns)
+{
+	return tmp_lat(1, 0, smoke, ns);
+}
+
+static int run_tmpfs_delete_0k(int smoke, double *ns)
+{
+	return tmp_lat(0, 0, smoke, ns);
+}
+
+static int run_tmpfs_create_1k(int smoke, double *ns)
+{
+	return tmp_lat(1, 1024, smoke, ns);
+}
+
+static int run_tmpfs_delete_1k(int smoke, double *ns)
+{
+	return tmp_lat(0, 1024, smoke, ns);
+}
+
+static int run_tmpfs_create_4k(int smoke, double *ns)
+{
+	return tmp_lat(1, PAGE, smoke, ns);
+}
+
+static int run_tmpfs_delete_4k(int smoke, double *ns)
+{
+	return tmp_lat(0, PAGE, smoke, ns);
+}
+
+static int run_tmpfs_create_10k(int smoke, double *ns)
+{
+	return tmp_lat(1, 10240, smoke, ns);
+}
+
+static int run_tmpfs_delete_10k(int smoke, double *ns)
+{
+	return tmp_lat(0, 10240, smoke, ns);
 }
 
 /* ---- fsync ------------------------------------------------------------ */
@@ -379,6 +491,7 @@ static int fs_fsyncs(void)
 
 static int run_fs_fsync(int smoke, double *ns)
 {
+	fs_ops_per_run = FS_FSYNC_OPS;
 	if (fs_median(fs_sync_file, fs_fsyncs, smoke, ns) < 0)
 		return -1;
 	*ns /= FS_FSYNC_OPS;

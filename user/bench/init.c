@@ -3,8 +3,9 @@
  * initramfs.  The same archive boots Trellis (which runs it from
  * /.trellis/argv) and Linux (rdinit=/init).
  *
- *   /init [-s] [NAME...]    run the named benchmarks (default: all, listed
- *                           in /bench/list); -s: smoke mode
+ *   /init [-s|-p] [NAME...] run the named benchmarks (default: all, listed
+ *                           in /bench/list); -s: smoke mode; -p: with
+ *                           profiling marks (`cargo xtask bench --profile`)
  *
  * Output protocol (read by `cargo xtask bench`):
  *   BENCH-BOOT <ns>           CLOCK_BOOTTIME when /init started
@@ -23,12 +24,13 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
 #define LMB "/bench/lmb"
 #define LIST "/bench/list"
-#define MAX_BENCH 64
+#define MAX_BENCH 128
 #define MODDIR "/bench/mod"
 #define MAX_MODS 16
 
@@ -105,6 +107,40 @@ static void load_modules(void)
 		usleep(10000);
 }
 
+/*
+ * Profile mode on Linux: a copy of /proc/kallsyms on the benchmark disk
+ * (KSYMS), which `cargo xtask bench --profile` reads back from the image
+ * to name kernel functions (Debian's System.map is a stub).  Trellis has
+ * no /proc/kallsyms and xtask reads its symbols from trellis.sym.
+ */
+#define KSYMS_DIR "/fsb"
+#define KSYMS KSYMS_DIR "/kallsyms"
+
+static void save_kallsyms(void)
+{
+	int in = open("/proc/kallsyms", O_RDONLY);
+	if (in < 0)
+		return;
+	mkdir(KSYMS_DIR, 0755);
+	if (mount("/dev/vda", KSYMS_DIR, "ext2", 0, NULL) < 0) {
+		b_printf("BENCH-NOTE mount /dev/vda: %s\n", strerror(errno));
+		close(in);
+		return;
+	}
+	int out = open(KSYMS, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	static char buf[65536];
+	ssize_t r;
+	while (out >= 0 && (r = read(in, buf, sizeof buf)) > 0)
+		if (write(out, buf, (size_t)r) != r)
+			break;
+	if (out >= 0) {
+		fsync(out);
+		close(out);
+	}
+	close(in);
+	umount(KSYMS_DIR);
+}
+
 /* The names in /bench/list (written at build time by `lmb -l`). */
 static int list_benchmarks(char *buf, size_t len, char **names, int max)
 {
@@ -123,7 +159,8 @@ static int list_benchmarks(char *buf, size_t len, char **names, int max)
 	return n;
 }
 
-static void run_one(const char *name, int smoke)
+/* mode: 0 measure, 's' smoke, 'p' profile (lmb -s / lmb -p). */
+static void run_one(const char *name, int mode)
 {
 	b_printf("BENCH-START %s\n", name);
 	pid_t pid = fork();
@@ -132,8 +169,8 @@ static void run_one(const char *name, int smoke)
 		return;
 	}
 	if (pid == 0) {
-		char *argv[] = { LMB, smoke ? "-s" : (char *)name, smoke ? (char *)name : NULL,
-				 NULL };
+		char *argv[] = { LMB, mode == 's' ? "-s" : mode == 'p' ? "-p" : (char *)name,
+				 mode ? (char *)name : NULL, NULL };
 		static char *const envp[] = { "PATH=/bin:/sbin:/usr/bin", NULL };
 		execve(LMB, argv, envp);
 		b_printf("BENCH %s error execve %s: %s\n", name, LMB, strerror(errno));
@@ -157,27 +194,41 @@ int main(int argc, char **argv)
 	b_printf("BENCH-BOOT %lld\n", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
 	load_modules();
 
-	int smoke = 0, first = 1;
-	if (argc > 1 && strcmp(argv[1], "-s") == 0) {
-		smoke = 1;
-		first = 2;
-	}
+	/*
+	 * Flags and names may come in any order: Linux hands init the
+	 * command-line words it does not know itself (e.g. `nokaslr`) ahead
+	 * of what follows `--`, so a word that is not a benchmark is skipped.
+	 */
+	int mode = 0;
 	static char listbuf[4096];
-	char *names[MAX_BENCH];
-	int n;
-	if (first < argc) {
-		n = 0;
-		for (int i = first; i < argc && n < MAX_BENCH; i++)
-			names[n++] = argv[i];
-	} else {
-		n = list_benchmarks(listbuf, sizeof listbuf, names, MAX_BENCH);
-		if (n <= 0) {
-			b_printf("BENCH-NOTE cannot read %s: %s\n", LIST, strerror(errno));
-			n = 0;
-		}
+	char *names[MAX_BENCH], *known[MAX_BENCH];
+	int nknown = list_benchmarks(listbuf, sizeof listbuf, known, MAX_BENCH);
+	if (nknown <= 0) {
+		b_printf("BENCH-NOTE cannot read %s: %s\n", LIST, strerror(errno));
+		nknown = 0;
 	}
+	int n = 0;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "-p") == 0) {
+			mode = argv[i][1];
+			continue;
+		}
+		int ok = nknown == 0;
+		for (int k = 0; k < nknown && !ok; k++)
+			ok = strcmp(argv[i], known[k]) == 0;
+		if (!ok)
+			b_printf("BENCH-NOTE not a benchmark: %s\n", argv[i]);
+		else if (n < MAX_BENCH)
+			names[n++] = argv[i];
+	}
+	if (n == 0) {
+		for (int k = 0; k < nknown; k++)
+			names[n++] = known[k];
+	}
+	if (mode == 'p')
+		save_kallsyms();
 	for (int i = 0; i < n; i++)
-		run_one(names[i], smoke);
+		run_one(names[i], mode);
 	b_printf("BENCH-END\n");
 	sync();
 	if (getpid() == 1)

@@ -2,6 +2,8 @@
  * lmb - the Trellis micro-benchmarks (LMbench-style; see bench.h).
  *
  *   lmb [-s] NAME     run one benchmark (-s: smoke mode, one iteration)
+ *   lmb -p NAME       run it with profiling marks (bench.h) and print
+ *                     `BENCH-PROF NAME ITERS`, the iterations measured
  *   lmb -l            list the benchmark names, one per line
  *
  * Each benchmark prints one `BENCH` line.  The fs_* rows (fs.h) use an
@@ -16,7 +18,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/select.h>
+#include <sys/sem.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -463,6 +468,8 @@ static int run_sleep_1ms(int smoke, double *ns)
 {
 	int n = smoke ? 1 : SLEEPS;
 	double over = 0;
+	if (!smoke)
+		b_inner_on();
 	for (int i = 0; i < n; i++) {
 		struct timespec req = { 0, SLEEP_NS };
 		double t0 = b_now_ns();
@@ -473,6 +480,8 @@ static int run_sleep_1ms(int smoke, double *ns)
 			return b_fail(0, "nanosleep(1 ms) returned after %.0f ns", slept);
 		over += slept - SLEEP_NS;
 	}
+	if (!smoke)
+		b_inner_off(n);
 	*ns = over / n;
 	if (*ns <= 0)
 		*ns = 0.5; /* the protocol wants a positive value */
@@ -480,6 +489,7 @@ static int run_sleep_1ms(int smoke, double *ns)
 }
 
 /* ---- the table ----------------------------------------------------------- */
+
 
 enum kind { LATENCY, BANDWIDTH };
 
@@ -741,6 +751,366 @@ static int run_tcp_connect(int smoke, double *ns)
 	return r;
 }
 
+
+/* ---- LMbench-style rows (lat_ctx, lat_pagefault, lat_mmap, lat_sem,
+ * lat_select) ------------------------------------------------------------ */
+
+/*
+ * ctx_ring2, ctx_ring18 (lat_ctx -s 0 with 2 and 18 processes): a token
+ * (one int) goes round a ring of processes joined by pipes; process i
+ * reads it from pipe i and writes it to pipe i+1.  One iteration is one
+ * lap, i.e. `procs` context switches.  The figure is per switch, less the
+ * cost of one pipe write+read pair in a single process (what each switch
+ * also does), as lat_ctx subtracts its overhead.
+ */
+#define RING_MAX 18
+
+struct ring {
+	int procs;
+	int fds[RING_MAX][2];
+	pid_t pids[RING_MAX];
+};
+
+static void ring_member(int in, int out)
+{
+	int tok;
+	while (read(in, &tok, sizeof tok) == sizeof tok)
+		if (write(out, &tok, sizeof tok) != sizeof tok)
+			break;
+	_exit(0);
+}
+
+static int ring_start(struct ring *r, int procs)
+{
+	r->procs = procs;
+	for (int i = 0; i < procs; i++)
+		if (pipe(r->fds[i]) < 0)
+			return b_sysfail("pipe");
+	/* Process 0 is this one; member i reads pipe i, writes pipe i+1. */
+	for (int i = 1; i < procs; i++) {
+		r->pids[i] = fork();
+		if (r->pids[i] < 0)
+			return b_sysfail("fork");
+		if (r->pids[i] == 0) {
+			int in = r->fds[i][0], out = r->fds[(i + 1) % procs][1];
+			for (int k = 0; k < procs; k++) {
+				if (r->fds[k][0] != in)
+					close(r->fds[k][0]);
+				if (r->fds[k][1] != out)
+					close(r->fds[k][1]);
+			}
+			ring_member(in, out);
+		}
+	}
+	return 0;
+}
+
+static int ring_stop(struct ring *r)
+{
+	int rc = 0;
+	for (int i = 0; i < r->procs; i++) {
+		close(r->fds[i][0]);
+		close(r->fds[i][1]);
+	}
+	for (int i = 1; i < r->procs; i++)
+		if (reap(r->pids[i], "ring member") < 0)
+			rc = -1;
+	return rc;
+}
+
+static int body_ring(long n, void *arg)
+{
+	struct ring *r = arg;
+	int tok = 1;
+	for (long i = 0; i < n; i++) {
+		if (write(r->fds[1 % r->procs][1], &tok, sizeof tok) != sizeof tok)
+			return b_sysfail("ring write");
+		if (read(r->fds[0][0], &tok, sizeof tok) != sizeof tok)
+			return b_sysfail("ring read");
+	}
+	return 0;
+}
+
+static int body_token_self(long n, void *arg)
+{
+	int *fds = arg;
+	int tok = 1;
+	for (long i = 0; i < n; i++)
+		if (write(fds[1], &tok, sizeof tok) != sizeof tok ||
+		    read(fds[0], &tok, sizeof tok) != sizeof tok)
+			return b_sysfail("pipe");
+	return 0;
+}
+
+static int run_ring(int procs, int smoke, double *ns)
+{
+	int fds[2];
+	double self, lap;
+	if (pipe(fds) < 0)
+		return b_sysfail("pipe");
+	int r = simple(body_token_self, fds, smoke, 0, &self);
+	close(fds[0]);
+	close(fds[1]);
+	if (r < 0)
+		return -1;
+	struct ring ring;
+	if (ring_start(&ring, procs) < 0)
+		return -1;
+	r = simple(body_ring, &ring, smoke, 0, &lap);
+	if (ring_stop(&ring) < 0 || r < 0)
+		return -1;
+	*ns = lap / procs - self;
+	if (*ns < 1)
+		*ns = 1;
+	return 0;
+}
+
+static int run_ctx_ring2(int smoke, double *ns)
+{
+	return run_ring(2, smoke, ns);
+}
+
+static int run_ctx_ring18(int smoke, double *ns)
+{
+	return run_ring(18, smoke, ns);
+}
+
+/*
+ * A 4 MiB file on the ext2 disk, written and synced once (untimed), for
+ * the mapping rows.
+ */
+#define MAP_PATH FS_DIR "/map4m"
+#define MAP_LEN (4L << 20)
+#define MAP_PAGES (MAP_LEN / PAGE)
+
+static int map_file(void)
+{
+	if (fs_ready() < 0)
+		return -1;
+	struct stat st;
+	int fd = open(MAP_PATH, O_RDWR | O_CREAT, 0644);
+	if (fd < 0)
+		return b_sysfail("open " MAP_PATH);
+	if (fstat(fd, &st) == 0 && st.st_size == MAP_LEN)
+		return fd;
+	if (ftruncate(fd, 0) < 0 || fs_write_all(fd, MAP_LEN) < 0 || fsync(fd) < 0) {
+		close(fd);
+		return b_fail(0, "cannot write " MAP_PATH);
+	}
+	return fd;
+}
+
+/*
+ * file_page_fault (lat_pagefault): read faults on a MAP_SHARED mapping of
+ * the cached 4 MiB file, one access per page, pages in a fixed shuffled
+ * order (as lat_pagefault, so that fault-around helps only as much as it
+ * does there).  Only the accesses are timed, not mmap and munmap; the
+ * figure is per page.
+ */
+struct pf_arg {
+	int fd;
+	long order[MAP_PAGES];
+};
+
+static int body_file_fault(long n, void *arg)
+{
+	struct pf_arg *a = arg;
+	double timed = 0;
+	long done = 0;
+	while (done < n) {
+		long k = n - done < MAP_PAGES ? n - done : MAP_PAGES;
+		volatile char *p = mmap(NULL, (size_t)MAP_LEN, PROT_READ, MAP_SHARED, a->fd, 0);
+		if (p == MAP_FAILED)
+			return b_sysfail("mmap");
+		double t0 = b_now_ns();
+		for (long i = 0; i < k; i++)
+			(void)p[a->order[i] * PAGE];
+		timed += b_now_ns() - t0;
+		if (munmap((void *)p, (size_t)MAP_LEN) < 0)
+			return b_sysfail("munmap");
+		done += k;
+	}
+	b_self_ns = timed;
+	return 0;
+}
+
+static int run_file_page_fault(int smoke, double *ns)
+{
+	static struct pf_arg a;
+	a.fd = map_file();
+	if (a.fd < 0)
+		return -1;
+	for (long i = 0; i < MAP_PAGES; i++)
+		a.order[i] = i;
+	uint32_t x = 0x9E3779B9u;
+	for (long i = MAP_PAGES - 1; i > 0; i--) {
+		x ^= x << 13;
+		x ^= x >> 17;
+		x ^= x << 5;
+		long j = (long)(x % (uint32_t)(i + 1));
+		long t = a.order[i];
+		a.order[i] = a.order[j];
+		a.order[j] = t;
+	}
+	int r = simple(body_file_fault, &a, smoke, 0, ns);
+	close(a.fd);
+	return r;
+}
+
+/*
+ * file_mmap_4m (lat_mmap 4m): mmap the 4 MiB file MAP_SHARED read-write,
+ * touch one byte every 160 KiB (lat_mmap's stride), munmap.  Per mapping.
+ */
+#define MMAP_STRIDE (160L << 10)
+
+static int body_file_mmap(long n, void *arg)
+{
+	int fd = *(int *)arg;
+	for (long i = 0; i < n; i++) {
+		volatile char *p = mmap(NULL, (size_t)MAP_LEN, PROT_READ | PROT_WRITE,
+					MAP_SHARED, fd, 0);
+		if (p == MAP_FAILED)
+			return b_sysfail("mmap");
+		for (long off = 0; off < MAP_LEN; off += MMAP_STRIDE)
+			p[off] = 1;
+		if (munmap((void *)p, (size_t)MAP_LEN) < 0)
+			return b_sysfail("munmap");
+	}
+	return 0;
+}
+
+static int run_file_mmap_4m(int smoke, double *ns)
+{
+	int fd = map_file();
+	if (fd < 0)
+		return -1;
+	int r = simple(body_file_mmap, &fd, smoke, 0, ns);
+	close(fd);
+	return r;
+}
+
+/*
+ * sem_lat (lat_sem): a SysV semaphore set of two; the parent raises
+ * semaphore 0 and waits on semaphore 1, the child does the opposite.  Per
+ * round trip.  Removing the set (IPC_RMID) makes the child's semop fail
+ * with EIDRM, which ends it.
+ */
+static int sem_op(int id, unsigned short num, short op)
+{
+	struct sembuf b = { .sem_num = num, .sem_op = op, .sem_flg = 0 };
+	int r;
+	while ((r = semop(id, &b, 1)) < 0 && errno == EINTR)
+		;
+	return r;
+}
+
+static int body_sem(long n, void *arg)
+{
+	int id = *(int *)arg;
+	for (long i = 0; i < n; i++)
+		if (sem_op(id, 0, 1) < 0 || sem_op(id, 1, -1) < 0)
+			return b_sysfail("semop");
+	return 0;
+}
+
+static int run_sem_lat(int smoke, double *ns)
+{
+	int id = semget(IPC_PRIVATE, 2, IPC_CREAT | 0600);
+	if (id < 0)
+		return b_sysfail("semget");
+	pid_t pid = fork();
+	if (pid < 0)
+		return b_sysfail("fork");
+	if (pid == 0) {
+		while (sem_op(id, 0, -1) == 0 && sem_op(id, 1, 1) == 0)
+			;
+		_exit(errno == EIDRM || errno == EINVAL ? 0 : 1);
+	}
+	int r = simple(body_sem, &id, smoke, 0, ns);
+	if (semctl(id, 0, IPC_RMID) < 0)
+		r = b_sysfail("semctl IPC_RMID");
+	if (reap(pid, "sem peer") < 0)
+		r = -1;
+	return r;
+}
+
+/*
+ * select_100_file (lat_select -n 100 file): select(2) with a zero timeout
+ * on 100 descriptors of a regular file, all ready for reading.
+ * select_100_pipe: the same on the read ends of 100 empty pipes, none
+ * ready.  Per call.
+ */
+#define SEL_FDS 100
+
+struct sel_arg {
+	int fds[SEL_FDS];
+	int nfds, expect;
+};
+
+static int body_select(long n, void *arg)
+{
+	struct sel_arg *a = arg;
+	for (long i = 0; i < n; i++) {
+		fd_set rd;
+		FD_ZERO(&rd);
+		for (int k = 0; k < SEL_FDS; k++)
+			FD_SET(a->fds[k], &rd);
+		struct timeval tv = { 0, 0 };
+		int r = select(a->nfds, &rd, NULL, NULL, &tv);
+		if (r != a->expect)
+			return r < 0 ? b_sysfail("select")
+				     : b_fail(0, "select gave %d, not %d", r, a->expect);
+	}
+	return 0;
+}
+
+/* Records `fd` as the k-th descriptor to poll. */
+static int sel_add(struct sel_arg *a, int k, int fd)
+{
+	if (fd < 0 || fd >= FD_SETSIZE)
+		return fd < 0 ? b_sysfail("open") : b_fail(0, "descriptor %d too high", fd);
+	a->fds[k] = fd;
+	if (fd + 1 > a->nfds)
+		a->nfds = fd + 1;
+	return 0;
+}
+
+static int run_select_file(int smoke, double *ns)
+{
+	static struct sel_arg a;
+	a.nfds = 0;
+	a.expect = SEL_FDS;
+	for (int i = 0; i < SEL_FDS; i++)
+		if (sel_add(&a, i, open(SELF, O_RDONLY)) < 0)
+			return -1;
+	int r = simple(body_select, &a, smoke, 0, ns);
+	for (int i = 0; i < SEL_FDS; i++)
+		close(a.fds[i]);
+	return r;
+}
+
+static int run_select_pipe(int smoke, double *ns)
+{
+	static struct sel_arg a;
+	static int wr[SEL_FDS];
+	a.nfds = 0;
+	a.expect = 0;
+	for (int i = 0; i < SEL_FDS; i++) {
+		int p[2];
+		if (pipe(p) < 0)
+			return b_sysfail("pipe");
+		wr[i] = p[1];
+		if (sel_add(&a, i, p[0]) < 0)
+			return -1;
+	}
+	int r = simple(body_select, &a, smoke, 0, ns);
+	for (int i = 0; i < SEL_FDS; i++) {
+		close(a.fds[i]);
+		close(wr[i]);
+	}
+	return r;
+}
+
 static const struct bench benches[] = {
 	{ "null_syscall", run_null, LATENCY, 0 },
 	{ "clock_gettime", run_clock, LATENCY, 0 },
@@ -779,6 +1149,25 @@ static const struct bench benches[] = {
 	{ "fs_delete_4k", run_fs_delete_4k, LATENCY, 0 },
 	{ "fs_fsync", run_fs_fsync, LATENCY, 0 },
 	{ "sleep_1ms", run_sleep_1ms, LATENCY, 0 },
+	{ "ctx_ring2", run_ctx_ring2, LATENCY, 0 },
+	{ "ctx_ring18", run_ctx_ring18, LATENCY, 0 },
+	{ "file_page_fault", run_file_page_fault, LATENCY, 0 },
+	{ "file_mmap_4m", run_file_mmap_4m, LATENCY, 0 },
+	{ "sem_lat", run_sem_lat, LATENCY, 0 },
+	{ "select_100_file", run_select_file, LATENCY, 0 },
+	{ "select_100_pipe", run_select_pipe, LATENCY, 0 },
+	{ "fs_create_1k", run_fs_create_1k, LATENCY, 0 },
+	{ "fs_delete_1k", run_fs_delete_1k, LATENCY, 0 },
+	{ "fs_create_10k", run_fs_create_10k, LATENCY, 0 },
+	{ "fs_delete_10k", run_fs_delete_10k, LATENCY, 0 },
+	{ "tmpfs_create_0k", run_tmpfs_create_0k, LATENCY, 0 },
+	{ "tmpfs_delete_0k", run_tmpfs_delete_0k, LATENCY, 0 },
+	{ "tmpfs_create_1k", run_tmpfs_create_1k, LATENCY, 0 },
+	{ "tmpfs_delete_1k", run_tmpfs_delete_1k, LATENCY, 0 },
+	{ "tmpfs_create_4k", run_tmpfs_create_4k, LATENCY, 0 },
+	{ "tmpfs_delete_4k", run_tmpfs_delete_4k, LATENCY, 0 },
+	{ "tmpfs_create_10k", run_tmpfs_create_10k, LATENCY, 0 },
+	{ "tmpfs_delete_10k", run_tmpfs_delete_10k, LATENCY, 0 },
 };
 
 #define NBENCH (sizeof benches / sizeof benches[0])
@@ -794,9 +1183,12 @@ int main(int argc, char **argv)
 	if (i < argc && strcmp(argv[i], "-s") == 0) {
 		smoke = 1;
 		i++;
+	} else if (i < argc && strcmp(argv[i], "-p") == 0) {
+		b_profile = 1;
+		i++;
 	}
 	if (i + 1 != argc) {
-		b_printf("usage: lmb [-s] NAME | lmb -l\n");
+		b_printf("usage: lmb [-s|-p] NAME | lmb -l\n");
 		return 2;
 	}
 	for (size_t k = 0; k < NBENCH; k++) {
@@ -804,7 +1196,14 @@ int main(int argc, char **argv)
 		if (strcmp(b->name, argv[i]) != 0)
 			continue;
 		double ns;
-		if (b->run(smoke, &ns) < 0) {
+		if (b_profile)
+			B_MARK(B_MARK_OUTER_ON);
+		int failed = b->run(smoke, &ns) < 0;
+		if (b_profile) {
+			B_MARK(B_MARK_OUTER_OFF);
+			b_printf("BENCH-PROF %s %ld\n", b->name, b_prof_iters);
+		}
+		if (failed) {
 			b_printf("BENCH %s %s %s\n", b->name,
 				 b_status.missing ? "missing" : "error",
 				 b_status.failed ? b_status.why : "unknown failure");

@@ -74,6 +74,8 @@ options:
   --no-wall            skip the wall-clock pass (bench)
   --rows NAME,...      run only these benchmarks (bench); the report is
                        printed, docs/perf/ is left alone
+  --profile            bench: instructions per kernel function for each row
+                       (icount, a QEMU plugin), into docs/perf/profile.md
   -- CMD ARGS...       the command to run as init (run, initramfs)
 
 exit status of `run -- CMD`: CMD's status; 124 timeout, 125 kernel panic,
@@ -130,6 +132,8 @@ pub struct Options {
     pub only: Vec<String>,
     pub smoke: bool,
     pub no_wall: bool,
+    /// `bench --profile`: the per-row kernel profile instead of the figures.
+    pub profile: bool,
     /// `bench --rows`: the benchmarks to run (empty: all).
     pub rows: Vec<String>,
     pub seed: Option<u64>,
@@ -216,6 +220,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
             "--release" if inline.is_none() => opts.release = true,
             "--smoke" if inline.is_none() => opts.smoke = true,
             "--no-wall" if inline.is_none() => opts.no_wall = true,
+            "--profile" if inline.is_none() => opts.profile = true,
             "--add" => opts.adds.push(parse_add(&value(flag)?)?),
             "--append" => opts.append.push(value(flag)?),
             "--disk" => opts.disks.push(PathBuf::from(value(flag)?)),
@@ -299,6 +304,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ("--only", !o.only.is_empty()),
         ("--smoke", o.smoke),
         ("--no-wall", o.no_wall),
+        ("--profile", o.profile),
         ("--rows", !o.rows.is_empty()),
         ("--seed", o.seed.is_some()),
         ("--calls", o.calls.is_some()),
@@ -325,7 +331,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ],
         Sub::Initramfs => &["--add", "--"],
         Sub::Test => &["--kernel", "--only"],
-        Sub::Bench => &["--kernel", "--smoke", "--no-wall", "--rows"],
+        Sub::Bench => &["--kernel", "--smoke", "--no-wall", "--profile", "--rows"],
         Sub::Fuzz => &[
             "--release",
             "--kernel",

@@ -22,9 +22,27 @@ use crate::{builder, initramfs, mkimage, qemu};
 
 /// The Debian meta-package naming the current cloud kernel.
 const LINUX_META: &str = "linux-image-cloud-amd64";
-/// Per-boot limits: a full run on either kernel takes a few minutes (the
-/// fs_* rows write and read hundreds of MiB through a virtio-blk disk).
-const FULL_TIMEOUT: Duration = Duration::from_secs(1200);
+/// Per-boot limits: a full run on either kernel takes several minutes on
+/// an idle machine (the fs_* rows write and read hundreds of MiB through a
+/// virtio-blk disk), and several times that when the host's cores are
+/// shared: a 20-minute limit cut a 56-row icount boot of Linux short at
+/// row 17 with the load average at 13 on 2 cores. So the limit grows with
+/// the rows: FULL_TIMEOUT plus ROW_TIMEOUT per row.
+const FULL_TIMEOUT: Duration = Duration::from_secs(600);
+const ROW_TIMEOUT: Duration = Duration::from_secs(90);
+
+/// The per-boot limit for `rows` rows.
+pub(crate) fn boot_timeout(rows: usize) -> Duration {
+    FULL_TIMEOUT + ROW_TIMEOUT * rows as u32
+}
+
+/// How many rows a boot runs: those named, else the whole list.
+pub(crate) fn row_count(build: &Path, rows: &[String]) -> usize {
+    if !rows.is_empty() {
+        return rows.len();
+    }
+    std::fs::read_to_string(build.join("list")).map_or(64, |l| l.lines().count())
+}
 const SMOKE_TIMEOUT: Duration = Duration::from_secs(180);
 /// How long QEMU may run on after `BENCH-END` or the kernel's last words.
 const LINGER: Duration = Duration::from_secs(8);
@@ -134,23 +152,26 @@ pub fn parse(lines: &[(Duration, String)], how_it_ended: &str) -> Transcript {
 }
 
 /// One QEMU boot of the benchmark initramfs.
-struct Guest<'a> {
-    kernel: &'a Path,
-    initrd: &'a Path,
-    cmdline: String,
-    icount: bool,
-    timeout: Duration,
-    log: PathBuf,
+pub(crate) struct Guest<'a> {
+    pub kernel: &'a Path,
+    pub initrd: &'a Path,
+    pub cmdline: String,
+    pub icount: bool,
+    pub timeout: Duration,
+    pub log: PathBuf,
     /// A fresh copy of this image is attached as the virtio-blk disk.
-    disk: Option<&'a Path>,
+    pub disk: Option<&'a Path>,
+    /// More QEMU arguments (the profiler's `-plugin`).
+    pub extra: Vec<OsString>,
 }
 
 /// Boots, collects the serial lines with their arrival time, and stops at
 /// `BENCH-END` (QEMU is given a moment to power off), a kernel's last
 /// words, or the timeout. Returns the lines and how the boot ended.
-fn boot(g: &Guest) -> Res<(Vec<(Duration, String)>, String)> {
+pub(crate) fn boot(g: &Guest) -> Res<(Vec<(Duration, String)>, String)> {
     let mut args: Vec<OsString> = qemu::qemu_args(g.kernel, g.initrd, &g.cmdline);
     args.extend(["-smp", "1"].map(OsString::from));
+    args.extend(g.extra.iter().cloned());
     if let Some(template) = g.disk {
         // Every boot starts from the same empty file system.
         let disk = g.log.with_extension("img");
@@ -236,24 +257,39 @@ pub fn build_programs(root: &Path) -> Res<PathBuf> {
     Ok(build)
 }
 
+/// Checks `rows` against the benchmark list of a build: a misspelt row
+/// would otherwise be skipped by /init and the whole suite run.
+pub(crate) fn check_rows(build: &Path, rows: &[String]) -> Res<()> {
+    let list = std::fs::read_to_string(build.join("list"))
+        .ctx(|| "cannot read the benchmark list".into())?;
+    match rows.iter().find(|r| !list.lines().any(|l| l == r.as_str())) {
+        Some(r) => Err(format!("no benchmark named `{r}` (see {})", build.join("list").display())),
+        None => Ok(()),
+    }
+}
+
 /// The size of the benchmark disk (the fs_* rows write a 64 MiB file).
 const DISK_MIB: u64 = 256;
 
 /// An empty ext2 file system (4 KiB blocks) for the fs_* rows; each boot
 /// gets a fresh copy of it.
-fn disk_template(root: &Path) -> Res<PathBuf> {
+pub(crate) fn disk_template(root: &Path) -> Res<PathBuf> {
     let dir = target_dir(root).join("bench");
     let empty = dir.join("empty");
     std::fs::create_dir_all(&empty).ctx(|| format!("cannot create {}", empty.display()))?;
     let img = dir.join("disk-template.img");
-    mkimage::make(&empty, &img, Some(DISK_MIB), 4096)?;
+    // Built aside and renamed into place: another bench run in this tree
+    // (--profile, --smoke) may be copying the current one.
+    let tmp = dir.join(format!("disk-template.img.{}", std::process::id()));
+    mkimage::make(&empty, &tmp, Some(DISK_MIB), 4096)?;
+    std::fs::rename(&tmp, &img).ctx(|| format!("cannot rename {}", tmp.display()))?;
     Ok(img)
 }
 
 /// Writes the benchmark initramfs: busybox (for `/bin/sh`), /bench and
 /// /init; `argv` is what Trellis runs. `modules` (Linux's virtio-blk
 /// modules, in load order) go to /bench/mod as `NN-name.ko`.
-fn write_initramfs(
+pub(crate) fn write_initramfs(
     root: &Path,
     build: &Path,
     argv: &[String],
@@ -451,7 +487,7 @@ fn modinfo_depends(ko: &[u8]) -> Vec<String> {
         .collect()
 }
 
-fn find_vmlinuz(boot: &Path) -> Option<PathBuf> {
+pub(crate) fn find_vmlinuz(boot: &Path) -> Option<PathBuf> {
     std::fs::read_dir(boot)
         .ok()?
         .flatten()
@@ -476,6 +512,7 @@ fn run_kernel(
     pass: Pass,
     root: &Path,
     rows: &[String],
+    timeout: Duration,
 ) -> Res<KernelRun> {
     let (label, cmdline) = match os {
         Os::Linux if !rows.is_empty() => (
@@ -491,11 +528,12 @@ fn run_kernel(
         initrd,
         cmdline,
         icount: pass == Pass::Icount,
-        timeout: FULL_TIMEOUT,
+        timeout,
         log: target_dir(root)
             .join("bench")
             .join(format!("{label}-{}.log", pass.as_str())),
         disk: Some(disk),
+        extra: Vec::new(),
     };
     let started = Instant::now();
     let (lines, ended) = boot(&g)?;
@@ -514,6 +552,9 @@ fn run_kernel(
 pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     if opts.smoke {
         return smoke_cli(root, opts);
+    }
+    if opts.profile {
+        return crate::bench_profile::run(root, opts);
     }
     let build = build_programs(root)?;
     let release = Options {
@@ -538,6 +579,8 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     // /init's arguments from the initramfs, Linux passes what follows `--`
     // on its command line to init.
     let rows: Vec<String> = opts.rows.iter().chain(opts.positional.iter()).cloned().collect();
+    check_rows(&build, &rows)?;
+    let timeout = boot_timeout(row_count(&build, &rows));
     let argv: Vec<String> = std::iter::once("/init".to_string())
         .chain(rows.iter().cloned())
         .collect();
@@ -557,6 +600,7 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
                 pass,
                 root,
                 &rows,
+                timeout,
             )?),
             None => None,
         };
@@ -568,6 +612,7 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
             pass,
             root,
             &rows,
+            timeout,
         )?;
         report.add(pass, lin, tre);
     }
@@ -611,9 +656,11 @@ fn smoke_boot(root: &Path, kernel: &Path, r: &mut Reporter) -> Res<()> {
         initrd: &initrd,
         cmdline: qemu::cmdline(&[]),
         icount: false,
-        timeout: SMOKE_TIMEOUT,
+        // One iteration per row, but some rows set up 500 files.
+        timeout: SMOKE_TIMEOUT + Duration::from_secs(5) * names.len() as u32,
         log: log.clone(),
         disk: Some(&disk),
+        extra: Vec::new(),
     };
     let (lines, ended) = boot(&g)?;
     let t = parse(&lines, &ended);
@@ -698,6 +745,20 @@ mod tests {
         assert_eq!(modinfo_depends(ko), ["virtio_ring", "virtio"]);
         assert!(modinfo_depends(b"\0depends=\0name=x\0").is_empty());
         assert!(modinfo_depends(b"no modinfo").is_empty());
+    }
+
+    #[test]
+    fn timeouts_grow_with_rows() {
+        assert_eq!(boot_timeout(0), FULL_TIMEOUT);
+        assert_eq!(boot_timeout(56), Duration::from_secs(600 + 56 * 90));
+        let dir = std::env::temp_dir().join(format!("bench-rows-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("list"), "a\nb\nc\n").unwrap();
+        assert_eq!(row_count(&dir, &[]), 3);
+        assert_eq!(row_count(&dir, &["b".to_string()]), 1);
+        assert!(check_rows(&dir, &["a".into(), "c".into()]).is_ok());
+        assert!(check_rows(&dir, &["a".into(), "typo".into()]).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -423,16 +423,35 @@ fn json_run(k: Option<&KernelRun>) -> String {
     )
 }
 
-/// Writes `docs/perf/<timestamp>.json`, `latest.json` and `README.md`.
+/// The hand-written heading of README.md that a new report keeps, with
+/// everything after it.
+const KEPT_HEADING: &str = "\n## Paths\n";
+
+/// `generated` followed by the hand-written part of the old README.md
+/// (from [`KEPT_HEADING`] on), so that regenerating the tables keeps the
+/// prose about each path.
+pub fn keep_prose(generated: &str, old: Option<&str>) -> String {
+    match old.and_then(|o| o.find(KEPT_HEADING).map(|i| &o[i + 1..])) {
+        Some(tail) => format!("{}\n\n{tail}", generated.trim_end()),
+        None => generated.to_string(),
+    }
+}
+
+/// Writes `docs/perf/<timestamp>.json`, `latest.json` and `README.md`
+/// (keeping its `## Paths` section).
 pub fn write_docs(root: &Path, report: &Report) -> Res<Vec<PathBuf>> {
     let dir = root.join("docs/perf");
     std::fs::create_dir_all(&dir).ctx(|| format!("cannot create {}", dir.display()))?;
     let stamp = iso_utc(report.timestamp).replace(':', "");
     let json = report.render_json();
+    let old = std::fs::read_to_string(dir.join("README.md")).ok();
     let files = [
         (dir.join(format!("{stamp}.json")), json.clone()),
         (dir.join("latest.json"), json),
-        (dir.join("README.md"), report.render_markdown()),
+        (
+            dir.join("README.md"),
+            keep_prose(&report.render_markdown(), old.as_deref()),
+        ),
     ];
     for (path, text) in &files {
         std::fs::write(path, text).ctx(|| format!("cannot write {}", path.display()))?;
@@ -443,6 +462,15 @@ pub fn write_docs(root: &Path, report: &Report) -> Res<Vec<PathBuf>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn regenerating_keeps_the_paths_section() {
+        let old = "# Benchmarks\n\n| old table |\n\n## Paths\n\n### pipes\nprose\n";
+        let new = keep_prose("# Benchmarks\n\n| new table |\n\n", Some(old));
+        assert_eq!(new, "# Benchmarks\n\n| new table |\n\n## Paths\n\n### pipes\nprose\n");
+        assert_eq!(keep_prose("t\n", Some("no section")), "t\n");
+        assert_eq!(keep_prose("t\n", None), "t\n");
+    }
 
     fn run(samples: &[(&str, Sample)]) -> KernelRun {
         KernelRun {

@@ -12,6 +12,7 @@
 mod api_scan;
 mod args;
 mod bench;
+mod bench_profile;
 mod bench_report;
 mod builder;
 mod compile_fail;
