@@ -276,6 +276,8 @@ pub fn domain_heap() -> Result<(), String> {
     frame::println!(
         "trellis: ktest domain_heap: 1000 crash-and-restart cycles, free frames {before} -> {after}"
     );
+    Ok(())
+}
 
 frame::exchangeable_struct! {
     /// Errors of the test interface: the fault that ended the call, or a
