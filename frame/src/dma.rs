@@ -21,12 +21,112 @@
 //!   completed. It can wrap an existing page ([`DmaStream::map`]), so a
 //!   page-cache page goes to the device without a copy; the stream holds a
 //!   reference, so the page cannot be freed while the device uses it.
+//!
+//! A buffer made while a driver domain runs is *owned by frame on the
+//! domain's behalf*: its pages sit in a table on the kernel heap and the
+//! buffer only names them. When the domain dies, its buffers (forgotten on
+//! its freed heap) are taken back from the table ([`revoke_domain`]) and
+//! freed only after the device has been reset (docs/domains.md).
 
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::sync::atomic::{Ordering, fence};
 
 use crate::mm::{PAGE_SIZE, Paddr, UFrame, USegment, paddr_to_ptr};
+use crate::sync::{SpinLock, level};
 use crate::{Error, Pod};
+
+/// The pages of buffers made inside driver domains, by buffer id, with the
+/// heap tag of the domain that made each.
+struct DomainDma {
+    next: u64,
+    owned: BTreeMap<u64, (u8, Backing)>,
+}
+
+static DOMAIN_DMA: SpinLock<DomainDma, { level::HEAP - 3 }> = SpinLock::new(DomainDma {
+    next: 1,
+    owned: BTreeMap::new(),
+});
+
+/// A buffer's pages held in [`DOMAIN_DMA`]: they stay there (alive) until
+/// the buffer is dropped or its domain is revoked, after which the buffer
+/// is never used (it is forgotten on the dead domain's heap).
+#[derive(Debug)]
+struct Lent {
+    paddr: Paddr,
+    len: usize,
+    /// 0 once the pages were taken back out (`into_frames`).
+    id: u64,
+}
+
+impl Lent {
+    /// The pages, out of the table.
+    fn take(mut self) -> Option<Backing> {
+        let id = core::mem::replace(&mut self.id, 0);
+        DOMAIN_DMA
+            .lock_irq_disabled()
+            .owned
+            .remove(&id)
+            .map(|(_, b)| b)
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        if self.id != 0 {
+            let pages = DOMAIN_DMA.lock_irq_disabled().owned.remove(&self.id);
+            drop(pages);
+        }
+    }
+}
+
+/// `backing` as the buffer's own, or, inside a driver domain, kept in the
+/// table on the domain's behalf.
+fn owned(backing: Backing) -> Backing {
+    let tag = crate::domain::heap::current_tag();
+    if tag == 0 {
+        return backing;
+    }
+    let (paddr, len) = (backing.paddr(), backing.len());
+    let id = crate::domain::heap::with_kernel_heap(|| {
+        let mut t = DOMAIN_DMA.lock_irq_disabled();
+        let id = t.next;
+        t.next += 1;
+        t.owned.insert(id, (tag, backing));
+        id
+    });
+    Backing::Lent(Lent { paddr, len, id })
+}
+
+/// The pages of a dead domain's DMA buffers: freed when this is dropped,
+/// which its owner does only once the device cannot reach them any more.
+pub(crate) struct RevokedDma(Vec<Backing>);
+
+impl RevokedDma {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// Takes back the pages of every buffer the domain with heap tag `tag`
+/// made and did not drop: called when it dies, before its heap (where the
+/// buffers' handles live) is freed.
+pub(crate) fn revoke_domain(tag: u8) -> RevokedDma {
+    crate::domain::heap::with_kernel_heap(|| {
+        let mut t = DOMAIN_DMA.lock_irq_disabled();
+        let ids: Vec<u64> = t
+            .owned
+            .iter()
+            .filter(|(_, (o, _))| *o == tag)
+            .map(|(id, _)| *id)
+            .collect();
+        RevokedDma(
+            ids.iter()
+                .filter_map(|id| t.owned.remove(id).map(|(_, b)| b))
+                .collect(),
+        )
+    })
+}
 
 /// Which way the data of a [`DmaStream`] flows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,6 +143,8 @@ pub enum DmaDirection {
 enum Backing {
     Segment(USegment),
     Frame(UFrame),
+    /// Pages kept in [`DOMAIN_DMA`] for a driver domain.
+    Lent(Lent),
 }
 
 impl Backing {
@@ -50,6 +152,7 @@ impl Backing {
         match self {
             Backing::Segment(s) => s.paddr(),
             Backing::Frame(f) => f.paddr(),
+            Backing::Lent(l) => l.paddr,
         }
     }
 
@@ -57,6 +160,7 @@ impl Backing {
         match self {
             Backing::Segment(s) => s.size(),
             Backing::Frame(_) => PAGE_SIZE,
+            Backing::Lent(l) => l.len,
         }
     }
 
@@ -72,7 +176,9 @@ impl Backing {
         fence(Ordering::SeqCst);
         for (i, b) in buf.iter_mut().enumerate() {
             // SAFETY: `pa + i` lies inside the owned untyped pages of this
-            // buffer (checked above), RAM reachable through the direct map;
+            // buffer (checked above; for `Lent`, pages held in DOMAIN_DMA
+            // until the buffer is dropped or its domain is revoked, after
+            // which the buffer is never used), RAM in the direct map;
             // untyped pages hold only bytes, so a concurrent device write
             // can only change the byte read.
             *b = unsafe { core::ptr::read_volatile(paddr_to_ptr::<u8>(pa + i)) };
@@ -135,7 +241,7 @@ impl DmaCoherent {
             return Err(Error::InvalidArgs);
         }
         Ok(DmaCoherent {
-            backing: Backing::Segment(USegment::alloc_zeroed(nframes)?),
+            backing: owned(Backing::Segment(USegment::alloc_zeroed(nframes)?)),
         })
     }
 
@@ -186,7 +292,7 @@ impl DmaStream {
     /// [`into_frame`]: DmaStream::into_frame
     pub fn map(frame: UFrame, dir: DmaDirection) -> DmaStream {
         DmaStream {
-            backing: Backing::Frame(frame),
+            backing: owned(Backing::Frame(frame)),
             dir,
         }
     }
@@ -197,7 +303,7 @@ impl DmaStream {
             return Err(Error::InvalidArgs);
         }
         Ok(DmaStream {
-            backing: Backing::Segment(USegment::alloc_zeroed(nframes)?),
+            backing: owned(Backing::Segment(USegment::alloc_zeroed(nframes)?)),
             dir,
         })
     }
@@ -240,20 +346,30 @@ impl DmaStream {
     /// Gives the page back (for a stream made by [`DmaStream::map`] or of
     /// one page); a multi-page stream returns its pages in order.
     pub fn into_frames(self) -> Vec<UFrame> {
-        match self.backing {
+        Self::frames_of(self.backing)
+    }
+
+    fn frames_of(backing: Backing) -> Vec<UFrame> {
+        match backing {
             Backing::Frame(f) => Vec::from([f]),
             Backing::Segment(s) => (0..s.size() / PAGE_SIZE)
                 .filter_map(|i| s.frame(i))
                 .collect(),
+            Backing::Lent(l) => l.take().map(Self::frames_of).unwrap_or_default(),
         }
     }
 
     /// The page of a one-page stream (the page [`DmaStream::map`] took).
     pub fn into_frame(self) -> Result<UFrame, Error> {
-        match self.backing {
+        Self::frame_of(self.backing)
+    }
+
+    fn frame_of(backing: Backing) -> Result<UFrame, Error> {
+        match backing {
             Backing::Frame(f) => Ok(f),
             Backing::Segment(s) if s.size() == PAGE_SIZE => s.frame(0).ok_or(Error::InvalidArgs),
             Backing::Segment(_) => Err(Error::InvalidArgs),
+            Backing::Lent(l) => l.take().map_or(Err(Error::InvalidArgs), Self::frame_of),
         }
     }
 }
@@ -263,6 +379,90 @@ mod tests {
     use super::*;
     use crate::mm::frame_alloc::FrameUsage;
     use crate::sim;
+
+    /// The root of a driver domain: a ring it made and a stream of a page
+    /// the kernel lent it.
+    struct RingDriver {
+        ring: DmaCoherent,
+        _stream: Option<DmaStream>,
+    }
+
+    fn start_ring(n: usize) -> RingDriver {
+        let ring = DmaCoherent::alloc(n).unwrap();
+        ring.write_val(0, &0x5au32).unwrap();
+        RingDriver {
+            ring,
+            _stream: Some(DmaStream::alloc(1, DmaDirection::FromDevice).unwrap()),
+        }
+    }
+
+    fn read_ring(d: &mut RingDriver, off: u64) -> u32 {
+        d.ring.read_val(off as usize).unwrap()
+    }
+
+    fn drop_stream(d: &mut RingDriver, _: u8) -> u8 {
+        d._stream = None;
+        0
+    }
+
+    fn crash_ring(_: &mut RingDriver, _: u8) -> u8 {
+        panic!("injected")
+    }
+
+    static RESETS: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+    static FREE_AT_RESET: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+    #[test]
+    fn a_dead_domain_s_dma_memory_is_freed_after_the_device_reset() {
+        sim::run(|| {
+            use crate::domain::{Domain, Fault};
+            use crate::mm::frame_alloc::free_frames;
+            let before = free_frames();
+            let reset = || {
+                RESETS.fetch_add(1, Ordering::Relaxed);
+                FREE_AT_RESET.store(free_frames(), Ordering::Relaxed);
+            };
+            let d = Domain::new_device("test-dma", alloc::boxed::Box::new(reset), start_ring, 3)
+                .unwrap();
+            assert_eq!(d.call(read_ring, 0), Ok(0x5a), "the ring works inside");
+            assert_eq!(DOMAIN_DMA.lock().owned.len(), 2);
+            assert_eq!(d.call(drop_stream, 0), Ok(0));
+            assert_eq!(
+                DOMAIN_DMA.lock().owned.len(),
+                1,
+                "a dropped buffer leaves the table"
+            );
+            assert_eq!(d.call(crash_ring, 0), Err(Fault::Panic));
+            assert_eq!(RESETS.load(Ordering::Relaxed), 1, "the device was reset");
+            assert!(
+                FREE_AT_RESET.load(Ordering::Relaxed) < before,
+                "the ring was still allocated when the device was reset"
+            );
+            assert_eq!(DOMAIN_DMA.lock().owned.len(), 0);
+            drop(d);
+            assert_eq!(
+                RESETS.load(Ordering::Relaxed),
+                1,
+                "a dead domain is not reset twice"
+            );
+            assert_eq!(
+                free_frames(),
+                before,
+                "ring, stream, heap and stack went back"
+            );
+            // A domain without a reset: its DMA memory is leaked, never
+            // freed under a device.
+            let d = Domain::new("test-dma-noreset", start_ring, 1).unwrap();
+            assert_eq!(d.call(crash_ring, 0), Err(Fault::Panic));
+            assert_eq!(DOMAIN_DMA.lock().owned.len(), 0);
+            drop(d);
+            assert_eq!(
+                free_frames(),
+                before - 2,
+                "its ring and stream page stay allocated"
+            );
+        });
+    }
 
     fn usage(pa: Paddr) -> u8 {
         crate::mm::meta::slot(pa)

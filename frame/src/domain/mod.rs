@@ -57,6 +57,6 @@ pub use self::handle::Handle;
 #[cfg(any(target_os = "none", test))]
 pub use self::rref::{RRef, live_rrefs};
 #[cfg(any(target_os = "none", test))]
-pub use self::object::{Domain, DomainInfo, DomainStats, domains};
+pub use self::object::{DeviceReset, Domain, DomainInfo, DomainStats, domains};
 #[cfg(any(target_os = "none", test))]
 pub(crate) use self::call::{Recovery, recover_from_panic};

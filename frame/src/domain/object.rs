@@ -15,8 +15,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::Exchangeable;
 use super::call::{DomainStack, Fault, run_on};
-use super::heap::DomainHeap;
 use super::exchange::Owner;
+use super::heap::DomainHeap;
 use super::rref;
 use crate::sync::{Mutex, SpinLock, level};
 
@@ -97,7 +97,13 @@ struct Slot<T> {
     /// The domain's heap; `None` once the domain is dead (freed
     /// wholesale).
     heap: Option<DomainHeap>,
+    /// Stops the device the domain drives (`Domain::new_device`): run when
+    /// the domain dies, before the DMA memory it made is freed.
+    reset: Option<DeviceReset>,
 }
+
+/// Stops a device from reaching the memory a dead driver gave it.
+pub type DeviceReset = Box<dyn Fn() + Send + Sync>;
 
 impl<T> Slot<T> {
     /// Kills the domain: its root is forgotten (no destructor runs: it may
@@ -107,15 +113,34 @@ impl<T> Slot<T> {
     fn kill(&mut self) {
         core::mem::forget(self.root.take());
         if let Some(heap) = self.heap.take() {
-            revoke(heap.tag());
-            drop(heap);
+            revoke(heap, self.reset.as_deref());
         }
     }
 }
 
-/// Revokes what the domain with heap tag `tag` registered with frame.
-fn revoke(tag: u8) -> usize {
-    crate::timer::revoke_domain(tag) + crate::irq::revoke_domain(tag)
+/// Revokes what the domain of `heap` registered with frame (timer
+/// callbacks, interrupt lines, DMA memory), then frees its heap. The DMA
+/// memory is freed after `reset` has stopped the device; with no reset it
+/// is leaked (a device may still be writing it).
+fn revoke(heap: DomainHeap, reset: Option<&(dyn Fn() + Send + Sync)>) {
+    let tag = heap.tag();
+    crate::timer::revoke_domain(tag);
+    crate::irq::revoke_domain(tag);
+    let dma = crate::dma::revoke_domain(tag);
+    drop(heap);
+    match reset {
+        Some(reset) => {
+            reset();
+            drop(dma);
+        }
+        None if dma.is_empty() => {}
+        None => {
+            crate::log_warn!(
+                "domain: a dead domain's DMA memory is leaked (no device reset given)"
+            );
+            core::mem::forget(dma);
+        }
+    }
 }
 
 /// A domain whose root object is a `T`.
@@ -190,6 +215,30 @@ impl<T: Send + 'static> Domain<T> {
         init: fn(A) -> T,
         arg: A,
     ) -> Result<Domain<T>, Fault> {
+        Self::build(name, quota_bytes, None, init, arg)
+    }
+
+    /// As [`Domain::new`], for a driver of a device: when the domain dies
+    /// (a fault, a fault in `init`, or a drop), `reset` runs after its
+    /// timers and interrupt lines are revoked and before the DMA memory it
+    /// made is freed. It must leave the device unable to reach that memory
+    /// (a virtio device reset does).
+    pub fn new_device<A: Exchangeable>(
+        name: &'static str,
+        reset: DeviceReset,
+        init: fn(A) -> T,
+        arg: A,
+    ) -> Result<Domain<T>, Fault> {
+        Self::build(name, usize::MAX, Some(reset), init, arg)
+    }
+
+    fn build<A: Exchangeable>(
+        name: &'static str,
+        quota_bytes: usize,
+        reset: Option<DeviceReset>,
+        init: fn(A) -> T,
+        arg: A,
+    ) -> Result<Domain<T>, Fault> {
         let mut stack = DomainStack::new().map_err(|_| Fault::NoMemory)?;
         let heap = DomainHeap::new(quota_bytes).ok_or(Fault::NoMemory)?;
         let (stats, alive) = register(name);
@@ -219,7 +268,7 @@ impl<T: Send + 'static> Domain<T> {
             (_, partial) => {
                 core::mem::forget(state.arg.take());
                 core::mem::forget(partial);
-                drop(heap);
+                revoke(heap, reset.as_deref());
                 rref::reclaim(owner);
                 stats.crashes.fetch_add(1, Ordering::Relaxed);
                 stats.heap_bytes.store(0, Ordering::Relaxed);
@@ -236,6 +285,7 @@ impl<T: Send + 'static> Domain<T> {
                 stack,
                 root: Some(root),
                 heap: Some(heap),
+                reset,
             }),
             owner,
         })

@@ -35,7 +35,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
 
 use frame::dma::{DmaCoherent, DmaDirection, DmaStream};
-use frame::domain::{Domain, Fault, Handle};
+use frame::domain::{DeviceReset, Domain, Fault, Handle};
 use frame::io::IoMem;
 use frame::irq::IrqLine;
 use frame::mm::PAGE_SIZE;
@@ -130,7 +130,6 @@ impl DeviceMemory for Coherent {
     }
 }
 
-
 pub(crate) struct Config<'a>(pub(crate) &'a PciDevice);
 
 impl ConfigSpace for Config<'_> {
@@ -141,7 +140,6 @@ impl ConfigSpace for Config<'_> {
         self.0.config_read_u32(offset).map_err(|_| AccessError)
     }
 }
-
 
 // ---------------------------------------------------------------------
 // Inside the driver domain.
@@ -181,6 +179,29 @@ struct DeviceHandle {
 
 /// Device handles by disk index (never removed: disks are not unplugged).
 static HANDOFF: SpinLock<Vec<DeviceHandle>, HANDOFF_LOCK> = SpinLock::new(Vec::new());
+
+/// Stops the device of disk `slot` when its driver domain dies (frame runs
+/// it before it frees the rings the dead driver made): a reset through the
+/// shadow's own copy of the register windows.
+fn device_reset(slot: u64) -> DeviceReset {
+    let transport = {
+        let table = HANDOFF.lock();
+        table.get(slot as usize).map(|d| {
+            Transport::new(
+                Mmio(d.common.clone()),
+                Mmio(d.notify.clone()),
+                d.notify_off_multiplier,
+                Mmio(d.isr.clone()),
+                d.device.clone().map(Mmio),
+            )
+        })
+    };
+    Box::new(move || {
+        if let Some(t) = &transport {
+            let _ = t.reset();
+        }
+    })
+}
 
 /// The root object of a virtio-blk domain.
 struct Driver {
@@ -293,7 +314,10 @@ fn status_result(code: u8) -> Result<()> {
     match code {
         0 => Ok(()),
         1 => Err(Error::new(Errno::EAGAIN)),
-        2 => Err(Error::with_message(Errno::EINVAL, "virtio-blk: request refused")),
+        2 => Err(Error::with_message(
+            Errno::EINVAL,
+            "virtio-blk: request refused",
+        )),
         3 => Err(Error::new(Errno::EROFS)),
         4 => Err(Error::new(Errno::EOPNOTSUPP)),
         _ => Err(Error::with_message(Errno::EIO, "virtio-blk: device error")),
@@ -587,7 +611,10 @@ impl Disk {
                 RECOVERIES.fetch_add(1, Ordering::Relaxed);
                 LAST_RECOVERY_NS.store(ns, Ordering::Relaxed);
                 MAX_RECOVERY_NS.fetch_max(ns, Ordering::Relaxed);
-                frame::log_info!("{}: recovered, a retried request completed {ns} ns after the fault", self.name);
+                frame::log_info!(
+                    "{}: recovered, a retried request completed {ns} ns after the fault",
+                    self.name
+                );
             }
         }
         for seg in &p.segments {
@@ -602,7 +629,10 @@ impl Disk {
         let all = core::mem::take(&mut self.state.lock_irq_disabled().table);
         for (_, p) in all {
             drop(p.segments);
-            (p.done)(Err(Error::with_message(Errno::EIO, "virtio-blk: device failed")));
+            (p.done)(Err(Error::with_message(
+                Errno::EIO,
+                "virtio-blk: device failed",
+            )));
         }
     }
 
@@ -636,7 +666,12 @@ impl Disk {
                 let deadline = frame::timer::monotonic_ns().saturating_add(wait);
                 self.backoff.wait_until_or_deadline(|| None::<()>, deadline);
             }
-            let mut d = match Domain::new(self.name, driver_init, self.slot) {
+            let mut d = match Domain::new_device(
+                self.name,
+                device_reset(self.slot),
+                driver_init,
+                self.slot,
+            ) {
                 Ok(d) => Handle::new(d),
                 Err(f) => {
                     fault = f;
@@ -646,7 +681,10 @@ impl Disk {
             match d.geometry() {
                 Ok(g) if g == self.geometry => {}
                 Ok(g) => {
-                    frame::log_warn!("{}: the device changed across a restart ({g:?}): device failed", self.name);
+                    frame::log_warn!(
+                        "{}: the device changed across a restart ({g:?}): device failed",
+                        self.name
+                    );
                     self.state.lock_irq_disabled().failed = true;
                     return None;
                 }
@@ -730,7 +768,11 @@ impl BlockDriver for Disk {
 
 /// Maps one capability's window: `region.length` bytes at `region.offset`
 /// of its memory BAR (each BAR mapped once, in `bars`).
-pub(crate) fn window(pci: &PciDevice, bars: &mut [Option<IoMem>; 6], region: CapRegion) -> Result<Mmio> {
+pub(crate) fn window(
+    pci: &PciDevice,
+    bars: &mut [Option<IoMem>; 6],
+    region: CapRegion,
+) -> Result<Mmio> {
     let i = usize::from(region.bar);
     if bars[i].is_none() {
         match pci.bar(i)? {
@@ -748,7 +790,6 @@ pub(crate) fn window(pci: &PciDevice, bars: &mut [Option<IoMem>; 6], region: Cap
         bar.slice(region.offset as usize, region.length as usize)?,
     ))
 }
-
 
 /// Brings up one virtio-blk function: its driver domain, the shadow in
 /// front of it and the shadow's worker.
@@ -813,11 +854,12 @@ fn probe(pci: PciDevice) -> Result<Arc<Disk>> {
     } else {
         Box::leak(format!("virtio-blk{slot}").into_boxed_str())
     };
-    let domain = Domain::new(name, driver_init, slot as u64).map_err(|f| {
-        let _ = reset.reset();
-        frame::log_info!("{name}: the driver did not start ({f:?})");
-        Error::with_message(Errno::EIO, "virtio-blk: device initialisation failed")
-    })?;
+    let domain = Domain::new_device(name, device_reset(slot as u64), driver_init, slot as u64)
+        .map_err(|f| {
+            let _ = reset.reset();
+            frame::log_info!("{name}: the driver did not start ({f:?})");
+            Error::with_message(Errno::EIO, "virtio-blk: device initialisation failed")
+        })?;
     let mut domain = Handle::new(domain);
     let geometry = domain
         .geometry()
