@@ -24,9 +24,10 @@ use std::time::Duration;
 use crate::args::AddSpec;
 use crate::initramfs;
 use crate::mkimage;
-use crate::qemu::{self, BootResult, Console, Outcome};
-use crate::scan::{guest_output, serial_tail};
+use crate::qemu::{self, BootResult, Console};
+use crate::scan::guest_output;
 use crate::test::{BootEnv, Reporter};
+use crate::test_storage::boot_problem;
 use crate::util::{Context, Res, run_quiet, target_dir};
 
 const PROGS: &str = "/opt/storage";
@@ -148,17 +149,6 @@ fn boot(
     Ok(result)
 }
 
-fn problem(res: &BootResult) -> Option<String> {
-    match &res.outcome {
-        Outcome::Poweroff(_) => None,
-        other => Some(format!(
-            "{}\n{}",
-            other.problem().unwrap_or_default(),
-            serial_tail(&res.lines, 40)
-        )),
-    }
-}
-
 /// The number after `key ` on a line of the guest's output.
 fn figure(out: &str, key: &str) -> Option<u64> {
     out.lines()
@@ -188,7 +178,7 @@ fn workload(env: &BootEnv, dir: &Path, progs: &Path, image: &Path, r: &mut Repor
             return false;
         }
     };
-    if let Some(p) = problem(&res) {
+    if let Some(p) = boot_problem(&res) {
         r.fail(test, p);
         return false;
     }
@@ -242,7 +232,7 @@ fn verify(env: &BootEnv, dir: &Path, progs: &Path, image: &Path, r: &mut Reporte
         &[image.to_path_buf()],
     ) {
         Err(e) => r.fail(test, e),
-        Ok(res) => match problem(&res) {
+        Ok(res) => match boot_problem(&res) {
             Some(p) => r.fail(test, p),
             None => {
                 let out = guest_output(&res.lines);
@@ -273,7 +263,7 @@ fn fail_cleanly(env: &BootEnv, dir: &Path, progs: &Path, r: &mut Reporter) {
         Ok(res) => res,
         Err(e) => return r.fail(test, e),
     };
-    if let Some(p) = problem(&res) {
+    if let Some(p) = boot_problem(&res) {
         return r.fail(test, p);
     }
     let out = guest_output(&res.lines);

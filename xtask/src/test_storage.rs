@@ -359,8 +359,9 @@ fn boot(
     Ok(result)
 }
 
-/// Why a boot did not end in a clean poweroff, with the serial tail.
-fn boot_problem(res: &BootResult) -> Option<String> {
+/// Why a boot did not end in a clean poweroff, with the serial tail
+/// (the crash layer uses it too).
+pub(crate) fn boot_problem(res: &BootResult) -> Option<String> {
     match &res.outcome {
         Outcome::Poweroff(_) => None,
         other => Some(format!(
