@@ -102,6 +102,19 @@ pub fn power_off(code: u32) -> ! {
     arch::qemu::exit(code)
 }
 
+/// Restarts the machine (reset line; QEMU reboots, or exits under
+/// `-no-reboot`).
+#[cfg(any(target_os = "none", test))]
+pub fn restart() -> ! {
+    arch::qemu::reset()
+}
+
+/// Halts the machine for good, powered on (reboot(2)'s `HALT`).
+#[cfg(any(target_os = "none", test))]
+pub fn halt() -> ! {
+    arch::qemu::halt()
+}
+
 #[cfg(any(target_os = "none", test))]
 pub(crate) fn power_off_after_panic() -> ! {
     arch::qemu::exit(0x7f)

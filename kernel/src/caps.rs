@@ -18,6 +18,7 @@ pub const CAP_SYS_RAWIO: u32 = 17;
 pub const CAP_SYS_CHROOT: u32 = 18;
 pub const CAP_SYS_PTRACE: u32 = 19;
 pub const CAP_SYS_ADMIN: u32 = 21;
+pub const CAP_SYS_BOOT: u32 = 22;
 pub const CAP_SYS_NICE: u32 = 23;
 pub const CAP_SYS_RESOURCE: u32 = 24;
 pub const CAP_SYS_TIME: u32 = 25;

@@ -1,6 +1,6 @@
 //! System identity and randomness.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The release string `uname -r` reports: a Linux version glibc accepts,
 /// naming Trellis.
@@ -85,4 +85,26 @@ pub fn set_uts_name(domain: bool, name: &[u8]) {
     let mut u = UTS.lock();
     let slot = if domain { &mut u.domainname } else { &mut u.hostname };
     *slot = name_of(name);
+}
+
+/// reboot(2)'s Ctrl-Alt-Del setting: on, the key combination would restart
+/// at once; off (the default), it would signal init. Recorded only: the
+/// serial console has no such key.
+static CTRL_ALT_DEL: AtomicBool = AtomicBool::new(false);
+
+pub fn set_ctrl_alt_del(on: bool) {
+    CTRL_ALT_DEL.store(on, Ordering::Relaxed);
+}
+
+pub fn ctrl_alt_del() -> bool {
+    CTRL_ALT_DEL.load(Ordering::Relaxed)
+}
+
+/// Powers the machine off after writing back the mounted ext2 volumes,
+/// printing the `trellis: poweroff status=N` line the test harness waits
+/// for (`code` becomes QEMU's exit status).
+pub fn power_off(code: u32) -> ! {
+    crate::fs::ext2::shutdown_all();
+    frame::println!("trellis: poweroff status={code}");
+    frame::power_off(code)
 }

@@ -40,9 +40,7 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
 
     if process.pid() == INIT_PID {
         let code = if status & 0x7f == 0 { (status >> 8) & 0xff } else { 128 + (status & 0x7f) };
-        crate::fs::ext2::shutdown_all();
-        frame::println!("trellis: poweroff status={code}");
-        frame::power_off(code as u32);
+        crate::system::power_off(code as u32);
     }
     // Re-parent children to the nearest subreaper ancestor, else init.
     let children = core::mem::take(&mut *process.children.lock());

@@ -1,6 +1,6 @@
 //! System information and per-process setup: uname, sethostname,
 //! setdomainname, sysinfo, rlimits, getrandom, arch_prctl, personality,
-//! membarrier.
+//! membarrier, reboot.
 
 use super::{Context, SyscallArgs, SyscallFn};
 use crate::error::{Errno, Error, Result};
@@ -20,6 +20,7 @@ pub const SYSCALLS: &[(usize, &str, SyscallFn)] = &[
     (160, "setrlimit", sys_setrlimit),
     (302, "prlimit64", sys_prlimit64),
     (318, "getrandom", sys_getrandom),
+    (169, "reboot", sys_reboot),
 ];
 
 frame::pod_struct! {
@@ -305,4 +306,65 @@ fn sys_arch_prctl(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         _ => return Err(Error::new(Errno::EINVAL)),
     }
     Ok(0)
+}
+
+const LINUX_REBOOT_MAGIC1: u32 = 0xfee1_dead;
+/// The second magic may be any of these (dates of Linus's and his
+/// daughters' birthdays, reboot(2)).
+const LINUX_REBOOT_MAGIC2: [u32; 4] = [672_274_793, 85_072_278, 369_367_448, 537_993_216];
+const LINUX_REBOOT_CMD_RESTART: u32 = 0x0123_4567;
+const LINUX_REBOOT_CMD_HALT: u32 = 0xcdef_0123;
+const LINUX_REBOOT_CMD_CAD_ON: u32 = 0x89ab_cdef;
+const LINUX_REBOOT_CMD_CAD_OFF: u32 = 0;
+const LINUX_REBOOT_CMD_POWER_OFF: u32 = 0x4321_fedc;
+const LINUX_REBOOT_CMD_RESTART2: u32 = 0xa1b2_c3d4;
+
+/// reboot(2): EPERM without CAP_SYS_BOOT (checked first), EINVAL for a bad
+/// magic pair or an unknown command. RESTART, RESTART2, HALT and POWER_OFF
+/// write back the mounted ext2 volumes (as device shutdown would) and do not
+/// return; CAD_ON/CAD_OFF only record the Ctrl-Alt-Del setting (there is no
+/// keyboard to press it on). KEXEC and SW_SUSPEND are EINVAL, as from a
+/// kernel built without kexec and hibernation.
+fn sys_reboot(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
+    if !ctx.process.creds().capable(crate::caps::CAP_SYS_BOOT) {
+        return Err(Error::new(Errno::EPERM));
+    }
+    let (magic1, magic2, cmd) = (a[0] as u32, a[1] as u32, a[2] as u32);
+    if magic1 != LINUX_REBOOT_MAGIC1 || !LINUX_REBOOT_MAGIC2.contains(&magic2) {
+        return Err(Error::new(Errno::EINVAL));
+    }
+    match cmd {
+        LINUX_REBOOT_CMD_CAD_ON | LINUX_REBOOT_CMD_CAD_OFF => {
+            crate::system::set_ctrl_alt_del(cmd == LINUX_REBOOT_CMD_CAD_ON);
+            Ok(0)
+        }
+        LINUX_REBOOT_CMD_RESTART => {
+            crate::fs::ext2::shutdown_all();
+            frame::println!("reboot: Restarting system");
+            frame::restart()
+        }
+        LINUX_REBOOT_CMD_RESTART2 => {
+            // The command string (Linux keeps its first 255 bytes) is only
+            // logged; a bad pointer is EFAULT before anything shuts down.
+            let what = match ctx.read_cstring(a[3], 256) {
+                Ok(v) => v,
+                Err(e) if e.errno() == Errno::ENAMETOOLONG => b"...".to_vec(),
+                Err(e) => return Err(e),
+            };
+            crate::fs::ext2::shutdown_all();
+            let what = core::str::from_utf8(&what).unwrap_or("?");
+            frame::println!("reboot: Restarting system with command '{what}'");
+            frame::restart()
+        }
+        LINUX_REBOOT_CMD_HALT => {
+            crate::fs::ext2::shutdown_all();
+            frame::println!("reboot: System halted");
+            frame::halt()
+        }
+        LINUX_REBOOT_CMD_POWER_OFF => {
+            frame::println!("reboot: Power down");
+            crate::system::power_off(0)
+        }
+        _ => Err(Error::new(Errno::EINVAL)),
+    }
 }

@@ -19,7 +19,7 @@ pub fn outb(port: u16, value: u8) {
     // MIRI: not reached: inline assembly (`out`); the host tests' CPU
     // model routes port writes to simulated devices.
     // SAFETY: port I/O has no memory-safety effect on Rust state; callers in
-    // frame only touch ports of devices frame owns (UART, PIC, PIT, CMOS, exit).
+    // frame only touch ports of devices frame owns (UART, PIC, PIT, CMOS, exit, reset).
     unsafe {
         asm!("out dx, al", in("dx") port, in("al") value, options(nomem, nostack, preserves_flags))
     }
