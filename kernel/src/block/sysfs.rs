@@ -3,7 +3,6 @@
 //! directory per partition (size, start, partition, dev, ro), built from
 //! the registry each time it is looked at.
 
-use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -11,20 +10,12 @@ use alloc::vec::Vec;
 
 use super::BlockDevice;
 use crate::error::{Errno, Error, Result};
-use crate::fs::inode::{FileType, Inode, dev_major, dev_minor};
-use crate::fs::pseudo::{Attr, DirSource, FIRST_KEY, GenDir, GenFile, Item, tree_ino};
+use crate::fs::attr_tree::{self, AttrNode};
+use crate::fs::inode::{Inode, dev_major, dev_minor};
 
 /// /sys/block itself.
 pub fn block_dir(dev: u64, ino: u64, parent: Arc<dyn Inode>) -> Arc<dyn Inode> {
-    GenDir::new(
-        Attr::root_owned(dev, ino, 0o755),
-        Dir {
-            dev,
-            ino,
-            parent,
-            kind: Kind::Root,
-        },
-    )
+    attr_tree::root(dev, ino, parent, Kind::Root)
 }
 
 #[derive(Clone)]
@@ -33,13 +24,6 @@ enum Kind {
     Disk(Arc<BlockDevice>),
     Queue(Arc<BlockDevice>),
     Partition(Arc<BlockDevice>),
-}
-
-struct Dir {
-    dev: u64,
-    ino: u64,
-    parent: Arc<dyn Inode>,
-    kind: Kind,
 }
 
 /// An attribute: its name and its text.
@@ -73,101 +57,38 @@ fn queue_attrs(d: &BlockDevice) -> Vec<AttrFile> {
     ]
 }
 
-impl Dir {
-    /// (name, directory kind or None for an attribute file).
+fn attr_names(attrs: Vec<AttrFile>) -> Vec<(String, Option<Kind>)> {
+    attrs.into_iter().map(|(n, _)| (String::from(n), None)).collect()
+}
+
+impl AttrNode for Kind {
     fn entries(&self) -> Vec<(String, Option<Kind>)> {
-        match &self.kind {
+        match self {
             Kind::Root => super::devices()
                 .into_iter()
                 .filter(|d| d.partno() == 0)
                 .map(|d| (String::from(d.name()), Some(Kind::Disk(d))))
                 .collect(),
             Kind::Disk(d) => {
-                let mut v: Vec<(String, Option<Kind>)> = device_attrs(d)
-                    .into_iter()
-                    .map(|(n, _)| (String::from(n), None))
-                    .collect();
+                let mut v = attr_names(device_attrs(d));
                 v.push((String::from("queue"), Some(Kind::Queue(d.clone()))));
                 for p in d.partitions() {
                     v.push((String::from(p.name()), Some(Kind::Partition(p))));
                 }
                 v
             }
-            Kind::Queue(d) => queue_attrs(d)
-                .into_iter()
-                .map(|(n, _)| (String::from(n), None))
-                .collect(),
-            Kind::Partition(p) => device_attrs(p)
-                .into_iter()
-                .map(|(n, _)| (String::from(n), None))
-                .collect(),
+            Kind::Queue(d) => attr_names(queue_attrs(d)),
+            Kind::Partition(p) => attr_names(device_attrs(p)),
         }
     }
 
-    fn attr_text(&self, name: &str) -> Option<String> {
-        let attrs = match &self.kind {
-            Kind::Root => return None,
+    fn read_attr(&self, name: &str) -> Result<Vec<u8>> {
+        let attrs = match self {
+            Kind::Root => return Err(Error::new(Errno::ENOENT)),
             Kind::Disk(d) | Kind::Partition(d) => device_attrs(d),
             Kind::Queue(d) => queue_attrs(d),
         };
-        attrs.into_iter().find(|(n, _)| *n == name).map(|(_, t)| t)
-    }
-}
-
-impl DirSource for Dir {
-    fn list(&self) -> Result<Vec<Item>> {
-        Ok(self
-            .entries()
-            .into_iter()
-            .zip(FIRST_KEY..)
-            .map(|((name, kind), key)| Item {
-                key,
-                ino: tree_ino(self.ino, &name),
-                file_type: if kind.is_some() {
-                    FileType::Directory
-                } else {
-                    FileType::Regular
-                },
-                name,
-            })
-            .collect())
-    }
-
-    fn find(&self, this: &Arc<dyn Inode>, name: &str) -> Result<Arc<dyn Inode>> {
-        let ino = tree_ino(self.ino, name);
-        let (_, kind) = self
-            .entries()
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .ok_or(Error::new(Errno::ENOENT))?;
-        Ok(match kind {
-            Some(kind) => GenDir::new(
-                Attr::root_owned(self.dev, ino, 0o755),
-                Dir {
-                    dev: self.dev,
-                    ino,
-                    parent: this.clone(),
-                    kind,
-                },
-            ),
-            None => {
-                // The value is read when the file is read, not when found.
-                let me = Dir {
-                    dev: self.dev,
-                    ino: self.ino,
-                    parent: self.parent.clone(),
-                    kind: self.kind.clone(),
-                };
-                let name = String::from(name);
-                GenFile::new(
-                    Attr::root_owned(self.dev, ino, 0o444),
-                    Box::new(move || Ok(me.attr_text(&name).unwrap_or_default().into_bytes())),
-                )
-            }
-        })
-    }
-
-    fn parent(&self, _this: &Arc<dyn Inode>) -> Result<Arc<dyn Inode>> {
-        Ok(self.parent.clone())
+        let text = attrs.into_iter().find(|(n, _)| *n == name).map(|(_, t)| t);
+        Ok(text.unwrap_or_default().into_bytes())
     }
 }

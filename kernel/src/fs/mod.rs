@@ -11,6 +11,7 @@
 //! (root, cwd, umask).
 
 mod anon;
+pub(crate) mod attr_tree;
 pub(crate) mod devfs;
 pub(crate) mod devices;
 pub(crate) mod devpts;

@@ -3,7 +3,6 @@
 //! statistics/ counters, built from the interfaces each time it is looked
 //! at (sysfs-class-net in Linux's Documentation/ABI).
 
-use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -11,20 +10,12 @@ use alloc::vec::Vec;
 
 use super::ifconf::{self, Iface};
 use crate::error::{Errno, Error, Result};
-use crate::fs::inode::{FileType, Inode};
-use crate::fs::pseudo::{Attr, DirSource, FIRST_KEY, GenDir, GenFile, Item, tree_ino};
+use crate::fs::attr_tree::{self, AttrNode};
+use crate::fs::inode::Inode;
 
 /// /sys/class/net itself.
 pub fn class_net_dir(dev: u64, ino: u64, parent: Arc<dyn Inode>) -> Arc<dyn Inode> {
-    GenDir::new(
-        Attr::root_owned(dev, ino, 0o755),
-        Dir {
-            dev,
-            ino,
-            parent,
-            kind: Kind::Root,
-        },
-    )
+    attr_tree::root(dev, ino, parent, Kind::Root)
 }
 
 #[derive(Clone, Copy)]
@@ -34,13 +25,6 @@ enum Kind {
     Iface(u32),
     /// Its statistics/ directory.
     Stats(u32),
-}
-
-struct Dir {
-    dev: u64,
-    ino: u64,
-    parent: Arc<dyn Inode>,
-    kind: Kind,
 }
 
 fn mac_text(mac: [u8; 6]) -> String {
@@ -108,8 +92,7 @@ fn stats_attr(i: &Iface, name: &str) -> Option<String> {
     Some(format!("{v}\n"))
 }
 
-impl Dir {
-    /// (name, directory kind or None for an attribute file).
+impl AttrNode for Kind {
     fn entries(&self) -> Vec<(String, Option<Kind>)> {
         let files = |names: &[&str]| {
             names
@@ -117,7 +100,7 @@ impl Dir {
                 .map(|n| (String::from(*n), None))
                 .collect::<Vec<_>>()
         };
-        match self.kind {
+        match *self {
             Kind::Root => ifconf::interfaces()
                 .into_iter()
                 .map(|i| (i.name, Some(Kind::Iface(i.index))))
@@ -130,73 +113,16 @@ impl Dir {
             Kind::Stats(_) => files(STATS_ATTRS),
         }
     }
-}
 
-/// The text of attribute `name` of directory `kind`, read now; ENODEV
-/// once the interface is gone.
-fn attr_text(kind: Kind, name: &str) -> Result<Vec<u8>> {
-    let (index, stats) = match kind {
-        Kind::Root => return Err(Error::new(Errno::ENOENT)),
-        Kind::Iface(i) => (i, false),
-        Kind::Stats(i) => (i, true),
-    };
-    let i = ifconf::by_index(index).ok_or(Error::new(Errno::ENODEV))?;
-    let text = if stats {
-        stats_attr(&i, name)
-    } else {
-        iface_attr(&i, name)
-    };
-    Ok(text.unwrap_or_default().into_bytes())
-}
-
-impl DirSource for Dir {
-    fn list(&self) -> Result<Vec<Item>> {
-        Ok(self
-            .entries()
-            .into_iter()
-            .zip(FIRST_KEY..)
-            .map(|((name, kind), key)| Item {
-                key,
-                ino: tree_ino(self.ino, &name),
-                file_type: if kind.is_some() {
-                    FileType::Directory
-                } else {
-                    FileType::Regular
-                },
-                name,
-            })
-            .collect())
-    }
-
-    fn find(&self, this: &Arc<dyn Inode>, name: &str) -> Result<Arc<dyn Inode>> {
-        let ino = tree_ino(self.ino, name);
-        let (_, kind) = self
-            .entries()
-            .into_iter()
-            .find(|(n, _)| n == name)
-            .ok_or(Error::new(Errno::ENOENT))?;
-        Ok(match kind {
-            Some(kind) => GenDir::new(
-                Attr::root_owned(self.dev, ino, 0o755),
-                Dir {
-                    dev: self.dev,
-                    ino,
-                    parent: this.clone(),
-                    kind,
-                },
-            ),
-            None => {
-                let kind = self.kind;
-                let name = String::from(name);
-                GenFile::new(
-                    Attr::root_owned(self.dev, ino, 0o444),
-                    Box::new(move || attr_text(kind, &name)),
-                )
-            }
-        })
-    }
-
-    fn parent(&self, _this: &Arc<dyn Inode>) -> Result<Arc<dyn Inode>> {
-        Ok(self.parent.clone())
+    /// ENODEV once the interface is gone.
+    fn read_attr(&self, name: &str) -> Result<Vec<u8>> {
+        let (index, stats) = match *self {
+            Kind::Root => return Err(Error::new(Errno::ENOENT)),
+            Kind::Iface(i) => (i, false),
+            Kind::Stats(i) => (i, true),
+        };
+        let i = ifconf::by_index(index).ok_or(Error::new(Errno::ENODEV))?;
+        let text = if stats { stats_attr(&i, name) } else { iface_attr(&i, name) };
+        Ok(text.unwrap_or_default().into_bytes())
     }
 }
