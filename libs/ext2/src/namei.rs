@@ -268,7 +268,11 @@ impl<D: BlockIo> Fs<D> {
             });
         }
         let mut dir = self.dir_inode(dir_ino)?;
-        let f = self.find_entry(&dir, name)?.ok_or(Error::NotFound)?;
+        // The entry's block stays in `block` for its removal.
+        let mut block = vec![0u8; self.bs as usize];
+        let f = self
+            .find_entry_in(&dir, name, &mut block)?
+            .ok_or(Error::NotFound)?;
         let ino = f.entry.ino;
         let mut i = self.live_inode(ino)?;
         if want_dir != i.is_dir() {
@@ -281,7 +285,7 @@ impl<D: BlockIo> Fs<D> {
         if want_dir && !self.dir_is_empty(&i)? {
             return Err(Error::NotEmpty);
         }
-        self.remove_entry(dir_ino, &mut dir, &f)?;
+        self.remove_entry_in(dir_ino, &mut dir, &f, &mut block)?;
         let t = (self.now)();
         i.set_ctime(t);
         if want_dir {
