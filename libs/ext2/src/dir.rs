@@ -44,47 +44,14 @@ pub(crate) struct Found {
 }
 
 impl<D: BlockIo> Fs<D> {
-    /// Checks and decodes the entry at `off` of a directory block (`off`
-    /// is below the block's length).
-    fn entry_at(&self, buf: &[u8], off: usize) -> Result<RawEntry> {
-        let bs = buf.len();
-        if off + 8 > bs {
-            return Err(Error::Corrupt("directory entry crosses the block"));
-        }
-        let ino = le32(buf, off);
-        let rec_len = le16(buf, off + 4) as usize;
-        let name_len = if self.sb.filetype() {
-            buf.get(off + 6).copied().unwrap_or(0) as usize
-        } else {
-            le16(buf, off + 6) as usize
-        };
-        if rec_len < 12 || !rec_len.is_multiple_of(4) || off + rec_len > bs {
-            return Err(Error::Corrupt("bad directory rec_len"));
-        }
-        if rec_len_for(name_len) > rec_len {
-            return Err(Error::Corrupt("directory name longer than its entry"));
-        }
-        if ino > self.sb.inodes_count {
-            return Err(Error::Corrupt("directory entry inode out of range"));
-        }
-        if ino != 0 && name_len == 0 {
-            return Err(Error::Corrupt("empty name in directory entry"));
-        }
-        Ok(RawEntry {
-            off,
-            ino,
-            rec_len,
-            name_len,
-        })
-    }
-
     /// The entries of one directory block in order, each checked as it is
     /// reached (a scan that stops early never decodes the rest).
-    pub(crate) fn dir_entries<'b>(&'b self, buf: &'b [u8]) -> DirEntries<'b, D> {
+    pub(crate) fn dir_entries<'b>(&self, buf: &'b [u8]) -> DirEntries<'b> {
         DirEntries {
-            fs: self,
             buf,
             off: 0,
+            filetype: self.sb.filetype(),
+            inodes_count: self.sb.inodes_count,
         }
     }
 
@@ -342,20 +309,58 @@ impl<D: BlockIo> Fs<D> {
 
 /// The entries of one directory block, each checked when reached; after
 /// an error the iteration ends.
-pub(crate) struct DirEntries<'b, D: BlockIo> {
-    fs: &'b Fs<D>,
+pub(crate) struct DirEntries<'b> {
     buf: &'b [u8],
     off: usize,
+    /// The superblock's filetype feature and inode count.
+    filetype: bool,
+    inodes_count: u32,
 }
 
-impl<D: BlockIo> Iterator for DirEntries<'_, D> {
+impl DirEntries<'_> {
+    /// Checks and decodes the entry at `off` (below the block's length).
+    fn entry_at(&self, off: usize) -> Result<RawEntry> {
+        let buf = self.buf;
+        let bs = buf.len();
+        if off + 8 > bs {
+            return Err(Error::Corrupt("directory entry crosses the block"));
+        }
+        let ino = le32(buf, off);
+        let rec_len = le16(buf, off + 4) as usize;
+        let name_len = if self.filetype {
+            buf.get(off + 6).copied().unwrap_or(0) as usize
+        } else {
+            le16(buf, off + 6) as usize
+        };
+        if rec_len < 12 || !rec_len.is_multiple_of(4) || off + rec_len > bs {
+            return Err(Error::Corrupt("bad directory rec_len"));
+        }
+        if rec_len_for(name_len) > rec_len {
+            return Err(Error::Corrupt("directory name longer than its entry"));
+        }
+        if ino > self.inodes_count {
+            return Err(Error::Corrupt("directory entry inode out of range"));
+        }
+        if ino != 0 && name_len == 0 {
+            return Err(Error::Corrupt("empty name in directory entry"));
+        }
+        Ok(RawEntry {
+            off,
+            ino,
+            rec_len,
+            name_len,
+        })
+    }
+}
+
+impl Iterator for DirEntries<'_> {
     type Item = Result<RawEntry>;
 
     fn next(&mut self) -> Option<Result<RawEntry>> {
         if self.off >= self.buf.len() {
             return None;
         }
-        let r = self.fs.entry_at(self.buf, self.off);
+        let r = self.entry_at(self.off);
         match &r {
             Ok(e) => self.off += e.rec_len,
             Err(_) => self.off = self.buf.len(),
