@@ -60,7 +60,7 @@ impl NameCache {
         if let Some(d) = self.dirs.get_mut(&dir)
             && d.remove(name).is_some()
         {
-            self.names -= 1;
+            self.names = self.names.saturating_sub(1);
             if d.is_empty() {
                 self.dirs.remove(&dir);
             }
@@ -71,7 +71,7 @@ impl NameCache {
     /// reused).
     pub(crate) fn forget_dir(&mut self, dir: u32) {
         if let Some(d) = self.dirs.remove(&dir) {
-            self.names -= d.len();
+            self.names = self.names.saturating_sub(d.len());
         }
     }
 

@@ -481,10 +481,13 @@ fn name_cache_answers_as_the_disk_does() {
             }
             2 => {
                 let r = fs.create(dd, &name, reg(0o644));
-                if model.contains_key(&key) {
-                    assert!(matches!(r, Err(Error::Exists)), "step {step}");
-                } else {
-                    model.insert(key, r.unwrap());
+                match model.entry(key) {
+                    std::collections::btree_map::Entry::Occupied(_) => {
+                        assert!(matches!(r, Err(Error::Exists)), "step {step}")
+                    }
+                    std::collections::btree_map::Entry::Vacant(v) => {
+                        v.insert(r.unwrap());
+                    }
                 }
             }
             3 => {
