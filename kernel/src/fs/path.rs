@@ -85,10 +85,17 @@ struct Walk<'a> {
 /// The byte range of the first component of `rest` (which starts with
 /// one), and whether another component follows it.
 fn first_component(rest: &str) -> (usize, bool) {
-    match rest.find('/') {
-        Some(end) => (end, rest[end..].bytes().any(|b| b != b'/')),
+    // Bytes, not chars: '/' is never part of a longer UTF-8 sequence.
+    let bytes = rest.as_bytes();
+    match bytes.iter().position(|&b| b == b'/') {
+        Some(end) => (end, bytes[end..].iter().any(|&b| b != b'/')),
         None => (rest.len(), false),
     }
+}
+
+/// How many slashes `text` starts with.
+fn leading_slashes(text: &str) -> usize {
+    text.bytes().take_while(|&b| b == b'/').count()
 }
 
 impl<'a> Walk<'a> {
@@ -134,10 +141,11 @@ impl<'a> Walk<'a> {
     /// checked against NAME_MAX first, as a whole path is.
     fn push(&mut self, text: u8) -> Result<()> {
         let t = self.text(text);
-        if t.split('/').any(|c| name::user_len(c) > NAME_MAX) {
+        // (A text no longer than NAME_MAX cannot hold a longer name.)
+        if t.len() > NAME_MAX && t.split('/').any(|c| name::user_len(c) > NAME_MAX) {
             return Err(Error::new(Errno::ENAMETOOLONG));
         }
-        let skip = t.len() - t.trim_start_matches('/').len();
+        let skip = leading_slashes(t);
         let (absolute, empty) = (skip > 0, skip == t.len());
         if absolute {
             self.cur = self.root.clone();
@@ -176,7 +184,7 @@ impl<'a> Walk<'a> {
         let (len, more) = first_component(rest);
         let end = start + len;
         if more {
-            let skip = rest[len..].len() - rest[len..].trim_start_matches('/').len();
+            let skip = leading_slashes(&rest[len..]);
             // Within the text, so within u16 as the text is.
             self.segs[top].at = (end + skip) as u16;
         } else {

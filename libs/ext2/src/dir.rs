@@ -44,43 +44,15 @@ pub(crate) struct Found {
 }
 
 impl<D: BlockIo> Fs<D> {
-    /// Checks and decodes the entries of one directory block.
-    pub(crate) fn parse_dir_block(&self, buf: &[u8]) -> Result<Vec<RawEntry>> {
-        let bs = buf.len();
-        let mut out = Vec::new();
-        let mut off = 0;
-        while off < bs {
-            if off + 8 > bs {
-                return Err(Error::Corrupt("directory entry crosses the block"));
-            }
-            let ino = le32(buf, off);
-            let rec_len = le16(buf, off + 4) as usize;
-            let name_len = if self.sb.filetype() {
-                buf.get(off + 6).copied().unwrap_or(0) as usize
-            } else {
-                le16(buf, off + 6) as usize
-            };
-            if rec_len < 12 || !rec_len.is_multiple_of(4) || off + rec_len > bs {
-                return Err(Error::Corrupt("bad directory rec_len"));
-            }
-            if rec_len_for(name_len) > rec_len {
-                return Err(Error::Corrupt("directory name longer than its entry"));
-            }
-            if ino > self.sb.inodes_count {
-                return Err(Error::Corrupt("directory entry inode out of range"));
-            }
-            if ino != 0 && name_len == 0 {
-                return Err(Error::Corrupt("empty name in directory entry"));
-            }
-            out.push(RawEntry {
-                off,
-                ino,
-                rec_len,
-                name_len,
-            });
-            off += rec_len;
+    /// The entries of one directory block in order, each checked as it is
+    /// reached (a scan that stops early never decodes the rest).
+    pub(crate) fn dir_entries<'b>(&self, buf: &'b [u8]) -> DirEntries<'b> {
+        DirEntries {
+            buf,
+            off: 0,
+            filetype: self.sb.filetype(),
+            inodes_count: self.sb.inodes_count,
         }
-        Ok(out)
     }
 
     /// Number of blocks of a directory, checked against its size.
@@ -110,12 +82,24 @@ impl<D: BlockIo> Fs<D> {
     }
 
     pub(crate) fn find_entry(&self, dir: &DiskInode, name: &[u8]) -> Result<Option<Found>> {
-        let n = self.dir_blocks(dir)?;
         let mut buf = vec![0u8; self.bs as usize];
+        self.find_entry_in(dir, name, &mut buf)
+    }
+
+    /// [`Fs::find_entry`] leaving the block that holds the entry in `buf`
+    /// (one block long), for a caller that changes it.
+    pub(crate) fn find_entry_in(
+        &self,
+        dir: &DiskInode,
+        name: &[u8],
+        buf: &mut [u8],
+    ) -> Result<Option<Found>> {
+        let n = self.dir_blocks(dir)?;
         for lblk in 0..n {
-            let phys = self.dir_block(dir, lblk, &mut buf)?;
+            let phys = self.dir_block(dir, lblk, buf)?;
             let mut prev = None;
-            for e in self.parse_dir_block(&buf)? {
+            for e in self.dir_entries(buf) {
+                let e = e?;
                 if e.ino != 0
                     && e.name_len == name.len()
                     && buf.get(e.off + 8..e.off + 8 + e.name_len) == Some(name)
@@ -145,7 +129,8 @@ impl<D: BlockIo> Fs<D> {
         let mut buf = vec![0u8; self.bs as usize];
         for lblk in cookie / bs..n {
             self.dir_block(dir, lblk, &mut buf)?;
-            for e in self.parse_dir_block(&buf)? {
+            for e in self.dir_entries(&buf) {
+                let e = e?;
                 let pos = lblk * bs + e.off as u64;
                 if pos < cookie || e.ino == 0 {
                     continue;
@@ -216,15 +201,23 @@ impl<D: BlockIo> Fs<D> {
         let t = (self.now)();
         for lblk in 0..n {
             let phys = self.dir_block(dir, lblk, &mut buf)?;
-            for e in self.parse_dir_block(&buf)? {
-                if e.ino == 0 && e.rec_len >= need {
+            let mut found = None;
+            for e in self.dir_entries(&buf) {
+                let e = e?;
+                if (e.ino == 0 && e.rec_len >= need)
+                    || (e.ino != 0 && e.rec_len - rec_len_for(e.name_len) >= need)
+                {
+                    found = Some(e);
+                    break;
+                }
+            }
+            if let Some(e) = found {
+                if e.ino == 0 {
                     self.write_entry(&mut buf, e.off, ino, e.rec_len, name, ftype);
-                } else if e.ino != 0 && e.rec_len - rec_len_for(e.name_len) >= need {
+                } else {
                     let used = rec_len_for(e.name_len);
                     put16(&mut buf, e.off + 4, used as u16);
                     self.write_entry(&mut buf, e.off + used, ino, e.rec_len - used, name, ftype);
-                } else {
-                    continue;
                 }
                 self.write_block(phys, &buf)?;
                 return self.touch_dir(dir_ino, dir, t);
@@ -257,11 +250,23 @@ impl<D: BlockIo> Fs<D> {
     ) -> Result<()> {
         let mut buf = vec![0u8; self.bs as usize];
         self.read_block(f.phys, &mut buf)?;
+        self.remove_entry_in(dir_ino, dir, f, &mut buf)
+    }
+
+    /// [`Fs::remove_entry`] with the entry's block already in `buf`
+    /// ([`Fs::find_entry_in`] left it there).
+    pub(crate) fn remove_entry_in(
+        &mut self,
+        dir_ino: u32,
+        dir: &mut DiskInode,
+        f: &Found,
+        buf: &mut [u8],
+    ) -> Result<()> {
         match f.prev {
-            Some(p) => put16(&mut buf, p.off + 4, (p.rec_len + f.entry.rec_len) as u16),
-            None => put32(&mut buf, f.entry.off, 0),
+            Some(p) => put16(buf, p.off + 4, (p.rec_len + f.entry.rec_len) as u16),
+            None => put32(buf, f.entry.off, 0),
         }
-        self.write_block(f.phys, &buf)?;
+        self.write_block(f.phys, buf)?;
         let t = (self.now)();
         self.touch_dir(dir_ino, dir, t)
     }
@@ -299,5 +304,67 @@ impl<D: BlockIo> Fs<D> {
         self.write_entry(&mut buf, 0, ino, 12, b".", 2);
         self.write_entry(&mut buf, 12, parent, bs - 12, b"..", 2);
         self.write_block(phys, &buf)
+    }
+}
+
+/// The entries of one directory block, each checked when reached; after
+/// an error the iteration ends.
+pub(crate) struct DirEntries<'b> {
+    buf: &'b [u8],
+    off: usize,
+    /// The superblock's filetype feature and inode count.
+    filetype: bool,
+    inodes_count: u32,
+}
+
+impl DirEntries<'_> {
+    /// Checks and decodes the entry at `off` (below the block's length).
+    fn entry_at(&self, off: usize) -> Result<RawEntry> {
+        let buf = self.buf;
+        let bs = buf.len();
+        if off + 8 > bs {
+            return Err(Error::Corrupt("directory entry crosses the block"));
+        }
+        let ino = le32(buf, off);
+        let rec_len = le16(buf, off + 4) as usize;
+        let name_len = if self.filetype {
+            buf.get(off + 6).copied().unwrap_or(0) as usize
+        } else {
+            le16(buf, off + 6) as usize
+        };
+        if rec_len < 12 || !rec_len.is_multiple_of(4) || off + rec_len > bs {
+            return Err(Error::Corrupt("bad directory rec_len"));
+        }
+        if rec_len_for(name_len) > rec_len {
+            return Err(Error::Corrupt("directory name longer than its entry"));
+        }
+        if ino > self.inodes_count {
+            return Err(Error::Corrupt("directory entry inode out of range"));
+        }
+        if ino != 0 && name_len == 0 {
+            return Err(Error::Corrupt("empty name in directory entry"));
+        }
+        Ok(RawEntry {
+            off,
+            ino,
+            rec_len,
+            name_len,
+        })
+    }
+}
+
+impl Iterator for DirEntries<'_> {
+    type Item = Result<RawEntry>;
+
+    fn next(&mut self) -> Option<Result<RawEntry>> {
+        if self.off >= self.buf.len() {
+            return None;
+        }
+        let r = self.entry_at(self.off);
+        match &r {
+            Ok(e) => self.off += e.rec_len,
+            Err(_) => self.off = self.buf.len(),
+        }
+        Some(r)
     }
 }

@@ -52,6 +52,8 @@ pub struct Fs<D: BlockIo> {
     errored: bool,
     pub(crate) now: fn() -> u32,
     pub(crate) next_generation: u32,
+    /// What lookups found (crate::names).
+    pub(crate) names: crate::names::NameCache,
 }
 
 impl<D: BlockIo> Fs<D> {
@@ -78,6 +80,7 @@ impl<D: BlockIo> Fs<D> {
             errored: mount_state & STATE_ERROR != 0,
             now: opts.now,
             next_generation: (opts.now)(),
+            names: crate::names::NameCache::default(),
             sb,
         };
         // The root must be a directory.

@@ -30,6 +30,7 @@ mod dir;
 mod fs;
 mod inode;
 mod namei;
+mod names;
 mod superblock;
 
 pub use dir::DirEntry;

@@ -75,12 +75,21 @@ impl<D: BlockIo> Fs<D> {
     pub fn lookup(&mut self, dir: u32, name: &[u8]) -> Result<u32> {
         let r = (|| {
             let d = self.dir_inode(dir)?;
+            match self.names.get(dir, name) {
+                Some(0) => return Err(Error::NotFound),
+                Some(ino) => return Ok(ino),
+                None => {}
+            }
             match self.find_entry(&d, name)? {
                 Some(f) => {
                     self.check_ino(f.entry.ino)?;
+                    self.names.put(dir, name, f.entry.ino);
                     Ok(f.entry.ino)
                 }
-                None => Err(Error::NotFound),
+                None => {
+                    self.names.put(dir, name, 0);
+                    Err(Error::NotFound)
+                }
             }
         })();
         self.check(r)
@@ -101,8 +110,20 @@ impl<D: BlockIo> Fs<D> {
 
     /// Creates a file, directory, device node, FIFO or socket.
     pub fn create(&mut self, dir: u32, name: &[u8], new: NewInode) -> Result<u32> {
-        let r = self.create_inner(dir, name, new, None);
+        let absent = self.names.get(dir, name) == Some(0);
+        self.names.forget(dir, name);
+        let r = self.create_inner(dir, name, new, None, absent);
+        self.created(dir, name, &r);
         self.check(r)
+    }
+
+    /// The name cache after a creation: a new inode number has no names
+    /// (it may be a removed directory's), and `dir/name` is it.
+    fn created(&mut self, dir: u32, name: &[u8], r: &Result<u32>) {
+        if let Ok(ino) = *r {
+            self.names.forget_dir(ino);
+            self.names.put(dir, name, ino);
+        }
     }
 
     pub fn symlink(
@@ -119,7 +140,10 @@ impl<D: BlockIo> Fs<D> {
             uid,
             gid,
         };
-        let r = self.create_inner(dir, name, new, Some(target));
+        let absent = self.names.get(dir, name) == Some(0);
+        self.names.forget(dir, name);
+        let r = self.create_inner(dir, name, new, Some(target), absent);
+        self.created(dir, name, &r);
         self.check(r)
     }
 
@@ -129,6 +153,7 @@ impl<D: BlockIo> Fs<D> {
         name: &[u8],
         new: NewInode,
         target: Option<&[u8]>,
+        known_absent: bool,
     ) -> Result<u32> {
         self.writable()?;
         check_name(name)?;
@@ -142,7 +167,8 @@ impl<D: BlockIo> Fs<D> {
             });
         }
         let mut dir = self.dir_inode(dir_ino)?;
-        if self.find_entry(&dir, name)?.is_some() {
+        // (The name cache may already know the name is free.)
+        if !known_absent && self.find_entry(&dir, name)?.is_some() {
             return Err(Error::Exists);
         }
         let is_dir = new.kind == FileKind::Directory;
@@ -220,6 +246,7 @@ impl<D: BlockIo> Fs<D> {
 
     /// Adds a hard link `dir/name` to `ino` (not a directory).
     pub fn link(&mut self, dir_ino: u32, name: &[u8], ino: u32) -> Result<()> {
+        self.names.forget(dir_ino, name);
         let r = (|| {
             self.writable()?;
             check_name(name)?;
@@ -240,6 +267,9 @@ impl<D: BlockIo> Fs<D> {
             i.set_ctime((self.now)());
             self.write_inode(ino, &i)
         })();
+        if r.is_ok() {
+            self.names.put(dir_ino, name, ino);
+        }
         self.check(r)
     }
 
@@ -247,14 +277,23 @@ impl<D: BlockIo> Fs<D> {
     /// remaining link count; at 0 the caller calls [`Fs::evict`] once the
     /// inode is no longer open.
     pub fn unlink(&mut self, dir_ino: u32, name: &[u8]) -> Result<(u32, u16)> {
+        self.names.forget(dir_ino, name);
         let r = self.remove_inner(dir_ino, name, false);
+        if r.is_ok() {
+            self.names.put(dir_ino, name, 0);
+        }
         self.check(r)
     }
 
     /// Removes the empty directory `dir/name`. Returns its inode (link count
     /// now 0: call [`Fs::evict`] when no longer open).
     pub fn rmdir(&mut self, dir_ino: u32, name: &[u8]) -> Result<u32> {
+        self.names.forget(dir_ino, name);
         let r = self.remove_inner(dir_ino, name, true).map(|(i, _)| i);
+        if let Ok(ino) = r {
+            self.names.forget_dir(ino);
+            self.names.put(dir_ino, name, 0);
+        }
         self.check(r)
     }
 
@@ -268,7 +307,11 @@ impl<D: BlockIo> Fs<D> {
             });
         }
         let mut dir = self.dir_inode(dir_ino)?;
-        let f = self.find_entry(&dir, name)?.ok_or(Error::NotFound)?;
+        // The entry's block stays in `block` for its removal.
+        let mut block = vec![0u8; self.bs as usize];
+        let f = self
+            .find_entry_in(&dir, name, &mut block)?
+            .ok_or(Error::NotFound)?;
         let ino = f.entry.ino;
         let mut i = self.live_inode(ino)?;
         if want_dir != i.is_dir() {
@@ -281,7 +324,7 @@ impl<D: BlockIo> Fs<D> {
         if want_dir && !self.dir_is_empty(&i)? {
             return Err(Error::NotEmpty);
         }
-        self.remove_entry(dir_ino, &mut dir, &f)?;
+        self.remove_entry_in(dir_ino, &mut dir, &f, &mut block)?;
         let t = (self.now)();
         i.set_ctime(t);
         if want_dir {
@@ -298,6 +341,7 @@ impl<D: BlockIo> Fs<D> {
     /// Frees an inode whose link count is 0 and which nobody has open: its
     /// blocks, its xattr block, then the inode itself. No-op otherwise.
     pub fn evict(&mut self, ino: u32) -> Result<()> {
+        self.names.forget_dir(ino);
         let r = (|| {
             self.writable()?;
             let mut i = self.read_inode(ino)?;
@@ -352,7 +396,12 @@ impl<D: BlockIo> Fs<D> {
         nname: &[u8],
         noreplace: bool,
     ) -> Result<Option<(u32, u16)>> {
+        self.names.forget(odir, oname);
+        self.names.forget(ndir, nname);
         let r = self.rename_inner(odir, oname, ndir, nname, noreplace);
+        if let Ok(Some((victim, _))) = r {
+            self.names.forget_dir(victim);
+        }
         self.check(r)
     }
 

@@ -448,3 +448,136 @@ fn damage_applies_the_errors_policy() {
     );
     let _ = std::fs::remove_dir_all(&d);
 }
+
+/// The name cache never answers differently from the disk: a random mix
+/// of lookups (hits and misses), creations, unlinks, renames over existing
+/// names, rmdir and mkdir (inode numbers reused) checked after every step
+/// against a model, and at the end against a fresh mount (no cache).
+#[test]
+fn name_cache_answers_as_the_disk_does() {
+    need_tools!();
+    use std::collections::BTreeMap;
+    let d = scratch("namecache");
+    let img = mkimage(&d, 1024, 4096, None, &["-N", "256"]);
+    let mut fs = mount(&img);
+    let a = fs.create(ROOT_INO, b"a", dir(0o755)).unwrap();
+    let b = fs.create(ROOT_INO, b"b", dir(0o755)).unwrap();
+    // Model: (dir, name) -> inode, for the files in a and b.
+    let mut model: BTreeMap<(u32, Vec<u8>), u32> = BTreeMap::new();
+    let mut rng = Rng(0x5eed);
+    let mut sub: Option<u32> = None;
+    for step in 0..3000 {
+        let dirs = [a, b];
+        let dd = dirs[rng.below(2) as usize];
+        let name = format!("f{}", rng.below(12)).into_bytes();
+        let key = (dd, name.clone());
+        match rng.below(7) {
+            0 | 1 => {
+                let r = fs.lookup(dd, &name);
+                match model.get(&key) {
+                    Some(&ino) => assert_eq!(r.unwrap(), ino, "step {step}"),
+                    None => assert!(matches!(r, Err(Error::NotFound)), "step {step}"),
+                }
+            }
+            2 => {
+                let r = fs.create(dd, &name, reg(0o644));
+                match model.entry(key) {
+                    std::collections::btree_map::Entry::Occupied(_) => {
+                        assert!(matches!(r, Err(Error::Exists)), "step {step}")
+                    }
+                    std::collections::btree_map::Entry::Vacant(v) => {
+                        v.insert(r.unwrap());
+                    }
+                }
+            }
+            3 => {
+                let r = fs.unlink(dd, &name);
+                match model.remove(&key) {
+                    Some(ino) => {
+                        let (got, links) = r.unwrap();
+                        assert_eq!(got, ino);
+                        if links == 0 {
+                            fs.evict(ino).unwrap();
+                        }
+                    }
+                    None => assert!(matches!(r, Err(Error::NotFound)), "step {step}"),
+                }
+            }
+            4 => {
+                // Rename over whatever the target name holds.
+                let to_dir = dirs[rng.below(2) as usize];
+                let to = format!("f{}", rng.below(12)).into_bytes();
+                let r = fs.rename(dd, &name, to_dir, &to, false);
+                match model.remove(&key) {
+                    Some(ino) => {
+                        let replaced = r.unwrap();
+                        let old = model.insert((to_dir, to.clone()), ino);
+                        if (dd, &name) == (to_dir, &to) {
+                            assert_eq!(replaced, None);
+                        } else if old == Some(ino) {
+                            // Two links of one file: rename(2) does nothing.
+                            assert_eq!(replaced, None);
+                            model.insert(key, ino);
+                        } else if let Some(old) = old {
+                            let (victim, links) = replaced.unwrap();
+                            assert_eq!(victim, old);
+                            if links == 0 {
+                                fs.evict(victim).unwrap();
+                            }
+                        }
+                    }
+                    None => assert!(r.is_err(), "step {step}"),
+                }
+            }
+            5 => {
+                let to_dir = dirs[rng.below(2) as usize];
+                let to = format!("f{}", rng.below(12)).into_bytes();
+                let r = fs.link(to_dir, &to, model.get(&key).copied().unwrap_or(0));
+                match (
+                    model.get(&key).copied(),
+                    model.contains_key(&(to_dir, to.clone())),
+                ) {
+                    (Some(ino), false) => {
+                        r.unwrap();
+                        model.insert((to_dir, to), ino);
+                    }
+                    _ => assert!(r.is_err(), "step {step}"),
+                }
+            }
+            _ => {
+                // A subdirectory removed and made again (its number is
+                // reused): no name it had may be seen in the new one.
+                match sub.take() {
+                    Some(s) => {
+                        let _ = fs.lookup(s, b"x");
+                        let (x, _) = fs.unlink(s, b"x").unwrap();
+                        fs.evict(x).unwrap();
+                        let r = fs.rmdir(a, b"sub").unwrap();
+                        assert_eq!(r, s);
+                        fs.evict(s).unwrap();
+                        assert!(matches!(fs.lookup(a, b"sub"), Err(Error::NotFound)));
+                    }
+                    None => {
+                        let s = fs.create(a, b"sub", dir(0o755)).unwrap();
+                        assert!(matches!(fs.lookup(s, b"x"), Err(Error::NotFound)));
+                        fs.create(s, b"x", reg(0o600)).unwrap();
+                        assert!(fs.lookup(s, b"x").is_ok());
+                        sub = Some(s);
+                    }
+                }
+            }
+        }
+    }
+    fs.unmount().unwrap();
+    assert_clean(&img);
+    let mut fresh = mount(&img);
+    for dd in [a, b] {
+        for i in 0..12 {
+            let name = format!("f{i}").into_bytes();
+            let got = fresh.lookup(dd, &name).ok();
+            assert_eq!(got, model.get(&(dd, name)).copied());
+        }
+    }
+    fresh.unmount().unwrap();
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -5,9 +5,12 @@
 //! `getdents64` offset stays valid while entries come and go: removed
 //! entries are skipped, new ones appear at the end, and no surviving entry
 //! is returned twice or lost. Cookies 0 and 1 are "." and "..".
+//!
+//! These maps are the ramfs's dentry cache (as tmpfs's directories are
+//! Linux's dcache): a lookup is one search of `by_name`, which holds the
+//! inode itself; the name is allocated once and shared by both maps.
 
 use alloc::collections::BTreeMap;
-use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 
 use super::RamInode;
@@ -16,8 +19,8 @@ use super::RamInode;
 pub const FIRST_COOKIE: u64 = 2;
 
 pub struct DirData {
-    by_cookie: BTreeMap<u64, (String, Arc<RamInode>)>,
-    by_name: BTreeMap<String, u64>,
+    by_cookie: BTreeMap<u64, (Arc<str>, Arc<RamInode>)>,
+    by_name: BTreeMap<Arc<str>, (u64, Arc<RamInode>)>,
     next_cookie: u64,
     /// The directory holding this one; the root points at itself.
     pub parent: Weak<RamInode>,
@@ -34,8 +37,7 @@ impl DirData {
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<RamInode>> {
-        let cookie = self.by_name.get(name)?;
-        self.by_cookie.get(cookie).map(|(_, inode)| inode)
+        self.by_name.get(name).map(|(_, inode)| inode)
     }
 
     pub fn is_empty(&self) -> bool {
@@ -51,20 +53,22 @@ impl DirData {
         let old = self.remove(name);
         let cookie = self.next_cookie;
         self.next_cookie += 1;
-        self.by_name.insert(String::from(name), cookie);
-        self.by_cookie.insert(cookie, (String::from(name), inode));
+        let name: Arc<str> = Arc::from(name);
+        self.by_name.insert(name.clone(), (cookie, inode.clone()));
+        self.by_cookie.insert(cookie, (name, inode));
         old
     }
 
     pub fn remove(&mut self, name: &str) -> Option<Arc<RamInode>> {
-        let cookie = self.by_name.remove(name)?;
-        self.by_cookie.remove(&cookie).map(|(_, inode)| inode)
+        let (cookie, inode) = self.by_name.remove(name)?;
+        self.by_cookie.remove(&cookie);
+        Some(inode)
     }
 
     /// Entries with cookies at or after `cookie`, in order.
     pub fn entries_from(&self, cookie: u64) -> impl Iterator<Item = (u64, &str, &Arc<RamInode>)> {
         self.by_cookie
             .range(cookie.max(FIRST_COOKIE)..)
-            .map(|(c, (name, inode))| (*c, name.as_str(), inode))
+            .map(|(c, (name, inode))| (*c, &**name, inode))
     }
 }
