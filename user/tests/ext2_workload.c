@@ -138,6 +138,119 @@ static uint64_t file_sum(const char *path, size_t *len)
 	return h;
 }
 
+static sigjmp_buf bus_env;
+
+static void on_bus(int sig)
+{
+	(void)sig;
+	siglongjmp(bus_env, 1);
+}
+
+/* Whether reading p[at] raises SIGBUS. */
+static int bus_at(volatile char *p, size_t at)
+{
+	if (sigsetjmp(bus_env, 1) == 0) {
+		(void)p[at];
+		return 0;
+	}
+	return 1;
+}
+
+#define FA_PAGE 4096
+#define FA_PAGES 20
+
+/*
+ * Mappings of cached file pages (a kernel may map cached neighbours of a
+ * faulting page ahead of use, as Linux's fault-around does): a store
+ * through a page nobody touched before reaches the file and the disk; a
+ * store through a private mapping does not; after the file shrinks, a
+ * fault maps nothing past its last page (SIGBUS beyond it), and the
+ * last page's tail reads as zeros.
+ */
+static void fault_around(void)
+{
+	static char data[FA_PAGES * FA_PAGE];
+	char buf[8];
+	int fd = open(MNT "/faultaround", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	for (size_t i = 0; i < sizeof data; i++)
+		data[i] = (char)('a' + i / FA_PAGE);
+	CHECK_EQ(write(fd, data, sizeof data), (long)sizeof data);
+	CHECK_EQ(fsync(fd), 0);
+	/* Every page cached. */
+	CHECK_EQ(pread(fd, data, sizeof data, 0), (long)sizeof data);
+
+	/* Shared: a read fault, then stores to pages not touched before. */
+	volatile char *p = mmap(NULL, 32 * FA_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(p != MAP_FAILED);
+	if (p == MAP_FAILED)
+		return;
+	CHECK_EQ(p[0], 'a');
+	p[FA_PAGE + 5] = 'Z';
+	p[15 * FA_PAGE + 7] = 'Y';
+	CHECK_EQ(p[FA_PAGE + 6], 'b');
+	CHECK_EQ(pread(fd, buf, 1, FA_PAGE + 5), 1);
+	CHECK_EQ(buf[0], 'Z');
+	/* Made read-only and writable again, a page only read so far is
+	 * still written back once stored to. */
+	CHECK_EQ(mprotect((void *)p, 32 * FA_PAGE, PROT_READ), 0);
+	CHECK_EQ(mprotect((void *)p, 32 * FA_PAGE, PROT_READ | PROT_WRITE), 0);
+	p[2 * FA_PAGE + 9] = 'M';
+
+	/* Private: reads see the file; a store stays in the mapping. */
+	volatile char *q = mmap(NULL, FA_PAGES * FA_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	CHECK(q != MAP_FAILED);
+	if (q != MAP_FAILED) {
+		CHECK_EQ(q[2 * FA_PAGE], 'c');
+		CHECK_EQ(q[FA_PAGE + 5], 'Z');
+		q[3 * FA_PAGE] = 'P';
+		CHECK_EQ(q[3 * FA_PAGE], 'P');
+		CHECK_EQ(p[3 * FA_PAGE], 'd');
+		CHECK_EQ(pread(fd, buf, 1, 3 * FA_PAGE), 1);
+		CHECK_EQ(buf[0], 'd');
+		/* A store through the shared mapping reaches a private page the
+		 * private mapping has only read, not one it copied. */
+		p[4 * FA_PAGE] = 'S';
+		CHECK_EQ(q[4 * FA_PAGE], 'S');
+		CHECK_EQ(q[3 * FA_PAGE], 'P');
+		munmap((void *)q, FA_PAGES * FA_PAGE);
+	}
+	CHECK_EQ(munmap((void *)p, 32 * FA_PAGE), 0);
+
+	/* Shrink to 5 pages and 100 bytes, then map and fault. */
+	CHECK_EQ(ftruncate(fd, 5 * FA_PAGE + 100), 0);
+	struct sigaction sa = { 0 }, old;
+	sa.sa_handler = on_bus;
+	sigemptyset(&sa.sa_mask);
+	CHECK_EQ(sigaction(SIGBUS, &sa, &old), 0);
+	p = mmap(NULL, 32 * FA_PAGE, PROT_READ, MAP_SHARED, fd, 0);
+	CHECK(p != MAP_FAILED);
+	q = mmap(NULL, 32 * FA_PAGE, PROT_READ, MAP_PRIVATE, fd, 0);
+	CHECK(q != MAP_FAILED);
+	if (p != MAP_FAILED && q != MAP_FAILED) {
+		CHECK_EQ(p[0], 'a');
+		CHECK_EQ(q[0], 'a');
+		CHECK_EQ(p[5 * FA_PAGE + 99], 'f');
+		CHECK_EQ(p[5 * FA_PAGE + 100], 0);
+		CHECK_EQ(q[5 * FA_PAGE + 100], 0);
+		for (int i = 6; i < 32; i++) {
+			CHECK_EQ(bus_at(p, (size_t)i * FA_PAGE), 1);
+			CHECK_EQ(bus_at(q, (size_t)i * FA_PAGE + 1), 1);
+		}
+		/* The file grows again: the new page reads as zeros. */
+		CHECK_EQ(ftruncate(fd, 8 * FA_PAGE), 0);
+		CHECK_EQ(bus_at(p, 6 * FA_PAGE), 0);
+		CHECK_EQ(p[6 * FA_PAGE], 0);
+		CHECK_EQ(bus_at(p, 8 * FA_PAGE), 1);
+	}
+	if (p != MAP_FAILED)
+		munmap((void *)p, 32 * FA_PAGE);
+	if (q != MAP_FAILED)
+		munmap((void *)q, 32 * FA_PAGE);
+	CHECK_EQ(sigaction(SIGBUS, &old, NULL), 0);
+	close(fd);
+}
+
 static void workload(void)
 {
 	static unsigned char buf[65536];
@@ -315,6 +428,8 @@ static void workload(void)
 		close(fd);
 	}
 
+	fault_around();
+
 	/* Attributes. */
 	CHECK_EQ(chown(MNT "/many/f006", 70000, 80000), 0);
 	CHECK_EQ(chmod(MNT "/many/f006", 04751), 0);
@@ -359,6 +474,15 @@ static void verify(void)
 	CHECK_EQ(stat(MNT "/b/moved/inside", &st), 0);
 	CHECK_EQ(read_file(MNT "/mapped", buf, sizeof buf), 8192);
 	CHECK(memcmp(buf + 4000, "shared-store", 12) == 0);
+	/* Stores through pages mapped ahead of use reached the disk. */
+	CHECK_EQ(read_file(MNT "/faultaround", buf, sizeof buf), 8 * FA_PAGE);
+	CHECK_EQ(buf[FA_PAGE + 5], 'Z');
+	CHECK_EQ(buf[FA_PAGE + 6], 'b');
+	CHECK_EQ(buf[2 * FA_PAGE + 9], 'M');
+	CHECK_EQ(buf[3 * FA_PAGE], 'd');
+	CHECK_EQ(buf[4 * FA_PAGE], 'S');
+	CHECK_EQ(buf[5 * FA_PAGE + 100], 0);
+	CHECK_EQ(buf[6 * FA_PAGE], 0);
 	CHECK_EQ(stat(MNT "/sparse", &st), 0);
 	CHECK_EQ(st.st_size, (40 << 20) + 3);
 }

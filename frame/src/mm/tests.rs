@@ -206,6 +206,47 @@ fn vm_space_copies_across_pages_and_reports_faults() {
     })
 }
 
+#[test]
+fn vm_space_map_absent_maps_only_empty_slots_and_keeps_what_is_mapped() {
+    sim::run(move || {
+        let before = free_frames();
+        {
+            let vm = VmSpace::new().unwrap();
+            let private = UFrame::alloc_zeroed().unwrap();
+            private.write_bytes(0, &[9]).unwrap();
+            vm.map(0x11000, private.clone(), PageFlags::RW).unwrap();
+            let cached: alloc::vec::Vec<UFrame> =
+                (0..4).map(|_| UFrame::alloc_zeroed().unwrap()).collect();
+            let mut slots: alloc::vec::Vec<Option<UFrame>> =
+                cached.iter().map(|f| Some(f.clone())).collect();
+            slots[2] = None;
+            // 0x10000 and 0x13000 are mapped; 0x11000 keeps the private
+            // page (its slot's frame stays with the caller); 0x12000 had
+            // no frame to offer.
+            assert_eq!(vm.map_absent(0x10000, &mut slots, PageFlags::R), Ok(2));
+            assert!(slots[0].is_none() && slots[3].is_none());
+            assert!(slots[1].is_some() && slots[2].is_none());
+            let (f, flags) = vm.query(0x11000).unwrap();
+            assert_eq!(f.paddr(), private.paddr());
+            assert!(flags.write);
+            drop(f);
+            assert_eq!(vm.query(0x10000).unwrap().0.paddr(), cached[0].paddr());
+            assert!(!vm.query(0x13000).unwrap().1.write);
+            assert!(vm.query(0x12000).is_none());
+            assert_eq!(cached[0].ref_count(), 2);
+            assert_eq!(cached[1].ref_count(), 2, "the unused slot still holds its handle");
+            drop(slots);
+            assert_eq!(cached[1].ref_count(), 1);
+            // A run that leaves user space stops there, and nothing past it
+            // is mapped.
+            let mut tail = [Some(UFrame::alloc_zeroed().unwrap()), Some(UFrame::alloc_zeroed().unwrap())];
+            assert!(vm.map_absent(USER_SPACE_END - PAGE_SIZE, &mut tail, PageFlags::R).is_err());
+            assert!(tail[0].is_none() && tail[1].is_some());
+        }
+        assert_eq!(free_frames(), before, "map_absent must not leak frames or tables");
+    })
+}
+
 /// The three user copies, as `copy(vm, va, len) -> Result<(), UserFault>`,
 /// with the direction each one checks (`true`: writes user memory).
 type Copy = fn(&VmSpace, usize, usize) -> Result<(), UserFault>;

@@ -79,6 +79,45 @@ impl VmSpace {
         Ok(old.map(|pa| unsafe { UFrame::from_raw(pa) }))
     }
 
+    /// Maps `frames[i]` at `first + i * PAGE_SIZE`, under one lock, where
+    /// the slot holds a frame and nothing is mapped yet; what is mapped
+    /// already stays as it is (fault-around must never replace a page, a
+    /// private copy-on-write copy for one). Each frame mapped is taken out
+    /// of its slot, the others stay. Returns how many were mapped; on an
+    /// error (a page outside user space, no memory for a table) the pages
+    /// mapped before it stay mapped.
+    pub fn map_absent(
+        &self,
+        first: Vaddr,
+        frames: &mut [Option<UFrame>],
+        flags: PageFlags,
+    ) -> Result<usize, Error> {
+        let pt = self.pt.lock();
+        let mut mapped = 0;
+        for (i, slot) in frames.iter_mut().enumerate() {
+            if slot.is_none() {
+                continue;
+            }
+            let va = i
+                .checked_mul(PAGE_SIZE)
+                .and_then(|off| first.checked_add(off))
+                .ok_or(Error::InvalidArgs)?;
+            check_user_page(va)?;
+            if pt.query(va).is_some() {
+                continue;
+            }
+            let Some(frame) = slot.take() else {
+                continue;
+            };
+            // Absent (checked under the same lock): nothing is replaced.
+            pt.map(va, frame.paddr(), flags, Privilege::User, CachePolicy::WriteBack)?;
+            // The entry owns this reference now (see `map`).
+            let _ = frame.into_raw();
+            mapped += 1;
+        }
+        Ok(mapped)
+    }
+
     /// Unmaps the user page `va`; returns the frame it mapped.
     pub fn unmap(&self, va: Vaddr) -> Option<UFrame> {
         check_user_page(va).ok()?;

@@ -452,6 +452,9 @@ impl PageCache {
     }
 
     fn page_with(&self, index: u64, writable: bool) -> Result<UFrame> {
+        if let Some(frame) = self.cached_page(index, writable) {
+            return Ok(frame);
+        }
         let io = self.io()?;
         let (frame, have) = self.lock_page(index)?;
         let up = match self.fill(&*io, index, &frame, have, ALL_SECTORS) {
@@ -470,6 +473,50 @@ impl PageCache {
         }
         self.unlock_page(index, up, 0);
         Ok(frame)
+    }
+
+    /// `page_with` for a page already cached, idle and fully up to date
+    /// (a mapping of a file being read): one round of the lock, no page
+    /// claim, no wake-up. `None` sends the caller down the slow path.
+    fn cached_page(&self, index: u64, writable: bool) -> Option<UFrame> {
+        // A gone backend is the slow path's EIO.
+        if self.io.strong_count() == 0 {
+            return None;
+        }
+        let mut st = self.state.lock();
+        let p = st.pages.get_mut(&index)?;
+        if p.busy || p.uptodate != ALL_SECTORS {
+            return None;
+        }
+        p.accessed = true;
+        if writable && !p.mapped {
+            p.mapped = true;
+            p.written_hash = if p.dirty == 0 { hash(&p.frame) } else { 0 };
+        }
+        Some(p.frame.clone())
+    }
+
+    /// Fault-around's source: for each page `first + i`, the frame in
+    /// `out[i]` if the page is cached, idle and fully up to date, else
+    /// `None` (and `None` for `skip`, the page the fault maps itself). It
+    /// reads nothing, waits for nothing and marks nothing `mapped`: the
+    /// caller maps these read-only, and a store through a shared mapping
+    /// faults and goes through [`PageCache::page`].
+    pub fn cached_run(&self, first: u64, skip: u64, out: &mut [Option<UFrame>]) {
+        for slot in out.iter_mut() {
+            *slot = None;
+        }
+        let Some(end) = first.checked_add(out.len() as u64) else {
+            return;
+        };
+        let mut st = self.state.lock();
+        for (&i, p) in st.pages.range_mut(first..end) {
+            if i == skip || p.busy || p.uptodate != ALL_SECTORS {
+                continue;
+            }
+            p.accessed = true;
+            out[(i - first) as usize] = Some(p.frame.clone());
+        }
     }
 
     /// Drops pages past `size` and zeroes the tail of the last one (their

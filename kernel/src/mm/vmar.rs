@@ -415,6 +415,27 @@ impl Vmar {
             if !write || flags.write {
                 return Ok(()); // already resolved (another thread, or a racing copy)
             }
+            // A shared file page mapped read-only by a read fault (or by
+            // fault-around): the first store marks it for write-back
+            // (Linux's page_mkwrite), then it becomes writable.
+            if vma.shared
+                && let Some(f) = &vma.file
+                && let Some(cache) = f.inode.page_cache()
+            {
+                let off = f.offset + (page - vma.start);
+                if off >= f.inode.size().div_ceil(PAGE_SIZE) * PAGE_SIZE {
+                    return Err(Error::with_message(Errno::EIO, "mapped page beyond the end of the file"));
+                }
+                let current = cache.page((off / PAGE_SIZE) as u64)?;
+                if current.paddr() == frame.paddr() {
+                    self.space.protect(page, page_flags(vma.perms, true));
+                } else {
+                    // The file was truncated under the mapping and its page
+                    // made again: map the file's page, as a fault would.
+                    self.space.map(page, current, page_flags(vma.perms, true))?;
+                }
+                return Ok(());
+            }
             // Copy-on-write: the query handle plus the mapping are the only
             // references if the page is exclusively ours.
             if vma.shared || frame.ref_count() <= 2 {
@@ -440,6 +461,15 @@ impl Vmar {
             if off >= f.inode.size().div_ceil(PAGE_SIZE) * PAGE_SIZE {
                 return Err(Error::with_message(Errno::EIO, "mapped page beyond the end of the file"));
             }
+            // A read of a cached file maps the page read-only (a store
+            // faults again and marks it for write-back), with its cached
+            // neighbours.
+            if !write && let Some(cache) = f.inode.page_cache() {
+                let frame = cache.page_readonly((off / PAGE_SIZE) as u64)?;
+                self.map_new(page, frame, page_flags(vma.perms, false))?;
+                self.fault_around(&vma, f, &cache, page);
+                return Ok(());
+            }
             // No memory for a hole: SIGBUS, as tmpfs gives.
             let frame = f.inode.shared_page(off / PAGE_SIZE).map_err(|_| Error::new(Errno::EIO))?;
             self.map_new(page, frame, page_flags(vma.perms, true))?;
@@ -457,6 +487,7 @@ impl Vmar {
             if off_in_area + PAGE_SIZE <= f.len && off.is_multiple_of(PAGE_SIZE) && off < f.inode.size() {
                 let frame = cache.page_readonly((off / PAGE_SIZE) as u64)?;
                 self.map_new(page, frame, page_flags(vma.perms, false))?;
+                self.fault_around(&vma, f, &cache, page);
                 return Ok(());
             }
         }
@@ -477,6 +508,52 @@ impl Vmar {
         }
         self.map_new(page, frame, page_flags(vma.perms, true))?;
         Ok(())
+    }
+
+    /// Fault-around (Linux's do_fault_around, fault_around_bytes = 64 KiB):
+    /// after a read fault at `page` of a file mapping, the file's pages in
+    /// the same 64 KiB-aligned window that are already cached and up to
+    /// date are mapped too, so reading a cached file through a mapping
+    /// takes one fault per 16 pages. Only what the fault itself would map
+    /// without I/O: pages inside the area, never one wholly past the end
+    /// of the file (that stays SIGBUS), for a private mapping only whole
+    /// pages of the file (as the private read path above), and never a page
+    /// mapped already (a private copy stays). Pages go in read-only and
+    /// unmarked: a store faults and takes the write path (a shared page is
+    /// marked for write-back, a private one copied). Best effort: a failure
+    /// leaves the neighbours to their own faults.
+    fn fault_around(&self, vma: &Vma, f: &FileBacking, cache: &super::page_cache::PageCache, page: usize) {
+        const WINDOW: usize = 16 * PAGE_SIZE;
+        if !f.offset.is_multiple_of(PAGE_SIZE) {
+            return;
+        }
+        // File offset (page-aligned) where what the area may map ends: the
+        // page holding the file's last byte, and for a private mapping
+        // also the last whole page of the area's file part (an ELF
+        // segment's page shared with its .bss is read and copied instead).
+        let mut file_end = f.inode.size().div_ceil(PAGE_SIZE) * PAGE_SIZE;
+        if !vma.shared {
+            file_end = file_end.min(f.offset.saturating_add(page_down(f.len)));
+        }
+        let Some(area_file_end) = file_end.checked_sub(f.offset).and_then(|n| vma.start.checked_add(n)) else {
+            return;
+        };
+        let start = vma.start.max(page & !(WINDOW - 1));
+        let end = vma.end.min((page & !(WINDOW - 1)) + WINDOW).min(area_file_end);
+        if end <= start + PAGE_SIZE {
+            return;
+        }
+        let n = (end - start) / PAGE_SIZE;
+        let first = ((f.offset + (start - vma.start)) / PAGE_SIZE) as u64;
+        let skip = first + ((page - start) / PAGE_SIZE) as u64;
+        let mut frames: [Option<UFrame>; 16] = Default::default();
+        cache.cached_run(first, skip, &mut frames[..n]);
+        if let Ok(mapped) = self.space.map_absent(start, &mut frames[..n], page_flags(vma.perms, false))
+            && mapped != 0
+        {
+            let rss = self.rss_pages.fetch_add(mapped, Ordering::Relaxed) + mapped;
+            self.hiwater_pages.fetch_max(rss, Ordering::Relaxed);
+        }
     }
 
     /// Runs a user copy, resolving its faults (demand paging, copy-on-write,
@@ -784,10 +861,17 @@ impl Vmar {
                 if let Some((frame, flags)) = st.parked.remove(&va) {
                     self.space.map(va, frame, flags)?;
                 }
-                if let Some((frame, _)) = self.space.query(va) {
-                    let shared_vma = find(&st.areas, va).is_some_and(|v| v.shared);
+                if let Some((frame, flags)) = self.space.query(va) {
+                    let area = find(&st.areas, va);
+                    let shared_vma = area.is_some_and(|v| v.shared);
+                    // A shared file page a read mapped read-only stays so:
+                    // its first store must fault to be marked for
+                    // write-back (see `resolve_fault`).
+                    let unmarked = shared_vma
+                        && !flags.write
+                        && area.and_then(|v| v.file.as_ref()).is_some_and(|f| f.inode.page_cache().is_some());
                     // Keep possibly-shared private pages read-only (COW).
-                    let exclusive = shared_vma || frame.ref_count() <= 2;
+                    let exclusive = !unmarked && (shared_vma || frame.ref_count() <= 2);
                     drop(frame);
                     self.space.protect(va, page_flags(perms, exclusive));
                 }

@@ -113,43 +113,60 @@ fn sys_semget(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     sem::get(a[0] as i32, a[1] as i32, a[2] as i32, &creds).map(|id| id as isize)
 }
 
-/// Reads `nsops` `struct sembuf`s (6 bytes each).
-fn read_sops(ctx: &Context, id: i32, addr: u64, nsops: u32) -> Result<Vec<sem::SemBuf>> {
+/// Operations per semop call read onto the stack (lat_sem and most
+/// programs pass one or two); longer lists go on the heap.
+const INLINE_SOPS: usize = 8;
+
+fn parse_sop(c: &[u8]) -> sem::SemBuf {
+    sem::SemBuf {
+        num: u16::from_le_bytes([c[0], c[1]]),
+        op: i16::from_le_bytes([c[2], c[3]]),
+        flg: i16::from_le_bytes([c[4], c[5]]),
+    }
+}
+
+/// Reads `nsops` `struct sembuf`s (6 bytes each) and runs `f` on them.
+fn with_sops<R>(ctx: &Context, id: i32, addr: u64, nsops: u32, f: impl FnOnce(&[sem::SemBuf]) -> Result<R>) -> Result<R> {
     if nsops < 1 || id < 0 {
         return Err(Error::new(Errno::EINVAL));
     }
     if nsops as usize > sem::SEMOPM {
         return Err(Error::new(Errno::E2BIG));
     }
-    let raw = ctx.read_bytes(addr, nsops as usize * 6)?;
-    Ok(raw
-        .chunks_exact(6)
-        .map(|c| sem::SemBuf {
-            num: u16::from_le_bytes([c[0], c[1]]),
-            op: i16::from_le_bytes([c[2], c[3]]),
-            flg: i16::from_le_bytes([c[4], c[5]]),
-        })
-        .collect())
+    let n = nsops as usize;
+    if n <= INLINE_SOPS {
+        let mut raw = [0u8; INLINE_SOPS * 6];
+        ctx.read_into(addr, &mut raw[..n * 6])?;
+        let mut sops = [sem::SemBuf { num: 0, op: 0, flg: 0 }; INLINE_SOPS];
+        for (s, c) in sops.iter_mut().zip(raw[..n * 6].chunks_exact(6)) {
+            *s = parse_sop(c);
+        }
+        return f(&sops[..n]);
+    }
+    let raw = ctx.read_bytes(addr, n * 6)?;
+    let mut sops: Vec<sem::SemBuf> = crate::fallible::with_capacity(n)?;
+    sops.extend(raw.chunks_exact(6).map(parse_sop));
+    f(&sops)
 }
 
 fn sys_semop(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let id = a[0] as i32;
-    let sops = read_sops(ctx, id, a[1], a[2] as u32)?;
-    sem::op(ctx.process, ctx.thread, id, &sops, None)?;
+    with_sops(ctx, id, a[1], a[2] as u32, |sops| sem::op(ctx.process, ctx.thread, id, sops, None))?;
     Ok(0)
 }
 
 fn sys_semtimedop(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let id = a[0] as i32;
-    let sops = read_sops(ctx, id, a[1], a[2] as u32)?;
-    let deadline = if a[3] != 0 {
-        let ts: Timespec = ctx.read_val(a[3])?;
-        let ns = ts.to_ns().ok_or(Error::new(Errno::EINVAL))?;
-        Some(frame::timer::monotonic_ns().saturating_add(ns))
-    } else {
-        None
-    };
-    sem::op(ctx.process, ctx.thread, id, &sops, deadline)?;
+    with_sops(ctx, id, a[1], a[2] as u32, |sops| {
+        let deadline = if a[3] != 0 {
+            let ts: Timespec = ctx.read_val(a[3])?;
+            let ns = ts.to_ns().ok_or(Error::new(Errno::EINVAL))?;
+            Some(frame::timer::monotonic_ns().saturating_add(ns))
+        } else {
+            None
+        };
+        sem::op(ctx.process, ctx.thread, id, sops, deadline)
+    })?;
     Ok(0)
 }
 

@@ -191,67 +191,161 @@ pub fn sys_ppoll(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     finish(ctx, args[2], deadline, false, r)
 }
 
-/// An `fd_set` of `nfds` bits at `addr` (None for NULL).
-fn read_fd_set(ctx: &Context, addr: u64, nfds: usize) -> Result<Option<Vec<u64>>> {
-    if addr == 0 {
-        return Ok(None);
-    }
-    let mut words = crate::fallible::with_capacity(nfds.div_ceil(64))?;
-    words.resize(nfds.div_ceil(64), 0u64);
-    let bytes = ctx.read_bytes(addr, words.len() * 8)?;
-    for (w, b) in words.iter_mut().zip(bytes.chunks_exact(8)) {
-        *w = u64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]);
-    }
-    Ok(Some(words))
+/// Bytes of an `fd_set` kept on the stack: FD_SETSIZE (1024) bits, what
+/// every C library's `fd_set` holds. Larger sets go on the heap.
+const INLINE_SET: usize = 128;
+
+/// The bits of an `fd_set`, as user memory holds them (bit `fd % 8` of
+/// byte `fd / 8`: a little-endian array of longs).
+struct FdSet {
+    inline: [u8; INLINE_SET],
+    heap: Vec<u8>,
+    len: usize,
 }
 
-fn bit(set: &Option<Vec<u64>>, fd: usize) -> bool {
-    set.as_ref()
-        .is_some_and(|s| s.get(fd / 64).is_some_and(|w| w & (1 << (fd % 64)) != 0))
+impl FdSet {
+    fn zeroed(len: usize) -> Result<FdSet> {
+        let heap = if len > INLINE_SET { crate::fallible::zeroed(len)? } else { Vec::new() };
+        Ok(FdSet { inline: [0; INLINE_SET], heap, len })
+    }
+
+    /// The set at `addr` (None for NULL), `len` bytes, with the bits from
+    /// `nfds` on cleared (select ignores them).
+    fn read(ctx: &Context, addr: u64, len: usize, nfds: usize) -> Result<Option<FdSet>> {
+        if addr == 0 {
+            return Ok(None);
+        }
+        let mut set = FdSet::zeroed(len)?;
+        ctx.read_into(addr, set.bytes_mut())?;
+        let bytes = set.bytes_mut();
+        if nfds % 8 != 0 {
+            bytes[nfds / 8] &= (1u8 << (nfds % 8)) - 1;
+        }
+        let whole = nfds.div_ceil(8);
+        if whole < bytes.len() {
+            bytes[whole..].fill(0);
+        }
+        Ok(Some(set))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        if self.len > INLINE_SET { &self.heap } else { &self.inline[..self.len] }
+    }
+
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        if self.len > INLINE_SET { &mut self.heap } else { &mut self.inline[..self.len] }
+    }
+
+    fn has(&self, fd: usize) -> bool {
+        self.bytes().get(fd / 8).is_some_and(|b| b & (1 << (fd % 8)) != 0)
+    }
+
+    fn add(&mut self, fd: usize) {
+        if let Some(b) = self.bytes_mut().get_mut(fd / 8) {
+            *b |= 1 << (fd % 8);
+        }
+    }
 }
 
+/// The descriptors in a set, in increasing order.
+struct SetBits<'a> {
+    bytes: &'a [u8],
+    /// Index of the next byte to load.
+    next: usize,
+    /// Bits of the current byte not yet returned, and its first fd.
+    cur: u8,
+    base: usize,
+    left: usize,
+}
+
+impl<'a> SetBits<'a> {
+    fn new(set: &'a FdSet) -> SetBits<'a> {
+        let bytes = set.bytes();
+        let left = bytes.iter().map(|b| b.count_ones() as usize).sum();
+        SetBits { bytes, next: 0, cur: 0, base: 0, left }
+    }
+}
+
+impl Iterator for SetBits<'_> {
+    type Item = usize;
+
+    fn next(&mut self) -> Option<usize> {
+        while self.cur == 0 {
+            // Whole zero words at a time: sets are mostly empty.
+            while self.next % 8 == 0
+                && let Some(w) = self.bytes.get(self.next..self.next + 8)
+                && w == [0u8; 8]
+            {
+                self.next += 8;
+            }
+            self.cur = *self.bytes.get(self.next)?;
+            self.base = self.next * 8;
+            self.next += 1;
+        }
+        let bit = self.cur.trailing_zeros() as usize;
+        self.cur &= self.cur - 1;
+        self.left -= 1;
+        Some(self.base + bit)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+impl ExactSizeIterator for SetBits<'_> {}
+
+/// select(2): the sets are read into stack buffers and walked a byte at a
+/// time; the only allocation per round is the list of files (one `Arc`
+/// each, so that no descriptor-table lock is held across `poll`).
 fn do_select(ctx: &Context, nfds: u64, sets: [u64; 3], deadline: Option<u64>) -> Result<isize> {
     let nfds = usize::try_from(nfds as i32).map_err(|_| Error::new(Errno::EINVAL))?;
     // Like Linux, bits past the descriptor table are ignored.
     let nfds = nfds.min(ctx.process.files().lock().max_fds());
+    // Whole longs, as Linux reads and writes them.
+    let len = nfds.div_ceil(64) * 8;
     let inputs = [
-        read_fd_set(ctx, sets[0], nfds)?,
-        read_fd_set(ctx, sets[1], nfds)?,
-        read_fd_set(ctx, sets[2], nfds)?,
+        FdSet::read(ctx, sets[0], len, nfds)?,
+        FdSet::read(ctx, sets[1], len, nfds)?,
+        FdSet::read(ctx, sets[2], len, nfds)?,
     ];
-    let mut wanted: Vec<usize> = Vec::new();
-    for fd in (0..nfds).filter(|&fd| inputs.iter().any(|s| bit(s, fd))) {
-        crate::fallible::push(&mut wanted, fd)?;
+    let mut wanted = FdSet::zeroed(len)?;
+    for set in inputs.iter().flatten() {
+        for (w, b) in wanted.bytes_mut().iter_mut().zip(set.bytes()) {
+            *w |= b;
+        }
     }
     let caller = CallerCtx(ctx);
+    let hits = [POLLIN | POLLHUP | POLLERR, POLLOUT | POLLERR, POLLPRI];
     loop {
         let seen = readiness::epoch();
-        let files = files_of(ctx, wanted.iter().map(|&fd| fd as i32))?;
-        let mut outputs = inputs
-            .clone()
-            .map(|s| s.map(|v| alloc::vec![0u64; v.len()]));
+        let files = files_of(ctx, SetBits::new(&wanted).map(|fd| fd as i32))?;
+        let mut outputs = [None, None, None];
+        for (out, input) in outputs.iter_mut().zip(inputs.iter()) {
+            if input.is_some() {
+                *out = Some(FdSet::zeroed(len)?);
+            }
+        }
         let mut ready = 0;
-        for (&fd, file) in wanted.iter().zip(files.iter()) {
+        for (fd, file) in SetBits::new(&wanted).zip(files.iter()) {
             let Some(file) = file else {
                 return Err(Error::new(Errno::EBADF));
             };
             let revents = file.poll(&caller);
-            let hits = [POLLIN | POLLHUP | POLLERR, POLLOUT | POLLERR, POLLPRI];
             for k in 0..3 {
-                if bit(&inputs[k], fd)
-                    && revents & hits[k] != 0
+                if revents & hits[k] != 0
+                    && inputs[k].as_ref().is_some_and(|s| s.has(fd))
                     && let Some(out) = outputs[k].as_mut()
                 {
-                    out[fd / 64] |= 1 << (fd % 64);
+                    out.add(fd);
                     ready += 1;
                 }
             }
         }
         if ready > 0 || !wait_round(ctx, &files, seen, deadline)? {
             for (addr, out) in sets.iter().zip(outputs.iter()) {
-                if let Some(words) = out {
-                    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-                    ctx.write_bytes(*addr, &bytes)?;
+                if let Some(out) = out {
+                    ctx.write_bytes(*addr, out.bytes())?;
                 }
             }
             return Ok(ready);
