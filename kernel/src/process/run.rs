@@ -153,14 +153,16 @@ struct VmCache {
 
 impl VmCache {
     fn get(&mut self, process: &Process) -> &Arc<Vmar> {
-        if process.vm_generation() != self.generation || self.vm.is_none() {
+        if process.vm_generation() != self.generation {
             // The old one goes first: nothing of it is kept past a change.
             self.vm = None;
-            let (vm, generation) = process.vm_and_generation();
-            self.generation = generation;
-            self.vm = Some(vm);
         }
-        self.vm.as_ref().expect("set just above")
+        let generation = &mut self.generation;
+        self.vm.get_or_insert_with(|| {
+            let (vm, g) = process.vm_and_generation();
+            *generation = g;
+            vm
+        })
     }
 }
 
