@@ -97,6 +97,9 @@ pub struct UserContext {
     /// back on every exit from user mode; 0 unless it loaded one.
     fs_sel: u16,
     gs_sel: u16,
+    /// Names this FS/GS state (selectors and bases): a fresh value whenever
+    /// a setter changes it, and for every copy.
+    seg_tag: u64,
     /// Names this FPU image: a fresh value whenever the image changes
     /// other than by the save after a trap, and for every copy.
     fpu_tag: u64,
@@ -110,6 +113,13 @@ pub struct UserContext {
 /// when another context ran in between (Linux too reloads the registers
 /// only after a switch, never per system call). One CPU; per-CPU with SMP.
 static FPU_LOADED: AtomicU64 = AtomicU64::new(0);
+/// The tag of the FS/GS state the CPU holds now (0: none known). Like the
+/// FPU registers, nothing but [`UserContext::execute`] loads FS and GS, and
+/// what user code does to them is read back on every exit (a selector load
+/// is recorded in the context), so while the tag matches, the context's
+/// state is what the CPU has: a system call makes no segment or MSR write
+/// (Linux does none on that path either).
+static SEG_LOADED: AtomicU64 = AtomicU64::new(0);
 static NEXT_FPU_TAG: AtomicU64 = AtomicU64::new(1);
 
 fn fresh_fpu_tag() -> u64 {
@@ -124,6 +134,7 @@ impl Clone for UserContext {
             gs_base: self.gs_base,
             fs_sel: self.fs_sel,
             gs_sel: self.gs_sel,
+            seg_tag: fresh_fpu_tag(),
             fpu_tag: fresh_fpu_tag(),
             fpu: self.fpu,
         }
@@ -154,6 +165,7 @@ impl UserContext {
             gs_base: 0,
             fs_sel: 0,
             gs_sel: 0,
+            seg_tag: fresh_fpu_tag(),
             fpu_tag: fresh_fpu_tag(),
             fpu: FpuState::default(),
         }
@@ -236,6 +248,7 @@ impl UserContext {
         }
         self.fs_base = v;
         self.fs_sel = 0;
+        self.seg_tag = fresh_fpu_tag();
         Ok(())
     }
 
@@ -245,6 +258,7 @@ impl UserContext {
         }
         self.gs_base = v;
         self.gs_sel = 0;
+        self.seg_tag = fresh_fpu_tag();
         Ok(())
     }
 
@@ -310,7 +324,10 @@ impl UserContext {
         }
         let irq = disable_local();
         vm.activate();
-        load_user_segments(self);
+        if SEG_LOADED.load(Ordering::Relaxed) != self.seg_tag {
+            load_user_segments(self);
+            SEG_LOADED.store(self.seg_tag, Ordering::Relaxed);
+        }
         if FPU_LOADED.load(Ordering::Relaxed) != self.fpu_tag {
             fpu::restore(&self.fpu);
             FPU_LOADED.store(self.fpu_tag, Ordering::Relaxed);
@@ -345,10 +362,10 @@ impl UserContext {
 }
 
 /// Loads the FS and GS state of the context about to run: its selectors,
-/// then its bases. Both are written every time (no cache of the last values
-/// loaded): user code can change them behind our back with a segment load
-/// (`mov %eax,%fs` replaces the base with the descriptor's), so what the
-/// hardware holds after any stay in user mode is unknown.
+/// then its bases. Skipped while the CPU holds this context's state
+/// (`SEG_LOADED`): user code can change FS and GS behind our back only
+/// with a segment load (`mov %eax,%fs` replaces the base with the
+/// descriptor's), which the exit path records in the context.
 fn load_user_segments(ctx: &UserContext) {
     cpu::load_fs_gs_selectors(ctx.fs_sel, ctx.gs_sel);
     // SAFETY: the bases are canonical user addresses (checked by the
@@ -527,6 +544,44 @@ mod tests {
             ctx.reset_fpu();
             ctx.execute(&vm);
             assert_eq!(sim::cpu::state().fpu[24..26], [0x80, 0x1f], "MXCSR reset");
+        });
+    }
+
+    #[test]
+    fn segment_state_is_loaded_only_when_another_context_ran_or_a_setter_changed_it() {
+        sim::run(|| {
+            let vm = vm();
+            let mut a = user_context(0x40_0000);
+            let mut b = user_context(0x40_0010);
+            a.set_fs_base(0x5000).unwrap();
+            b.set_fs_base(0x6000).unwrap();
+            let seen = Arc::new(AtomicU64::new(0));
+            let s = seen.clone();
+            sim::cpu::set_user_program(move |u| {
+                s.store(u.fs_base, Ordering::Relaxed);
+                UserExit::Syscall
+            });
+            a.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0x5000);
+            // The CPU still holds A's state: a second entry writes nothing
+            // (a base changed behind frame's back stays as the CPU has it).
+            sim::cpu::state().msrs.insert(cpu::MSR_FS_BASE, 0x7777);
+            a.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0x7777, "no reload for the same context");
+            // A setter names a new state: loaded at the next entry.
+            a.set_fs_base(0x5100).unwrap();
+            a.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0x5100);
+            // Another context in between: each runs with its own base.
+            b.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0x6000);
+            a.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0x5100);
+            // A copy (fork) loads its state even right after the original.
+            let mut c = a.clone();
+            sim::cpu::state().msrs.insert(cpu::MSR_FS_BASE, 0x8888);
+            c.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0x5100);
         });
     }
 

@@ -466,6 +466,7 @@ pub(crate) fn on_tick() {
 
 /// Yields if the timer asked for it. The kernel calls this on its way back
 /// to user mode.
+#[inline]
 pub fn preempt_point() {
     if NEED_RESCHED.load(Ordering::Relaxed) {
         yield_now();

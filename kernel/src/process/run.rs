@@ -1,6 +1,6 @@
 //! The life of a user thread: run user code, serve its syscalls and faults.
 
-use alloc::sync::{Arc, Weak};
+use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
 use frame::task::TaskOptions;
@@ -141,33 +141,39 @@ fn fp_code(flags: u32) -> i32 {
 }
 
 /// The address space a thread ran in last, kept from one return to user
-/// mode to the next without the process's lock: a weak reference (it
-/// keeps nothing alive while the thread sleeps) and the generation it was
-/// fetched at; execve and exit bump the generation.
+/// mode to the next without the process's lock or a reference-count
+/// update: the loop holds it (as it would anyway for the whole stay in
+/// user mode and the system call that follows), tagged with the generation
+/// it was fetched at; execve and exit bump the generation, and the thread
+/// drops it before it is retired.
 struct VmCache {
     generation: u64,
-    vm: Weak<Vmar>,
+    vm: Option<Arc<Vmar>>,
 }
 
 impl VmCache {
-    fn get(&mut self, process: &Process) -> Arc<Vmar> {
-        if process.vm_generation() == self.generation
-            && let Some(vm) = self.vm.upgrade()
-        {
-            return vm;
+    fn get(&mut self, process: &Process) -> &Arc<Vmar> {
+        if process.vm_generation() != self.generation {
+            // The old one goes first: nothing of it is kept past a change.
+            self.vm = None;
         }
-        let (vm, generation) = process.vm_and_generation();
-        self.generation = generation;
-        self.vm = Arc::downgrade(&vm);
-        vm
+        let generation = &mut self.generation;
+        self.vm.get_or_insert_with(|| {
+            let (vm, g) = process.vm_and_generation();
+            *generation = g;
+            vm
+        })
     }
 }
 
 fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) {
     let mut restart = None;
-    let mut vm_cache = VmCache { generation: u64::MAX, vm: Weak::new() };
+    let mut vm_cache = VmCache { generation: u64::MAX, vm: None };
     loop {
         if restart.is_some() || work_pending(&process, &thread) {
+            // Nothing is held while signals are handled (a stop may park
+            // the thread for long, a fatal one ends the process).
+            vm_cache.vm = None;
             handle_signals(&process, &thread, &mut user, restart.take());
         }
         if thread.exiting.load(Ordering::Acquire) {
@@ -183,9 +189,8 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
         match reason {
             ReturnReason::Syscall => {
                 let nr = user.syscall().0;
-                let mut ctx = Context { process: &process, thread: &thread, vm: &vm, user: &mut user };
+                let mut ctx = Context { process: &process, thread: &thread, vm, user: &mut user };
                 dispatch(&mut ctx);
-                drop(vm);
                 let rax = user.rax() as i64;
                 // rt_sigreturn's result is the restored rax, never a restart
                 // request (Linux clears orig_ax there).
@@ -195,6 +200,7 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 }
                 // A user page the syscall needed could not be allocated.
                 if crate::mm::oom::take_pending() {
+                    vm_cache.vm = None;
                     crate::mm::oom::out_of_memory(&process, &thread);
                 }
             }
@@ -209,7 +215,7 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                     // No memory for the page: the OOM killer (Linux's
                     // pagefault_out_of_memory), then the instruction runs
                     // again, or the thread dies of a pending SIGKILL.
-                    drop(vm);
+                    vm_cache.vm = None;
                     crate::mm::oom::take_pending();
                     crate::mm::oom::out_of_memory(&process, &thread);
                 } else if let Some(err) = fault {
@@ -226,5 +232,6 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
         }
         frame::task::preempt_point();
     }
+    drop(vm_cache);
     super::exit::thread_exited(&process, &thread);
 }

@@ -48,16 +48,40 @@ frame::pod_struct! {
 }
 const _: () = assert!(core::mem::size_of::<UContext>() == 304);
 
+frame::pod_struct! {
+    /// What delivery writes, from pretcode to the end of the FPU state, as
+    /// `setup_frame` lays it out: the FPU state is 64-byte aligned and the
+    /// ucontext 16 bytes below pretcode + ucontext + siginfo under it, so
+    /// the gap between siginfo and the FPU state is always 16 bytes.
+    struct SigFrameImage {
+        pretcode: u64,
+        uc: UContext,
+        info: SigInfo,
+        gap: [u64; 2],
+        fpu: [u8; 512],
+    }
+}
+
+frame::pod_struct! {
+    /// What rt_sigreturn reads in one copy when the frame is where
+    /// delivery put it: [`SigFrameImage`] without pretcode.
+    struct SigReturnImage {
+        uc: UContext,
+        info: SigInfo,
+        gap: [u64; 2],
+        fpu: [u8; 512],
+    }
+}
+const _: () = assert!(core::mem::offset_of!(SigReturnImage, fpu) as u64 == FPSTATE_FROM_UC);
+
 const UC_SIZE: usize = core::mem::size_of::<UContext>();
 const INFO_SIZE: usize = core::mem::size_of::<SigInfo>();
-/// From pretcode to the end of the FPU state: pretcode, ucontext and
-/// siginfo, at most 15 + 8 bytes of alignment, the FPU state.
-const FRAME_SPAN_MAX: usize = 8 + UC_SIZE + INFO_SIZE + 15 + 8 + FPU_SIZE as usize;
 /// Where `setup_frame` puts the FPU state, from the ucontext: the FPU
 /// state is 64-byte aligned and the ucontext 16 bytes below
 /// pretcode + ucontext + siginfo under it, so the distance is fixed.
 const FPSTATE_FROM_UC: u64 = 448;
 const _: () = assert!((8 + UC_SIZE + INFO_SIZE) as u64 + 8 == FPSTATE_FROM_UC);
+const _: () = assert!(core::mem::offset_of!(SigFrameImage, fpu) as u64 == 8 + FPSTATE_FROM_UC);
 
 /// Linux skips this much below the interrupted stack pointer (the red zone).
 const RED_ZONE: u64 = 128;
@@ -301,20 +325,12 @@ fn setup_frame(
         },
         sigmask: old_mask,
     };
-    // The whole frame, pretcode to FPU state, goes out in one copy (the
-    // few bytes of alignment padding between siginfo and the FPU state
-    // are zeroed).
-    let mut image = [0u8; FRAME_SPAN_MAX];
-    // Fixed by the arithmetic above (mod 2^64: the program chose rsp).
-    let fp_off = fpstate.wrapping_sub(sp) as usize;
-    let span = fp_off + FPU_SIZE as usize;
-    debug_assert!(span <= FRAME_SPAN_MAX);
-    let (uc_off, info_off) = (8, 8 + UC_SIZE);
-    image[..8].copy_from_slice(&act.restorer.to_le_bytes());
-    image[uc_off..uc_off + UC_SIZE].copy_from_slice(frame::Pod::as_bytes(&uc));
-    image[info_off..info_off + INFO_SIZE].copy_from_slice(frame::Pod::as_bytes(info));
-    image[fp_off..fp_off + FPU_SIZE as usize].copy_from_slice(&user.fpu_bytes());
-    vm.write_bytes(sp as usize, &image[..span])?;
+    // The whole frame, pretcode to FPU state, goes out in one copy, built
+    // in place (no zeroed buffer to copy the parts into). The layout is
+    // fixed by the arithmetic above (mod 2^64: the program chose rsp).
+    debug_assert_eq!(fpstate.wrapping_sub(sp), 8 + FPSTATE_FROM_UC);
+    let image = SigFrameImage { pretcode: act.restorer, uc, info: *info, gap: [0; 2], fpu: user.fpu_bytes() };
+    vm.write_bytes(sp as usize, frame::Pod::as_bytes(&image))?;
     if ss_flags & SS_AUTODISARM != 0 {
         *thread.signals.altstack.lock() = (0, SS_DISABLE, 0);
     }
@@ -349,8 +365,9 @@ fn setup_frame(
 /// the program). Returns the restored rax so the dispatcher leaves it in
 /// place. A frame that cannot be read or restored gets the caller a
 /// SIGSEGV, as on Linux (its `badframe` path).
-pub fn sigreturn(process: &Arc<Process>, thread: &Thread, user: &mut UserContext) -> Result<isize> {
-    match restore_frame(process, thread, user) {
+/// `vm` is the caller's address space (the system call's).
+pub fn sigreturn(process: &Arc<Process>, thread: &Thread, vm: &crate::mm::Vmar, user: &mut UserContext) -> Result<isize> {
+    match restore_frame(thread, vm, user) {
         Ok(rax) => Ok(rax as isize),
         Err(_) => {
             frame::log_debug!("pid {} ({}): bad rt_sigreturn frame", process.pid(), process.name());
@@ -360,21 +377,18 @@ pub fn sigreturn(process: &Arc<Process>, thread: &Thread, user: &mut UserContext
     }
 }
 
-fn restore_frame(process: &Process, thread: &Thread, user: &mut UserContext) -> Result<u64> {
-    let vm = process.vm();
+fn restore_frame(thread: &Thread, vm: &crate::mm::Vmar, user: &mut UserContext) -> Result<u64> {
     let uc_addr = user.rsp(); // the handler's `ret` popped pretcode
     // A frame built by `setup_frame` comes back in one copy: ucontext,
     // siginfo and the FPU state where setup_frame put it. A frame the
     // program built itself (or one that ends where memory does) is read
     // in two, as the ucontext says.
-    let mut image = [0u8; FPSTATE_FROM_UC as usize + FPU_SIZE as usize];
-    let whole = vm.read_bytes(uc_addr as usize, &mut image).is_ok();
-    let mut uc = <UContext as frame::Pod>::new_zeroed();
-    if whole {
-        frame::Pod::as_bytes_mut(&mut uc).copy_from_slice(&image[..UC_SIZE]);
-    } else {
-        vm.read_bytes(uc_addr as usize, frame::Pod::as_bytes_mut(&mut uc))?;
+    let mut image = <SigReturnImage as frame::Pod>::new_zeroed();
+    let whole = vm.read_bytes(uc_addr as usize, frame::Pod::as_bytes_mut(&mut image)).is_ok();
+    if !whole {
+        vm.read_bytes(uc_addr as usize, frame::Pod::as_bytes_mut(&mut image.uc))?;
     }
+    let uc = &image.uc;
     thread.sigmask.store(uc.sigmask & !UNBLOCKABLE, Ordering::Relaxed);
     let m = &uc.mcontext;
     let regs = GeneralRegs {
@@ -402,13 +416,13 @@ fn restore_frame(process: &Process, thread: &Thread, user: &mut UserContext) -> 
         if m.fpstate % 16 != 0 {
             return Err(Error::new(Errno::EINVAL));
         }
-        let mut fpu = [0u8; 512];
-        if whole && m.fpstate == uc_addr.wrapping_add(FPSTATE_FROM_UC) {
-            fpu.copy_from_slice(&image[FPSTATE_FROM_UC as usize..]);
+        let fpu = if whole && m.fpstate == uc_addr.wrapping_add(FPSTATE_FROM_UC) {
+            &image.fpu
         } else {
-            vm.read_bytes(m.fpstate as usize, &mut fpu)?;
-        }
-        user.set_fpu_bytes(&fpu).map_err(|_| Error::new(Errno::EINVAL))?;
+            vm.read_bytes(m.fpstate as usize, &mut image.fpu)?;
+            &image.fpu
+        };
+        user.set_fpu_bytes(fpu).map_err(|_| Error::new(Errno::EINVAL))?;
     }
     // The alternate stack as the frame has it (the handler may have changed
     // it, and SS_AUTODISARM disarmed it); errors other than a bad address

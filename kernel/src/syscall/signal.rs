@@ -92,7 +92,7 @@ fn sys_rt_sigprocmask(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 }
 
 fn sys_rt_sigreturn(ctx: &mut Context, _: &SyscallArgs) -> Result<isize> {
-    signal_frame::sigreturn(ctx.process, ctx.thread, ctx.user)
+    signal_frame::sigreturn(ctx.process, ctx.thread, ctx.vm, ctx.user)
 }
 
 fn sys_rt_sigpending(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {

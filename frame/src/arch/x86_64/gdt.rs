@@ -118,6 +118,7 @@ pub(crate) fn user_selector_or_null(sel: u16) -> u16 {
 }
 
 /// Sets the stack the CPU switches to on a trap from user mode (TSS.RSP0).
+#[inline(always)]
 pub(crate) fn set_kernel_stack(top: u64) {
     assert!(
         !cpu::interrupts_enabled(),

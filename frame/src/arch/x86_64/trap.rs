@@ -304,6 +304,8 @@ pub fn init() {
 
 /// Entry hygiene (docs/soundness.md), checked on every entry to ring 0:
 /// no user-controlled flag — TF, DF, IOPL, NT, AC — is set in the kernel.
+/// Inlined: it runs on every return from user mode.
+#[inline(always)]
 pub(crate) fn assert_entry_flags() {
     const USER_CONTROLLED: u64 = (1 << 8) | (1 << 10) | (3 << 12) | (1 << 14) | (1 << 18);
     let f = cpu::rflags();
@@ -324,7 +326,8 @@ pub(crate) extern "C" fn kernel_trap_entry(frame: &mut TrapFrame) {
 /// `UserContext::execute` sanitises `frame` first; the checks here repeat
 /// the ones the `iretq` below depends on, in release builds too, because a
 /// wrong CS/SS or RFLAGS would enter ring 0 at a chosen RIP, or ring 3 with
-/// port access (invariant 2).
+/// port access (invariant 2). Inlined into its one caller, `execute`.
+#[inline(always)]
 pub(crate) fn enter_user(frame: &mut TrapFrame) {
     assert!(
         !cpu::interrupts_enabled(),
