@@ -93,9 +93,10 @@ pub struct Route {
     pub iface: u32,
 }
 
-/// A frame queue that hands every packet sent back to the receiver.
+/// A frame queue that hands every packet sent back to the receiver: each
+/// entry is a buffer and the length of the packet in it.
 pub(crate) struct LoopDev {
-    queue: VecDeque<Vec<u8>>,
+    queue: VecDeque<(Vec<u8>, usize)>,
 }
 
 pub(crate) enum DevKind {
@@ -103,37 +104,80 @@ pub(crate) enum DevKind {
     Eth(Arc<dyn NetDriver>),
 }
 
-/// The smoltcp device of one interface, with its counters.
-pub(crate) struct Dev {
+/// Packet buffers kept for reuse: a send takes one (no allocation, and no
+/// zero-filling of bytes smoltcp is about to write), a receive gives back
+/// the one it read from.
+const SPARE_BUFFERS: usize = 4;
+/// Bytes of a reused buffer cleared before smoltcp writes a packet into
+/// it: at least the largest IP header plus the largest TCP header, so no
+/// header field can carry bytes of an earlier packet even if it were left
+/// unwritten (smoltcp writes every byte it is given; this is a backstop).
+const HEADER_CLEAR: usize = 128;
+
+/// The sending side of a device (what a [`TxTok`] borrows).
+pub(crate) struct DevTx {
     kind: DevKind,
     mtu: usize,
     stats: IfaceStats,
+    spare: Vec<Vec<u8>>,
 }
 
-pub(crate) struct RxTok(Vec<u8>);
-pub(crate) struct TxTok<'a>(&'a mut Dev);
+/// The smoltcp device of one interface, with its counters.
+pub(crate) struct Dev {
+    tx: DevTx,
+    /// The packet being received (what an [`RxTok`] borrows); its buffer
+    /// goes back to the spares on the next receive.
+    rx: (Vec<u8>, usize),
+}
 
-impl phy::RxToken for RxTok {
+pub(crate) struct RxTok<'a>(&'a [u8]);
+pub(crate) struct TxTok<'a>(&'a mut DevTx);
+
+impl phy::RxToken for RxTok<'_> {
     fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        f(&self.0)
+        f(self.0)
+    }
+}
+
+impl DevTx {
+    /// A buffer of at least `len` bytes, whose first `HEADER_CLEAR` are zero.
+    fn buffer(&mut self, len: usize) -> Vec<u8> {
+        let mut buf = self.spare.pop().unwrap_or_default();
+        if buf.len() < len {
+            buf.resize(len, 0);
+        }
+        let clear = len.min(HEADER_CLEAR);
+        buf[..clear].fill(0);
+        buf
+    }
+
+    fn recycle(&mut self, buf: Vec<u8>) {
+        if buf.capacity() > 0 && self.spare.len() < SPARE_BUFFERS {
+            self.spare.push(buf);
+        }
     }
 }
 
 impl phy::TxToken for TxTok<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let mut buf = vec![0u8; len];
-        let r = f(&mut buf);
         let dev = self.0;
+        let mut buf = dev.buffer(len);
+        let r = f(&mut buf[..len]);
         let ok = match &mut dev.kind {
             DevKind::Loop(l) => {
                 if l.queue.len() < LOOPBACK_QUEUE {
-                    l.queue.push_back(buf);
+                    l.queue.push_back((buf, len));
                     true
                 } else {
+                    dev.recycle(buf);
                     false
                 }
             }
-            DevKind::Eth(d) => d.transmit(&buf).is_ok(),
+            DevKind::Eth(d) => {
+                let ok = d.transmit(&buf[..len]).is_ok();
+                dev.recycle(buf);
+                ok
+            }
         };
         if ok {
             dev.stats.tx_packets += 1;
@@ -146,52 +190,71 @@ impl phy::TxToken for TxTok<'_> {
 }
 
 impl phy::Device for Dev {
-    type RxToken<'a> = RxTok;
+    type RxToken<'a> = RxTok<'a>;
     type TxToken<'a> = TxTok<'a>;
 
-    fn receive(&mut self, _ts: Instant) -> Option<(RxTok, TxTok<'_>)> {
-        let frame = match &mut self.kind {
+    fn receive(&mut self, _ts: Instant) -> Option<(RxTok<'_>, TxTok<'_>)> {
+        let tx = &mut self.tx;
+        let frame = match &mut tx.kind {
             DevKind::Loop(l) => l.queue.pop_front()?,
             DevKind::Eth(d) => loop {
                 let f = d.receive()?;
                 // Runts and giants are counted and dropped here; smoltcp
                 // drops (silently) whatever else is malformed.
-                if f.len() < ETH_HEADER || f.len() > self.mtu + ETH_HEADER + 4 {
-                    self.stats.rx_errors += 1;
+                if f.len() < ETH_HEADER || f.len() > tx.mtu + ETH_HEADER + 4 {
+                    tx.stats.rx_errors += 1;
                     continue;
                 }
-                break f;
+                let len = f.len();
+                break (f, len);
             },
         };
-        self.stats.rx_packets += 1;
-        self.stats.rx_bytes += frame.len() as u64;
-        Some((RxTok(frame), TxTok(self)))
+        tx.stats.rx_packets += 1;
+        tx.stats.rx_bytes += frame.1 as u64;
+        let old = core::mem::replace(&mut self.rx, frame);
+        tx.recycle(old.0);
+        let (buf, len) = &self.rx;
+        Some((RxTok(&buf[..*len]), TxTok(tx)))
     }
 
     fn transmit(&mut self, _ts: Instant) -> Option<TxTok<'_>> {
-        if let DevKind::Loop(l) = &self.kind
+        if let DevKind::Loop(l) = &self.tx.kind
             && l.queue.len() >= LOOPBACK_QUEUE
         {
             return None;
         }
-        Some(TxTok(self))
+        Some(TxTok(&mut self.tx))
     }
 
     fn capabilities(&self) -> DeviceCapabilities {
         let mut caps = DeviceCapabilities::default();
-        match self.kind {
+        match self.tx.kind {
             DevKind::Loop(_) => {
                 caps.medium = Medium::Ip;
-                caps.max_transmission_unit = self.mtu.min(65535);
+                caps.max_transmission_unit = self.tx.mtu.min(65535);
                 // Nothing corrupts a packet between two kernel buffers.
                 caps.checksum = ChecksumCapabilities::ignored();
             }
             DevKind::Eth(_) => {
                 caps.medium = Medium::Ethernet;
-                caps.max_transmission_unit = self.mtu + ETH_HEADER;
+                caps.max_transmission_unit = self.tx.mtu + ETH_HEADER;
             }
         }
         caps
+    }
+}
+
+impl Dev {
+    fn new(kind: DevKind, mtu: usize) -> Dev {
+        Dev {
+            tx: DevTx {
+                kind,
+                mtu,
+                stats: IfaceStats::default(),
+                spare: Vec::new(),
+            },
+            rx: (Vec::new(), 0),
+        }
     }
 }
 
@@ -213,16 +276,16 @@ impl Iface {
     }
 
     pub fn mtu(&self) -> usize {
-        self.dev.mtu
+        self.dev.tx.mtu
     }
 
     pub fn is_loopback(&self) -> bool {
-        matches!(self.dev.kind, DevKind::Loop(_))
+        matches!(self.dev.tx.kind, DevKind::Loop(_))
     }
 
     fn info(&self) -> IfaceInfo {
         let mut flags = self.flags;
-        let link = match &self.dev.kind {
+        let link = match &self.dev.tx.kind {
             DevKind::Loop(_) => true,
             DevKind::Eth(d) => d.link_up(),
         };
@@ -233,10 +296,10 @@ impl Iface {
             index: self.index,
             name: self.name.clone(),
             mac: self.mac,
-            mtu: self.dev.mtu,
+            mtu: self.dev.tx.mtu,
             flags,
             addrs: self.addrs.clone(),
-            stats: self.dev.stats,
+            stats: self.dev.tx.stats,
         }
     }
 }
@@ -315,13 +378,12 @@ fn max_prefix(addr: &IpAddress) -> u8 {
 
 impl Stack {
     fn new() -> Stack {
-        let mut dev = Dev {
-            kind: DevKind::Loop(LoopDev {
+        let mut dev = Dev::new(
+            DevKind::Loop(LoopDev {
                 queue: VecDeque::new(),
             }),
-            mtu: LOOPBACK_MTU,
-            stats: IfaceStats::default(),
-        };
+            LOOPBACK_MTU,
+        );
         let mut config = Config::new(HardwareAddress::Ip);
         config.random_seed = seed();
         let iface = Interface::new(config, &mut dev, now());
@@ -476,7 +538,7 @@ impl Stack {
                 {
                     changed = true;
                 }
-                match &i.dev.kind {
+                match &i.dev.tx.kind {
                     DevKind::Loop(l) if !l.queue.is_empty() => {}
                     _ => break,
                 }
@@ -492,7 +554,7 @@ impl Stack {
         if self
             .ifaces
             .iter()
-            .any(|i| i.is_up() && matches!(&i.dev.kind, DevKind::Loop(l) if !l.queue.is_empty()))
+            .any(|i| i.is_up() && matches!(&i.dev.tx.kind, DevKind::Loop(l) if !l.queue.is_empty()))
         {
             return Some(Duration::ZERO);
         }
@@ -710,14 +772,14 @@ pub fn del_route(route: &Route) -> Result<()> {
 pub fn set_mtu(index: u32, mtu: usize) -> Result<()> {
     with_stack(|s| {
         let i = s.iface_mut(index)?;
-        let max = match &i.dev.kind {
+        let max = match &i.dev.tx.kind {
             DevKind::Loop(_) => LOOPBACK_MTU,
             DevKind::Eth(d) => d.mtu(),
         };
         if !(MIN_MTU..=max).contains(&mtu) {
             return Err(Error::new(Errno::EINVAL));
         }
-        i.dev.mtu = mtu;
+        i.dev.tx.mtu = mtu;
         Ok(())
     })
 }
@@ -749,11 +811,7 @@ pub(crate) fn register_eth(driver: Arc<dyn NetDriver>) -> Result<u32> {
         let index = s.next_index;
         s.next_index += 1;
         let eth_count = s.ifaces.iter().filter(|i| !i.is_loopback()).count();
-        let mut dev = Dev {
-            kind: DevKind::Eth(driver),
-            mtu,
-            stats: IfaceStats::default(),
-        };
+        let mut dev = Dev::new(DevKind::Eth(driver), mtu);
         let mut config = Config::new(HardwareAddress::Ethernet(EthernetAddress(mac)));
         config.random_seed = seed();
         let iface = Interface::new(config, &mut dev, now());

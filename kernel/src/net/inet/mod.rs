@@ -19,6 +19,7 @@ use alloc::sync::{Arc, Weak};
 use alloc::vec;
 use alloc::vec::Vec;
 
+use frame::sync::{SpinLock, level};
 use smoltcp::iface::SocketHandle;
 use smoltcp::socket::{tcp, udp};
 use smoltcp::time::Duration;
@@ -90,6 +91,53 @@ const KEEPCNT: u32 = 9;
 
 fn err(e: Errno) -> Error {
     Error::new(e)
+}
+
+/// Copy buffers between user memory and the stack, kept for reuse: a send
+/// or a receive then neither allocates nor zero-fills one. A buffer's
+/// length only grows (to CHUNK at most), so a reused one is never
+/// zero-filled again. A leaf lock (it may be taken under the stack's, and
+/// nothing is taken or allocated under it), so unranked.
+static CHUNKS: SpinLock<[Vec<u8>; CHUNKS_KEPT], { level::UNRANKED }> =
+    SpinLock::new([const { Vec::new() }; CHUNKS_KEPT]);
+/// Buffers CHUNKS keeps (one per task copying at a time is enough).
+const CHUNKS_KEPT: usize = 4;
+
+/// A copy buffer from CHUNKS, given back when dropped.
+#[derive(Default)]
+struct Chunk(Vec<u8>);
+
+impl Chunk {
+    /// The first `n` bytes (`n` at most CHUNK) of the buffer, taken from
+    /// the pool on first use.
+    fn get(&mut self, n: usize) -> &mut [u8] {
+        if self.0.len() < n {
+            if self.0.is_empty() {
+                let mut pool = CHUNKS.lock();
+                if let Some(c) = pool.iter_mut().find(|c| !c.is_empty()) {
+                    self.0 = core::mem::take(c);
+                }
+            }
+            if self.0.len() < n {
+                self.0.resize(n, 0);
+            }
+        }
+        &mut self.0[..n]
+    }
+}
+
+impl Drop for Chunk {
+    fn drop(&mut self) {
+        if self.0.is_empty() {
+            return;
+        }
+        let mut pool = CHUNKS.lock();
+        if let Some(slot) = pool.iter_mut().find(|c| c.is_empty()) {
+            core::mem::swap(slot, &mut self.0);
+        }
+        drop(pool);
+        // A buffer the pool had no room for is freed with self, unlocked.
+    }
 }
 
 /// An address and port, the address None when unspecified (wildcard).
@@ -508,22 +556,21 @@ fn poll_state(s: &mut Stack, st: &SockState) -> (u16, u64) {
 /// and returns the sockets whose readiness changed.
 pub(crate) fn collect_wakeups(s: &mut Stack) -> Vec<Wake> {
     let now_ms = iface::now().total_millis();
-    let ids: Vec<u64> = s.inet.socks.keys().copied().collect();
     let mut wake = Vec::new();
-    for id in ids {
-        let Some(mut st) = s.inet.socks.remove(&id) else {
-            continue;
-        };
-        transition(s, &mut st, now_ms);
-        let (_, sig) = poll_state(s, &st);
+    // The table is set aside while its sockets are visited: nothing below
+    // looks sockets up (they only reach smoltcp's sockets and the orphans).
+    let mut socks = core::mem::take(&mut s.inet.socks);
+    for st in socks.values_mut() {
+        transition(s, st, now_ms);
+        let (_, sig) = poll_state(s, st);
         if sig != st.sig {
             st.sig = sig;
             if let Some(inner) = st.inner.upgrade() {
                 wake.push(Wake(inner));
             }
         }
-        s.inet.socks.insert(id, st);
     }
+    s.inet.socks = socks;
     // Orphans leave once smoltcp has closed them, or as they enter
     // TIME-WAIT: smoltcp would hold the connection's buffers for its 10 s
     // there (a late duplicate FIN is answered with a reset instead).
@@ -1153,7 +1200,7 @@ impl InetSocket {
         let total = data.len();
         let deadline = self.inner.opts.deadline(true, nonblocking);
         let mut sent = 0usize;
-        let mut chunk: Vec<u8> = Vec::new();
+        let mut chunk = Chunk::default();
         loop {
             // Wait for room (or the connection).
             let room = self.wait(
@@ -1220,11 +1267,19 @@ impl InetSocket {
                 return Ok(0);
             }
             let n = room.min(total - sent).min(CHUNK);
-            chunk.resize(n, 0);
-            data.read_at(sent, &mut chunk[..n]).inspect_err(|_| ())?;
+            // Kernel bytes go to the stack as they are; the caller's are
+            // copied in first (no user copy under the stack lock).
+            let bytes: &[u8] = match data.as_slice().and_then(|b| b.get(sent..sent + n)) {
+                Some(b) => b,
+                None => {
+                    let c = chunk.get(n);
+                    data.read_at(sent, c)?;
+                    c
+                }
+            };
             let done = self.with(|s, st| match st.kind {
                 Kind::Connected { iface, handle } => tcp_sock(s, iface, handle)
-                    .send_slice(&chunk[..n])
+                    .send_slice(bytes)
                     .unwrap_or(0),
                 _ => 0,
             });
@@ -1270,8 +1325,15 @@ impl InetSocket {
                 Some((addr, port))
             }
         };
-        let mut buf = vec![0u8; len];
-        data.read_at(0, &mut buf)?;
+        let mut chunk = Chunk::default();
+        let buf: &[u8] = match data.as_slice() {
+            Some(b) => b,
+            None => {
+                let c = chunk.get(len);
+                data.read_at(0, c)?;
+                c
+            }
+        };
         self.sync_opts();
         let may_low = caller.capable(CAP_NET_BIND_SERVICE);
         let deadline = self.inner.opts.deadline(true, nonblocking);
@@ -1306,7 +1368,7 @@ impl InetSocket {
             let u = udp_sock(s, iface, h);
             let mut md = udp::UdpMetadata::from(IpEndpoint::new(raddr, rport));
             md.local_address = Some(src);
-            match u.send_slice(&buf, md) {
+            match u.send_slice(buf, md) {
                 Ok(()) => Some(Ok(len)),
                 Err(udp::SendError::BufferFull) => None,
                 Err(udp::SendError::Unaddressable) => Some(Err(err(Errno::EINVAL))),
@@ -1328,7 +1390,7 @@ impl InetSocket {
         let waitall = flags & MSG_WAITALL != 0 && !peek;
         let deadline = self.inner.opts.deadline(false, nonblocking);
         let mut got = 0usize;
-        let mut chunk = Vec::new();
+        let mut chunk = Chunk::default();
         let mut crowded = false;
         loop {
             let r = self.wait(
@@ -1347,14 +1409,13 @@ impl InetSocket {
                             // delayed ACK covers the rest.
                             crowded = t.recv_queue() * 2 >= t.recv_capacity();
                             let n = (want - got).min(t.recv_queue()).min(CHUNK);
-                            chunk.resize(n, 0);
+                            let c = chunk.get(n);
                             let n = if peek {
-                                t.peek_slice(&mut chunk)
+                                t.peek_slice(c)
                             } else {
-                                t.recv_slice(&mut chunk)
+                                t.recv_slice(c)
                             }
                             .unwrap_or(0);
-                            chunk.truncate(n);
                             return Some(Ok(n));
                         }
                         if let Some(e) = st.dead {
@@ -1381,7 +1442,7 @@ impl InetSocket {
             match r {
                 Ok(0) => break,
                 Ok(n) => {
-                    data.write_at(got, &chunk[..n])?;
+                    data.write_at(got, &chunk.get(n)[..n])?;
                     got += n;
                     if !peek && crowded {
                         // The window opened: let the peer know.
@@ -1424,7 +1485,8 @@ impl InetSocket {
         let deadline = self.inner.opts.deadline(false, nonblocking);
         let cap = data.len();
         let family = self.inner.family;
-        let (payload, full, from) = self.wait(caller, deadline, Errno::EAGAIN, |s, st| {
+        let mut chunk = Chunk::default();
+        let (n, full, from) = self.wait(caller, deadline, Errno::EAGAIN, |s, st| {
             let Kind::Udp { handles, peer } = &st.kind else {
                 return Some(Err(err(Errno::ENOTCONN)));
             };
@@ -1446,23 +1508,23 @@ impl InetSocket {
                     }
                     let full = bytes.len();
                     let n = full.min(cap);
-                    let out = bytes[..n].to_vec();
+                    chunk.get(n).copy_from_slice(&bytes[..n]);
                     if !peek {
                         let _ = u.recv();
                     }
-                    return Some(Ok((out, full, from)));
+                    return Some(Ok((n, full, from)));
                 }
             }
             None
         })?;
-        data.write_at(0, &payload)?;
+        data.write_at(0, chunk.get(n))?;
         let mut meta = RecvMeta {
-            len: payload.len(),
+            len: n,
             full_len: full,
             addr: Some(sockaddr_for(family, Some(from.0), from.1)),
             ..Default::default()
         };
-        if full > payload.len() {
+        if full > n {
             meta.flags |= MSG_TRUNC;
         }
         Ok(meta)
