@@ -14,8 +14,8 @@
 //!   included (what makes a driver crash again during its recovery).
 //! - `/sys/kernel/debug/domains/virtio-blk/period_ns`: the period of
 //!   `drivers.crash=` (0: off), to read or to set at run time (the bench's
-//!   crash rows turn it on for one row only). A new period counts from the
-//!   first crash point reached after it is set.
+//!   crash rows turn it on for one row only). A period set after 0 counts
+//!   from the first crash point reached after it is set.
 
 use alloc::format;
 use alloc::string::String;
