@@ -12,6 +12,10 @@
 //! - `/sys/kernel/debug/domains/virtio-blk/crash` (root, 0644): writing
 //!   `N` makes the next `N` crash points reached panic, initialisation
 //!   included (what makes a driver crash again during its recovery).
+//! - `/sys/kernel/debug/domains/virtio-blk/period_ns`: the period of
+//!   `drivers.crash=` (0: off), to read or to set at run time (the bench's
+//!   crash rows turn it on for one row only). A period set after 0 counts
+//!   from the first crash point reached after it is set.
 
 use alloc::format;
 use alloc::string::String;
@@ -24,8 +28,9 @@ use crate::sysctl::Sysctl;
 pub struct CrashConfig {
     /// Name on the command line and under /sys/kernel/debug/domains.
     pub name: &'static str,
-    /// `drivers.crash=` period in nanoseconds (0: off).
-    period_ns: AtomicU64,
+    /// `drivers.crash=` period in nanoseconds (0: off); the debug file
+    /// `period_ns`.
+    pub period_ns: Sysctl,
     /// When the next periodic crash becomes due (0: not scheduled yet).
     due_ns: AtomicU64,
     /// Crashes still to inject at the next points reached (the debug file).
@@ -38,13 +43,16 @@ impl CrashConfig {
     const fn new(name: &'static str) -> CrashConfig {
         CrashConfig {
             name,
-            period_ns: AtomicU64::new(0),
+            period_ns: Sysctl::new(0, 0, MAX_PERIOD_NS),
             due_ns: AtomicU64::new(0),
             forced: Sysctl::new(0, 0, 1_000_000),
             injected: AtomicU64::new(0),
         }
     }
 }
+
+/// The longest period accepted (an hour).
+const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
 
 /// The virtio-blk driver's injection state.
 pub static VIRTIO_BLK: CrashConfig = CrashConfig::new("virtio-blk");
@@ -91,7 +99,14 @@ pub fn boot_param(value: &str) {
             frame::log_info!("drivers.crash: ignored {item:?}");
             continue;
         };
-        cfg.period_ns.store(ns, Ordering::Relaxed);
+        if cfg
+            .period_ns
+            .write_text(format!("{ns}").as_bytes())
+            .is_err()
+        {
+            frame::log_info!("drivers.crash: ignored {item:?} (period too long)");
+            continue;
+        }
         RNG.fetch_xor(frame::timer::monotonic_ns() | 1, Ordering::Relaxed);
         frame::log_info!("drivers.crash: {name} crashes every {ns} ns");
     }
@@ -107,12 +122,16 @@ pub fn crash_point(cfg: &CrashConfig, point: &'static str, spread: u32) {
         cfg.injected.fetch_add(1, Ordering::Relaxed);
         panic!("{}: injected crash at {point} (forced)", cfg.name);
     }
-    let period = cfg.period_ns.load(Ordering::Relaxed);
+    let period = cfg.period_ns.get();
+    let due = cfg.due_ns.load(Ordering::Relaxed);
     if period == 0 {
+        // Off: the next period, if one is set, counts from its first point.
+        if due != 0 {
+            cfg.due_ns.store(0, Ordering::Relaxed);
+        }
         return;
     }
     let now = frame::timer::monotonic_ns();
-    let due = cfg.due_ns.load(Ordering::Relaxed);
     if due == 0 {
         cfg.due_ns.store(now + period, Ordering::Relaxed);
         return;

@@ -264,6 +264,165 @@ static int run_fs_seq_read_warm(int smoke, double *ns)
 	return fs_median(fs_big_cached, fs_read_big, smoke, ns);
 }
 
+/* ---- driver-domain crashes (Trellis only) ------------------------------ */
+
+/*
+ * The virtio-blk driver runs in a driver domain behind a shadow that
+ * restarts it after a crash (docs/domains.md).  These rows turn on its
+ * crash injection, one crash per guest second, for their own duration only
+ * (the debug file period_ns), and compare with the rows without crashes:
+ *   fs_seq_read_crash   fs_seq_read_cold with one crash per second
+ *   fs_seq_write_crash  fs_seq_write_cold with one crash per second
+ *   blk_recovery        ns from a crash to the first retried request that
+ *                       completes (the shadow measures it: recovery_ns)
+ * A pass of 64 MiB takes well under a second, so the crash rows repeat the
+ * pass (its setup untimed, crashes still on) until the timed passes add up
+ * to CRASH_TIMED_NS, and report bytes over timed time.  A kernel without
+ * the debug files (Linux) reports `missing`.
+ */
+#define DOM_DIR "/sys/kernel/debug/domains/virtio-blk"
+#define CRASH_PERIOD_NS 1000000000L
+#define CRASH_TIMED_NS 5e9
+#define CRASH_MAX_PASSES 64
+#define RECOVERY_REPS 7
+
+static int dom_write(const char *file, long value)
+{
+	char path[128], text[32];
+	snprintf(path, sizeof path, DOM_DIR "/%s", file);
+	int fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return b_openfail(path);
+	int n = snprintf(text, sizeof text, "%ld\n", value);
+	int r = write(fd, text, (size_t)n) == n ? 0 : b_sysfail(path);
+	close(fd);
+	return r;
+}
+
+/* The value of `key` in the debug file recovery_ns ("key value" lines). */
+static int dom_recovery(const char *key, long *value)
+{
+	char text[256];
+	int fd = open(DOM_DIR "/recovery_ns", O_RDONLY);
+	if (fd < 0)
+		return b_openfail(DOM_DIR "/recovery_ns");
+	ssize_t n = read(fd, text, sizeof text - 1);
+	close(fd);
+	if (n <= 0)
+		return b_fail(0, "read recovery_ns");
+	text[n] = 0;
+	size_t k = strlen(key);
+	for (char *line = text; line && *line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		if (strncmp(line, key, k) == 0 && line[k] == ' ') {
+			*value = strtol(line + k + 1, NULL, 10);
+			return 0;
+		}
+	}
+	return b_fail(0, "no %s in recovery_ns", key);
+}
+
+/* sysfs at /sys (the debug files are in it). */
+static int dom_ready(void)
+{
+	if (fs_ready() < 0)
+		return -1;
+	if (access(DOM_DIR, F_OK) != 0) {
+		mkdir("/sys", 0755);
+		mount("sysfs", "/sys", "sysfs", 0, NULL);
+	}
+	if (access(DOM_DIR "/period_ns", W_OK) != 0)
+		return b_fail(1, "no driver domain crash injection (%s)",
+			      DOM_DIR "/period_ns");
+	return 0;
+}
+
+/* `setup` untimed then `op` timed, with one crash per second, until the
+ * timed passes add up to CRASH_TIMED_NS; total timed ns per pass. */
+static int fs_crash_passes(fs_step setup, fs_step op, int smoke, double *ns)
+{
+	if (dom_ready() < 0)
+		return -1;
+	long rec0 = 0, rec1 = 0;
+	if (dom_recovery("recoveries", &rec0) < 0)
+		return -1;
+	if (dom_write("period_ns", CRASH_PERIOD_NS) < 0)
+		return -1;
+	double timed = 0;
+	int passes = 0, r = 0;
+	while (passes < (smoke ? 1 : CRASH_MAX_PASSES) &&
+	       (passes == 0 || timed < CRASH_TIMED_NS)) {
+		if (setup && (r = setup()) < 0)
+			break;
+		if (!smoke)
+			b_inner_on();
+		double t0 = b_now_ns();
+		r = op();
+		double t = b_now_ns() - t0;
+		if (!smoke)
+			b_inner_off(fs_ops_per_run);
+		if (r < 0)
+			break;
+		timed += t;
+		passes++;
+	}
+	if (dom_write("period_ns", 0) < 0 || r < 0)
+		return -1;
+	if (dom_recovery("recoveries", &rec1) < 0)
+		return -1;
+	b_printf("BENCH-NOTE crash row: %d passes, %.3f s timed, %ld recoveries\n",
+		 passes, timed / 1e9, rec1 - rec0);
+	*ns = timed / passes;
+	return 0;
+}
+
+static int run_fs_seq_read_crash(int smoke, double *ns)
+{
+	return fs_crash_passes(fs_big_cold, fs_read_big, smoke, ns);
+}
+
+static int run_fs_seq_write_crash(int smoke, double *ns)
+{
+	return fs_crash_passes(fs_drop_big, fs_write_new, smoke, ns);
+}
+
+/* One forced crash, then a read of uncached data: the recovery time the
+ * shadow measured for it (median of RECOVERY_REPS). */
+static int run_blk_recovery(int smoke, double *ns)
+{
+	if (dom_ready() < 0 || fs_make_big() < 0)
+		return -1;
+	int reps = smoke || b_profile ? 1 : RECOVERY_REPS;
+	double per[RECOVERY_REPS];
+	for (int i = 0; i < reps; i++) {
+		long before = 0, after = 0, last = 0;
+		if (fs_remount() < 0 || dom_recovery("recoveries", &before) < 0)
+			return -1;
+		int fd = open(FS_BIG, O_RDONLY);
+		if (fd < 0)
+			return b_sysfail("open " FS_BIG);
+		if (dom_write("crash", 1) < 0) {
+			close(fd);
+			return -1;
+		}
+		ssize_t n = pread(fd, fs_buf, 4096, (off_t)i * (8L << 20));
+		close(fd);
+		if (n != 4096)
+			return n < 0 ? b_sysfail("pread") : b_fail(0, "short read");
+		if (dom_recovery("recoveries", &after) < 0 ||
+		    dom_recovery("last_ns", &last) < 0)
+			return -1;
+		if (after != before + 1)
+			return b_fail(0, "%ld recoveries after one crash",
+				      after - before);
+		per[i] = (double)last;
+	}
+	qsort(per, (size_t)reps, sizeof per[0], b_cmp);
+	*ns = per[reps / 2];
+	return 0;
+}
+
 /* ---- random reads ----------------------------------------------------- */
 
 static int fs_rand_reads(void)

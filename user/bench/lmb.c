@@ -1168,6 +1168,9 @@ static const struct bench benches[] = {
 	{ "tmpfs_delete_4k", run_tmpfs_delete_4k, LATENCY, 0 },
 	{ "tmpfs_create_10k", run_tmpfs_create_10k, LATENCY, 0 },
 	{ "tmpfs_delete_10k", run_tmpfs_delete_10k, LATENCY, 0 },
+	{ "fs_seq_read_crash", run_fs_seq_read_crash, BANDWIDTH, FS_BIG_SIZE },
+	{ "fs_seq_write_crash", run_fs_seq_write_crash, BANDWIDTH, FS_BIG_SIZE },
+	{ "blk_recovery", run_blk_recovery, LATENCY, 0 },
 };
 
 #define NBENCH (sizeof benches / sizeof benches[0])

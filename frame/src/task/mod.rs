@@ -17,7 +17,7 @@ use alloc::boxed::Box;
 use alloc::sync::Arc;
 use core::any::Any;
 use core::cell::{Cell, UnsafeCell};
-use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 use crate::Error;
 use crate::arch::cpu::context_switch;
@@ -289,6 +289,51 @@ static CPU: CpuState = CpuState {
 };
 static NEED_RESCHED: AtomicBool = AtomicBool::new(false);
 
+/// Device requests in flight whose completion interrupt is due soon
+/// ([`IoPending`]).
+static IO_PENDING: AtomicUsize = AtomicUsize::new(0);
+/// How long an idle CPU polls for an interrupt before it halts, while a
+/// device request is in flight (monotonic-clock nanoseconds).
+const IDLE_POLL_NS: u64 = 1_000_000;
+/// Spin-loop hints per round of that poll (interrupts are taken between
+/// rounds), and the most rounds, whatever the clock says.
+const IDLE_POLL_SPINS: u32 = 200;
+const IDLE_POLL_ROUNDS: u32 = 20_000;
+
+/// A device request in flight whose completion interrupt is expected
+/// soon (a disk request given to its device): while one exists, a CPU with
+/// nothing to run polls for up to a millisecond before it halts, so the
+/// completion is taken at once. A halt would add the wake-up latency of
+/// the halt and, under QEMU's `-icount sleep=off`, a jump of the guest
+/// clock to the next timer deadline (however far it is) for every wait.
+/// Dropping it ends the request's claim.
+#[must_use = "the claim ends when it is dropped"]
+pub struct IoPending(());
+
+impl IoPending {
+    pub fn new() -> IoPending {
+        IO_PENDING.fetch_add(1, Ordering::Relaxed);
+        IoPending(())
+    }
+}
+
+impl Default for IoPending {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Drop for IoPending {
+    fn drop(&mut self) {
+        IO_PENDING.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Device requests in flight ([`IoPending`] claims alive).
+pub fn io_pending() -> usize {
+    IO_PENDING.load(Ordering::Relaxed)
+}
+
 /// The running task. Panics before the first task starts.
 pub fn current() -> Arc<Task> {
     try_current().expect("no current task")
@@ -312,6 +357,9 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
         scheduler().enqueue(cur.clone());
     }
     let mut idled = false;
+    // Idle polling (see `IoPending`): when it started, rounds so far.
+    let mut poll_since: Option<u64> = None;
+    let mut poll_rounds = 0u32;
     let next = loop {
         match scheduler().pick_next() {
             // The policy may hand back the current task only if it is still
@@ -348,7 +396,21 @@ fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
                 let idle_from = crate::timer::monotonic_ns();
                 let ran = idle_from.saturating_sub(cur.run_start_ns.load(Ordering::Relaxed));
                 cur.cpu_ns.fetch_add(ran, Ordering::Relaxed);
-                crate::arch::cpu::enable_interrupts_and_halt();
+                let poll_from = *poll_since.get_or_insert(idle_from);
+                if IO_PENDING.load(Ordering::Relaxed) > 0
+                    && poll_rounds < IDLE_POLL_ROUNDS
+                    && idle_from.saturating_sub(poll_from) < IDLE_POLL_NS
+                {
+                    // A device interrupt is due soon: poll for it (one
+                    // round, interrupts on) rather than halt.
+                    poll_rounds += 1;
+                    crate::arch::cpu::enable_interrupts();
+                    for _ in 0..IDLE_POLL_SPINS {
+                        core::hint::spin_loop();
+                    }
+                } else {
+                    crate::arch::cpu::enable_interrupts_and_halt();
+                }
                 crate::arch::cpu::disable_interrupts();
                 cur.run_start_ns
                     .store(crate::timer::monotonic_ns(), Ordering::Relaxed);

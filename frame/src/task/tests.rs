@@ -273,3 +273,33 @@ fn writing_below_a_kernel_stack_is_refused() {
         stack.write_words(base - 8, &[0]);
     });
 }
+
+#[test]
+// Safe code only (a counter and the idle loop's bound); natively it spins a
+// million times, too slow to interpret.
+#[cfg_attr(miri, ignore)]
+fn an_idle_cpu_polls_while_io_is_pending_and_still_wakes_at_a_deadline() {
+    sim::run(|| {
+        assert_eq!(io_pending(), 0);
+        let claim = IoPending::new();
+        let other = IoPending::new();
+        assert_eq!(io_pending(), 2);
+        drop(other);
+        assert_eq!(io_pending(), 1);
+        let queue = WaitQueue::new();
+        let t0 = monotonic_ns();
+        // Nothing runs and no interrupt comes: the poll ends (1 ms) and
+        // the CPU halts until the deadline, which still ends the wait.
+        // (The model's APIC timer counts from the halt, not from when it
+        // was armed: the wake-up may come up to one poll late here.)
+        let r = queue.wait_until_or_deadline(|| None::<()>, t0 + 5_000_000);
+        assert_eq!(r, None);
+        let t1 = monotonic_ns();
+        assert!(
+            (t0 + 5_000_000..t0 + 7_000_000).contains(&t1),
+            "{t0} -> {t1}"
+        );
+        drop(claim);
+        assert_eq!(io_pending(), 0, "a dropped claim ends the poll");
+    });
+}

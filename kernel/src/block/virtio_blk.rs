@@ -448,6 +448,9 @@ struct Pending {
     sector: u64,
     segments: Vec<Segment>,
     done: BioDone,
+    /// While the request lives, an idle CPU polls for its completion
+    /// rather than halting (`frame::task::IoPending`).
+    _io: frame::task::IoPending,
 }
 
 struct State {
@@ -753,6 +756,7 @@ impl BlockDriver for Disk {
                 sector: bio.sector,
                 segments,
                 done,
+                _io: frame::task::IoPending::new(),
             },
         );
         s.queue.push_back(id);

@@ -58,6 +58,11 @@ const TREE: &[(&str, Node)] = &[
                             // Write N: the driver crashes at the next N
                             // points of its request path (docs/domains.md).
                             ("crash", Node::Value(&crate::domains::VIRTIO_BLK.forced)),
+                            // The drivers.crash= period (0: off).
+                            (
+                                "period_ns",
+                                Node::Value(&crate::domains::VIRTIO_BLK.period_ns),
+                            ),
                             ("injected", Node::File(crate::domains::virtio_blk_injected)),
                             ("recovery_ns", Node::File(crate::block::virtio_blk::recovery_text)),
                         ]),
