@@ -49,11 +49,11 @@ use frame::mm::PAGE_SIZE;
 use frame::pci::{self, PciDevice};
 use frame::sync::{Once, SpinLock, WaitQueue};
 use virtio::Transport;
-use virtio::pci::{device_type, device_type_of, find_caps};
+use virtio::pci::{device_type, device_type_of};
 use virtio_net::{NetDevice, NetStats, TxError, Vectors};
 
 use super::device::{NetDevHandle, NetDriver, register_netdev};
-use crate::block::virtio_blk::{CAP_MSIX, Coherent, Config, Mmio, window};
+use crate::virtio_pci::{Coherent, IrqPlan, Mmio, Windows, irq_lines, map_windows};
 use crate::domains::{VIRTIO_NET, crash_point};
 use crate::error::{Errno, Error, Result};
 
@@ -698,49 +698,29 @@ pub fn mac_string(m: [u8; 6]) -> String {
 /// front of it and the shadow's worker. `index` picks the fallback MAC of
 /// a device without VIRTIO_NET_F_MAC (52:54:00:12:34:56 + index).
 fn probe(pci: PciDevice, index: u8) -> Result<Arc<Nic>> {
-    let caps = pci.capabilities();
-    let found = find_caps(&Config(&pci), &caps).map_err(|_| {
-        Error::with_message(
-            Errno::ENODEV,
-            "virtio: no modern capabilities (legacy-only device)",
-        )
-    })?;
-    pci.enable_memory_space();
-    pci.enable_bus_master();
-    let mut bars: [Option<IoMem>; 6] = Default::default();
-    let common = window(&pci, &mut bars, found.common)?;
-    let notify = window(&pci, &mut bars, found.notify)?;
-    let isr = window(&pci, &mut bars, found.isr)?;
-    let device = found
-        .device
-        .map(|r| window(&pci, &mut bars, r))
-        .transpose()?;
-
+    let Windows {
+        common,
+        notify,
+        notify_off_multiplier,
+        isr,
+        device,
+    } = map_windows(&pci)?;
     // MSI-X: entry 0 for configuration changes (the link), entry 1 for both
     // queues; with one entry, everything on it. Without MSI-X: INTx, and
     // the interrupt reads the ISR status.
-    let has_msix = caps.iter().any(|&(id, _)| id == CAP_MSIX);
-    let (irqs, vectors) = if has_msix {
-        match pci.irq_lines(2) {
-            Ok(l) => (
-                l,
-                Some(Vectors {
-                    config: 0,
-                    rx: 1,
-                    tx: 1,
-                }),
-            ),
-            Err(_) => (
-                pci.irq_lines(1)?,
-                Some(Vectors {
-                    config: 0,
-                    rx: 0,
-                    tx: 0,
-                }),
-            ),
-        }
-    } else {
-        (pci.irq_lines(1)?, None)
+    let (irqs, plan) = irq_lines(&pci)?;
+    let vectors = match plan {
+        IrqPlan::MsixTwo => Some(Vectors {
+            config: 0,
+            rx: 1,
+            tx: 1,
+        }),
+        IrqPlan::MsixOne => Some(Vectors {
+            config: 0,
+            rx: 0,
+            tx: 0,
+        }),
+        IrqPlan::Intx => None,
     };
     let fallback_mac = [0x52, 0x54, 0x00, 0x12, 0x34, 0x56u8.wrapping_add(index)];
     let slot = {
@@ -748,7 +728,7 @@ fn probe(pci: PciDevice, index: u8) -> Result<Arc<Nic>> {
         table.push(DeviceHandle {
             common: common.0.clone(),
             notify: notify.0.clone(),
-            notify_off_multiplier: found.notify_off_multiplier,
+            notify_off_multiplier,
             isr: isr.0.clone(),
             device: device.as_ref().map(|m| m.0.clone()),
             vectors,
@@ -756,7 +736,7 @@ fn probe(pci: PciDevice, index: u8) -> Result<Arc<Nic>> {
         });
         table.len() - 1
     };
-    let reset = Transport::new(common, notify, found.notify_off_multiplier, isr, device);
+    let reset = Transport::new(common, notify, notify_off_multiplier, isr, device);
     let name: &'static str = if slot == 0 {
         "virtio-net"
     } else {
@@ -791,12 +771,12 @@ fn probe(pci: PciDevice, index: u8) -> Result<Arc<Nic>> {
         work: WaitQueue::new(),
         backoff: WaitQueue::new(),
         reset,
-        intx: vectors.is_none(),
+        intx: plan == IrqPlan::Intx,
         handle: Once::new(),
         reported_errors: AtomicU64::new(0),
         reported_drops: AtomicU64::new(0),
         interrupts: AtomicU64::new(0),
-        irq_mode: if vectors.is_some() { "MSI-X" } else { "INTx" },
+        irq_mode: plan.name(),
         _irqs: irqs,
         _pci: pci,
     });
