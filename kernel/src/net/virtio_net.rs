@@ -139,6 +139,7 @@ frame::exchangeable_struct! {
     struct Info {
         mac: [u8; 6],
         features: u64,
+        link_up: bool,
     }
 }
 
@@ -179,7 +180,7 @@ const TX_BROKEN: u8 = 3;
 /// (`NetDomainProxy<Driver>`, a `frame::domain::Handle`).
 #[domain_proxy::interface]
 trait NetDomain {
-    /// The device facts the driver negotiated.
+    /// The device facts the driver negotiated, and the link state.
     fn info(&mut self) -> core::result::Result<Info, DriverFault>;
     /// Sends the first `len` bytes of the lent frame (`TX_*`).
     fn transmit(&mut self, len: u32, frame: &RRef<FrameBuf>) -> core::result::Result<u8, DriverFault>;
@@ -193,6 +194,7 @@ impl NetDomain for Driver {
         Ok(Info {
             mac: self.dev.mac(),
             features: self.dev.features(),
+            link_up: self.dev.link_up(),
         })
     }
 
@@ -762,7 +764,7 @@ fn probe(pci: PciDevice, index: u8) -> Result<Arc<Nic>> {
             pool: Vec::new(),
             rx: VecDeque::new(),
             failed: false,
-            link_up: false,
+            link_up: info.link_up,
             tx_in_flight: 0,
             base: NetStats::default(),
             stats: NetStats::default(),
