@@ -293,6 +293,8 @@ struct State {
     /// Counters of dead drivers, plus those of the live one.
     base: NetStats,
     stats: NetStats,
+    /// Frames the shadow refused for their length (in `tx_dropped`).
+    refused: u64,
 }
 
 /// Recovery counters of all virtio-net NICs (debug files).
@@ -514,6 +516,7 @@ impl Nic {
                     s.link_up = out.link_up;
                     s.tx_in_flight = out.tx_in_flight as usize;
                     s.stats = add_stats(&s.base, &stats_of(out.stats));
+                    s.stats.tx_dropped += s.refused;
                     if let Some(f) = frame {
                         s.rx.push_back(f);
                         received = true;
@@ -554,6 +557,7 @@ impl Nic {
             // The dead driver's counters stay counted.
             let mut s = self.state.lock_irq_disabled();
             s.base = s.stats;
+            s.base.tx_dropped = s.base.tx_dropped.saturating_sub(s.refused);
             s.tx_in_flight = 0;
         }
         loop {
@@ -641,7 +645,9 @@ impl NetDriver for Nic {
         if frame.len() < virtio_net::ETH_HLEN
             || frame.len() > virtio_net::MTU + virtio_net::ETH_HLEN + 4
         {
-            self.state.lock_irq_disabled().stats.tx_dropped += 1;
+            let mut s = self.state.lock_irq_disabled();
+            s.refused += 1;
+            s.stats.tx_dropped += 1;
             return Err(Error::new(Errno::EMSGSIZE));
         }
         let reuse = {
@@ -768,6 +774,7 @@ fn probe(pci: PciDevice, index: u8) -> Result<Arc<Nic>> {
             tx_in_flight: 0,
             base: NetStats::default(),
             stats: NetStats::default(),
+            refused: 0,
         }),
         kick: AtomicBool::new(true),
         work: WaitQueue::new(),
