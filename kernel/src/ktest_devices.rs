@@ -551,6 +551,9 @@ pub fn virtio_net(mode: &str) -> Res {
     restart_cycles(&nic, &arp_request(targets[0]), &parse_reply)
 }
 
+/// An ARP reply's sender IP and MAC.
+type ArpReply = ([u8; 4], [u8; 6]);
+
 /// The NIC's driver runs in a domain behind a shadow: `CYCLES` (1,000) times, the
 /// next crash point is made to panic and an ARP request is sent; the
 /// shadow restarts the driver (device reset, new domain, receive buffers
@@ -560,7 +563,7 @@ pub fn virtio_net(mode: &str) -> Res {
 fn restart_cycles(
     nic: &crate::net::virtio_net::Nic,
     request: &[u8],
-    parse_reply: &dyn Fn(&[u8]) -> Option<([u8; 4], [u8; 6])>,
+    parse_reply: &dyn Fn(&[u8]) -> Option<ArpReply>,
 ) -> Res {
     use crate::net::device::NetDriver;
     use frame::mm::frame_alloc::free_frames;

@@ -15,7 +15,7 @@ use frame::io::IoMem;
 use frame::irq::IrqLine;
 use frame::pci::{Bar, PciDevice};
 use virtio::pci::{CapRegion, ConfigSpace, find_caps};
-use virtio::{AccessError, DeviceMemory, Registers};
+use virtio::{AccessError, DeviceMemory, Registers, Transport};
 
 use crate::error::{Errno, Error, Result};
 
@@ -122,6 +122,56 @@ pub(crate) struct Windows {
     pub(crate) notify_off_multiplier: u32,
     pub(crate) isr: Mmio,
     pub(crate) device: Option<Mmio>,
+}
+
+impl Windows {
+    /// Clones of the windows, which a driver domain can be given (and a
+    /// restarted one again).
+    pub(crate) fn regs(&self) -> Regs {
+        Regs {
+            common: self.common.0.clone(),
+            notify: self.notify.0.clone(),
+            notify_off_multiplier: self.notify_off_multiplier,
+            isr: self.isr.0.clone(),
+            device: self.device.as_ref().map(|m| m.0.clone()),
+        }
+    }
+
+    /// A transport over the windows.
+    pub(crate) fn into_transport(self) -> Transport<Mmio> {
+        Transport::new(
+            self.common,
+            self.notify,
+            self.notify_off_multiplier,
+            self.isr,
+            self.device,
+        )
+    }
+}
+
+/// The register windows as plain clones: what the hand-off table of a
+/// shadow driver keeps so that every new driver domain can reach the
+/// device, and what the shadow's device reset uses.
+#[derive(Clone)]
+pub(crate) struct Regs {
+    common: IoMem,
+    notify: IoMem,
+    notify_off_multiplier: u32,
+    isr: IoMem,
+    device: Option<IoMem>,
+}
+
+impl Regs {
+    /// A transport of its own over the same windows.
+    pub(crate) fn transport(&self) -> Transport<Mmio> {
+        Transport::new(
+            Mmio(self.common.clone()),
+            Mmio(self.notify.clone()),
+            self.notify_off_multiplier,
+            Mmio(self.isr.clone()),
+            self.device.clone().map(Mmio),
+        )
+    }
 }
 
 /// Finds the modern capabilities of `pci`, enables memory decoding and bus

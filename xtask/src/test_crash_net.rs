@@ -38,8 +38,10 @@ const PROGS: &str = "/opt/storage";
 const SECONDS: u32 = 30;
 /// Bytes each way per round.
 const ROUND_BYTES: u64 = 2 << 20;
-/// Fewest injected crashes the transfer boot must show.
-const MIN_CRASHES: u64 = 10;
+/// Fewest injected crashes the transfer boot must show (crashes land only
+/// on crash points the traffic reaches; after a crash TCP may back off for
+/// seconds, so fewer than one per second of the run).
+const MIN_CRASHES: u64 = 8;
 const TIMEOUT: Duration = Duration::from_secs(600);
 
 /// What the host's server saw.

@@ -43,7 +43,6 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use frame::dma::DmaCoherent;
 use frame::domain::{DeviceReset, Domain, Fault, Handle, RRef};
-use frame::io::IoMem;
 use frame::irq::IrqLine;
 use frame::mm::PAGE_SIZE;
 use frame::pci::{self, PciDevice};
@@ -53,7 +52,7 @@ use virtio::pci::{device_type, device_type_of};
 use virtio_net::{NetDevice, NetStats, TxError, Vectors};
 
 use super::device::{NetDevHandle, NetDriver, register_netdev};
-use crate::virtio_pci::{Coherent, IrqPlan, Mmio, Windows, irq_lines, map_windows};
+use crate::virtio_pci::{Coherent, IrqPlan, Mmio, Regs, irq_lines, map_windows};
 use crate::domains::{VIRTIO_NET, crash_point};
 use crate::error::{Errno, Error, Result};
 
@@ -91,11 +90,7 @@ type FrameBuf = [u8; BUF_SIZE];
 /// in [`HANDOFF`] at probe time; `driver_init` copies it.
 #[derive(Clone)]
 struct DeviceHandle {
-    common: IoMem,
-    notify: IoMem,
-    notify_off_multiplier: u32,
-    isr: IoMem,
-    device: Option<IoMem>,
+    regs: Regs,
     vectors: Option<Vectors>,
     fallback_mac: [u8; 6],
 }
@@ -106,15 +101,7 @@ static HANDOFF: SpinLock<Vec<DeviceHandle>, HANDOFF_LOCK> = SpinLock::new(Vec::n
 /// A transport over the register windows of hand-off entry `slot`.
 fn transport_of(slot: u64) -> Option<Transport<Mmio>> {
     let table = HANDOFF.lock();
-    table.get(slot as usize).map(|d| {
-        Transport::new(
-            Mmio(d.common.clone()),
-            Mmio(d.notify.clone()),
-            d.notify_off_multiplier,
-            Mmio(d.isr.clone()),
-            d.device.clone().map(Mmio),
-        )
-    })
+    table.get(slot as usize).map(|d| d.regs.transport())
 }
 
 /// Stops the device of NIC `slot` when its driver domain dies (frame runs
@@ -254,13 +241,7 @@ fn driver_init(slot: u64) -> Driver {
     let Some(h) = handle else {
         panic!("virtio-net: no device handle {slot}");
     };
-    let transport = Transport::new(
-        Mmio(h.common),
-        Mmio(h.notify),
-        h.notify_off_multiplier,
-        Mmio(h.isr),
-        h.device.map(Mmio),
-    );
+    let transport = h.regs.transport();
     let alloc = |bytes: usize| {
         DmaCoherent::alloc(bytes.div_ceil(PAGE_SIZE))
             .ok()
@@ -706,13 +687,7 @@ pub fn mac_string(m: [u8; 6]) -> String {
 /// front of it and the shadow's worker. `index` picks the fallback MAC of
 /// a device without VIRTIO_NET_F_MAC (52:54:00:12:34:56 + index).
 fn probe(pci: PciDevice, index: u8) -> Result<Arc<Nic>> {
-    let Windows {
-        common,
-        notify,
-        notify_off_multiplier,
-        isr,
-        device,
-    } = map_windows(&pci)?;
+    let windows = map_windows(&pci)?;
     // MSI-X: entry 0 for configuration changes (the link), entry 1 for both
     // queues; with one entry, everything on it. Without MSI-X: INTx, and
     // the interrupt reads the ISR status.
@@ -734,17 +709,13 @@ fn probe(pci: PciDevice, index: u8) -> Result<Arc<Nic>> {
     let slot = {
         let mut table = HANDOFF.lock();
         table.push(DeviceHandle {
-            common: common.0.clone(),
-            notify: notify.0.clone(),
-            notify_off_multiplier,
-            isr: isr.0.clone(),
-            device: device.as_ref().map(|m| m.0.clone()),
+            regs: windows.regs(),
             vectors,
             fallback_mac,
         });
         table.len() - 1
     };
-    let reset = Transport::new(common, notify, notify_off_multiplier, isr, device);
+    let reset = windows.into_transport();
     let name: &'static str = if slot == 0 {
         "virtio-net"
     } else {
