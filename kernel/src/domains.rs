@@ -5,8 +5,8 @@
 //! virtio-blk driver is in `block::virtio_blk`.
 //!
 //! Injection:
-//! - `drivers.crash=virtio-blk:1s` (also `500ms`, `2s`...) on the kernel
-//!   command line: about once per period, the driver panics at one of the
+//! - `drivers.crash=virtio-blk:1s` (also `500ms`, `2s`...; `virtio-net`
+//!   for the NICs' driver) on the kernel command line: about once per period, the driver panics at one of the
 //!   points of its request path where it calls [`crash_point`] (a random
 //!   one of those it reaches after the period is over).
 //! - `/sys/kernel/debug/domains/virtio-blk/crash` (root, 0644): writing
@@ -57,7 +57,10 @@ const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
 /// The virtio-blk driver's injection state.
 pub static VIRTIO_BLK: CrashConfig = CrashConfig::new("virtio-blk");
 
-const ALL: &[&CrashConfig] = &[&VIRTIO_BLK];
+/// The virtio-net driver's injection state (one for every NIC).
+pub static VIRTIO_NET: CrashConfig = CrashConfig::new("virtio-net");
+
+const ALL: &[&CrashConfig] = &[&VIRTIO_BLK, &VIRTIO_NET];
 
 /// State of the draw that picks the crash point (xorshift64).
 static RNG: AtomicU64 = AtomicU64::new(0x2545_f491_4f6c_dd1d);
@@ -165,4 +168,9 @@ pub fn proc_domains() -> String {
 /// The `injected` counter as text (debug file `injected`).
 pub fn virtio_blk_injected() -> String {
     format!("{}\n", VIRTIO_BLK.injected.load(Ordering::Relaxed))
+}
+
+/// The virtio-net `injected` counter as text.
+pub fn virtio_net_injected() -> String {
+    format!("{}\n", VIRTIO_NET.injected.load(Ordering::Relaxed))
 }

@@ -15,6 +15,7 @@ mod ktest;
 mod ktest_devices;
 mod ktest_domains;
 mod vdso;
+mod virtio_pci;
 pub mod error;
 pub mod fallible;
 pub mod fs;

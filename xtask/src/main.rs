@@ -37,6 +37,7 @@ mod test_interactive;
 mod test_ktest;
 mod test_net;
 mod test_crash;
+mod test_crash_net;
 mod test_storage;
 mod test_user;
 mod util;

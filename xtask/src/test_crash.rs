@@ -16,6 +16,8 @@
 //!   (`/sys/kernel/debug/domains/virtio-blk/crash`), it is restarted with
 //!   back-off, then the device is failed: two reads end with EIO, the
 //!   kernel logs it, nothing panics or hangs.
+//! - `crash:net-transfer`, `crash:net-fail-cleanly`: the same for the
+//!   virtio-net driver (xtask/src/test_crash_net.rs).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -41,7 +43,7 @@ const MIN_CRASHES: u64 = 30;
 const TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The same generator as crashwork.c's `fill`.
-fn splitmix64(mut z: u64) -> u64 {
+pub(crate) fn splitmix64(mut z: u64) -> u64 {
     z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
@@ -82,6 +84,7 @@ pub fn run(env: Option<&BootEnv>, r: &mut Reporter) {
         verify(env, &dir, &progs, &image, r);
     }
     fail_cleanly(env, &dir, &progs, r);
+    crate::test_crash_net::run(env, &dir, &progs, r);
 }
 
 fn build_programs(root: &Path) -> Res<PathBuf> {

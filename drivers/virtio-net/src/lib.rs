@@ -464,6 +464,17 @@ impl<R: Registers, M: DeviceMemory> NetDevice<R, M> {
     /// one is waiting. Bad elements before it are counted and skipped;
     /// every buffer the device returns is posted again.
     pub fn receive(&mut self) -> Option<Vec<u8>> {
+        let mut buf = vec![0u8; SLOT_SIZE - HDR_LEN];
+        let n = self.receive_into(&mut buf)?;
+        buf.truncate(n);
+        Some(buf)
+    }
+
+    /// As [`NetDevice::receive`], copying the frame into `out` (which must
+    /// hold `SLOT_SIZE - HDR_LEN` bytes to take any frame; a longer frame
+    /// is dropped and counted) and returning its length. No allocation: a
+    /// driver in a domain copies straight into the caller's buffer.
+    pub fn receive_into(&mut self, out: &mut [u8]) -> Option<usize> {
         if self.broken {
             return None;
         }
@@ -478,7 +489,7 @@ impl<R: Registers, M: DeviceMemory> NetDevice<R, M> {
                     if len < HDR_LEN + ETH_HLEN {
                         self.drop_rx_length();
                     } else {
-                        frame = self.copy_out(u.token, len);
+                        frame = self.copy_out(u.token, len, out);
                     }
                     self.rx_unposted.push(u.token);
                 }
@@ -506,16 +517,20 @@ impl<R: Registers, M: DeviceMemory> NetDevice<R, M> {
 
     /// Copies the frame out of receive slot `slot`, whose used length `len`
     /// the queue checked against the buffer.
-    fn copy_out(&mut self, slot: u16, len: usize) -> Option<Vec<u8>> {
+    fn copy_out(&mut self, slot: u16, len: usize, out: &mut [u8]) -> Option<usize> {
         let (mem, off) = self.rx_slots.at(slot)?;
-        let mut frame = vec![0u8; len - HDR_LEN];
-        if mem.read_bytes(off + HDR_LEN, &mut frame).is_err() {
+        let n = len - HDR_LEN;
+        let Some(frame) = out.get_mut(..n) else {
+            self.drop_rx_length();
+            return None;
+        };
+        if mem.read_bytes(off + HDR_LEN, frame).is_err() {
             self.stats.rx_dropped += 1;
             return None;
         }
         self.stats.rx_packets += 1;
-        self.stats.rx_bytes += frame.len() as u64;
-        Some(frame)
+        self.stats.rx_bytes += n as u64;
+        Some(n)
     }
 
     /// Posts every receive slot that is not on the device.

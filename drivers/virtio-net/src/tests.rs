@@ -483,3 +483,28 @@ fn dropping_the_driver_resets_the_device() {
     drop(d);
     assert_eq!(sim.pci.status(), 0);
 }
+
+#[test]
+fn receive_into_copies_into_the_callers_buffer_and_drops_what_does_not_fit() {
+    let mut sim = SimNet::new(feature::MAC, 8, 8, true);
+    let mut d = sim.driver(None).unwrap();
+    let bufs = sim.rx_buffers();
+    let (small, big) = (frame(1, 60), frame(2, 1000));
+    for (i, f) in [(0usize, &small), (1, &big), (2, &small)] {
+        let len = sim.fill(&bufs[i], f);
+        sim.rxq().push_used(u32::from(bufs[i].head), len);
+    }
+    // A buffer the size of a slot's frame room takes any frame.
+    let mut out = [0xaau8; SLOT_SIZE - HDR_LEN];
+    assert_eq!(d.receive_into(&mut out), Some(60));
+    assert_eq!(&out[..60], &small[..]);
+    // Too small for the 1000-byte frame: it is dropped and counted, and
+    // the next one is returned; every slot goes back to the device.
+    let mut short = [0u8; 100];
+    assert_eq!(d.receive_into(&mut short), Some(60));
+    assert_eq!(&short[..60], &small[..]);
+    assert_eq!(d.receive_into(&mut short), None);
+    let s = d.stats();
+    assert_eq!((s.rx_packets, s.rx_dropped, s.rx_length_errors), (2, 1, 1));
+    assert_eq!(d.rx_posted(), 8);
+}

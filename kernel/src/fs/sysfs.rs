@@ -66,6 +66,14 @@ const TREE: &[(&str, Node)] = &[
                             ("injected", Node::File(crate::domains::virtio_blk_injected)),
                             ("recovery_ns", Node::File(crate::block::virtio_blk::recovery_text)),
                         ]),
+                    ), (
+                        "virtio-net",
+                        Node::Dir(&[
+                            // The same for the virtio-net driver.
+                            ("crash", Node::Value(&crate::domains::VIRTIO_NET.forced)),
+                            ("injected", Node::File(crate::domains::virtio_net_injected)),
+                            ("recovery_ns", Node::File(crate::net::virtio_net::recovery_text)),
+                        ]),
                     )]),
                 )]),
             ),

@@ -1,47 +1,312 @@
 //! virtio-net interfaces: finds virtio network functions on PCI, drives
-//! each with the `virtio-net` driver crate and registers it with the
-//! network stack (`net::device::register_netdev`) as eth0, eth1 ... in PCI
-//! address order.
+//! each with the `virtio-net` driver crate inside a driver domain, and
+//! registers it with the network stack (`net::device::register_netdev`) as
+//! eth0, eth1 ... in PCI address order.
 //!
-//! This file only adapts: frame's device types to the driver crate's
-//! traits (the register and DMA wrappers of the virtio-blk adapter), the
-//! driver to `NetDriver`, and the device's interrupts to the stack's
-//! `NetDevHandle::notify`. The driver keeps all device state; one spin
-//! lock (interrupts off) serialises calls into it.
+//! The driver runs in a `frame::domain::Domain` (its root object is the
+//! driver crate's `NetDevice`, which owns the rings and the packet slots).
+//! In front of it sits a *shadow* (the [`Nic`], kernel code), which is what
+//! the stack sees. It keeps what must survive a crash of the driver, and
+//! talks to the driver only through domain calls (the proxy
+//! `#[domain_proxy::interface]` generates) with plain data and lent
+//! `RRef`s crossing:
+//! - the device handle (register windows, interrupt vectors, the fallback
+//!   MAC), in the hand-off table every new driver domain copies from;
+//! - the device facts the first driver negotiated (MAC, features): a
+//!   restarted driver must find the same ones;
+//! - the frames the stack queued and the driver has not taken yet, and the
+//!   frames received and not yet taken by the stack.
+//!
+//! The stack calls `transmit` and `receive` with its own spin lock held,
+//! where a domain call (which may sleep) is not allowed: `transmit` only
+//! queues the frame and wakes the NIC's worker task, the interrupt only
+//! wakes the worker, and the worker makes every call into the domain:
+//! it gives the queued frames to the driver, takes received frames into
+//! the receive queue and wakes the stack.
+//!
+//! When a call faults, the worker resets the device (so that it touches
+//! none of the dead driver's rings), builds a new domain (which negotiates
+//! the features, reads the MAC, sets the queues up and posts every receive
+//! buffer again) and goes on with the frames still queued. A frame the dead
+//! driver had already given to the device is lost (a NIC may lose frames:
+//! TCP retransmits). After [`MAX_FAULTS`] faults in a row the device is
+//! failed: the link goes down, `transmit` returns ENETDOWN, and a kernel log
+//! line says so. docs/domains.md ("virtio-net") has the argument.
 
+use alloc::boxed::Box;
+use alloc::collections::VecDeque;
+use alloc::format;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use frame::dma::DmaCoherent;
-use frame::io::IoMem;
+use frame::domain::{DeviceReset, Domain, Fault, Handle, RRef};
 use frame::irq::IrqLine;
 use frame::mm::PAGE_SIZE;
 use frame::pci::{self, PciDevice};
-use frame::sync::{Once, SpinLock};
+use frame::sync::{Once, SpinLock, WaitQueue};
 use virtio::Transport;
-use virtio::pci::{device_type, device_type_of, find_caps};
+use virtio::pci::{device_type, device_type_of};
 use virtio_net::{NetDevice, NetStats, TxError, Vectors};
 
 use super::device::{NetDevHandle, NetDriver, register_netdev};
-use crate::block::virtio_blk::{CAP_MSIX, Coherent, Config, Mmio, window};
+use crate::virtio_pci::{Coherent, IrqPlan, Mmio, Regs, irq_lines, map_windows};
+use crate::domains::{VIRTIO_NET, crash_point};
 use crate::error::{Errno, Error, Result};
 
-/// Lock level of a NIC's driver state: above the stack (34), which calls
-/// in with its own lock held; with INTx the interrupt takes it on top of
-/// whatever the interrupted code holds, like the disks' 56. Only the heap
-/// (58) and the frame allocator (60) are taken inside.
-const NIC_LOCK: u8 = 56;
+/// Lock level of a NIC's shadow state: above the stack (34), which calls
+/// in with its own lock held. Only the heap (58) and the frame allocator
+/// (60) are taken inside, never a domain call.
+const SHADOW_LOCK: u8 = 56;
+/// Lock level of the hand-off table: taken inside a domain call (above
+/// `level::DOMAIN`) and by the probe, never with another lock.
+const HANDOFF_LOCK: u8 = 45;
+/// Driver faults in a row (no frame sent or received in between) after
+/// which the device is failed.
+pub const MAX_FAULTS: u32 = 5;
+/// Back-off before the second restart in a row; doubled for each further
+/// one (10, 20, 40, 80 ms).
+const BACKOFF_NS: u64 = 10_000_000;
+/// Bytes of one frame buffer crossing the domain boundary: the largest
+/// frame the driver accepts (MTU + Ethernet header + one VLAN tag) and the
+/// largest it can receive, rounded up.
+const BUF_SIZE: usize = virtio_net::SLOT_SIZE;
+/// Frames the shadow queues for the driver before `transmit` says EAGAIN.
+const TX_QUEUE_MAX: usize = 256;
+/// Received frames the shadow holds for the stack; beyond, frames stay on
+/// the device's ring (which drops when it runs out of buffers).
+const RX_QUEUE_MAX: usize = 256;
 
-type Driver = NetDevice<Mmio, Coherent>;
+/// One frame as it crosses into or out of the driver domain.
+type FrameBuf = [u8; BUF_SIZE];
 
-/// One virtio-net function.
+// ---------------------------------------------------------------------
+// Inside the driver domain.
+// ---------------------------------------------------------------------
+
+/// What a new driver domain needs to reach its device. The shadow puts it
+/// in [`HANDOFF`] at probe time; `driver_init` copies it.
+#[derive(Clone)]
+struct DeviceHandle {
+    regs: Regs,
+    vectors: Option<Vectors>,
+    fallback_mac: [u8; 6],
+}
+
+/// Device handles by NIC index (never removed: NICs are not unplugged).
+static HANDOFF: SpinLock<Vec<DeviceHandle>, HANDOFF_LOCK> = SpinLock::new(Vec::new());
+
+/// A transport over the register windows of hand-off entry `slot`.
+fn transport_of(slot: u64) -> Option<Transport<Mmio>> {
+    let table = HANDOFF.lock();
+    table.get(slot as usize).map(|d| d.regs.transport())
+}
+
+/// Stops the device of NIC `slot` when its driver domain dies (frame runs
+/// it before it frees the rings and slots the dead driver made).
+fn device_reset(slot: u64) -> DeviceReset {
+    let transport = transport_of(slot);
+    Box::new(move || {
+        if let Some(t) = &transport {
+            let _ = t.reset();
+        }
+    })
+}
+
+/// The root object of a virtio-net domain.
+struct Driver {
+    dev: NetDevice<Mmio, Coherent>,
+}
+
+frame::exchangeable_struct! {
+    /// The device facts a driver negotiated.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Info {
+        mac: [u8; 6],
+        features: u64,
+        link_up: bool,
+    }
+}
+
+frame::exchangeable_struct! {
+    /// What one poll saw: a received frame of `len` bytes in the lent
+    /// buffer (0: none), whether more are waiting, the link, the frames
+    /// in flight and the driver's counters (`NetStats` in field order).
+    struct PollOut {
+        len: u32,
+        more: bool,
+        link_up: bool,
+        tx_in_flight: u32,
+        stats: [u64; 8],
+    }
+}
+
+frame::exchangeable_struct! {
+    /// How a call into the driver domain failed (the proxy's error).
+    #[derive(Debug)]
+    struct DriverFault {
+        fault: Fault,
+    }
+}
+
+impl From<Fault> for DriverFault {
+    fn from(fault: Fault) -> Self {
+        DriverFault { fault }
+    }
+}
+
+/// What `transmit` did with a frame.
+const TX_SENT: u8 = 0;
+const TX_FULL: u8 = 1;
+const TX_BAD_LENGTH: u8 = 2;
+const TX_BROKEN: u8 = 3;
+
+/// The driver domain's interface: the shadow calls it through the proxy
+/// (`NetDomainProxy<Driver>`, a `frame::domain::Handle`).
+#[domain_proxy::interface]
+trait NetDomain {
+    /// The device facts the driver negotiated, and the link state.
+    fn info(&mut self) -> core::result::Result<Info, DriverFault>;
+    /// Sends the first `len` bytes of the lent frame (`TX_*`).
+    fn transmit(&mut self, len: u32, frame: &RRef<FrameBuf>) -> core::result::Result<u8, DriverFault>;
+    /// Reclaims sent slots and takes one received frame into `buf` (the
+    /// interrupt-handling path).
+    fn poll(&mut self, buf: &mut RRef<FrameBuf>) -> core::result::Result<PollOut, DriverFault>;
+}
+
+impl NetDomain for Driver {
+    fn info(&mut self) -> core::result::Result<Info, DriverFault> {
+        Ok(Info {
+            mac: self.dev.mac(),
+            features: self.dev.features(),
+            link_up: self.dev.link_up(),
+        })
+    }
+
+    fn transmit(&mut self, len: u32, frame: &RRef<FrameBuf>) -> core::result::Result<u8, DriverFault> {
+        crash_point(&VIRTIO_NET, "transmit", 2);
+        let len = (len as usize).min(BUF_SIZE);
+        let r = match self.dev.transmit(&frame[..len]) {
+            Ok(()) => TX_SENT,
+            Err(TxError::Full) => TX_FULL,
+            Err(TxError::BadLength) => TX_BAD_LENGTH,
+            Err(TxError::Broken) => TX_BROKEN,
+        };
+        // The device has the frame; the shadow never hears of it.
+        crash_point(&VIRTIO_NET, "transmitted", 2);
+        Ok(r)
+    }
+
+    fn poll(&mut self, buf: &mut RRef<FrameBuf>) -> core::result::Result<PollOut, DriverFault> {
+        crash_point(&VIRTIO_NET, "poll", 3);
+        self.dev.reclaim_tx();
+        let len = self.dev.receive_into(&mut buf[..]).unwrap_or(0);
+        if len > 0 {
+            // The frame is off the device's ring and not yet reported.
+            crash_point(&VIRTIO_NET, "polled", 2);
+        }
+        let s = self.dev.stats();
+        Ok(PollOut {
+            len: len as u32,
+            more: self.dev.rx_pending(),
+            link_up: self.dev.link_up(),
+            tx_in_flight: self.dev.tx_in_flight() as u32,
+            stats: [
+                s.rx_packets,
+                s.rx_bytes,
+                s.rx_dropped,
+                s.rx_length_errors,
+                s.tx_packets,
+                s.tx_bytes,
+                s.tx_dropped,
+                s.device_errors,
+            ],
+        })
+    }
+}
+
+/// Builds the driver (runs inside the new domain): device reset, feature
+/// negotiation, the MAC, both queues, every receive buffer posted,
+/// DRIVER_OK.
+fn driver_init(slot: u64) -> Driver {
+    crash_point(&VIRTIO_NET, "init", 0);
+    // The guard is dropped before anything here may panic: a fault with a
+    // spin lock held is not recoverable.
+    let handle = {
+        let table = HANDOFF.lock();
+        table.get(slot as usize).cloned()
+    };
+    let Some(h) = handle else {
+        panic!("virtio-net: no device handle {slot}");
+    };
+    let transport = h.regs.transport();
+    let alloc = |bytes: usize| {
+        DmaCoherent::alloc(bytes.div_ceil(PAGE_SIZE))
+            .ok()
+            .map(Coherent)
+    };
+    let dev = match NetDevice::new(transport, alloc, h.vectors, h.fallback_mac) {
+        Ok(dev) => dev,
+        Err(e) => panic!("virtio-net: device initialisation failed: {e:?}"),
+    };
+    crash_point(&VIRTIO_NET, "init-done", 0);
+    Driver { dev }
+}
+
+// ---------------------------------------------------------------------
+// The shadow (kernel side).
+// ---------------------------------------------------------------------
+
+struct State {
+    /// Frames to give to the driver, oldest first: length and bytes.
+    tx: VecDeque<(u32, RRef<FrameBuf>)>,
+    /// Frame buffers to reuse for `tx`.
+    pool: Vec<RRef<FrameBuf>>,
+    /// Frames received, for the stack.
+    rx: VecDeque<Vec<u8>>,
+    /// The device was failed: link down, ENETDOWN to senders.
+    failed: bool,
+    link_up: bool,
+    /// Frames the driver had in flight at its last poll.
+    tx_in_flight: usize,
+    /// Counters of dead drivers, plus those of the live one.
+    base: NetStats,
+    stats: NetStats,
+    /// Frames the shadow refused for their length (in `tx_dropped`).
+    refused: u64,
+}
+
+/// Recovery counters of all virtio-net NICs (debug files).
+static RECOVERIES: AtomicU64 = AtomicU64::new(0);
+/// Nanoseconds from the last fault to the first frame sent or received by
+/// the new driver.
+static LAST_RECOVERY_NS: AtomicU64 = AtomicU64::new(0);
+/// The largest such time seen.
+static MAX_RECOVERY_NS: AtomicU64 = AtomicU64::new(0);
+
+/// One virtio-net function: the shadow of its driver domain.
 pub struct Nic {
-    inner: SpinLock<Driver, NIC_LOCK>,
+    /// The domain's name ("virtio-net", "virtio-net1" ...).
+    name: &'static str,
+    /// Index of its device handle in [`HANDOFF`].
+    slot: u64,
     mac: [u8; 6],
+    /// The features the first driver negotiated.
+    features: u64,
+    state: SpinLock<State, SHADOW_LOCK>,
+    /// Set by `transmit`, `receive` and the interrupt; the worker sleeps
+    /// until it is.
+    kick: AtomicBool,
+    work: WaitQueue,
+    /// Nobody wakes it: the worker's back-off sleeps on it.
+    backoff: WaitQueue,
+    /// Resets the device after a fault, reads the ISR with INTx (the
+    /// shadow's own copy of the register windows).
+    reset: Transport<Mmio>,
     intx: bool,
-    /// The stack's handle, once registered: interrupts call its `notify`.
+    /// The stack's handle, once registered: the worker calls its `notify`.
     handle: Once<NetDevHandle>,
     /// Device errors already reported in the log.
     reported_errors: AtomicU64,
@@ -55,21 +320,57 @@ pub struct Nic {
     _pci: PciDevice,
 }
 
+fn stats_of(a: [u64; 8]) -> NetStats {
+    NetStats {
+        rx_packets: a[0],
+        rx_bytes: a[1],
+        rx_dropped: a[2],
+        rx_length_errors: a[3],
+        tx_packets: a[4],
+        tx_bytes: a[5],
+        tx_dropped: a[6],
+        device_errors: a[7],
+    }
+}
+
+fn add_stats(a: &NetStats, b: &NetStats) -> NetStats {
+    NetStats {
+        rx_packets: a.rx_packets + b.rx_packets,
+        rx_bytes: a.rx_bytes + b.rx_bytes,
+        rx_dropped: a.rx_dropped + b.rx_dropped,
+        rx_length_errors: a.rx_length_errors + b.rx_length_errors,
+        tx_packets: a.tx_packets + b.tx_packets,
+        tx_bytes: a.tx_bytes + b.tx_bytes,
+        tx_dropped: a.tx_dropped + b.tx_dropped,
+        device_errors: a.device_errors + b.device_errors,
+    }
+}
+
 impl Nic {
+    fn wake_worker(&self) {
+        self.kick.store(true, Ordering::Release);
+        self.work.wake_all();
+    }
+
     /// The device interrupted (a queue or its configuration): acknowledge
-    /// it with INTx, then wake the stack. Interrupt context: only wakes.
+    /// it with INTx, then wake the worker. Interrupt context: only wakes.
     fn interrupt(&self) {
         self.interrupts.fetch_add(1, Ordering::Relaxed);
         if self.intx {
-            self.inner.lock_irq_disabled().ack_interrupt();
+            // Reading the ISR status deasserts the INTx line.
+            let _ = self.reset.read_isr();
         }
+        self.wake_worker();
+    }
+
+    fn notify_stack(&self) {
         if let Some(h) = self.handle.get() {
             h.notify();
         }
     }
 
     pub fn stats(&self) -> NetStats {
-        self.inner.lock_irq_disabled().stats()
+        self.state.lock_irq_disabled().stats
     }
 
     /// Logs device errors and dropped frames when their counts reach a new
@@ -94,6 +395,214 @@ impl Nic {
             }
         }
     }
+
+    /// The worker: makes every call into the driver domain.
+    fn worker(self: Arc<Self>, first: NetDomainProxy<Driver>, mut rxbuf: RRef<FrameBuf>) {
+        let mut domain = Some(first);
+        // Faults since a frame last went through.
+        let mut faults = 0u32;
+        // When the fault being recovered from happened.
+        let mut fault_at: Option<u64> = None;
+        loop {
+            self.work
+                .wait_until(|| self.kick.swap(false, Ordering::AcqRel).then_some(()));
+            loop {
+                if self.state.lock_irq_disabled().failed {
+                    self.fail_all();
+                    break;
+                }
+                let result = match &mut domain {
+                    Some(d) => self.pump(d, &mut rxbuf, &mut faults, &mut fault_at),
+                    None => Err(Fault::Dead),
+                };
+                match result {
+                    Ok(()) => break,
+                    Err(fault) => {
+                        fault_at.get_or_insert_with(frame::timer::monotonic_ns);
+                        // The dead domain (and its forgotten root) goes
+                        // before the device is reset and rebuilt.
+                        drop(domain.take());
+                        domain = self.recover(fault, &mut faults);
+                        if domain.is_none() {
+                            self.notify_stack();
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A frame went through the driver: the driver works again.
+    fn progress(&self, faults: &mut u32, fault_at: &mut Option<u64>) {
+        *faults = 0;
+        if let Some(at) = fault_at.take() {
+            let ns = frame::timer::monotonic_ns().saturating_sub(at);
+            RECOVERIES.fetch_add(1, Ordering::Relaxed);
+            LAST_RECOVERY_NS.store(ns, Ordering::Relaxed);
+            MAX_RECOVERY_NS.fetch_max(ns, Ordering::Relaxed);
+            frame::log_info!(
+                "{}: recovered, a frame went through {ns} ns after the fault",
+                self.name
+            );
+        }
+    }
+
+    /// Gives the queued frames to the driver and takes what it received,
+    /// until neither makes progress.
+    fn pump(
+        &self,
+        d: &mut NetDomainProxy<Driver>,
+        rxbuf: &mut RRef<FrameBuf>,
+        faults: &mut u32,
+        fault_at: &mut Option<u64>,
+    ) -> core::result::Result<(), Fault> {
+        loop {
+            let mut moved = false;
+            // Transmit: oldest first; a frame goes back to the head of the
+            // queue when the ring is full or the driver faults on it (the
+            // new driver sends it: a duplicate at worst, which IP allows).
+            loop {
+                let Some((len, buf)) = self.state.lock_irq_disabled().tx.pop_front() else {
+                    break;
+                };
+                let r = d.transmit(len, &buf);
+                let status = match r {
+                    Ok(s) => s,
+                    Err(e) => {
+                        self.state.lock_irq_disabled().tx.push_front((len, buf));
+                        return Err(e.fault);
+                    }
+                };
+                if status == TX_FULL {
+                    self.state.lock_irq_disabled().tx.push_front((len, buf));
+                    break;
+                }
+                if status == TX_SENT {
+                    self.progress(faults, fault_at);
+                    moved = true;
+                }
+                self.state.lock_irq_disabled().pool.push(buf);
+            }
+            // Receive (and reclaim sent slots).
+            let mut received = false;
+            loop {
+                if self.state.lock_irq_disabled().rx.len() >= RX_QUEUE_MAX {
+                    break;
+                }
+                let out = d.poll(rxbuf).map_err(|e| e.fault)?;
+                let len = (out.len as usize).min(BUF_SIZE);
+                let frame = (len > 0).then(|| rxbuf[..len].to_vec());
+                let stats = {
+                    let mut s = self.state.lock_irq_disabled();
+                    s.link_up = out.link_up;
+                    s.tx_in_flight = out.tx_in_flight as usize;
+                    s.stats = add_stats(&s.base, &stats_of(out.stats));
+                    s.stats.tx_dropped += s.refused;
+                    if let Some(f) = frame {
+                        s.rx.push_back(f);
+                        received = true;
+                    }
+                    s.stats
+                };
+                self.report(&stats);
+                if !out.more {
+                    break;
+                }
+            }
+            if received {
+                self.progress(faults, fault_at);
+                self.notify_stack();
+                moved = true;
+            }
+            if !moved {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Drops every queued frame (the device is failed).
+    fn fail_all(&self) {
+        let (tx, rx) = {
+            let mut s = self.state.lock_irq_disabled();
+            s.link_up = false;
+            (core::mem::take(&mut s.tx), core::mem::take(&mut s.rx))
+        };
+        drop(tx);
+        drop(rx);
+    }
+
+    /// After a fault: resets the device and builds a new driver domain.
+    /// `None` when the device has been failed.
+    fn recover(&self, mut fault: Fault, faults: &mut u32) -> Option<NetDomainProxy<Driver>> {
+        {
+            // The dead driver's counters stay counted.
+            let mut s = self.state.lock_irq_disabled();
+            s.base = s.stats;
+            s.base.tx_dropped = s.base.tx_dropped.saturating_sub(s.refused);
+            s.tx_in_flight = 0;
+        }
+        loop {
+            *faults += 1;
+            frame::log_warn!(
+                "{}: driver fault ({fault:?}, {} in a row): resetting the device, restarting the driver",
+                self.name,
+                *faults
+            );
+            // From here on the device touches none of the dead driver's
+            // rings and slots; the frames they held are lost.
+            if let Err(e) = self.reset.reset() {
+                frame::log_warn!("{}: device reset failed: {e:?}", self.name);
+                *faults = u32::MAX;
+            }
+            if *faults > MAX_FAULTS {
+                frame::log_warn!(
+                    "{}: driver crashed again after {MAX_FAULTS} restarts: device failed, link down",
+                    self.name
+                );
+                let mut s = self.state.lock_irq_disabled();
+                s.failed = true;
+                s.link_up = false;
+                return None;
+            }
+            if *faults > 1 {
+                let wait = BACKOFF_NS << (*faults - 2);
+                let deadline = frame::timer::monotonic_ns().saturating_add(wait);
+                self.backoff.wait_until_or_deadline(|| None::<()>, deadline);
+            }
+            let mut d = match Domain::new_device(
+                self.name,
+                device_reset(self.slot),
+                driver_init,
+                self.slot,
+            ) {
+                Ok(d) => Handle::new(d),
+                Err(f) => {
+                    fault = f;
+                    continue;
+                }
+            };
+            match d.info() {
+                Ok(i) if i.mac == self.mac && i.features == self.features => return Some(d),
+                Ok(i) => {
+                    frame::log_warn!(
+                        "{}: the device changed across a restart ({i:?}): device failed, link down",
+                        self.name
+                    );
+                    let mut s = self.state.lock_irq_disabled();
+                    s.failed = true;
+                    s.link_up = false;
+                    return None;
+                }
+                Err(e) => fault = e.fault,
+            }
+        }
+    }
+
+    /// Whether the device was failed (the crash layer's fail-cleanly case
+    /// and the ktest look).
+    pub fn is_failed(&self) -> bool {
+        self.state.lock_irq_disabled().failed
+    }
 }
 
 impl NetDriver for Nic {
@@ -106,25 +615,58 @@ impl NetDriver for Nic {
     }
 
     fn link_up(&self) -> bool {
-        self.inner.lock_irq_disabled().link_up()
+        let s = self.state.lock_irq_disabled();
+        s.link_up && !s.failed
     }
 
+    /// Queues the frame for the worker. EMSGSIZE for a bad length (as the
+    /// driver would refuse it), EAGAIN when the queue is full, ENETDOWN once
+    /// the device is failed.
     fn transmit(&self, frame: &[u8]) -> Result<()> {
-        let r = self.inner.lock_irq_disabled().transmit(frame);
-        r.map_err(|e| match e {
-            TxError::Full => Error::new(Errno::EAGAIN),
-            TxError::BadLength => Error::new(Errno::EMSGSIZE),
-            TxError::Broken => Error::with_message(Errno::ENETDOWN, "virtio-net: device broken"),
-        })
+        if frame.len() < virtio_net::ETH_HLEN
+            || frame.len() > virtio_net::MTU + virtio_net::ETH_HLEN + 4
+        {
+            let mut s = self.state.lock_irq_disabled();
+            s.refused += 1;
+            s.stats.tx_dropped += 1;
+            return Err(Error::new(Errno::EMSGSIZE));
+        }
+        let reuse = {
+            let mut s = self.state.lock_irq_disabled();
+            if s.failed {
+                return Err(Error::with_message(
+                    Errno::ENETDOWN,
+                    "virtio-net: device failed",
+                ));
+            }
+            if s.tx.len() >= TX_QUEUE_MAX {
+                return Err(Error::new(Errno::EAGAIN));
+            }
+            s.pool.pop()
+        };
+        let mut buf = match reuse {
+            Some(b) => b,
+            None => RRef::new([0u8; BUF_SIZE]).map_err(|_| Error::new(Errno::ENOBUFS))?,
+        };
+        buf[..frame.len()].copy_from_slice(frame);
+        self.state
+            .lock_irq_disabled()
+            .tx
+            .push_back((frame.len() as u32, buf));
+        self.wake_worker();
+        Ok(())
     }
 
     fn receive(&self) -> Option<Vec<u8>> {
-        let (frame, stats) = {
-            let mut d = self.inner.lock_irq_disabled();
-            let f = d.receive();
-            (f, d.stats())
+        let (frame, was_full) = {
+            let mut s = self.state.lock_irq_disabled();
+            let full = s.rx.len() >= RX_QUEUE_MAX;
+            (s.rx.pop_front(), full)
         };
-        self.report(&stats);
+        if was_full {
+            // The worker left frames on the device's ring: room again.
+            self.wake_worker();
+        }
         frame
     }
 }
@@ -141,71 +683,80 @@ pub fn mac_string(m: [u8; 6]) -> String {
     )
 }
 
-/// Brings up one virtio-net function; `index` picks the fallback MAC of a
-/// device without VIRTIO_NET_F_MAC (52:54:00:12:34:56 + index).
+/// Brings up one virtio-net function: its driver domain, the shadow in
+/// front of it and the shadow's worker. `index` picks the fallback MAC of
+/// a device without VIRTIO_NET_F_MAC (52:54:00:12:34:56 + index).
 fn probe(pci: PciDevice, index: u8) -> Result<Arc<Nic>> {
-    let caps = pci.capabilities();
-    let found = find_caps(&Config(&pci), &caps).map_err(|_| {
-        Error::with_message(
-            Errno::ENODEV,
-            "virtio: no modern capabilities (legacy-only device)",
-        )
-    })?;
-    pci.enable_memory_space();
-    pci.enable_bus_master();
-    let mut bars: [Option<IoMem>; 6] = Default::default();
-    let common = window(&pci, &mut bars, found.common)?;
-    let notify = window(&pci, &mut bars, found.notify)?;
-    let isr = window(&pci, &mut bars, found.isr)?;
-    let device = found
-        .device
-        .map(|r| window(&pci, &mut bars, r))
-        .transpose()?;
-    let transport = Transport::new(common, notify, found.notify_off_multiplier, isr, device);
-
+    let windows = map_windows(&pci)?;
     // MSI-X: entry 0 for configuration changes (the link), entry 1 for both
     // queues; with one entry, everything on it. Without MSI-X: INTx, and
     // the interrupt reads the ISR status.
-    let has_msix = caps.iter().any(|&(id, _)| id == CAP_MSIX);
-    let (irqs, vectors) = if has_msix {
-        match pci.irq_lines(2) {
-            Ok(l) => (
-                l,
-                Some(Vectors {
-                    config: 0,
-                    rx: 1,
-                    tx: 1,
-                }),
-            ),
-            Err(_) => (
-                pci.irq_lines(1)?,
-                Some(Vectors {
-                    config: 0,
-                    rx: 0,
-                    tx: 0,
-                }),
-            ),
-        }
+    let (irqs, plan) = irq_lines(&pci)?;
+    let vectors = match plan {
+        IrqPlan::MsixTwo => Some(Vectors {
+            config: 0,
+            rx: 1,
+            tx: 1,
+        }),
+        IrqPlan::MsixOne => Some(Vectors {
+            config: 0,
+            rx: 0,
+            tx: 0,
+        }),
+        IrqPlan::Intx => None,
+    };
+    let fallback_mac = [0x52, 0x54, 0x00, 0x12, 0x34, 0x56u8.wrapping_add(index)];
+    let slot = {
+        let mut table = HANDOFF.lock();
+        table.push(DeviceHandle {
+            regs: windows.regs(),
+            vectors,
+            fallback_mac,
+        });
+        table.len() - 1
+    };
+    let reset = windows.into_transport();
+    let name: &'static str = if slot == 0 {
+        "virtio-net"
     } else {
-        (pci.irq_lines(1)?, None)
+        Box::leak(format!("virtio-net{slot}").into_boxed_str())
     };
-    let alloc = |bytes: usize| {
-        DmaCoherent::alloc(bytes.div_ceil(PAGE_SIZE))
-            .ok()
-            .map(Coherent)
-    };
-    let fallback = [0x52, 0x54, 0x00, 0x12, 0x34, 0x56u8.wrapping_add(index)];
-    let driver = NetDevice::new(transport, alloc, vectors, fallback)
-        .map_err(|_| Error::with_message(Errno::EIO, "virtio-net: device initialisation failed"))?;
+    let failed = || Error::with_message(Errno::EIO, "virtio-net: device initialisation failed");
+    let domain = Domain::new_device(name, device_reset(slot as u64), driver_init, slot as u64)
+        .map_err(|f| {
+            let _ = reset.reset();
+            frame::log_info!("{name}: the driver did not start ({f:?})");
+            failed()
+        })?;
+    let mut domain = Handle::new(domain);
+    let info = domain.info().map_err(|_| failed())?;
+    let rxbuf = RRef::new([0u8; BUF_SIZE]).map_err(|_| Error::new(Errno::ENOMEM))?;
     let nic = Arc::new(Nic {
-        mac: driver.mac(),
-        inner: SpinLock::new(driver),
-        intx: vectors.is_none(),
+        name,
+        slot: slot as u64,
+        mac: info.mac,
+        features: info.features,
+        state: SpinLock::new(State {
+            tx: VecDeque::new(),
+            pool: Vec::new(),
+            rx: VecDeque::new(),
+            failed: false,
+            link_up: info.link_up,
+            tx_in_flight: 0,
+            base: NetStats::default(),
+            stats: NetStats::default(),
+            refused: 0,
+        }),
+        kick: AtomicBool::new(true),
+        work: WaitQueue::new(),
+        backoff: WaitQueue::new(),
+        reset,
+        intx: plan == IrqPlan::Intx,
         handle: Once::new(),
         reported_errors: AtomicU64::new(0),
         reported_drops: AtomicU64::new(0),
         interrupts: AtomicU64::new(0),
-        irq_mode: if vectors.is_some() { "MSI-X" } else { "INTx" },
+        irq_mode: plan.name(),
         _irqs: irqs,
         _pci: pci,
     });
@@ -217,13 +768,18 @@ fn probe(pci: PciDevice, index: u8) -> Result<Arc<Nic>> {
             }
         });
     }
+    let worker = nic.clone();
+    frame::task::TaskOptions::new(move || worker.worker(domain, rxbuf))
+        .spawn()
+        .map_err(|_| Error::with_message(Errno::ENOMEM, "virtio-net: no worker task"))?;
+    // The first poll reads the link status.
+    nic.wake_worker();
     Ok(nic)
 }
 
 /// Every virtio-net function found at boot, registered or not: they live
-/// as long as the kernel (a device is never dropped while it may still
-/// write its receive buffers).
-static NICS: SpinLock<Vec<Arc<Nic>>, NIC_LOCK> = SpinLock::new(Vec::new());
+/// as long as the kernel.
+static NICS: SpinLock<Vec<Arc<Nic>>, SHADOW_LOCK> = SpinLock::new(Vec::new());
 
 /// The virtio-net functions in PCI address order.
 fn functions() -> Vec<pci::PciDeviceInfo> {
@@ -250,19 +806,17 @@ pub fn probe_all() {
                 continue;
             }
         };
-        let (mac, mode) = (mac_string(nic.mac), nic.irq_mode);
+        let (mac, mode, name) = (mac_string(nic.mac), nic.irq_mode, nic.name);
         match register_netdev(nic.clone()) {
             Ok(handle) => {
                 let index = handle.index;
                 nic.handle.call_once(|| handle);
                 frame::log_info!(
-                    "virtio-net {}: interface {index}, MAC {mac}, {mode}",
+                    "virtio-net {}: interface {index}, MAC {mac}, {mode}, domain {name}",
                     info.bdf
                 );
                 // Frames may have arrived before the handle was there.
-                if let Some(h) = nic.handle.get() {
-                    h.notify();
-                }
+                nic.notify_stack();
             }
             Err(e) => frame::log_info!(
                 "virtio-net {}: MAC {mac}, {mode}; not registered: {e:?}",
@@ -286,13 +840,16 @@ pub fn probe_first_unregistered() -> Result<Arc<Nic>> {
 }
 
 impl Nic {
-    /// Frames waiting to be received (the ktest polls this).
+    /// Received frames waiting for the stack.
     pub fn rx_pending(&self) -> bool {
-        self.inner.lock_irq_disabled().rx_pending()
+        !self.state.lock_irq_disabled().rx.is_empty()
     }
 
+    /// Frames queued for the driver or in flight on the device (as of the
+    /// driver's last poll).
     pub fn tx_in_flight(&self) -> usize {
-        self.inner.lock_irq_disabled().tx_in_flight()
+        let s = self.state.lock_irq_disabled();
+        s.tx.len() + s.tx_in_flight
     }
 
     pub fn interrupts(&self) -> u64 {
@@ -302,4 +859,16 @@ impl Nic {
     pub fn irq_mode(&self) -> &'static str {
         self.irq_mode
     }
+}
+
+/// /sys/kernel/debug/domains/virtio-net/recovery_ns: recoveries so far,
+/// the last and the longest time from a fault to the first frame through
+/// the new driver.
+pub fn recovery_text() -> String {
+    format!(
+        "recoveries {}\nlast_ns {}\nmax_ns {}\n",
+        RECOVERIES.load(Ordering::Relaxed),
+        LAST_RECOVERY_NS.load(Ordering::Relaxed),
+        MAX_RECOVERY_NS.load(Ordering::Relaxed)
+    )
 }
