@@ -4,8 +4,6 @@
 //! the choice of interrupt lines (MSI-X with two entries, with one, or
 //! INTx).
 //!
-//! The virtio-net adapter uses this module; virtio_blk.rs still has its
-//! own copy of the same pieces (to be switched over to this one).
 
 use alloc::vec::Vec;
 use core::sync::atomic::{Ordering, fence};

@@ -32,22 +32,22 @@ use alloc::collections::{BTreeMap, VecDeque};
 use alloc::format;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, fence};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use frame::dma::{DmaCoherent, DmaDirection, DmaStream};
 use frame::domain::{DeviceReset, Domain, Fault, Handle};
-use frame::io::IoMem;
 use frame::irq::IrqLine;
 use frame::mm::PAGE_SIZE;
-use frame::pci::{self, Bar, PciDevice};
+use frame::pci::{self, PciDevice};
 use frame::sync::{SpinLock, WaitQueue};
-use virtio::pci::{CapRegion, ConfigSpace, device_type, device_type_of, find_caps};
-use virtio::{AccessError, DeviceMemory, Registers, Transport};
+use virtio::Transport;
+use virtio::pci::{device_type, device_type_of};
 use virtio_blk::{BlkDevice, BlkError, DmaBuffer, Op, Request, Submitted, Vectors};
 
 use super::{Bio, BioDone, BioOp, BlockDriver};
 use crate::domains::{VIRTIO_BLK, crash_point};
 use crate::error::{Errno, Error, Result};
+use crate::virtio_pci::{Coherent, IrqPlan, Mmio, Regs, irq_lines, map_windows};
 
 /// Lock level of a disk's shadow state. `submit` may be called with any
 /// kernel lock held and with interrupts off, so it sits above them; inside
@@ -56,8 +56,6 @@ const SHADOW_LOCK: u8 = 56;
 /// Lock level of the hand-off table: taken inside a domain call (above
 /// `level::DOMAIN`), never with another lock.
 const HANDOFF_LOCK: u8 = 45;
-/// PCI capability id of MSI-X.
-pub(crate) const CAP_MSIX: u8 = 0x11;
 /// Most segments of one request (ext2 builds at most 32, the block layer's
 /// readahead 16).
 const MAX_SEGS: usize = 32;
@@ -69,77 +67,6 @@ pub const MAX_FAULTS: u32 = 5;
 /// Back-off before the second restart in a row; doubled for each further
 /// one (10, 20, 40, 80 ms).
 const BACKOFF_NS: u64 = 10_000_000;
-
-/// A register window of a memory BAR (virtio-net uses it too).
-pub(crate) struct Mmio(pub(crate) IoMem);
-
-impl Registers for Mmio {
-    fn read_u8(&self, offset: usize) -> core::result::Result<u8, AccessError> {
-        self.0.read_u8(offset).map_err(|_| AccessError)
-    }
-    fn read_u16(&self, offset: usize) -> core::result::Result<u16, AccessError> {
-        self.0.read_u16(offset).map_err(|_| AccessError)
-    }
-    fn read_u32(&self, offset: usize) -> core::result::Result<u32, AccessError> {
-        self.0.read_u32(offset).map_err(|_| AccessError)
-    }
-    fn write_u8(&self, offset: usize, value: u8) -> core::result::Result<(), AccessError> {
-        self.0.write_u8(offset, value).map_err(|_| AccessError)
-    }
-    fn write_u16(&self, offset: usize, value: u16) -> core::result::Result<(), AccessError> {
-        self.0.write_u16(offset, value).map_err(|_| AccessError)
-    }
-    fn write_u32(&self, offset: usize, value: u32) -> core::result::Result<(), AccessError> {
-        self.0.write_u32(offset, value).map_err(|_| AccessError)
-    }
-}
-
-/// Ring and header memory.
-pub(crate) struct Coherent(pub(crate) DmaCoherent);
-
-impl DeviceMemory for Coherent {
-    fn bus_addr(&self) -> u64 {
-        self.0.bus_addr()
-    }
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-    fn read_u16(&self, offset: usize) -> core::result::Result<u16, AccessError> {
-        self.0.read_val(offset).map_err(|_| AccessError)
-    }
-    fn read_u32(&self, offset: usize) -> core::result::Result<u32, AccessError> {
-        self.0.read_val(offset).map_err(|_| AccessError)
-    }
-    fn write_u16(&self, offset: usize, value: u16) -> core::result::Result<(), AccessError> {
-        self.0.write_val(offset, &value).map_err(|_| AccessError)
-    }
-    fn write_u32(&self, offset: usize, value: u32) -> core::result::Result<(), AccessError> {
-        self.0.write_val(offset, &value).map_err(|_| AccessError)
-    }
-    fn write_u64(&self, offset: usize, value: u64) -> core::result::Result<(), AccessError> {
-        self.0.write_val(offset, &value).map_err(|_| AccessError)
-    }
-    fn read_bytes(&self, offset: usize, buf: &mut [u8]) -> core::result::Result<(), AccessError> {
-        self.0.read_bytes(offset, buf).map_err(|_| AccessError)
-    }
-    fn write_bytes(&self, offset: usize, buf: &[u8]) -> core::result::Result<(), AccessError> {
-        self.0.write_bytes(offset, buf).map_err(|_| AccessError)
-    }
-    fn fence(&self) {
-        fence(Ordering::SeqCst);
-    }
-}
-
-pub(crate) struct Config<'a>(pub(crate) &'a PciDevice);
-
-impl ConfigSpace for Config<'_> {
-    fn read_u8(&self, offset: u16) -> core::result::Result<u8, AccessError> {
-        self.0.config_read_u8(offset).map_err(|_| AccessError)
-    }
-    fn read_u32(&self, offset: u16) -> core::result::Result<u32, AccessError> {
-        self.0.config_read_u32(offset).map_err(|_| AccessError)
-    }
-}
 
 // ---------------------------------------------------------------------
 // Inside the driver domain.
@@ -169,11 +96,7 @@ impl DmaBuffer for BusBuffer {
 /// [`HANDOFF`] at probe time; `driver_init` copies it.
 #[derive(Clone)]
 struct DeviceHandle {
-    common: IoMem,
-    notify: IoMem,
-    notify_off_multiplier: u32,
-    isr: IoMem,
-    device: Option<IoMem>,
+    regs: Regs,
     vectors: Option<Vectors>,
 }
 
@@ -186,15 +109,7 @@ static HANDOFF: SpinLock<Vec<DeviceHandle>, HANDOFF_LOCK> = SpinLock::new(Vec::n
 fn device_reset(slot: u64) -> DeviceReset {
     let transport = {
         let table = HANDOFF.lock();
-        table.get(slot as usize).map(|d| {
-            Transport::new(
-                Mmio(d.common.clone()),
-                Mmio(d.notify.clone()),
-                d.notify_off_multiplier,
-                Mmio(d.isr.clone()),
-                d.device.clone().map(Mmio),
-            )
-        })
+        table.get(slot as usize).map(|d| d.regs.transport())
     };
     Box::new(move || {
         if let Some(t) = &transport {
@@ -337,13 +252,7 @@ fn driver_init(slot: u64) -> Driver {
     let Some(h) = handle else {
         panic!("virtio-blk: no device handle {slot}");
     };
-    let transport = Transport::new(
-        Mmio(h.common),
-        Mmio(h.notify),
-        h.notify_off_multiplier,
-        Mmio(h.isr),
-        h.device.map(Mmio),
-    );
+    let transport = h.regs.transport();
     let alloc = |bytes: usize| {
         DmaCoherent::alloc(bytes.div_ceil(PAGE_SIZE))
             .ok()
@@ -770,89 +679,31 @@ impl BlockDriver for Disk {
     }
 }
 
-/// Maps one capability's window: `region.length` bytes at `region.offset`
-/// of its memory BAR (each BAR mapped once, in `bars`).
-pub(crate) fn window(
-    pci: &PciDevice,
-    bars: &mut [Option<IoMem>; 6],
-    region: CapRegion,
-) -> Result<Mmio> {
-    let i = usize::from(region.bar);
-    if bars[i].is_none() {
-        match pci.bar(i)? {
-            Bar::Mem(m) => bars[i] = Some(m),
-            Bar::Port(_) => {
-                return Err(Error::with_message(
-                    Errno::ENODEV,
-                    "virtio: capability in an I/O BAR",
-                ));
-            }
-        }
-    }
-    let bar = bars[i].as_ref().ok_or(Error::new(Errno::ENODEV))?;
-    Ok(Mmio(
-        bar.slice(region.offset as usize, region.length as usize)?,
-    ))
-}
-
 /// Brings up one virtio-blk function: its driver domain, the shadow in
 /// front of it and the shadow's worker.
 fn probe(pci: PciDevice) -> Result<Arc<Disk>> {
-    let caps = pci.capabilities();
-    let found = find_caps(&Config(&pci), &caps).map_err(|_| {
-        Error::with_message(
-            Errno::ENODEV,
-            "virtio: no modern capabilities (legacy-only device)",
-        )
-    })?;
-    pci.enable_memory_space();
-    pci.enable_bus_master();
-    let mut bars: [Option<IoMem>; 6] = Default::default();
-    let common = window(&pci, &mut bars, found.common)?;
-    let notify = window(&pci, &mut bars, found.notify)?;
-    let isr = window(&pci, &mut bars, found.isr)?;
-    let device = found
-        .device
-        .map(|r| window(&pci, &mut bars, r))
-        .transpose()?;
-
+    let windows = map_windows(&pci)?;
     // MSI-X: vector 0 for configuration changes, 1 for the queue; with one
     // entry only, the queue's. Without MSI-X: INTx, and the interrupt
     // reads the ISR.
-    let has_msix = caps.iter().any(|&(id, _)| id == CAP_MSIX);
-    let (irqs, vectors) = if has_msix {
-        match pci.irq_lines(2) {
-            Ok(l) => (
-                l,
-                Some(Vectors {
-                    config: 0,
-                    queue: 1,
-                }),
-            ),
-            Err(_) => (
-                pci.irq_lines(1)?,
-                Some(Vectors {
-                    config: virtio::transport::NO_VECTOR,
-                    queue: 0,
-                }),
-            ),
-        }
-    } else {
-        (pci.irq_lines(1)?, None)
+    let (irqs, plan) = irq_lines(&pci)?;
+    let vectors = match plan {
+        IrqPlan::MsixTwo => Some(Vectors { config: 0, queue: 1 }),
+        IrqPlan::MsixOne => Some(Vectors {
+            config: virtio::transport::NO_VECTOR,
+            queue: 0,
+        }),
+        IrqPlan::Intx => None,
     };
     let slot = {
         let mut table = HANDOFF.lock();
         table.push(DeviceHandle {
-            common: common.0.clone(),
-            notify: notify.0.clone(),
-            notify_off_multiplier: found.notify_off_multiplier,
-            isr: isr.0.clone(),
-            device: device.as_ref().map(|m| m.0.clone()),
+            regs: windows.regs(),
             vectors,
         });
         table.len() - 1
     };
-    let reset = Transport::new(common, notify, found.notify_off_multiplier, isr, device);
+    let reset = windows.into_transport();
     let name: &'static str = if slot == 0 {
         "virtio-blk"
     } else {
@@ -868,11 +719,7 @@ fn probe(pci: PciDevice) -> Result<Arc<Disk>> {
     let geometry = domain
         .geometry()
         .map_err(|_| Error::with_message(Errno::EIO, "virtio-blk: device initialisation failed"))?;
-    let queue_irq = if vectors.is_some_and(|v| v.config != virtio::transport::NO_VECTOR) {
-        1
-    } else {
-        0
-    };
+    let queue_irq = usize::from(plan == IrqPlan::MsixTwo);
     let disk = Arc::new(Disk {
         name,
         slot: slot as u64,
@@ -887,9 +734,9 @@ fn probe(pci: PciDevice) -> Result<Arc<Disk>> {
         backoff: WaitQueue::new(),
         geometry,
         reset,
-        intx: vectors.is_none(),
+        intx: plan == IrqPlan::Intx,
         peak_in_flight: AtomicUsize::new(0),
-        irq_mode: if vectors.is_some() { "MSI-X" } else { "INTx" },
+        irq_mode: plan.name(),
         _irqs: irqs,
         _pci: pci,
     });
