@@ -91,7 +91,6 @@ pub fn call_isolated<A: Exchangeable, R: Exchangeable>(
         arg: Some(arg),
         ret: None,
     };
-    // MIRI: relied on by domain::call::tests::isolated_calls_return_values_and_faults_and_restore_the_record
     // SAFETY: `isolated_entry::<A, R>` reads its context as the
     // `CallState<A, R>` passed with it, which lives on this frame until
     // `run_on` returns.
@@ -140,7 +139,6 @@ pub(super) unsafe fn run_on(
     };
     task.set_recovery(core::ptr::from_mut(&mut rec).addr());
     let top = stack.stack.top();
-    // MIRI: relied on by domain::call::tests::isolated_calls_return_values_and_faults_and_restore_the_record
     // SAFETY: `top` tops a mapped kernel stack nothing else runs on (`stack`
     // is borrowed mutably; a faulted call leaves nothing pointing into it);
     // `rec` (this frame) and `ctx` (the caller's promise) live until the

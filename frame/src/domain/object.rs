@@ -160,7 +160,6 @@ struct InitState<A, T> {
 }
 
 extern "C-unwind" fn init_entry<A, T>(ctx: *mut u8) {
-    // MIRI: relied on by domain::object::tests::calls_reach_the_root_and_a_fault_kills_the_domain
     // SAFETY: `Domain::new` passes a pointer to its own `InitState<A, T>`,
     // alive and untouched by it until `run_on` returns.
     let state = unsafe { &mut *ctx.cast::<InitState<A, T>>() };
@@ -177,14 +176,12 @@ struct CallState<T, A, R> {
 }
 
 extern "C-unwind" fn call_entry<T, A, R>(ctx: *mut u8) {
-    // MIRI: relied on by domain::object::tests::calls_reach_the_root_and_a_fault_kills_the_domain
     // SAFETY: `Domain::call` passes a pointer to its own
     // `CallState<T, A, R>`, alive and untouched by it until `run_on`
     // returns; its `root` points at the domain's root object, which the
     // call's lock keeps exclusive to this call.
     let state = unsafe { &mut *ctx.cast::<CallState<T, A, R>>() };
     if let Some(arg) = state.arg.take() {
-        // MIRI: relied on by domain::object::tests::calls_reach_the_root_and_a_fault_kills_the_domain
         // SAFETY: as above: `root` is valid and borrowed by no one else.
         let root = unsafe { &mut *state.root };
         state.ret = Some((state.f)(root, arg));
@@ -251,7 +248,6 @@ impl<T: Send + 'static> Domain<T> {
             arg: Some(arg),
             root: None,
         };
-        // MIRI: relied on by domain::object::tests::calls_reach_the_root_and_a_fault_kills_the_domain
         // SAFETY: `init_entry::<A, T>` reads its context as this
         // `InitState<A, T>`, which lives until `run_on` returns.
         let aborted = unsafe {
@@ -330,7 +326,6 @@ impl<T: Send + 'static> Domain<T> {
             arg: Some(arg),
             ret: None,
         };
-        // MIRI: relied on by domain::object::tests::calls_reach_the_root_and_a_fault_kills_the_domain
         // SAFETY: `call_entry::<T, A, R>` reads its context as this
         // `CallState<T, A, R>`, which lives until `run_on` returns; its
         // root pointer is the domain's, exclusive while `slot` is locked.
