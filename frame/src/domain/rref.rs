@@ -89,11 +89,6 @@ pub(super) fn current_owner() -> Owner {
     Owner(crate::task::try_current().map_or(0, |t| t.domain_owner()))
 }
 
-/// Makes the current task run as `owner`; returns the previous owner.
-pub(super) fn enter(owner: Owner) -> Owner {
-    Owner(crate::task::try_current().map_or(0, |t| t.swap_domain_owner(owner.0)))
-}
-
 /// How many shared-heap objects are alive (tests and `/proc/domains`).
 pub fn live_rrefs() -> usize {
     LIVE.lock_irq_disabled().count
