@@ -52,16 +52,23 @@ const TREE: &[(&str, Node)] = &[
                 "debug",
                 Node::Dir(&[(
                     "domains",
-                    Node::Dir(&[(
-                        "virtio-blk",
-                        Node::Dir(&[
-                            // Write N: the driver crashes at the next N
-                            // points of its request path (docs/domains.md).
-                            ("crash", Node::Value(&crate::domains::VIRTIO_BLK.forced)),
-                            ("injected", Node::File(crate::domains::virtio_blk_injected)),
-                            ("recovery_ns", Node::File(crate::block::virtio_blk::recovery_text)),
-                        ]),
-                    )]),
+                    Node::Dir(&[
+                        // Cross-domain call costs (the domain_call_* bench rows).
+                        ("bench", Node::Dynamic(crate::domain_bench::debug_dir)),
+                        (
+                            "virtio-blk",
+                            Node::Dir(&[
+                                // Write N: the driver crashes at the next N
+                                // points of its request path (docs/domains.md).
+                                ("crash", Node::Value(&crate::domains::VIRTIO_BLK.forced)),
+                                ("injected", Node::File(crate::domains::virtio_blk_injected)),
+                                (
+                                    "recovery_ns",
+                                    Node::File(crate::block::virtio_blk::recovery_text),
+                                ),
+                            ]),
+                        ),
+                    ]),
                 )]),
             ),
             ("mm", Node::Dir(&[])),
