@@ -11,6 +11,7 @@ pub mod net;
 pub mod caps;
 mod cmdline;
 pub mod domains;
+pub mod domain_bench;
 mod ktest;
 mod ktest_devices;
 mod ktest_domains;

@@ -1111,6 +1111,67 @@ static int run_select_pipe(int smoke, double *ns)
 	return r;
 }
 
+/* ---- cross-domain calls (Trellis only) --------------------------------- */
+
+/*
+ * Each iteration writes "MODE 1000" to the bench domain's debug file: the
+ * kernel makes 1000 calls (docs/domains.md, "What a call costs").  The
+ * figure is per call; the write itself adds about a thousandth of a
+ * system call to each, the same in every mode, so the difference between
+ * a mode and `direct` is what crossing into the domain costs.  Linux has
+ * no such file: the rows are missing there.
+ */
+#define DOMAIN_RUN "/sys/kernel/debug/domains/bench/run"
+#define DOMAIN_CALLS 1000
+
+struct domain_arg {
+	int fd;
+	char cmd[32];
+	size_t len;
+};
+
+static int body_domain(long n, void *arg)
+{
+	struct domain_arg *a = arg;
+	for (long i = 0; i < n; i++)
+		if (write(a->fd, a->cmd, a->len) != (ssize_t)a->len)
+			return b_sysfail("write " DOMAIN_RUN);
+	return 0;
+}
+
+static int run_domain(const char *mode, int smoke, double *ns)
+{
+	static struct domain_arg a;
+	a.fd = open(DOMAIN_RUN, O_WRONLY);
+	if (a.fd < 0)
+		return b_openfail(DOMAIN_RUN);
+	a.len = (size_t)snprintf(a.cmd, sizeof a.cmd, "%s %d\n", mode, DOMAIN_CALLS);
+	int r = simple(body_domain, &a, smoke, 0, ns);
+	close(a.fd);
+	*ns /= DOMAIN_CALLS;
+	return r;
+}
+
+static int run_domain_direct(int smoke, double *ns)
+{
+	return run_domain("direct", smoke, ns);
+}
+
+static int run_domain_null(int smoke, double *ns)
+{
+	return run_domain("null", smoke, ns);
+}
+
+static int run_domain_rref(int smoke, double *ns)
+{
+	return run_domain("rref", smoke, ns);
+}
+
+static int run_domain_move(int smoke, double *ns)
+{
+	return run_domain("move", smoke, ns);
+}
+
 static const struct bench benches[] = {
 	{ "null_syscall", run_null, LATENCY, 0 },
 	{ "clock_gettime", run_clock, LATENCY, 0 },
@@ -1171,6 +1232,10 @@ static const struct bench benches[] = {
 	{ "fs_seq_read_crash", run_fs_seq_read_crash, BANDWIDTH, FS_BIG_SIZE },
 	{ "fs_seq_write_crash", run_fs_seq_write_crash, BANDWIDTH, FS_BIG_SIZE },
 	{ "blk_recovery", run_blk_recovery, LATENCY, 0 },
+	{ "domain_call_direct", run_domain_direct, LATENCY, 0 },
+	{ "domain_call_null", run_domain_null, LATENCY, 0 },
+	{ "domain_call_rref", run_domain_rref, LATENCY, 0 },
+	{ "domain_call_move", run_domain_move, LATENCY, 0 },
 };
 
 #define NBENCH (sizeof benches / sizeof benches[0])

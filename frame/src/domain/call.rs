@@ -4,7 +4,7 @@
 use core::panic::PanicInfo;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::Exchangeable;
+use super::{Exchangeable, Owner};
 use crate::Error;
 use crate::arch::cpu;
 use crate::task::KernelStack;
@@ -19,6 +19,9 @@ pub enum Fault {
     Dead,
     /// The domain could not be set up (no memory for its stack).
     NoMemory,
+    /// A domain was to be built from inside a domain: its bookkeeping
+    /// would sit on a heap that dies with the builder.
+    Nested,
 }
 
 /// The stack a domain runs on. It is reused by every call made with it;
@@ -91,13 +94,13 @@ pub fn call_isolated<A: Exchangeable, R: Exchangeable>(
         arg: Some(arg),
         ret: None,
     };
-    // MIRI: relied on by domain::call::tests::isolated_calls_return_values_and_faults_and_restore_the_record
     // SAFETY: `isolated_entry::<A, R>` reads its context as the
     // `CallState<A, R>` passed with it, which lives on this frame until
     // `run_on` returns.
-    let aborted = unsafe {
+    let (aborted, _) = unsafe {
         run_on(
             stack,
+            None,
             None,
             isolated_entry::<A, R>,
             core::ptr::from_mut(&mut state).cast(),
@@ -114,8 +117,11 @@ pub fn call_isolated<A: Exchangeable, R: Exchangeable>(
 
 /// Runs `entry(ctx)` on `stack` with a recovery record, and says whether
 /// the call was aborted by a recovered fault. With `heap` (a domain heap's
-/// tag), allocations made meanwhile are charged to that heap; the caller's
-/// heap serves again once the call is over, normally or by a fault.
+/// tag), allocations made meanwhile are charged to that heap; with `owner`,
+/// the task runs as that owner of shared-heap objects meanwhile. The
+/// caller's heap and owner are back once the call is over, normally or by
+/// a fault; the owner it ran as before is returned (the kernel's without
+/// `owner`).
 ///
 /// # Safety
 /// `entry` must treat `ctx` only as the context its caller built for it,
@@ -124,10 +130,12 @@ pub fn call_isolated<A: Exchangeable, R: Exchangeable>(
 pub(super) unsafe fn run_on(
     stack: &mut DomainStack,
     heap: Option<u8>,
+    owner: Option<Owner>,
     entry: extern "C-unwind" fn(*mut u8),
     ctx: *mut u8,
-) -> bool {
+) -> (bool, Owner) {
     let task = crate::task::current();
+    let prev_owner = owner.map(|o| Owner(task.swap_domain_owner(o.0)));
     let prev_heap = heap.map(super::heap::switch_to);
     let (held_levels, spin_depth) = crate::sync::held_state();
     let mut rec = Recovery {
@@ -140,7 +148,6 @@ pub(super) unsafe fn run_on(
     };
     task.set_recovery(core::ptr::from_mut(&mut rec).addr());
     let top = stack.stack.top();
-    // MIRI: relied on by domain::call::tests::isolated_calls_return_values_and_faults_and_restore_the_record
     // SAFETY: `top` tops a mapped kernel stack nothing else runs on (`stack`
     // is borrowed mutably; a faulted call leaves nothing pointing into it);
     // `rec` (this frame) and `ctx` (the caller's promise) live until the
@@ -151,7 +158,10 @@ pub(super) unsafe fn run_on(
         super::heap::switch_to(prev);
     }
     task.set_recovery(rec.prev);
-    aborted
+    if let Some(prev) = prev_owner {
+        task.swap_domain_owner(prev.0);
+    }
+    (aborted, prev_owner.unwrap_or(Owner::KERNEL))
 }
 
 /// Called by the panic handler before anything else (interrupts are off):

@@ -24,7 +24,6 @@ impl Owner {
 /// `RRef` records decides which domain's death frees it, so a stale owner
 /// is a use after free. [`exchangeable_struct!`](crate::exchangeable_struct)
 /// does the forwarding.
-// MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
 pub unsafe trait Exchangeable: Send + 'static {
     /// Records `to` as the owner of every shared-heap object this value
     /// holds: it has just been moved to that domain (into a call, or back
@@ -72,7 +71,6 @@ unsafe impl<T: Exchangeable, const N: usize> Exchangeable for [T; N] {
     }
 }
 // SAFETY: an option owns its (Exchangeable) contents.
-// MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
 unsafe impl<T: Exchangeable> Exchangeable for Option<T> {
     #[inline(always)]
     fn transfer(&self, to: Owner) {
@@ -82,7 +80,6 @@ unsafe impl<T: Exchangeable> Exchangeable for Option<T> {
     }
 }
 // SAFETY: either side is Exchangeable and owned.
-// MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
 unsafe impl<T: Exchangeable, E: Exchangeable> Exchangeable for Result<T, E> {
     #[inline(always)]
     fn transfer(&self, to: Owner) {
@@ -95,7 +92,6 @@ unsafe impl<T: Exchangeable, E: Exchangeable> Exchangeable for Result<T, E> {
 macro_rules! impl_exchangeable_tuple {
     ($($n:ident),+) => {
         // SAFETY: every field is Exchangeable and owned by the tuple.
-        // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
         unsafe impl<$($n: Exchangeable),+> Exchangeable for ($($n,)+) {
             #[inline(always)]
             #[allow(non_snake_case)]
@@ -157,7 +153,6 @@ macro_rules! exchangeable_struct {
         // SAFETY: every field is Exchangeable (checked by the constant
         // above over the exact field list), so the struct owns everything
         // it reaches.
-        // MIRI: relied on by domain::exchange::tests::owned_values_and_declared_structs_cross
         unsafe impl $crate::domain::Exchangeable for $name {
             #[inline(always)]
             fn transfer(&self, to: $crate::domain::Owner) {

@@ -19,7 +19,7 @@
 //! and so does frame's own bookkeeping ([`with_kernel_heap`]).
 
 use core::alloc::Layout;
-use core::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 
 use crate::mm::PAGE_SIZE;
 use crate::mm::frame_alloc::FrameUsage;
@@ -68,6 +68,15 @@ static HEAPS: [SpinLock<HeapState, { level::HEAP }>; MAX_DOMAINS] = [const {
     })
 }; MAX_DOMAINS];
 
+/// Each entry's `pages`, copied under its lock after every change, so that
+/// [`DomainHeap::bytes`] (read after every domain call) takes no lock.
+static PAGES: [AtomicUsize; MAX_DOMAINS] = [const { AtomicUsize::new(0) }; MAX_DOMAINS];
+
+/// Publishes entry `index`'s page count (its lock is held).
+fn publish_pages(index: usize, pages: usize) {
+    PAGES[index].store(pages, Ordering::Relaxed);
+}
+
 /// Heap ids; never reused (a 64-bit counter).
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -106,6 +115,7 @@ impl DomainHeap {
                 st.pages = 0;
                 st.live_bytes = 0;
                 st.large = 0;
+                publish_pages(index, st.pages);
                 return Some(DomainHeap { index, id });
             }
         }
@@ -130,7 +140,7 @@ impl DomainHeap {
 
     /// Bytes of memory the heap holds from the frame allocator.
     pub(crate) fn bytes(&self) -> u64 {
-        (self.usage().pages * PAGE_SIZE) as u64
+        (PAGES[self.index].load(Ordering::Relaxed) * PAGE_SIZE) as u64
     }
 }
 
@@ -163,6 +173,7 @@ impl Drop for DomainHeap {
         st.id = 0;
         st.pages = 0;
         st.live_bytes = 0;
+        publish_pages(self.index, st.pages);
     }
 }
 
@@ -260,6 +271,7 @@ pub(crate) fn alloc(index: usize, layout: Layout) -> Option<HeapSlot> {
         st.large = link_of(pa);
         st.pages += nframes;
         st.live_bytes += slot.size();
+        publish_pages(index, st.pages);
         return Some(slot);
     };
     let class = st.classes.get_mut(c)?;
@@ -273,6 +285,7 @@ pub(crate) fn alloc(index: usize, layout: Layout) -> Option<HeapSlot> {
             .store(tag, Ordering::Relaxed);
         class.partial.push(slab);
         st.pages += 1;
+        publish_pages(index, st.pages);
     }
     let (slot, now_full) = class.partial.alloc_front()?;
     if now_full && let Some(slab) = class.partial.pop() {
@@ -303,6 +316,7 @@ pub(crate) fn dealloc(slot: HeapSlot) {
             return;
         }
         unlink_large(st, pa);
+        publish_pages(usize::from(tag) - 1, st.pages);
         st.live_bytes -= slot.size();
         slot.free_large();
         return;
@@ -328,6 +342,7 @@ pub(crate) fn dealloc(slot: HeapSlot) {
             .owner
             .store(0, Ordering::Relaxed);
         st.pages -= 1;
+        publish_pages(usize::from(tag) - 1, st.pages);
         drop(slab);
     } else {
         class.partial.push(slab);

@@ -160,7 +160,6 @@ struct InitState<A, T> {
 }
 
 extern "C-unwind" fn init_entry<A, T>(ctx: *mut u8) {
-    // MIRI: relied on by domain::object::tests::calls_reach_the_root_and_a_fault_kills_the_domain
     // SAFETY: `Domain::new` passes a pointer to its own `InitState<A, T>`,
     // alive and untouched by it until `run_on` returns.
     let state = unsafe { &mut *ctx.cast::<InitState<A, T>>() };
@@ -177,14 +176,12 @@ struct CallState<T, A, R> {
 }
 
 extern "C-unwind" fn call_entry<T, A, R>(ctx: *mut u8) {
-    // MIRI: relied on by domain::object::tests::calls_reach_the_root_and_a_fault_kills_the_domain
     // SAFETY: `Domain::call` passes a pointer to its own
     // `CallState<T, A, R>`, alive and untouched by it until `run_on`
     // returns; its `root` points at the domain's root object, which the
     // call's lock keeps exclusive to this call.
     let state = unsafe { &mut *ctx.cast::<CallState<T, A, R>>() };
     if let Some(arg) = state.arg.take() {
-        // MIRI: relied on by domain::object::tests::calls_reach_the_root_and_a_fault_kills_the_domain
         // SAFETY: as above: `root` is valid and borrowed by no one else.
         let root = unsafe { &mut *state.root };
         state.ret = Some((state.f)(root, arg));
@@ -208,7 +205,8 @@ impl<T: Send + 'static> Domain<T> {
     /// whole pages of slabs and large blocks, rounded up). An allocation
     /// past the quota fails inside the domain: the allocation error panics
     /// and faults the domain like any other panic. `Fault::NoMemory` if no
-    /// stack or heap can be had ([`super::MAX_DOMAINS`] domains alive).
+    /// stack or heap can be had ([`super::MAX_DOMAINS`] domains alive);
+    /// `Fault::Nested` inside a domain (domains are built by the kernel).
     pub fn new_with<A: Exchangeable>(
         name: &'static str,
         quota_bytes: usize,
@@ -239,30 +237,35 @@ impl<T: Send + 'static> Domain<T> {
         init: fn(A) -> T,
         arg: A,
     ) -> Result<Domain<T>, Fault> {
+        // Built inside a domain, its registry entry, handle and reset
+        // closure would live on the builder's heap, freed wholesale when
+        // the builder dies, while the kernel may still reach them (as a
+        // task would outlive its maker: `TaskOptions::build`).
+        if super::heap::current_tag() != 0 {
+            return Err(Fault::Nested);
+        }
         let mut stack = DomainStack::new().map_err(|_| Fault::NoMemory)?;
         let heap = DomainHeap::new(quota_bytes).ok_or(Fault::NoMemory)?;
         let (stats, alive) = register(name);
         stats.calls.fetch_add(1, Ordering::Relaxed);
         let owner = rref::new_owner();
         arg.transfer(owner);
-        let caller = rref::enter(owner);
         let mut state = InitState {
             init,
             arg: Some(arg),
             root: None,
         };
-        // MIRI: relied on by domain::object::tests::calls_reach_the_root_and_a_fault_kills_the_domain
         // SAFETY: `init_entry::<A, T>` reads its context as this
         // `InitState<A, T>`, which lives until `run_on` returns.
-        let aborted = unsafe {
+        let (aborted, _) = unsafe {
             run_on(
                 &mut stack,
                 Some(heap.tag()),
+                Some(owner),
                 init_entry::<A, T>,
                 core::ptr::from_mut(&mut state).cast(),
             )
         };
-        rref::enter(caller);
         let root = match (aborted, state.root.take()) {
             (false, Some(root)) => root,
             (_, partial) => {
@@ -323,26 +326,24 @@ impl<T: Send + 'static> Domain<T> {
         let tag = heap.tag();
         self.stats.calls.fetch_add(1, Ordering::Relaxed);
         arg.transfer(self.owner);
-        let caller = rref::enter(self.owner);
         let mut state = CallState {
             f,
             root: core::ptr::from_mut(&mut **root),
             arg: Some(arg),
             ret: None,
         };
-        // MIRI: relied on by domain::object::tests::calls_reach_the_root_and_a_fault_kills_the_domain
         // SAFETY: `call_entry::<T, A, R>` reads its context as this
         // `CallState<T, A, R>`, which lives until `run_on` returns; its
         // root pointer is the domain's, exclusive while `slot` is locked.
-        let aborted = unsafe {
+        let (aborted, caller) = unsafe {
             run_on(
                 &mut slot.stack,
                 Some(tag),
+                Some(self.owner),
                 call_entry::<T, A, R>,
                 core::ptr::from_mut(&mut state).cast(),
             )
         };
-        rref::enter(caller);
         if aborted {
             core::mem::forget(state.arg.take());
             // The root may be half-changed: it is never used again.
@@ -437,7 +438,20 @@ mod tests {
                 Domain::new("test-bad-start", bad_start, 11u64),
                 Err(Fault::Panic)
             ));
+            // A domain cannot build another: the inner build is refused,
+            // and the outer one goes on.
+            let outer = Domain::new("test-outer", start, 0u64).unwrap();
+            assert_eq!(outer.call(build_inner, 3), Ok(true));
+            assert_eq!(outer.call(add, 1), Ok(1));
+            assert!(!domains().iter().any(|i| i.name == "test-inner"));
         });
+    }
+
+    fn build_inner(_: &mut Counter, n: u64) -> bool {
+        matches!(
+            Domain::new("test-inner", start, n),
+            Err(Fault::Nested)
+        )
     }
 }
 

@@ -89,11 +89,6 @@ pub(super) fn current_owner() -> Owner {
     Owner(crate::task::try_current().map_or(0, |t| t.domain_owner()))
 }
 
-/// Makes the current task run as `owner`; returns the previous owner.
-pub(super) fn enter(owner: Owner) -> Owner {
-    Owner(crate::task::try_current().map_or(0, |t| t.swap_domain_owner(owner.0)))
-}
-
 /// How many shared-heap objects are alive (tests and `/proc/domains`).
 pub fn live_rrefs() -> usize {
     LIVE.lock_irq_disabled().count
@@ -114,7 +109,6 @@ pub(super) fn reclaim(owner: Owner) -> usize {
             let mut cur = live.head;
             let mut found = core::ptr::null_mut();
             while !cur.is_null() {
-                // MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
                 // SAFETY: every pointer in the list is a live object's
                 // header (linked by `RRef::new`, unlinked before it is
                 // freed), and the list is only walked under its lock.
@@ -134,7 +128,6 @@ pub(super) fn reclaim(owner: Owner) -> usize {
         if victim.is_null() {
             return freed;
         }
-        // MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
         // SAFETY: `victim` was just unlinked: no list reaches it, and its
         // owner is dead, so no `RRef` that will ever be used again does
         // either (the dead domain's root and frames are forgotten).
@@ -149,7 +142,6 @@ pub(super) fn reclaim(owner: Owner) -> usize {
 /// `h` is a live object's header linked in `live`, whose lock the caller
 /// holds (the `&mut`).
 unsafe fn unlink(live: &mut Live, h: *mut Header) {
-    // MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
     // SAFETY: the caller's promise: `h` and its neighbours are linked,
     // live headers, and the lock is held.
     unsafe {
@@ -175,7 +167,6 @@ unsafe fn unlink(live: &mut Live, h: *mut Header) {
 /// `h` heads an object made by `RRef::new`, unlinked, that nothing will
 /// use again.
 unsafe fn free(h: *mut Header) {
-    // MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
     // SAFETY: the caller's promise; `layout` is the one it was allocated
     // with, and the payload is `Pod` (nothing to drop).
     unsafe {
@@ -206,12 +197,10 @@ impl<T: Pod> RRef<T> {
         // The shared heap is the kernel's: a domain's heap dies with it,
         // and this object may outlive its maker (moved to the caller).
         let raw = on_shared_heap(|| {
-            // MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
             // SAFETY: `Shared<T>` has a non-zero size (the header).
             unsafe { alloc::alloc::alloc(layout) }
         });
         let ptr = NonNull::new(raw.cast::<Shared<T>>()).ok_or(crate::Error::NoMemory)?;
-        // MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
         // SAFETY: freshly allocated with the layout of `Shared<T>`.
         unsafe {
             ptr.as_ptr().write(Shared {
@@ -228,7 +217,6 @@ impl<T: Pod> RRef<T> {
         }
         let h = ptr.as_ptr().cast::<Header>();
         let mut live = LIVE.lock_irq_disabled();
-        // MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
         // SAFETY: `h` is the new object's header (first field of a
         // `repr(C)` struct) and not linked yet; `live.head`, if any, is a
         // linked header; the lock is held.
@@ -244,7 +232,6 @@ impl<T: Pod> RRef<T> {
     }
 
     fn header(&self) -> &Header {
-        // MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
         // SAFETY: the object lives as long as its `RRef` (a lent one:
         // as long as the lend, `Drop` defers); every header field that
         // changes is atomic, `layout` never does.
@@ -261,7 +248,6 @@ impl<T: Pod> Deref for RRef<T> {
     type Target = T;
 
     fn deref(&self) -> &T {
-        // MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
         // SAFETY: the object lives as long as this `RRef`, the only handle
         // to it; the borrow of `self` bounds the reference.
         unsafe { &(*self.ptr.as_ptr()).value }
@@ -270,7 +256,6 @@ impl<T: Pod> Deref for RRef<T> {
 
 impl<T: Pod> DerefMut for RRef<T> {
     fn deref_mut(&mut self) -> &mut T {
-        // MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
         // SAFETY: as above, and `&mut self` makes the access exclusive.
         unsafe { &mut (*self.ptr.as_ptr()).value }
     }
@@ -289,11 +274,9 @@ impl<T: Pod> Drop for RRef<T> {
         let h = self.ptr.as_ptr().cast::<Header>();
         {
             let mut live = LIVE.lock_irq_disabled();
-            // MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
             // SAFETY: a live `RRef`'s header is linked; the lock is held.
             unsafe { unlink(&mut live, h) };
         }
-        // MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
         // SAFETY: unlinked just now, and this was its only handle.
         unsafe { free(h) };
     }
@@ -303,7 +286,6 @@ impl<T: Pod> Drop for RRef<T> {
 // whoever holds the `RRef`, which `transfer` keeps recorded; its payload is
 // plain data, so a half-done change is still a valid value and reaches
 // nothing else.
-// MIRI: relied on by domain::rref::tests::a_moved_rref_is_freed_with_its_owner
 unsafe impl<T: Pod + Send> Exchangeable for RRef<T> {
     #[inline(always)]
     fn transfer(&self, to: Owner) {
@@ -328,7 +310,6 @@ struct LendArgs<T, A, L, R, F> {
 // outlive the call (the function's lifetime is higher-ranked, its result
 // `'static`).
 // SAFETY: as above.
-// MIRI: relied on by domain::rref::tests::lends_return_to_the_owner
 unsafe impl<T: 'static, A: Exchangeable, L: Pod + Send, R: 'static, F: Send + 'static> Exchangeable
     for LendArgs<T, A, L, R, F>
 {
@@ -353,12 +334,10 @@ struct LendMutRet<R, L> {
 
 // SAFETY: `ret` is Exchangeable; `lent` is the object the caller's `RRef`
 // is about to hold, now owned by whoever this moves to.
-// MIRI: relied on by domain::rref::tests::lends_return_to_the_owner
 unsafe impl<R: Exchangeable, L: Pod + Send> Exchangeable for LendMutRet<R, L> {
     #[inline(always)]
     fn transfer(&self, to: Owner) {
         self.ret.transfer(to);
-        // MIRI: relied on by domain::rref::tests::lends_return_to_the_owner
         // SAFETY: the object is alive: it is the lent one or one the
         // callee swapped in, and either way held by the caller's `RRef`
         // next, which the caller's exclusive borrow keeps in place.
@@ -391,7 +370,6 @@ fn lend_mut_entry<T, A, L: Pod, R>(
         // The callee swapped the lent `RRef` with one of its own: an
         // exchange. The lent object is now the callee's (it holds it), the
         // one it gave goes to the caller (`LendMutRet::transfer`).
-        // MIRI: relied on by domain::rref::tests::lends_return_to_the_owner
         // SAFETY: the lent object is alive (the caller's borrow).
         let h = unsafe { &(*a.lent.as_ptr()).header };
         h.owner.store(current_owner().0, Ordering::Relaxed);
@@ -446,7 +424,6 @@ impl<T: Send + 'static> Domain<T> {
         let lends = &lent.header().lends;
         lends.fetch_add(1, Ordering::Relaxed);
         let out = self.call(entry, args);
-        // MIRI: relied on by domain::rref::tests::lends_return_to_the_owner
         // SAFETY: the lent object is not freed while a lend of it is in
         // progress (`Drop for RRef` defers it), so it is alive here.
         let h = unsafe { &(*orig.as_ptr()).header };

@@ -303,3 +303,33 @@ fn an_idle_cpu_polls_while_io_is_pending_and_still_wakes_at_a_deadline() {
         assert_eq!(io_pending(), 0, "a dropped claim ends the poll");
     });
 }
+
+#[test]
+fn a_scheduler_tick_while_a_task_runs_asks_for_a_preemption_at_the_next_point() {
+    sim::run(|| {
+        let ran = Arc::new(AtomicBool::new(false));
+        let r = ran.clone();
+        let other = spawn(move || r.store(true, Ordering::Relaxed));
+        NEED_RESCHED.store(false, Ordering::Relaxed);
+        preempt_point();
+        assert!(!ran.load(Ordering::Relaxed), "no tick yet: no yield");
+        // A task is running, so the tick is on; let it fall due and take
+        // the timer interrupt where interrupts are enabled again.
+        sim::cpu::advance_time(3 * 1_000_000_000 / u64::from(crate::timer::TICK_HZ));
+        let i0 = crate::timer::interrupts();
+        {
+            let _irq = crate::irq::disable_local();
+            sim::cpu::raise(crate::arch::apic::TIMER_VECTOR);
+        }
+        assert_eq!(crate::timer::interrupts(), i0 + 1);
+        assert!(
+            NEED_RESCHED.load(Ordering::Relaxed),
+            "the tick asked for a preemption"
+        );
+        assert!(!ran.load(Ordering::Relaxed), "but nothing switched in the interrupt");
+        preempt_point();
+        join(&[other]);
+        assert!(ran.load(Ordering::Relaxed));
+        assert!(!NEED_RESCHED.load(Ordering::Relaxed), "the switch took the request");
+    });
+}

@@ -52,29 +52,37 @@ const TREE: &[(&str, Node)] = &[
                 "debug",
                 Node::Dir(&[(
                     "domains",
-                    Node::Dir(&[(
-                        "virtio-blk",
-                        Node::Dir(&[
-                            // Write N: the driver crashes at the next N
-                            // points of its request path (docs/domains.md).
-                            ("crash", Node::Value(&crate::domains::VIRTIO_BLK.forced)),
-                            // The drivers.crash= period (0: off).
-                            (
-                                "period_ns",
-                                Node::Value(&crate::domains::VIRTIO_BLK.period_ns),
-                            ),
-                            ("injected", Node::File(crate::domains::virtio_blk_injected)),
-                            ("recovery_ns", Node::File(crate::block::virtio_blk::recovery_text)),
-                        ]),
-                    ), (
-                        "virtio-net",
-                        Node::Dir(&[
-                            // The same for the virtio-net driver.
-                            ("crash", Node::Value(&crate::domains::VIRTIO_NET.forced)),
-                            ("injected", Node::File(crate::domains::virtio_net_injected)),
-                            ("recovery_ns", Node::File(crate::net::virtio_net::recovery_text)),
-                        ]),
-                    )]),
+                    Node::Dir(&[
+                        // Cross-domain call costs (the domain_call_* bench rows).
+                        ("bench", Node::Dynamic(crate::domain_bench::debug_dir)),
+                        (
+                            "virtio-blk",
+                            Node::Dir(&[
+                                // Write N: the driver crashes at the next N
+                                // points of its request path (docs/domains.md).
+                                ("crash", Node::Value(&crate::domains::VIRTIO_BLK.forced)),
+                                // The drivers.crash= period (0: off).
+                                ("period_ns", Node::Value(&crate::domains::VIRTIO_BLK.period_ns)),
+                                ("injected", Node::File(crate::domains::virtio_blk_injected)),
+                                (
+                                    "recovery_ns",
+                                    Node::File(crate::block::virtio_blk::recovery_text),
+                                ),
+                            ]),
+                        ),
+                        (
+                            "virtio-net",
+                            Node::Dir(&[
+                                // The same for the virtio-net driver.
+                                ("crash", Node::Value(&crate::domains::VIRTIO_NET.forced)),
+                                ("injected", Node::File(crate::domains::virtio_net_injected)),
+                                (
+                                    "recovery_ns",
+                                    Node::File(crate::net::virtio_net::recovery_text),
+                                ),
+                            ]),
+                        ),
+                    ]),
                 )]),
             ),
             ("mm", Node::Dir(&[])),
