@@ -36,6 +36,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "content.h"
+
 #define SEED_FILES 64
 #define SEED_SIZE (512 * 1024)
 #define SLOTS 200
@@ -49,31 +51,6 @@ static void failed(const char *what, const char *path)
 	failed_calls++;
 	printf("CRASHWORK syscall failed: %s %s: %s\n", what, path, strerror(errno));
 	fflush(stdout);
-}
-
-static uint64_t splitmix64(uint64_t z)
-{
-	z += 0x9e3779b97f4a7c15ULL;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* The bytes [off, off+len) of the content of `seed` (off, len multiples of 8). */
-static void fill(unsigned char *buf, uint64_t seed, size_t off, size_t len)
-{
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t w = splitmix64((seed << 40) ^ ((off + i) / 8));
-		for (int b = 0; b < 8; b++)
-			buf[i + b] = (unsigned char)(w >> (8 * b));
-	}
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
 /* Checks that `path` holds `size` bytes of `seed`'s content. */

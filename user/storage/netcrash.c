@@ -3,8 +3,10 @@
  * guest and a server xtask runs on the host while the virtio-net driver is
  * made to crash (drivers.crash=virtio-net:1s).
  *
- *   netcrash run ADDR PORT SECONDS BYTES
- *       for SECONDS of guest time (and at least one round), round k:
+ *   netcrash run ADDR PORT SECONDS BYTES [MIN_CRASHES]
+ *       for SECONDS of guest time (and at least one round; then on, up to
+ *       3 * SECONDS in all, until the debugfs counter shows MIN_CRASHES
+ *       injected crashes), round k:
  *       connect to ADDR:PORT, send a 16-byte header (seed, length; little
  *       endian u64s) and BYTES bytes of content(seed), shut down the
  *       sending side, then read the host's reply: the FNV-1a 64 digest of
@@ -39,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "content.h"
+
 #define CHUNK (64 * 1024)
 
 static long failed_calls, mismatches;
@@ -48,31 +52,6 @@ static void failed(const char *what)
 	failed_calls++;
 	printf("NETCRASH syscall failed: %s: %s\n", what, strerror(errno));
 	fflush(stdout);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static uint64_t splitmix64(uint64_t z)
-{
-	z += 0x9e3779b97f4a7c15ULL;
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-	return z ^ (z >> 31);
-}
-
-/* `len` bytes (a multiple of 8) of content(seed) from byte `off`. */
-static void fill(unsigned char *buf, size_t len, uint64_t seed, uint64_t off)
-{
-	for (size_t i = 0; i < len; i += 8) {
-		uint64_t w = splitmix64((seed << 40) ^ ((off + i) / 8));
-		for (int b = 0; b < 8; b++)
-			buf[i + b] = (unsigned char)(w >> (8 * b));
-	}
 }
 
 static uint64_t fnv(uint64_t h, const unsigned char *p, size_t n)
@@ -169,7 +148,7 @@ static int round_trip(const char *addr, int port, uint64_t seed, uint64_t bytes,
 	uint64_t digest = 0xcbf29ce484222325ULL;
 	for (uint64_t off = 0; rc == 0 && off < bytes; off += CHUNK) {
 		size_t n = bytes - off < CHUNK ? (size_t)(bytes - off) : CHUNK;
-		fill(buf, n, seed, off);
+		fill(buf, seed, off, n);
 		digest = fnv(digest, buf, n);
 		rc = write_all(fd, buf, n);
 	}
@@ -189,7 +168,7 @@ static int round_trip(const char *addr, int port, uint64_t seed, uint64_t bytes,
 		size_t n = bytes - off < CHUNK ? (size_t)(bytes - off) : CHUNK;
 		rc = read_all(fd, buf, n);
 		if (rc == 0) {
-			fill(want, n, seed ^ 0xffff, off);
+			fill(want, seed ^ 0xffff, off, n);
 			if (memcmp(buf, want, n) != 0) {
 				mismatches++;
 				printf("NETCRASH round %llu: bytes from the host differ at %llu\n",
@@ -214,7 +193,25 @@ static int round_trip(const char *addr, int port, uint64_t seed, uint64_t bytes,
 	return rc;
 }
 
-static int run(const char *addr, int port, double seconds, uint64_t bytes)
+/* Crashes injected so far (the debugfs counter), or -1. */
+static long injected(void)
+{
+	FILE *f = fopen("/sys/kernel/debug/domains/virtio-net/injected", "r");
+	long n = -1;
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+/*
+ * Rounds for `seconds`, then on until `min_crashes` have been injected
+ * (TCP back-off after a lost frame can stall the traffic, and crashes land
+ * only while frames flow), for at most three times `seconds` in all.
+ */
+static int run(const char *addr, int port, double seconds, uint64_t bytes, long min_crashes)
 {
 	bytes &= ~(uint64_t)7;
 	unsigned char *buf = malloc(CHUNK), *want = malloc(CHUNK);
@@ -228,7 +225,8 @@ static int run(const char *addr, int port, double seconds, uint64_t bytes)
 		if (round_trip(addr, port, rounds + 1, bytes, buf, want) == 0)
 			moved += 2 * bytes;
 		rounds++;
-	} while (now() < end && failed_calls == 0 && mismatches == 0);
+	} while ((now() < end || (injected() < min_crashes && now() < start + 3 * seconds)) &&
+		 failed_calls == 0 && mismatches == 0);
 	double took = now() - start;
 	printf("NETCRASH rounds %llu bytes %llu seconds %.1f failed %ld mismatches %ld\n",
 	       (unsigned long long)rounds, (unsigned long long)moved, took, failed_calls,
@@ -299,10 +297,11 @@ static int fail_mode(const char *ifname, const char *addr, int port)
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	if (argc == 6 && strcmp(argv[1], "run") == 0)
-		return run(argv[2], atoi(argv[3]), atof(argv[4]), strtoull(argv[5], NULL, 0));
+	if ((argc == 6 || argc == 7) && strcmp(argv[1], "run") == 0)
+		return run(argv[2], atoi(argv[3]), atof(argv[4]), strtoull(argv[5], NULL, 0),
+			   argc == 7 ? atol(argv[6]) : 0);
 	if (argc == 5 && strcmp(argv[1], "fail") == 0)
 		return fail_mode(argv[2], argv[3], atoi(argv[4]));
-	fprintf(stderr, "usage: netcrash run ADDR PORT SECONDS BYTES | fail IFNAME ADDR PORT\n");
+	fprintf(stderr, "usage: netcrash run ADDR PORT SECONDS BYTES [MIN_CRASHES] | fail IFNAME ADDR PORT\n");
 	return 2;
 }

@@ -32,7 +32,7 @@ use crate::test::{BootEnv, Reporter};
 use crate::test_storage::boot_problem;
 use crate::util::{Context, Res, run_quiet, target_dir};
 
-const PROGS: &str = "/opt/storage";
+pub(crate) const PROGS: &str = "/opt/storage";
 const SEED_FILES: u64 = 64;
 const SEED_SIZE: usize = 512 * 1024;
 /// Guest seconds of the workload under crashes.
@@ -112,7 +112,10 @@ fn make_image(dir: &Path, image: &Path) -> Res<()> {
     mkimage::make(&tree, image, Some(160), 4096)
 }
 
-fn boot(
+/// Boots `script` under `/bin/sh -c` with the crash programs at [`PROGS`],
+/// /proc and /sys mounted; shared with the network cases.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn boot(
     env: &BootEnv,
     dir: &Path,
     progs: &Path,
@@ -120,6 +123,7 @@ fn boot(
     script: &str,
     append: &[String],
     disks: &[PathBuf],
+    net: Option<&qemu::Net>,
 ) -> Res<BootResult> {
     let adds = [AddSpec {
         host: progs.to_path_buf(),
@@ -145,11 +149,41 @@ fn boot(
         console: Console::Capture,
         watch: None,
         disks,
-        net: None,
+        net,
     };
     let result = qemu::boot(&b, &mut |_| {})?;
     let _ = env.write_log(&format!("crash_{name}"), &result);
     Ok(result)
+}
+
+/// What a domain's debugfs files and /proc/domains said at the end of a
+/// crash boot (the script echoes `INJECTED n` and cats `recovery_ns`).
+pub(crate) struct Crashes {
+    pub injected: u64,
+    pub recoveries: u64,
+    last_ns: u64,
+    max_ns: u64,
+}
+
+impl Crashes {
+    pub(crate) fn of(out: &str) -> Crashes {
+        Crashes {
+            injected: figure(out, "INJECTED").unwrap_or(0),
+            recoveries: figure(out, "recoveries").unwrap_or(0),
+            last_ns: figure(out, "last_ns").unwrap_or(0),
+            max_ns: figure(out, "max_ns").unwrap_or(0),
+        }
+    }
+}
+
+impl std::fmt::Display for Crashes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} crashes injected, {} recoveries, last recovery {} ns, longest {} ns",
+            self.injected, self.recoveries, self.last_ns, self.max_ns
+        )
+    }
 }
 
 /// The number after `key ` on a line of the guest's output.
@@ -174,6 +208,7 @@ fn workload(env: &BootEnv, dir: &Path, progs: &Path, image: &Path, r: &mut Repor
         &script,
         &append,
         &[image.to_path_buf()],
+        None,
     ) {
         Ok(res) => res,
         Err(e) => {
@@ -187,15 +222,9 @@ fn workload(env: &BootEnv, dir: &Path, progs: &Path, image: &Path, r: &mut Repor
     }
     let out = guest_output(&res.lines);
     let all = res.lines.join("\n");
-    let injected = figure(&out, "INJECTED").unwrap_or(0);
-    let recoveries = figure(&out, "recoveries").unwrap_or(0);
-    let summary = format!(
-        "{} crashes injected, {} recoveries, last recovery {} ns, longest {} ns",
-        injected,
-        recoveries,
-        figure(&out, "last_ns").unwrap_or(0),
-        figure(&out, "max_ns").unwrap_or(0)
-    );
+    let crashes = Crashes::of(&out);
+    let (injected, recoveries) = (crashes.injected, crashes.recoveries);
+    let summary = crashes.to_string();
     eprintln!("xtask: crash:workload: {summary}");
     if !out.contains("CRASH-RUN=0") || !out.contains("CRASHWORK run OK") {
         r.fail(
@@ -233,6 +262,7 @@ fn verify(env: &BootEnv, dir: &Path, progs: &Path, image: &Path, r: &mut Reporte
         &script,
         &[],
         &[image.to_path_buf()],
+        None,
     ) {
         Err(e) => r.fail(test, e),
         Ok(res) => match boot_problem(&res) {
@@ -262,7 +292,7 @@ fn fail_cleanly(env: &BootEnv, dir: &Path, progs: &Path, r: &mut Reporter) {
         "echo 1000 > /sys/kernel/debug/domains/virtio-blk/crash; \
          {PROGS}/crashwork fail /dev/vda; echo CRASH-FAIL=$?; cat /proc/domains"
     );
-    let res = match boot(env, dir, progs, "fail", &script, &[], &[image]) {
+    let res = match boot(env, dir, progs, "fail", &script, &[], &[image], None) {
         Ok(res) => res,
         Err(e) => return r.fail(test, e),
     };

@@ -20,8 +20,8 @@
 //! [`drain`], iteratively: a chain of sockets each holding the next cannot
 //! recurse through the kernel stack.
 
-use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::sync::Arc;
+use alloc::vec;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -92,6 +92,11 @@ pub(super) fn maybe_collect() {
 }
 
 /// Frees unreachable sockets in flight (see the module comment).
+///
+/// One pass costs O(E log E) for E queue entries that hold sockets, in flat
+/// vectors (no allocation per socket): a chain of sockets each in the queue
+/// of the one before is scanned whole at every release, so the constant
+/// matters.
 pub fn collect() {
     if RUNNING.swap(true, Ordering::Acquire) {
         AGAIN.store(true, Ordering::Relaxed);
@@ -99,92 +104,103 @@ pub fn collect() {
     }
     loop {
         AGAIN.store(false, Ordering::Relaxed);
-        let socks = names::all();
-        let guard = lock();
-        // 1. In-flight files of AF_UNIX sockets: one clone each, and how
-        // many queue entries hold it.
-        let mut counts: BTreeMap<usize, (Arc<File>, usize)> = BTreeMap::new();
-        let mut queued_files: Vec<Vec<usize>> = Vec::with_capacity(socks.len());
-        for s in &socks {
-            let st = s.state.lock();
-            let mut here = Vec::new();
-            for m in st.queue.iter() {
-                for f in &m.rights {
-                    if unix_of(f).is_some() {
-                        let key = Arc::as_ptr(f) as usize;
-                        counts.entry(key).or_insert_with(|| (f.clone(), 0)).1 += 1;
-                        here.push(key);
-                    }
-                }
-            }
-            drop(st);
-            queued_files.push(here);
-        }
-        // Candidates: files whose every reference is a queue entry (our
-        // clone is the one more).
-        let candidates: BTreeSet<usize> = counts
-            .iter()
-            .filter(|(_, (f, n))| Arc::strong_count(f) == n + 1)
-            .map(|(k, _)| *k)
-            .collect();
-        // The socket (index in `socks`) of each candidate file.
-        let mut cand_sock: BTreeMap<usize, usize> = BTreeMap::new();
-        for k in &candidates {
-            if let Some(u) = counts.get(k).and_then(|(f, _)| unix_of(f))
-                && let Some(i) = socks.iter().position(|s| core::ptr::eq(Arc::as_ptr(s), u))
-            {
-                cand_sock.insert(*k, i);
-            }
-        }
-        let cand_index: BTreeSet<usize> = cand_sock.values().copied().collect();
-        // 2. Mark what the other sockets reach.
-        let mut alive: BTreeSet<usize> = BTreeSet::new();
-        let mut work: Vec<usize> = Vec::new();
-        for (i, files) in queued_files.iter().enumerate() {
-            if cand_index.contains(&i) {
-                continue;
-            }
-            for k in files {
-                if candidates.contains(k) && alive.insert(*k) {
-                    work.push(*k);
-                }
-            }
-        }
-        while let Some(k) = work.pop() {
-            let Some(&i) = cand_sock.get(&k) else {
-                continue;
-            };
-            for k2 in &queued_files[i] {
-                if candidates.contains(k2) && alive.insert(*k2) {
-                    work.push(*k2);
-                }
-            }
-        }
-        // A candidate whose socket was not found (released meanwhile) is
-        // left alone.
-        // 3. Empty the queues of the unreachable ones.
-        let mut garbage: Vec<Msg> = Vec::new();
-        for (k, &i) in &cand_sock {
-            if alive.contains(k) {
-                continue;
-            }
-            let mut st = socks[i].state.lock();
-            garbage.extend(st.queue.drain(..));
-            st.queued = 0;
-            drop(st);
-        }
-        drop(guard);
-        let found = !garbage.is_empty();
-        drop(garbage);
-        drop(counts);
-        drop(socks);
+        let found = collect_once();
         drain();
         if !found && !AGAIN.load(Ordering::Relaxed) {
             break;
         }
-        if !found {
-            continue;
-        }
     }
     RUNNING.store(false, Ordering::Release);
+}
+
+/// No socket: an edge whose file is not a candidate.
+const NONE: u32 = u32::MAX;
+
+/// One pass of [`collect`]; whether it emptied any queue.
+fn collect_once() -> bool {
+    let socks = names::all();
+    // Socket addresses in order: finds a queued file's socket.
+    let mut by_addr: Vec<(usize, u32)> = socks
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (Arc::as_ptr(s) as usize, i as u32))
+        .collect();
+    by_addr.sort_unstable();
+    let sock_index = |u: &UnixSocket| {
+        let addr = u as *const UnixSocket as usize;
+        by_addr
+            .binary_search_by_key(&addr, |&(a, _)| a)
+            .ok()
+            .map(|k| by_addr[k].1)
+    };
+    let guard = lock();
+    // 1. Every queue entry that holds an AF_UNIX socket's file, grouped by
+    // the socket whose queue it sits in (`start[i]..start[i + 1]`), with a
+    // clone of the file and the index of its socket.
+    let mut edges: Vec<(Arc<File>, u32)> = Vec::new();
+    let mut start: Vec<u32> = Vec::with_capacity(socks.len() + 1);
+    for s in &socks {
+        start.push(edges.len() as u32);
+        let st = s.state.lock();
+        for m in st.queue.iter() {
+            for f in &m.rights {
+                if let Some(u) = unix_of(f) {
+                    edges.push((f.clone(), sock_index(u).unwrap_or(NONE)));
+                }
+            }
+        }
+    }
+    start.push(edges.len() as u32);
+    // Candidates: files whose every reference is a queue entry. Each edge
+    // holds one clone, so a file on n edges is a candidate when it has 2n
+    // references.
+    let mut by_file: Vec<(usize, u32)> = edges
+        .iter()
+        .enumerate()
+        .map(|(e, (f, _))| (Arc::as_ptr(f) as usize, e as u32))
+        .collect();
+    by_file.sort_unstable();
+    let mut candidate = vec![false; socks.len()];
+    for group in by_file.chunk_by(|a, b| a.0 == b.0) {
+        let (f, t) = &edges[group[0].1 as usize];
+        // A candidate whose socket is not in `socks` (created or released
+        // meanwhile) is left alone.
+        if *t != NONE && Arc::strong_count(f) == 2 * group.len() {
+            candidate[*t as usize] = true;
+        }
+    }
+    // 2. Mark what the sockets a process still holds reach.
+    let mut alive = vec![false; socks.len()];
+    let mut work: Vec<u32> = Vec::new();
+    let reach = |from: usize, alive: &mut Vec<bool>, work: &mut Vec<u32>| {
+        for (_, t) in &edges[start[from] as usize..start[from + 1] as usize] {
+            if *t != NONE && candidate[*t as usize] && !alive[*t as usize] {
+                alive[*t as usize] = true;
+                work.push(*t);
+            }
+        }
+    };
+    for i in 0..socks.len() {
+        if !candidate[i] {
+            reach(i, &mut alive, &mut work);
+        }
+    }
+    while let Some(t) = work.pop() {
+        reach(t as usize, &mut alive, &mut work);
+    }
+    // 3. Empty the queues of the unreachable ones.
+    let mut garbage: Vec<Msg> = Vec::new();
+    for (i, s) in socks.iter().enumerate() {
+        if candidate[i] && !alive[i] {
+            let mut st = s.state.lock();
+            garbage.extend(st.queue.drain(..));
+            st.queued = 0;
+        }
+    }
+    drop(guard);
+    let found = !garbage.is_empty();
+    drop(garbage);
+    drop(edges);
+    drop(socks);
+    found
 }
