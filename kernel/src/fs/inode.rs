@@ -276,6 +276,13 @@ pub trait Inode: Any + Send + Sync {
         None
     }
 
+    /// The pages `first..first + out.len()` that the file keeps in memory
+    /// itself (ramfs: its data pages), into `out`; holes and pages it does
+    /// not have stay `None`. Never allocates or reads a device: MAP_PRIVATE
+    /// read faults and fault-around map these pages read-only instead of
+    /// copying them (a store copies), as they map a page cache's.
+    fn resident_pages(&self, _first: usize, _out: &mut [Option<frame::mm::UFrame>]) {}
+
     /// Whether [`Inode::shared_page`] works for this file.
     fn has_shared_pages(&self) -> bool {
         false

@@ -467,7 +467,7 @@ impl Vmar {
             if !write && let Some(cache) = f.inode.page_cache() {
                 let frame = cache.page_readonly((off / PAGE_SIZE) as u64)?;
                 self.map_new(page, frame, page_flags(vma.perms, false))?;
-                self.fault_around(&vma, f, &cache, page);
+                self.fault_around(&vma, f, page, |first, skip, out| cache.cached_run(first, skip, out));
                 return Ok(());
             }
             // No memory for a hole: SIGBUS, as tmpfs gives.
@@ -478,17 +478,26 @@ impl Vmar {
         // MAP_PRIVATE of a cached file, read first: map the cache's own
         // page read-only; the first store copies it (copy-on-write above:
         // the cache's reference keeps the count above 2).
-        if !write
-            && let Some(f) = &vma.file
-            && let Some(cache) = f.inode.page_cache()
-        {
+        // A file kept in memory (ramfs) is mapped the same way from its own
+        // pages (a hole is copied: zeros).
+        if !write && let Some(f) = &vma.file {
             let off_in_area = page - vma.start;
             let off = f.offset + off_in_area;
             if off_in_area + PAGE_SIZE <= f.len && off.is_multiple_of(PAGE_SIZE) && off < f.inode.size() {
-                let frame = cache.page_readonly((off / PAGE_SIZE) as u64)?;
-                self.map_new(page, frame, page_flags(vma.perms, false))?;
-                self.fault_around(&vma, f, &cache, page);
-                return Ok(());
+                let index = off / PAGE_SIZE;
+                if let Some(cache) = f.inode.page_cache() {
+                    let frame = cache.page_readonly(index as u64)?;
+                    self.map_new(page, frame, page_flags(vma.perms, false))?;
+                    self.fault_around(&vma, f, page, |first, skip, out| cache.cached_run(first, skip, out));
+                    return Ok(());
+                }
+                let mut one = [None];
+                f.inode.resident_pages(index, &mut one);
+                if let [Some(frame)] = one {
+                    self.map_new(page, frame, page_flags(vma.perms, false))?;
+                    self.fault_around(&vma, f, page, |first, skip, out| resident_run(f, first, skip, out));
+                    return Ok(());
+                }
             }
         }
         let frame = crate::fallible::frame()?;
@@ -522,7 +531,15 @@ impl Vmar {
     /// unmarked: a store faults and takes the write path (a shared page is
     /// marked for write-back, a private one copied). Best effort: a failure
     /// leaves the neighbours to their own faults.
-    fn fault_around(&self, vma: &Vma, f: &FileBacking, cache: &super::page_cache::PageCache, page: usize) {
+    /// `run(first, skip, out)` fills `out` with the file's pages from
+    /// `first` on that are in memory, leaving page `skip` out.
+    fn fault_around(
+        &self,
+        vma: &Vma,
+        f: &FileBacking,
+        page: usize,
+        run: impl FnOnce(u64, u64, &mut [Option<UFrame>]),
+    ) {
         const WINDOW: usize = 16 * PAGE_SIZE;
         if !f.offset.is_multiple_of(PAGE_SIZE) {
             return;
@@ -547,7 +564,7 @@ impl Vmar {
         let first = ((f.offset + (start - vma.start)) / PAGE_SIZE) as u64;
         let skip = first + ((page - start) / PAGE_SIZE) as u64;
         let mut frames: [Option<UFrame>; 16] = Default::default();
-        cache.cached_run(first, skip, &mut frames[..n]);
+        run(first, skip, &mut frames[..n]);
         if let Ok(mapped) = self.space.map_absent(start, &mut frames[..n], page_flags(vma.perms, false))
             && mapped != 0
         {
@@ -1480,5 +1497,15 @@ fn split_areas(areas: &mut BTreeMap<usize, Vma>, start: usize, end: usize) {
                 areas.insert(addr, upper);
             }
         }
+    }
+}
+
+/// The pages `first..first + out.len()` of a file kept in memory (see
+/// `Inode::resident_pages`), page `skip` left out: fault-around's source
+/// for ramfs, as `PageCache::cached_run` is for cached files.
+fn resident_run(f: &FileBacking, first: u64, skip: u64, out: &mut [Option<UFrame>]) {
+    f.inode.resident_pages(first as usize, out);
+    if let Some(slot) = skip.checked_sub(first).and_then(|i| out.get_mut(i as usize)) {
+        *slot = None;
     }
 }

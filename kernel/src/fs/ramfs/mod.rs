@@ -400,6 +400,13 @@ impl Inode for RamInode {
         self.with_file(false, |data| data.page_for_mapping(index))
     }
 
+    fn resident_pages(&self, first: usize, out: &mut [Option<frame::mm::UFrame>]) {
+        let _ = self.with_file(false, |data| {
+            data.resident_pages(first, out);
+            Ok(())
+        });
+    }
+
     fn has_shared_pages(&self) -> bool {
         self.file_type == FileType::Regular
     }

@@ -186,6 +186,15 @@ impl FileData {
         Ok(page.clone())
     }
 
+    /// The pages of `first..first + out.len()` that have memory (holes
+    /// stay `None`); see `Inode::resident_pages`. The tail of the last page
+    /// past the end of the file is zero (`resize` and `write` keep it so).
+    pub fn resident_pages(&self, first: usize, out: &mut [Option<UFrame>]) {
+        for (index, page) in self.pages.range(first..first + out.len()) {
+            out[index - first] = Some(page.clone());
+        }
+    }
+
     pub fn resize(&mut self, size: usize) -> Result<()> {
         if size > MAX_FILE_SIZE {
             return Err(Error::new(Errno::EFBIG));
