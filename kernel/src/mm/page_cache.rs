@@ -944,3 +944,61 @@ impl PageCache {
         note_dirtied();
     }
 }
+
+/// Small in-page copies for a cache used as a block device's metadata
+/// store (ext2's bitmaps, inode table and directory blocks): one round of
+/// the lock, no readahead bookkeeping, no busy/wake cycle. Each falls back
+/// (returns false, nothing copied) unless the page is cached, fully up to
+/// date and idle, and the range lies inside it; the caller then takes the
+/// general path ([`PageCache::read`] / [`PageCache::write`]).
+impl PageCache {
+    /// Copies bytes `[offset, offset + buf.len())` out of the cache.
+    pub fn read_cached(&self, offset: usize, buf: &mut [u8]) -> bool {
+        let index = (offset / PAGE_SIZE) as u64;
+        let in_page = offset % PAGE_SIZE;
+        if in_page + buf.len() > PAGE_SIZE {
+            return false;
+        }
+        let mut st = self.state.lock();
+        let Some(p) = st.pages.get_mut(&index) else {
+            return false;
+        };
+        if p.busy || p.uptodate != ALL_SECTORS {
+            return false;
+        }
+        p.accessed = true;
+        p.frame.read_bytes(in_page, buf).is_ok()
+    }
+
+    /// Copies `buf` into the cache at `offset` and marks the sectors it
+    /// touched dirty, as [`PageCache::write`] does. An idle page is not in
+    /// write-back (write-back claims it busy before it takes the dirty
+    /// bits), so the store is written by the next write-back pass.
+    pub fn write_cached(&self, offset: usize, buf: &[u8]) -> bool {
+        let index = (offset / PAGE_SIZE) as u64;
+        let in_page = offset % PAGE_SIZE;
+        if in_page + buf.len() > PAGE_SIZE || buf.is_empty() {
+            return false;
+        }
+        let mut st = self.state.lock();
+        let Some(p) = st.pages.get_mut(&index) else {
+            return false;
+        };
+        if p.busy || p.uptodate != ALL_SECTORS {
+            return false;
+        }
+        if p.frame.write_bytes(in_page, buf).is_err() {
+            return false;
+        }
+        p.accessed = true;
+        if p.dirty == 0 {
+            p.dirtied_at = frame::timer::monotonic_ns();
+            self.dirty_pages.fetch_add(1, Ordering::Relaxed);
+            DIRTY_PAGES.fetch_add(1, Ordering::Relaxed);
+        }
+        p.dirty |= sector_mask(in_page, in_page + buf.len());
+        drop(st);
+        note_dirtied();
+        true
+    }
+}

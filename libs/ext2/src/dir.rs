@@ -47,9 +47,15 @@ impl<D: BlockIo> Fs<D> {
     /// The entries of one directory block in order, each checked as it is
     /// reached (a scan that stops early never decodes the rest).
     pub(crate) fn dir_entries<'b>(&self, buf: &'b [u8]) -> DirEntries<'b> {
+        self.dir_entries_from(buf, 0)
+    }
+
+    /// [`Fs::dir_entries`] from byte `off`, which must be an entry
+    /// boundary (a slot, crate::names).
+    pub(crate) fn dir_entries_from<'b>(&self, buf: &'b [u8], off: usize) -> DirEntries<'b> {
         DirEntries {
             buf,
-            off: 0,
+            off,
             filetype: self.sb.filetype(),
             inodes_count: self.sb.inodes_count,
         }
@@ -87,7 +93,9 @@ impl<D: BlockIo> Fs<D> {
     }
 
     /// [`Fs::find_entry`] leaving the block that holds the entry in `buf`
-    /// (one block long), for a caller that changes it.
+    /// (one block long), for a caller that changes it. Only the part of
+    /// each block the scan reaches is read (in growing pieces, from 512
+    /// bytes): the rest of `buf` holds whatever it held before.
     pub(crate) fn find_entry_in(
         &self,
         dir: &DiskInode,
@@ -95,25 +103,59 @@ impl<D: BlockIo> Fs<D> {
         buf: &mut [u8],
     ) -> Result<Option<Found>> {
         let n = self.dir_blocks(dir)?;
+        let bs = self.bs as usize;
+        if buf.len() != bs {
+            return Err(Error::Invalid);
+        }
         for lblk in 0..n {
-            let phys = self.dir_block(dir, lblk, buf)?;
+            let phys = self
+                .map(dir, lblk)?
+                .ok_or(Error::Corrupt("hole in a directory"))?;
+            self.check_block(phys)?;
+            let base = u64::from(phys) * u64::from(self.bs);
+            let mut loaded = 0;
             let mut prev = None;
-            for e in self.dir_entries(buf) {
-                let e = e?;
-                if e.ino != 0
-                    && e.name_len == name.len()
-                    && buf.get(e.off + 8..e.off + 8 + e.name_len) == Some(name)
-                {
-                    return Ok(Some(Found {
-                        phys,
-                        entry: e,
-                        prev,
-                    }));
+            let mut off = 0;
+            while off < bs {
+                // The entry's header, then (if it may match) its name.
+                let want = if off + 8 <= bs { off + 8 } else { bs };
+                self.load_upto(base, buf, &mut loaded, want)?;
+                let e = self.dir_entries_from(buf, off).entry_at(off)?;
+                if e.ino != 0 && e.name_len == name.len() {
+                    self.load_upto(base, buf, &mut loaded, off + 8 + e.name_len)?;
+                    if buf.get(off + 8..off + 8 + e.name_len) == Some(name) {
+                        return Ok(Some(Found {
+                            phys,
+                            entry: e,
+                            prev,
+                        }));
+                    }
                 }
                 prev = Some(e);
+                off += e.rec_len;
             }
         }
         Ok(None)
+    }
+
+    /// Makes bytes `..want` of the block at `base` valid in `buf`, of which
+    /// `..*loaded` are: reads at least as much again as is loaded (512
+    /// bytes at first), up to the end of the block.
+    fn load_upto(&self, base: u64, buf: &mut [u8], loaded: &mut usize, want: usize) -> Result<()> {
+        if want <= *loaded {
+            return Ok(());
+        }
+        let bs = buf.len();
+        let step = (*loaded).max(512);
+        let to = want
+            .max(*loaded + step)
+            .div_ceil(512)
+            .saturating_mul(512)
+            .min(bs);
+        let part = buf.get_mut(*loaded..to).ok_or(Error::Invalid)?;
+        self.dev.read(base + *loaded as u64, part)?;
+        *loaded = to;
+        Ok(())
     }
 
     /// Calls `f` for each live entry from `cookie` (a byte position in the
@@ -186,6 +228,10 @@ impl<D: BlockIo> Fs<D> {
 
     /// Adds `name -> ino` to directory `dir_ino`, reusing slack in an
     /// existing block or appending a block. Writes the directory inode.
+    ///
+    /// The search for room starts at the directory's slot (crate::names)
+    /// when it applies, and reads a block only from where the search
+    /// starts; only the bytes the change makes are written back.
     pub(crate) fn add_entry(
         &mut self,
         dir_ino: u32,
@@ -194,15 +240,42 @@ impl<D: BlockIo> Fs<D> {
         ino: u32,
         ftype: u8,
     ) -> Result<()> {
+        let mut buf = self.take_scratch();
+        let r = self.add_entry_in(dir_ino, dir, name, ino, ftype, &mut buf);
+        self.put_scratch(buf);
+        r
+    }
+
+    fn add_entry_in(
+        &mut self,
+        dir_ino: u32,
+        dir: &mut DiskInode,
+        name: &[u8],
+        ino: u32,
+        ftype: u8,
+        buf: &mut [u8],
+    ) -> Result<()> {
         let need = rec_len_for(name.len());
         let n = self.dir_blocks(dir)?;
         let bs = self.bs as usize;
-        let mut buf = vec![0u8; bs];
+        if buf.len() != bs {
+            return Err(Error::Invalid);
+        }
         let t = (self.now)();
-        for lblk in 0..n {
-            let phys = self.dir_block(dir, lblk, &mut buf)?;
+        let (lblk0, off0) = match self.names.slot(dir_ino) {
+            Some(s) if s.need <= need && s.lblk < n && s.off < bs => (s.lblk, s.off),
+            _ => (0, 0),
+        };
+        for lblk in lblk0..n {
+            let start = if lblk == lblk0 { off0 } else { 0 };
+            let phys = self
+                .map(dir, lblk)?
+                .ok_or(Error::Corrupt("hole in a directory"))?;
+            self.check_block(phys)?;
+            let base = u64::from(phys) * u64::from(self.bs);
+            self.dev.read(base + start as u64, &mut buf[start..])?;
             let mut found = None;
-            for e in self.dir_entries(&buf) {
+            for e in self.dir_entries_from(buf, start) {
                 let e = e?;
                 if (e.ino == 0 && e.rec_len >= need)
                     || (e.ino != 0 && e.rec_len - rec_len_for(e.name_len) >= need)
@@ -212,22 +285,44 @@ impl<D: BlockIo> Fs<D> {
                 }
             }
             if let Some(e) = found {
-                if e.ino == 0 {
-                    self.write_entry(&mut buf, e.off, ino, e.rec_len, name, ftype);
+                // The bytes changed: [lo, hi); the new entry starts at `at`.
+                let (lo, at) = if e.ino == 0 {
+                    self.write_entry(buf, e.off, ino, e.rec_len, name, ftype);
+                    (e.off, e.off)
                 } else {
                     let used = rec_len_for(e.name_len);
-                    put16(&mut buf, e.off + 4, used as u16);
-                    self.write_entry(&mut buf, e.off + used, ino, e.rec_len - used, name, ftype);
-                }
-                self.write_block(phys, &buf)?;
+                    put16(buf, e.off + 4, used as u16);
+                    self.write_entry(buf, e.off + used, ino, e.rec_len - used, name, ftype);
+                    (e.off + 4, e.off + used)
+                };
+                let hi = at + 8 + name.len();
+                let bytes = buf.get(lo..hi).ok_or(Error::Corrupt("directory entry"))?;
+                self.dev.write(base + lo as u64, bytes)?;
+                // Nothing before the new entry has room for `need` bytes.
+                self.names.set_slot(
+                    dir_ino,
+                    crate::names::Slot {
+                        lblk,
+                        off: at,
+                        need,
+                    },
+                );
                 return self.touch_dir(dir_ino, dir, t);
             }
         }
         let (phys, _) = self.map_alloc(dir_ino, dir, n, false)?;
         buf.fill(0);
-        self.write_entry(&mut buf, 0, ino, bs, name, ftype);
-        self.write_block(phys, &buf)?;
+        self.write_entry(buf, 0, ino, bs, name, ftype);
+        self.write_block(phys, buf)?;
         dir.set_size((n + 1) * bs as u64);
+        self.names.set_slot(
+            dir_ino,
+            crate::names::Slot {
+                lblk: n,
+                off: 0,
+                need,
+            },
+        );
         self.touch_dir(dir_ino, dir, t)
     }
 
@@ -262,11 +357,22 @@ impl<D: BlockIo> Fs<D> {
         f: &Found,
         buf: &mut [u8],
     ) -> Result<()> {
-        match f.prev {
-            Some(p) => put16(buf, p.off + 4, (p.rec_len + f.entry.rec_len) as u16),
-            None => put32(buf, f.entry.off, 0),
-        }
-        self.write_block(f.phys, buf)?;
+        // The merge makes room before the slot and may swallow it.
+        self.names.clear_slot(dir_ino);
+        let (lo, hi) = match f.prev {
+            Some(p) => {
+                put16(buf, p.off + 4, (p.rec_len + f.entry.rec_len) as u16);
+                (p.off + 4, p.off + 6)
+            }
+            None => {
+                put32(buf, f.entry.off, 0);
+                (f.entry.off, f.entry.off + 4)
+            }
+        };
+        let bytes = buf.get(lo..hi).ok_or(Error::Corrupt("directory entry"))?;
+        self.check_block(f.phys)?;
+        self.dev
+            .write(u64::from(f.phys) * u64::from(self.bs) + lo as u64, bytes)?;
         let t = (self.now)();
         self.touch_dir(dir_ino, dir, t)
     }
@@ -318,8 +424,9 @@ pub(crate) struct DirEntries<'b> {
 }
 
 impl DirEntries<'_> {
-    /// Checks and decodes the entry at `off` (below the block's length).
-    fn entry_at(&self, off: usize) -> Result<RawEntry> {
+    /// Checks and decodes the entry at `off` (below the block's length):
+    /// only its 8 header bytes are read.
+    pub(crate) fn entry_at(&self, off: usize) -> Result<RawEntry> {
         let buf = self.buf;
         let bs = buf.len();
         if off + 8 > bs {

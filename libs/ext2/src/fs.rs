@@ -54,6 +54,9 @@ pub struct Fs<D: BlockIo> {
     pub(crate) next_generation: u32,
     /// What lookups found (crate::names).
     pub(crate) names: crate::names::NameCache,
+    /// A block-sized buffer kept between directory operations (its
+    /// contents mean nothing between them).
+    scratch: alloc::vec::Vec<u8>,
 }
 
 impl<D: BlockIo> Fs<D> {
@@ -81,6 +84,7 @@ impl<D: BlockIo> Fs<D> {
             now: opts.now,
             next_generation: (opts.now)(),
             names: crate::names::NameCache::default(),
+            scratch: alloc::vec::Vec::new(),
             sb,
         };
         // The root must be a directory.
@@ -291,6 +295,21 @@ impl<D: BlockIo> Fs<D> {
             return Err(Error::Corrupt("block number outside the file system"));
         }
         Ok(b)
+    }
+
+    /// A block-sized buffer of unspecified contents; give it back with
+    /// [`Fs::put_scratch`].
+    pub(crate) fn take_scratch(&mut self) -> alloc::vec::Vec<u8> {
+        let b = core::mem::take(&mut self.scratch);
+        if b.len() == self.bs as usize {
+            b
+        } else {
+            alloc::vec![0u8; self.bs as usize]
+        }
+    }
+
+    pub(crate) fn put_scratch(&mut self, b: alloc::vec::Vec<u8>) {
+        self.scratch = b;
     }
 
     /// The inode's group (allocation goal).

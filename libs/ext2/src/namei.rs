@@ -34,6 +34,29 @@ pub struct NewInode {
     pub gid: u32,
 }
 
+impl crate::names::NameCache {
+    /// After a failed change of `dir/name`: an error that is only ever
+    /// raised before anything is written leaves the cache as it was;
+    /// any other forgets the name (and so the directory's completeness).
+    fn failed(&mut self, dir: u32, name: &[u8], e: Error) {
+        let before_any_write = matches!(
+            e,
+            Error::Exists
+                | Error::NotFound
+                | Error::NotDir
+                | Error::IsDir
+                | Error::NotEmpty
+                | Error::ReadOnly
+                | Error::NameTooLong
+                | Error::Invalid
+                | Error::TooManyLinks
+        );
+        if !before_any_write {
+            self.forget(dir, name);
+        }
+    }
+}
+
 fn check_name(name: &[u8]) -> Result<()> {
     if name.len() > NAME_MAX {
         return Err(Error::NameTooLong);
@@ -80,7 +103,10 @@ impl<D: BlockIo> Fs<D> {
                 Some(ino) => return Ok(ino),
                 None => {}
             }
-            match self.find_entry(&d, name)? {
+            let mut buf = self.take_scratch();
+            let found = self.find_entry_in(&d, name, &mut buf);
+            self.put_scratch(buf);
+            match found? {
                 Some(f) => {
                     self.check_ino(f.entry.ino)?;
                     self.names.put(dir, name, f.entry.ino);
@@ -111,18 +137,26 @@ impl<D: BlockIo> Fs<D> {
     /// Creates a file, directory, device node, FIFO or socket.
     pub fn create(&mut self, dir: u32, name: &[u8], new: NewInode) -> Result<u32> {
         let absent = self.names.get(dir, name) == Some(0);
-        self.names.forget(dir, name);
         let r = self.create_inner(dir, name, new, None, absent);
-        self.created(dir, name, &r);
+        self.created(dir, name, &r, new.kind == FileKind::Directory);
         self.check(r)
     }
 
     /// The name cache after a creation: a new inode number has no names
-    /// (it may be a removed directory's), and `dir/name` is it.
-    fn created(&mut self, dir: u32, name: &[u8], r: &Result<u32>) {
-        if let Ok(ino) = *r {
-            self.names.forget_dir(ino);
-            self.names.put(dir, name, ino);
+    /// (it may be a removed directory's), and `dir/name` is it; a new
+    /// directory is complete (only "." and ".."). After a failure the name
+    /// is forgotten (the directory is no longer complete): `&mut self`
+    /// kept every reader out while the change was half made.
+    fn created(&mut self, dir: u32, name: &[u8], r: &Result<u32>, is_dir: bool) {
+        match *r {
+            Ok(ino) => {
+                self.names.forget_dir(ino);
+                self.names.put(dir, name, ino);
+                if is_dir {
+                    self.names.set_complete(ino);
+                }
+            }
+            Err(e) => self.names.failed(dir, name, e),
         }
     }
 
@@ -141,9 +175,8 @@ impl<D: BlockIo> Fs<D> {
             gid,
         };
         let absent = self.names.get(dir, name) == Some(0);
-        self.names.forget(dir, name);
         let r = self.create_inner(dir, name, new, Some(target), absent);
-        self.created(dir, name, &r);
+        self.created(dir, name, &r, false);
         self.check(r)
     }
 
@@ -246,7 +279,6 @@ impl<D: BlockIo> Fs<D> {
 
     /// Adds a hard link `dir/name` to `ino` (not a directory).
     pub fn link(&mut self, dir_ino: u32, name: &[u8], ino: u32) -> Result<()> {
-        self.names.forget(dir_ino, name);
         let r = (|| {
             self.writable()?;
             check_name(name)?;
@@ -267,8 +299,9 @@ impl<D: BlockIo> Fs<D> {
             i.set_ctime((self.now)());
             self.write_inode(ino, &i)
         })();
-        if r.is_ok() {
-            self.names.put(dir_ino, name, ino);
+        match r {
+            Ok(()) => self.names.put(dir_ino, name, ino),
+            Err(e) => self.names.failed(dir_ino, name, e),
         }
         self.check(r)
     }
@@ -277,10 +310,10 @@ impl<D: BlockIo> Fs<D> {
     /// remaining link count; at 0 the caller calls [`Fs::evict`] once the
     /// inode is no longer open.
     pub fn unlink(&mut self, dir_ino: u32, name: &[u8]) -> Result<(u32, u16)> {
-        self.names.forget(dir_ino, name);
         let r = self.remove_inner(dir_ino, name, false);
-        if r.is_ok() {
-            self.names.put(dir_ino, name, 0);
+        match r {
+            Ok(_) => self.names.put(dir_ino, name, 0),
+            Err(e) => self.names.failed(dir_ino, name, e),
         }
         self.check(r)
     }
@@ -288,11 +321,13 @@ impl<D: BlockIo> Fs<D> {
     /// Removes the empty directory `dir/name`. Returns its inode (link count
     /// now 0: call [`Fs::evict`] when no longer open).
     pub fn rmdir(&mut self, dir_ino: u32, name: &[u8]) -> Result<u32> {
-        self.names.forget(dir_ino, name);
         let r = self.remove_inner(dir_ino, name, true).map(|(i, _)| i);
-        if let Ok(ino) = r {
-            self.names.forget_dir(ino);
-            self.names.put(dir_ino, name, 0);
+        match r {
+            Ok(ino) => {
+                self.names.forget_dir(ino);
+                self.names.put(dir_ino, name, 0);
+            }
+            Err(e) => self.names.failed(dir_ino, name, e),
         }
         self.check(r)
     }
@@ -306,11 +341,24 @@ impl<D: BlockIo> Fs<D> {
                 Error::IsDir
             });
         }
+        let mut block = self.take_scratch();
+        let r = self.remove_in(dir_ino, name, want_dir, &mut block);
+        self.put_scratch(block);
+        r
+    }
+
+    /// [`Fs::remove_inner`] with a block-sized buffer, where the entry's
+    /// block stays for its removal.
+    fn remove_in(
+        &mut self,
+        dir_ino: u32,
+        name: &[u8],
+        want_dir: bool,
+        block: &mut [u8],
+    ) -> Result<(u32, u16)> {
         let mut dir = self.dir_inode(dir_ino)?;
-        // The entry's block stays in `block` for its removal.
-        let mut block = vec![0u8; self.bs as usize];
         let f = self
-            .find_entry_in(&dir, name, &mut block)?
+            .find_entry_in(&dir, name, block)?
             .ok_or(Error::NotFound)?;
         let ino = f.entry.ino;
         let mut i = self.live_inode(ino)?;
@@ -324,7 +372,7 @@ impl<D: BlockIo> Fs<D> {
         if want_dir && !self.dir_is_empty(&i)? {
             return Err(Error::NotEmpty);
         }
-        self.remove_entry_in(dir_ino, &mut dir, &f, &mut block)?;
+        self.remove_entry_in(dir_ino, &mut dir, &f, block)?;
         let t = (self.now)();
         i.set_ctime(t);
         if want_dir {

@@ -5,7 +5,7 @@ use alloc::string::String;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 use core::any::Any;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use ::ext2 as disk;
 use frame::mm::{PAGE_SIZE, UFrame};
@@ -31,10 +31,17 @@ pub(super) struct FileState {
     cache: Option<Arc<PageCache>>,
     handles: AtomicUsize,
     io: Mutex<(), FILE_IO_LEVEL>,
+    /// The inode's type (it never changes while the inode lives, and the
+    /// state goes before the inode is freed: `Volume::reap`).
+    ftype: FileType,
+    /// The link count reached 0 (unlink, rmdir, a rename over it): the
+    /// last handle's drop queues the inode for eviction.
+    unlinked: AtomicBool,
 }
 
 impl FileState {
-    pub(super) fn new(vol: Weak<Volume>, ino: u32, regular: bool) -> Arc<FileState> {
+    pub(super) fn new(vol: Weak<Volume>, ino: u32, ftype: FileType) -> Arc<FileState> {
+        let regular = ftype == FileType::Regular;
         Arc::new_cyclic(|me: &Weak<FileState>| {
             let io: Weak<dyn PageIo> = me.clone();
             FileState {
@@ -43,8 +50,14 @@ impl FileState {
                 cache: regular.then(|| PageCache::new(io)),
                 handles: AtomicUsize::new(0),
                 io: Mutex::new(()),
+                ftype,
+                unlinked: AtomicBool::new(false),
             }
         })
+    }
+
+    pub(super) fn set_unlinked(&self) {
+        self.unlinked.store(true, Ordering::Release);
     }
 
     pub(super) fn add_handle(&self) {
@@ -237,7 +250,9 @@ pub struct Ext2Inode {
 
 impl Drop for Ext2Inode {
     fn drop(&mut self) {
-        if self.state.handles.fetch_sub(1, Ordering::AcqRel) == 1 {
+        if self.state.handles.fetch_sub(1, Ordering::AcqRel) == 1
+            && self.state.unlinked.load(Ordering::Acquire)
+        {
             self.mnt.vol.note_released(self.ino);
         }
     }
@@ -279,8 +294,15 @@ impl Ext2Inode {
     }
 
     fn new_typed(mnt: &Arc<Ext2Mount>, ino: u32) -> Result<Arc<Ext2Inode>> {
-        let regular = mnt.vol.fs.lock().inode(ino).map_err(errno)?.is_reg();
-        let state = mnt.vol.file_state(ino, regular)?;
+        // An inode with a state is live and its type known: no read.
+        let state = match mnt.vol.known_state(ino) {
+            Some(s) => s,
+            None => {
+                let kind = mnt.vol.fs.lock().inode(ino).map_err(errno)?.kind();
+                let ftype = kind.map_or(FileType::Regular, file_type);
+                mnt.vol.file_state(ino, ftype)?
+            }
+        };
         Ok(Arc::new(Ext2Inode {
             mnt: mnt.clone(),
             state,
@@ -447,6 +469,10 @@ impl Inode for Ext2Inode {
 
     fn id(&self) -> (u64, u64) {
         (self.vol().devt, u64::from(self.ino))
+    }
+
+    fn file_type(&self) -> FileType {
+        self.state.ftype
     }
 
     fn write_at(&self, offset: usize, buf: &[u8]) -> Result<usize> {
@@ -635,7 +661,7 @@ impl Inode for Ext2Inode {
             .unlink(self.ino, name.as_bytes())
             .map_err(errno)?;
         if links == 0 {
-            vol.note_released(ino);
+            vol.mark_unlinked(ino);
             vol.reap();
         }
         Ok(())
@@ -648,7 +674,7 @@ impl Inode for Ext2Inode {
             .lock()
             .rmdir(self.ino, name.as_bytes())
             .map_err(errno)?;
-        vol.note_released(ino);
+        vol.mark_unlinked(ino);
         vol.reap();
         Ok(())
     }
@@ -677,7 +703,7 @@ impl Inode for Ext2Inode {
             )
             .map_err(errno)?;
         if let Some((ino, 0)) = replaced {
-            vol.note_released(ino);
+            vol.mark_unlinked(ino);
             vol.reap();
         }
         Ok(())

@@ -29,7 +29,7 @@ use ::ext2 as disk;
 use frame::sync::{Mutex, SpinLock};
 
 use self::inode::{Ext2Inode, FileState};
-use super::inode::{Inode, Timespec};
+use super::inode::{FileType, Inode, Timespec};
 use super::stat::StatFs;
 use crate::block::BlockDevice;
 use crate::error::{Errno, Error, Result};
@@ -64,11 +64,11 @@ impl disk::BlockIo for DevIo {
         if end > size {
             return Err(disk::Error::Io);
         }
-        match self
-            .bdev
-            .page_cache()
-            .read(offset as usize, buf, size as usize)
-        {
+        let cache = self.bdev.page_cache();
+        if cache.read_cached(offset as usize, buf) {
+            return Ok(());
+        }
+        match cache.read(offset as usize, buf, size as usize) {
             Ok(n) if n == buf.len() => Ok(()),
             _ => Err(disk::Error::Io),
         }
@@ -81,7 +81,11 @@ impl disk::BlockIo for DevIo {
         if end > self.bdev.size() {
             return Err(disk::Error::Io);
         }
-        match self.bdev.page_cache().write(offset as usize, buf) {
+        let cache = self.bdev.page_cache();
+        if cache.write_cached(offset as usize, buf) {
+            return Ok(());
+        }
+        match cache.write(offset as usize, buf) {
             Ok(n) if n == buf.len() => Ok(()),
             _ => Err(disk::Error::Io),
         }
@@ -163,21 +167,38 @@ impl Drop for Ext2Mount {
 
 impl Volume {
     /// The shared state of inode `ino`, created on first use.
-    fn file_state(self: &Arc<Self>, ino: u32, regular: bool) -> Result<Arc<FileState>> {
+    fn file_state(self: &Arc<Self>, ino: u32, ftype: FileType) -> Result<Arc<FileState>> {
         let mut files = self.files.lock();
         if let Some(s) = files.get(&ino) {
             s.add_handle();
             return Ok(s.clone());
         }
-        let s = FileState::new(Arc::downgrade(self), ino, regular);
+        let s = FileState::new(Arc::downgrade(self), ino, ftype);
         s.add_handle();
         files.insert(ino, s.clone());
         Ok(s)
     }
 
-    /// Notes that inode `ino` lost its last handle.
+    /// The state of inode `ino` with one more handle, if it has one.
+    fn known_state(&self, ino: u32) -> Option<Arc<FileState>> {
+        let files = self.files.lock();
+        let s = files.get(&ino)?;
+        s.add_handle();
+        Some(s.clone())
+    }
+
+    /// Notes that inode `ino` lost its last handle after its last link.
     fn note_released(&self, ino: u32) {
         self.orphans.lock().push(ino);
+    }
+
+    /// Inode `ino` lost its last link: it is freed at the next reap if no
+    /// handle is left, else when the last one goes.
+    fn mark_unlinked(&self, ino: u32) {
+        if let Some(s) = self.files.lock().get(&ino) {
+            s.set_unlinked();
+        }
+        self.note_released(ino);
     }
 
     /// Frees the inodes that are unlinked and no longer open. Called where

@@ -9,18 +9,50 @@
 //! These maps are the ramfs's dentry cache (as tmpfs's directories are
 //! Linux's dcache): a lookup is one search of `by_name`, which holds the
 //! inode itself; the name is allocated once and shared by both maps.
+//! `by_name` is keyed by a hash of the name, so that a search compares
+//! integers and only the names of one bucket (almost always one) as
+//! bytes; names are never listed in its order.
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{BTreeMap, btree_map};
 use alloc::sync::{Arc, Weak};
+use alloc::vec::Vec;
 
 use super::RamInode;
 
 /// The first cookie of a real entry.
 pub const FIRST_COOKIE: u64 = 2;
 
+/// One entry as `by_name` holds it: its name, cookie and inode.
+type Entry = (Arc<str>, u64, Arc<RamInode>);
+
+/// The entries whose names share a hash.
+enum Bucket {
+    One(Entry),
+    Many(Vec<Entry>),
+}
+
+impl Bucket {
+    fn find(&self, name: &str) -> Option<&Entry> {
+        match self {
+            Bucket::One(e) => (&*e.0 == name).then_some(e),
+            Bucket::Many(v) => v.iter().find(|e| &*e.0 == name),
+        }
+    }
+}
+
+/// FNV-1a over the name's bytes.
+fn name_hash(name: &str) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in name.as_bytes() {
+        h = (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3);
+    }
+    h
+}
+
 pub struct DirData {
     by_cookie: BTreeMap<u64, (Arc<str>, Arc<RamInode>)>,
-    by_name: BTreeMap<Arc<str>, (u64, Arc<RamInode>)>,
+    by_name: BTreeMap<u64, Bucket>,
+    len: usize,
     next_cookie: u64,
     /// The directory holding this one; the root points at itself.
     pub parent: Weak<RamInode>,
@@ -31,37 +63,83 @@ impl DirData {
         DirData {
             by_cookie: BTreeMap::new(),
             by_name: BTreeMap::new(),
+            len: 0,
             next_cookie: FIRST_COOKIE,
             parent,
         }
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<RamInode>> {
-        self.by_name.get(name).map(|(_, inode)| inode)
+        self.by_name
+            .get(&name_hash(name))?
+            .find(name)
+            .map(|(_, _, inode)| inode)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.by_name.is_empty()
+        self.len == 0
     }
 
     pub fn len(&self) -> usize {
-        self.by_name.len()
+        self.len
     }
 
     /// Adds or replaces `name`; returns the inode it replaced.
     pub fn insert(&mut self, name: &str, inode: Arc<RamInode>) -> Option<Arc<RamInode>> {
-        let old = self.remove(name);
+        let h = name_hash(name);
+        let old = self.remove_hashed(h, name);
         let cookie = self.next_cookie;
         self.next_cookie += 1;
         let name: Arc<str> = Arc::from(name);
-        self.by_name.insert(name.clone(), (cookie, inode.clone()));
-        self.by_cookie.insert(cookie, (name, inode));
+        self.by_cookie.insert(cookie, (name.clone(), inode.clone()));
+        let entry = (name, cookie, inode);
+        match self.by_name.entry(h) {
+            btree_map::Entry::Vacant(v) => {
+                v.insert(Bucket::One(entry));
+            }
+            btree_map::Entry::Occupied(mut o) => {
+                let b = o.get_mut();
+                match b {
+                    Bucket::Many(v) => v.push(entry),
+                    Bucket::One(first) => {
+                        let first = first.clone();
+                        *b = Bucket::Many(alloc::vec![first, entry]);
+                    }
+                }
+            }
+        }
+        self.len += 1;
         old
     }
 
     pub fn remove(&mut self, name: &str) -> Option<Arc<RamInode>> {
-        let (cookie, inode) = self.by_name.remove(name)?;
+        self.remove_hashed(name_hash(name), name)
+    }
+
+    fn remove_hashed(&mut self, h: u64, name: &str) -> Option<Arc<RamInode>> {
+        let bucket = self.by_name.get_mut(&h)?;
+        let (cookie, inode) = match bucket {
+            Bucket::One(e) => {
+                if &*e.0 != name {
+                    return None;
+                }
+                let r = (e.1, e.2.clone());
+                self.by_name.remove(&h);
+                r
+            }
+            Bucket::Many(v) => {
+                let i = v.iter().position(|e| &*e.0 == name)?;
+                let (_, cookie, inode) = v.swap_remove(i);
+                if v.len() == 1
+                    && let Some(last) = v.pop()
+                {
+                    *bucket = Bucket::One(last);
+                }
+                (cookie, inode)
+            }
+        };
         self.by_cookie.remove(&cookie);
+        self.len -= 1;
         Some(inode)
     }
 
