@@ -393,9 +393,7 @@ impl Drop for MsgBuf {
 fn full_buffer() -> Result<Vec<u8>> {
     let pooled = {
         let mut pool = BUFS.lock();
-        pool.iter_mut()
-            .find(|b| !b.is_empty())
-            .map(core::mem::take)
+        pool.iter_mut().find(|b| !b.is_empty()).map(core::mem::take)
     };
     match pooled {
         Some(b) => Ok(b),
