@@ -141,8 +141,28 @@ impl phy::RxToken for RxTok<'_> {
 
 impl DevTx {
     /// A buffer of at least `len` bytes, whose first `HEADER_CLEAR` are zero.
+    /// A spare that already holds `len` bytes is taken first (the
+    /// smallest such: an ACK does not take a full segment's buffer), else
+    /// the largest spare, grown.
     fn buffer(&mut self, len: usize) -> Vec<u8> {
-        let mut buf = self.spare.pop().unwrap_or_default();
+        let fits = self
+            .spare
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| b.len() >= len)
+            .min_by_key(|(_, b)| b.len())
+            .map(|(i, _)| i);
+        let largest = || {
+            self.spare
+                .iter()
+                .enumerate()
+                .max_by_key(|(_, b)| b.len())
+                .map(|(i, _)| i)
+        };
+        let mut buf = match fits.or_else(largest) {
+            Some(i) => self.spare.swap_remove(i),
+            None => Vec::new(),
+        };
         if buf.len() < len {
             buf.resize(len, 0);
         }
@@ -151,9 +171,21 @@ impl DevTx {
         buf
     }
 
+    /// Keeps `buf` as a spare; with the spares full, in place of the
+    /// smallest one if `buf` is larger (large buffers are the ones worth
+    /// keeping: growing one zero-fills it).
     fn recycle(&mut self, buf: Vec<u8>) {
-        if buf.capacity() > 0 && self.spare.len() < SPARE_BUFFERS {
+        if buf.is_empty() {
+            return;
+        }
+        if self.spare.len() < SPARE_BUFFERS {
             self.spare.push(buf);
+            return;
+        }
+        if let Some(small) = self.spare.iter_mut().min_by_key(|b| b.len())
+            && small.len() < buf.len()
+        {
+            *small = buf;
         }
     }
 }

@@ -238,10 +238,9 @@ impl SocketFile {
     }
 
     /// Whether read(2) and write(2) skip the file layer's buffer: the IP
-    /// families only for now (user/tests/unix_gc timed out with AF_UNIX on
-    /// it, and also in one run without it: the cause is not known yet).
+    /// and unix families (netlink keeps the buffer).
     fn direct(&self) -> bool {
-        matches!(self.socket.family(), AF_INET | AF_INET6)
+        matches!(self.socket.family(), AF_INET | AF_INET6 | AF_UNIX)
     }
 }
 

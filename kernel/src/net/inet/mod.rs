@@ -67,13 +67,23 @@ pub const EPHEMERAL_FIRST: u16 = 32768;
 pub const EPHEMERAL_LAST: u16 = 60999;
 /// Largest UDP payload (65535 - 8 - 20).
 const UDP_MAX_PAYLOAD: usize = 65507;
-/// smoltcp socket buffers: bytes per direction of a TCP connection.
+/// smoltcp socket buffers: bytes per direction of a TCP connection (half
+/// of SO_RCVBUF/SO_SNDBUF, as Linux keeps half for overhead; the default
+/// 212,992 gives 104 KiB rings). Above 64 KiB a sender may have more
+/// than one loopback segment (MSS 65,495) unacknowledged, and smoltcp's
+/// receiver then ACKs at once instead of after a read or its delayed-ACK
+/// timer (our reading of tcp_bw going from 736 to 818 MB/s, icount pass,
+/// when this went from 64 to 256 KiB).
 const TCP_BUF_MIN: usize = 4096;
-const TCP_BUF_MAX: usize = 64 * 1024;
+const TCP_BUF_MAX: usize = 256 * 1024;
 /// Datagrams a UDP socket queues each way.
 const UDP_PACKETS: usize = 64;
 /// LISTEN sockets a listener keeps ready (per interface).
 const LISTEN_SPARES: usize = 8;
+/// Closed TCP sockets kept for reuse (each holds its two rings, 208 KiB
+/// with the default buffer sizes): a connection takes two (the connecting
+/// socket and the listener's new spare) and gives two back.
+const TCP_POOL: usize = 4;
 /// Connections a listener holds for accept(2) at most (the backlog is
 /// raised to this floor so a burst of connects does not see RSTs: smoltcp
 /// answers a SYN nobody listens for with RST, where Linux drops it).
@@ -234,6 +244,8 @@ struct Orphan {
 pub(crate) struct Table {
     socks: BTreeMap<u64, SockState>,
     orphans: Vec<Orphan>,
+    /// Closed TCP sockets kept for reuse ([`new_tcp`]).
+    tcp_pool: Vec<tcp::Socket<'static>>,
     next_id: u64,
     next_port: u16,
 }
@@ -277,16 +289,44 @@ fn udp_sock(s: &mut Stack, iface: u32, h: SocketHandle) -> &mut udp::Socket<'sta
         .get_mut::<udp::Socket>(h)
 }
 
+/// Removes a smoltcp socket from its interface; a TCP one goes to the
+/// table's pool of closed sockets for reuse.
 fn remove_handle(s: &mut Stack, iface: u32, h: SocketHandle) {
-    if let Ok(i) = s.iface_mut(iface) {
-        i.sockets.remove(h);
+    let Ok(i) = s.iface_mut(iface) else { return };
+    if let smoltcp::socket::Socket::Tcp(mut t) = i.sockets.remove(h)
+        && s.inet.tcp_pool.len() < TCP_POOL
+    {
+        // Closed at once (from TIME-WAIT too): out of the set it never
+        // sends again, and connect/listen reset it before reuse.
+        t.abort();
+        s.inet.tcp_pool.push(t);
     }
 }
 
-fn new_tcp(rcv: usize, snd: usize, o: &TcpOpts) -> tcp::Socket<'static> {
-    let rx = tcp::SocketBuffer::new(vec![0u8; rcv]);
-    let tx = tcp::SocketBuffer::new(vec![0u8; snd]);
-    let mut t = tcp::Socket::new(rx, tx);
+/// A closed TCP socket with rings of `rcv` and `snd` bytes: a pooled one
+/// when one has those sizes (no allocation, no zero-filling of its rings),
+/// a new one otherwise.
+///
+/// A pooled socket's rings still hold an earlier connection's bytes, but
+/// smoltcp reads from a ring only what was queued into it since its last
+/// reset (connect and listen reset it: both rings emptied, the reassembly
+/// state, timers and sequence numbers cleared). What smoltcp's reset leaves
+/// is its duplicate-ACK and SACK hints (compared with the new connection's
+/// random sequence numbers, so at worst one early retransmission) and the
+/// options [`apply_tcp_opts`] sets again here; the kernel changes no other
+/// smoltcp option (ACK delay, timestamps, congestion control keep their
+/// defaults).
+fn new_tcp(table: &mut Table, rcv: usize, snd: usize, o: &TcpOpts) -> tcp::Socket<'static> {
+    let pooled = table
+        .tcp_pool
+        .iter()
+        .position(|p| p.recv_capacity() == rcv && p.send_capacity() == snd)
+        .map(|i| table.tcp_pool.swap_remove(i));
+    let mut t = pooled.unwrap_or_else(|| {
+        let rx = tcp::SocketBuffer::new(vec![0u8; rcv]);
+        let tx = tcp::SocketBuffer::new(vec![0u8; snd]);
+        tcp::Socket::new(rx, tx)
+    });
     apply_tcp_opts(&mut t, o);
     t
 }
@@ -639,16 +679,18 @@ fn refill(s: &mut Stack, st: &mut SockState) {
     let Kind::Listening { backlog, handles } = &mut st.kind else {
         return;
     };
+    // Runs after every poll: no allocation unless a connection came or
+    // went (handles are dropped in place, in order, for accept's FIFO).
     let mut queued = 0;
-    let mut listening: BTreeMap<u32, usize> = BTreeMap::new();
-    let mut keep = Vec::with_capacity(handles.len());
-    for &(i, h) in handles.iter() {
+    let mut k = 0;
+    while k < handles.len() {
+        let (i, h) = handles[k];
         let t = tcp_sock(s, i, h);
         match t.state() {
-            tcp::State::Listen => *listening.entry(i).or_default() += 1,
-            tcp::State::SynReceived => {}
+            tcp::State::Listen | tcp::State::SynReceived => {}
             tcp::State::Closed => {
                 remove_handle(s, i, h);
+                handles.remove(k);
                 continue;
             }
             _ => {
@@ -667,22 +709,36 @@ fn refill(s: &mut Stack, st: &mut SockState) {
                         handle: h,
                         port,
                     });
+                    handles.remove(k);
                     continue;
                 }
                 queued += 1;
             }
         }
-        keep.push((i, h));
+        k += 1;
     }
-    *handles = keep;
     if queued >= *backlog {
         return;
     }
     let ep = IpListenEndpoint { addr, port };
-    for i in ifaces_for(s, addr) {
-        let have = listening.get(&i).copied().unwrap_or(0);
-        for _ in have..LISTEN_SPARES.min(*backlog) {
-            let mut t = new_tcp(st.rcvbuf, st.sndbuf, &st.opts);
+    let want = LISTEN_SPARES.min(*backlog);
+    for n in 0..s.ifaces.len() {
+        let ifc = &s.ifaces[n];
+        let serves = ifc.is_up()
+            && match addr {
+                None => true,
+                Some(a) => ifc.is_loopback() || ifc.addrs.iter().any(|x| x.0 == a),
+            };
+        if !serves {
+            continue;
+        }
+        let i = ifc.index;
+        let have = handles
+            .iter()
+            .filter(|&&(hi, h)| hi == i && tcp_sock(s, hi, h).state() == tcp::State::Listen)
+            .count();
+        for _ in have..want {
+            let mut t = new_tcp(&mut s.inet, st.rcvbuf, st.sndbuf, &st.opts);
             if t.listen(ep).is_err() {
                 break;
             }
@@ -1114,7 +1170,7 @@ impl InetSocket {
             }
             let (baddr, bport) = st.bound.unwrap_or((None, 0));
             let src = baddr.filter(|b| same_family(b, &raddr)).unwrap_or(src);
-            let mut t = new_tcp(st.rcvbuf, st.sndbuf, &st.opts);
+            let mut t = new_tcp(&mut s.inet, st.rcvbuf, st.sndbuf, &st.opts);
             t.set_timeout(Some(Duration::from_millis(CONNECT_TIMEOUT_MS)));
             let ifc = s.iface_mut(iface)?;
             t.connect(

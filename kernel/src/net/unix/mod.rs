@@ -76,7 +76,7 @@ impl Ucred {
 
 /// A queued message (a datagram, or a piece of a stream).
 struct Msg {
-    data: Vec<u8>,
+    data: MsgBuf,
     /// Bytes of a stream piece already read.
     read: usize,
     /// The sender's name when sent.
@@ -346,17 +346,92 @@ fn lookup(addr: &SockAddr, caller: &dyn Caller) -> Result<Arc<UnixSocket>> {
     }
 }
 
-/// `n` bytes of `data` from `offset`, in a new buffer (appended straight
-/// from a kernel slice, read from user memory otherwise).
-fn read_bytes(data: &dyn SendBuf, offset: usize, n: usize) -> Result<Vec<u8>> {
-    if let Some(src) = data.as_slice().and_then(|s| s.get(offset..offset + n)) {
-        let mut v = crate::fallible::with_capacity(n)?;
-        v.extend_from_slice(src);
-        return Ok(v);
+/// Full-size ([`STREAM_CHUNK`]) message buffers kept for reuse: a large
+/// stream piece then neither allocates nor zero-fills its buffer. A leaf
+/// lock (taken under a socket's state lock when a queue is dropped;
+/// nothing is taken or allocated under it), so unranked.
+static BUFS: SpinLock<[Vec<u8>; BUFS_KEPT], { level::UNRANKED }> =
+    SpinLock::new([const { Vec::new() }; BUFS_KEPT]);
+/// Buffers BUFS keeps (a stream sender with the default SO_SNDBUF has at
+/// most four full pieces queued).
+const BUFS_KEPT: usize = 4;
+/// Pieces from this size up go in a pooled buffer (at most half of one is
+/// then unused while queued); smaller ones get a buffer of their size.
+const POOLED_MIN: usize = STREAM_CHUNK / 2;
+
+/// A message's bytes: the first `len` of `buf`. A full-size buffer goes
+/// back to [`BUFS`] when the message is dropped; what it held is never
+/// read again (a reuse exposes only the bytes written into it anew).
+struct MsgBuf {
+    buf: Vec<u8>,
+    len: usize,
+}
+
+impl core::ops::Deref for MsgBuf {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        &self.buf[..self.len]
     }
-    let mut v = crate::fallible::zeroed(n)?;
-    data.read_at(offset, &mut v)?;
-    Ok(v)
+}
+
+impl Drop for MsgBuf {
+    fn drop(&mut self) {
+        if self.buf.len() != STREAM_CHUNK {
+            return;
+        }
+        let mut pool = BUFS.lock();
+        if let Some(slot) = pool.iter_mut().find(|b| b.is_empty()) {
+            core::mem::swap(slot, &mut self.buf);
+        }
+        drop(pool);
+        // A buffer the pool had no room for is freed with self, unlocked.
+    }
+}
+
+/// A full-size buffer: a pooled one, else a new zero-filled one.
+fn full_buffer() -> Result<Vec<u8>> {
+    let pooled = {
+        let mut pool = BUFS.lock();
+        pool.iter_mut().find(|b| !b.is_empty()).map(core::mem::take)
+    };
+    match pooled {
+        Some(b) => Ok(b),
+        None => crate::fallible::zeroed(STREAM_CHUNK),
+    }
+}
+
+/// `n` bytes of `data` from `offset`, in a message buffer (copied straight
+/// from a kernel slice, read from user memory otherwise).
+fn read_bytes(data: &dyn SendBuf, offset: usize, n: usize) -> Result<MsgBuf> {
+    let src = data.as_slice().and_then(|s| s.get(offset..offset + n));
+    if (POOLED_MIN..=STREAM_CHUNK).contains(&n) {
+        // The length is set once the bytes are in: a failed read leaves
+        // nothing of the buffer's earlier contents visible.
+        let mut m = MsgBuf {
+            buf: full_buffer()?,
+            len: 0,
+        };
+        match src {
+            Some(src) => m.buf[..n].copy_from_slice(src),
+            None => data.read_at(offset, &mut m.buf[..n])?,
+        }
+        m.len = n;
+        return Ok(m);
+    }
+    let buf = match src {
+        Some(src) => {
+            let mut v = crate::fallible::with_capacity(n)?;
+            v.extend_from_slice(src);
+            v
+        }
+        None => {
+            let mut v = crate::fallible::zeroed(n)?;
+            data.read_at(offset, &mut v)?;
+            v
+        }
+    };
+    Ok(MsgBuf { buf, len: n })
 }
 
 impl UnixSocket {
@@ -474,7 +549,7 @@ impl UnixSocket {
         })
     }
 
-    fn new_msg(&self, data: Vec<u8>, cred: Ucred, rights: Vec<Arc<File>>, from: UnixAddr) -> Msg {
+    fn new_msg(&self, data: MsgBuf, cred: Ucred, rights: Vec<Arc<File>>, from: UnixAddr) -> Msg {
         let charge = data.len() + MSG_OVERHEAD;
         self.wmem.fetch_add(charge, Ordering::Relaxed);
         self.out_bytes.fetch_add(data.len(), Ordering::Relaxed);
