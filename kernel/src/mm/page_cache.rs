@@ -72,15 +72,7 @@ pub trait PageIo: Send + Sync {
     /// run of sectors at a time (`write_range`); every run is tried and the
     /// first error is returned.
     fn write_pages(&self, pages: &[PageWrite]) -> Result<()> {
-        let mut result = Ok(());
-        for p in pages {
-            for (start, len) in sector_runs(p.mask) {
-                if let Err(e) = self.write_range(p.index, &p.frame, start, len) {
-                    result = result.and(Err(e));
-                }
-            }
-        }
-        result
+        write_runs(self, pages)
     }
 
     /// Makes what was written durable (a Flush request to the device).
@@ -170,6 +162,21 @@ pub struct PageWrite {
     pub frame: UFrame,
     /// Sectors to write (bit n: bytes n*512..(n+1)*512); never 0.
     pub mask: u8,
+}
+
+/// Writes each run of sectors of `pages` with `io.write_range`, one at a
+/// time (`PageIo::write_pages`'s default); every run is tried and the
+/// first error is returned.
+pub fn write_runs<I: PageIo + ?Sized>(io: &I, pages: &[PageWrite]) -> Result<()> {
+    let mut result = Ok(());
+    for p in pages {
+        for (start, len) in sector_runs(p.mask) {
+            if let Err(e) = io.write_range(p.index, &p.frame, start, len) {
+                result = result.and(Err(e));
+            }
+        }
+    }
+    result
 }
 
 /// The runs of set bits of a sector mask, as (byte offset, byte length)

@@ -14,7 +14,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use frame::mm::{PAGE_SIZE, UFrame};
 use frame::sync::SpinLock;
 
-use super::page_cache::{PageCache, PageIo, PageWrite, reclaim, sector_runs};
+use super::page_cache::{PageCache, PageIo, PageWrite, reclaim, write_runs};
 use crate::error::{Errno, Error, Result};
 
 /// A 64-page "file" in memory that logs writes and can fail them.
@@ -62,15 +62,7 @@ impl PageIo for Store {
         self.wb_batches
             .lock()
             .push(pages.iter().map(|p| (p.index, p.mask)).collect());
-        let mut result = Ok(());
-        for p in pages {
-            for (start, len) in sector_runs(p.mask) {
-                if let Err(e) = self.write_range(p.index, &p.frame, start, len) {
-                    result = result.and(Err(e));
-                }
-            }
-        }
-        result
+        write_runs(self, pages)
     }
 
     fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {

@@ -170,6 +170,19 @@ fn push_segment(bios: &mut Vec<Bio>, op: BioOp, sector: u64, seg: BioSegment) {
     });
 }
 
+/// Appends the segments of `page` (one page's bios) to `bios`, merging
+/// what continues the last bio on the disk.
+fn merge_bios(bios: &mut Vec<Bio>, page: Vec<Bio>) {
+    for b in page {
+        let mut sector = b.sector;
+        for seg in b.segments {
+            let n = (seg.len / 512) as u64;
+            push_segment(bios, b.op, sector, seg);
+            sector += n;
+        }
+    }
+}
+
 impl PageIo for FileState {
     fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
         let vol = self.vol()?;
@@ -186,14 +199,9 @@ impl PageIo for FileState {
         {
             let mut fs = vol.fs.lock();
             for (i, f) in frames.iter().enumerate() {
-                for b in self.page_bios(&mut fs, BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)? {
-                    let mut sector = b.sector;
-                    for seg in b.segments {
-                        let n = (seg.len / 512) as u64;
-                        push_segment(&mut bios, BioOp::Read, sector, seg);
-                        sector += n;
-                    }
-                }
+                let page =
+                    self.page_bios(&mut fs, BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)?;
+                merge_bios(&mut bios, page);
             }
         }
         if bios.is_empty() {
@@ -236,14 +244,7 @@ impl PageIo for FileState {
             for (start, len) in sector_runs(p.mask) {
                 let page =
                     self.page_bios(&mut fs, BioOp::Write, p.index, &p.frame, start, start + len)?;
-                for b in page {
-                    let mut sector = b.sector;
-                    for seg in b.segments {
-                        let n = (seg.len / 512) as u64;
-                        push_segment(&mut bios, BioOp::Write, sector, seg);
-                        sector += n;
-                    }
-                }
+                merge_bios(&mut bios, page);
             }
         }
         if bios.is_empty() {
