@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use crate::bench::{Sample, Unit};
+use crate::bench::{Sample, Unit, is_device_bound};
 use crate::util::{Context, Res};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -113,9 +113,41 @@ impl PassResult {
             .collect()
     }
 
+    /// Whether row `name` counts in this pass's geometric mean: every row
+    /// of the wall pass; in the icount pass, all but the device-bound ones
+    /// (`bench::DEVICE_BOUND` says why).
+    pub fn counts(&self, name: &str) -> bool {
+        self.pass == Pass::Wall || !is_device_bound(name)
+    }
+
+    /// The geometric mean of the ratios that count, and how many there are.
     pub fn geomean(&self) -> (Option<f64>, usize) {
-        let ratios: Vec<f64> = self.rows().iter().filter_map(|r| r.ratio).collect();
+        let ratios: Vec<f64> = self
+            .rows()
+            .iter()
+            .filter(|r| self.counts(r.name))
+            .filter_map(|r| r.ratio)
+            .collect();
         (geomean(&ratios), ratios.len())
+    }
+
+    /// Rows with a ratio that is left out of the geometric mean.
+    pub fn left_out(&self) -> Vec<(String, f64)> {
+        self.rows()
+            .iter()
+            .filter(|r| !self.counts(r.name))
+            .filter_map(|r| r.ratio.map(|x| (r.name.to_string(), x)))
+            .collect()
+    }
+
+    /// A row's ratio as the tables show it: in parentheses when it does
+    /// not count in the mean.
+    fn shown_ratio(&self, r: &Row) -> String {
+        match r.ratio {
+            None => "-".into(),
+            Some(x) if self.counts(r.name) => format!("{x:.2}"),
+            Some(x) => format!("({x:.2})"),
+        }
     }
 }
 
@@ -200,6 +232,24 @@ fn boot_line(p: &PassResult) -> String {
     )
 }
 
+/// The line after the geometric mean that names the rows left out of it
+/// and why (`bench::DEVICE_BOUND`); `None` when no row is.
+fn left_out_line(p: &PassResult) -> Option<String> {
+    let left = p.left_out();
+    if left.is_empty() {
+        return None;
+    }
+    let rows: Vec<String> = left.iter().map(|(n, x)| format!("{n} {x:.2}")).collect();
+    Some(format!(
+        "not in the mean, ratios in parentheses: {} device-bound rows ({}). Under `-icount \
+         sleep=off` a wait for the host's disk costs Trellis the instructions it polls \
+         (frame::task::IoPending) and jumps Linux's halted clock to its next timer: neither \
+         measures the disk path, and both move from run to run. The wall pass counts them.",
+        left.len(),
+        rows.join(", ")
+    ))
+}
+
 fn notes(p: &PassResult) -> Vec<String> {
     let mut out = Vec::new();
     for r in p.rows() {
@@ -259,10 +309,13 @@ impl Report {
                     unit_of(&r),
                     show(r.linux),
                     show(r.trellis),
-                    r.ratio.map_or("-".into(), |x| format!("{x:.2}"))
+                    p.shown_ratio(&r)
                 );
             }
             let _ = writeln!(s, "{}", self.geomean_line(p));
+            if let Some(l) = left_out_line(p) {
+                let _ = writeln!(s, "{l}");
+            }
             let _ = writeln!(s, "{}", boot_line(p));
             for n in notes(p) {
                 let _ = writeln!(s, "  note: {n}");
@@ -302,9 +355,11 @@ impl Report {
              benchmark needs. The `fs_*` rows use an ext2 file system on a virtio-blk \
              disk, a fresh copy of the same empty image for each boot: each is the median \
              of 3 runs of one whole operation (a 64 MiB file, 500 files), its setup not \
-             timed; under icount, device waits become idle time warps, so those rows \
-             mostly show how requests are batched (docs/storage.md). Raw data: \
-             `latest.json` and one JSON file per run in this directory.\n"
+             timed. The device-bound ones (fs_seq_write_cold, fs_seq_read_cold, \
+             fs_rand_read_4k, fs_fsync) wait for the host's disk: the icount pass shows \
+             their ratios in parentheses and leaves them out of its mean (see the line \
+             under its table), the wall pass counts them. Raw data: `latest.json` and one \
+             JSON file per run in this directory.\n"
         );
         for p in &self.passes {
             let _ = writeln!(s, "## {} pass\n\n{}.\n", p.pass.as_str(), p.pass.describe());
@@ -318,10 +373,14 @@ impl Report {
                     unit_of(&r),
                     show(r.linux),
                     show(r.trellis),
-                    r.ratio.map_or("-".into(), |x| format!("{x:.2}"))
+                    p.shown_ratio(&r)
                 );
             }
-            let _ = writeln!(s, "\n{}\n\n{}\n", self.geomean_line(p), boot_line(p));
+            let _ = writeln!(s, "\n{}\n", self.geomean_line(p));
+            if let Some(l) = left_out_line(p) {
+                let _ = writeln!(s, "{l}\n");
+            }
+            let _ = writeln!(s, "{}\n", boot_line(p));
             for n in notes(p) {
                 let _ = writeln!(s, "- {n}");
             }
@@ -355,6 +414,8 @@ impl Report {
             let _ = writeln!(s, "    {{\n      \"pass\": {},", json_str(p.pass.as_str()));
             let _ = writeln!(s, "      \"geomean\": {},", json_num(g));
             let _ = writeln!(s, "      \"ratios\": {n},");
+            let left: Vec<String> = p.left_out().iter().map(|(r, _)| json_str(r)).collect();
+            let _ = writeln!(s, "      \"not_in_geomean\": [{}],", left.join(", "));
             for (key, k) in [("linux", p.linux.as_ref()), ("trellis", Some(&p.trellis))] {
                 let _ = writeln!(s, "      \"{key}\": {},", json_run(k));
             }
@@ -363,12 +424,13 @@ impl Report {
                 s.push_str(if j == 0 { "\n" } else { ",\n" });
                 let _ = write!(
                     s,
-                    "        {{\"name\": {}, \"unit\": {}, \"linux\": {}, \"trellis\": {}, \"ratio\": {}}}",
+                    "        {{\"name\": {}, \"unit\": {}, \"linux\": {}, \"trellis\": {}, \"ratio\": {}, \"in_geomean\": {}}}",
                     json_str(r.name),
                     json_str(unit_of(r)),
                     json_sample(r.linux),
                     json_sample(r.trellis),
-                    json_num(r.ratio)
+                    json_num(r.ratio),
+                    r.ratio.is_some() && p.counts(r.name)
                 );
             }
             s.push_str("\n      ]\n    }");
@@ -540,6 +602,83 @@ mod tests {
         assert!(
             r.render_markdown()
                 .contains("| null | ns | 400 | 100 | 4.00 |")
+        );
+    }
+
+    #[test]
+    fn device_bound_rows_are_shown_but_left_out_of_the_icount_mean() {
+        let linux = run(&[
+            ("null", Sample::Value(400.0, Unit::Ns)),
+            ("fs_fsync", Sample::Value(5_000_000.0, Unit::Ns)),
+            ("fs_seq_read_cold", Sample::Value(100.0, Unit::MBps)),
+        ]);
+        let trellis = run(&[
+            ("null", Sample::Value(200.0, Unit::Ns)),
+            ("fs_fsync", Sample::Value(1_000.0, Unit::Ns)),
+            ("fs_seq_read_cold", Sample::Value(50.0, Unit::MBps)),
+        ]);
+        let mut r = Report {
+            timestamp: UNIX_EPOCH,
+            commit: "abc".into(),
+            linux_kernel: None,
+            trellis_kernel: "trellis".into(),
+            passes: Vec::new(),
+        };
+        r.add(Pass::Icount, Some(linux), trellis);
+        let (lw, tw) = (
+            run(&[
+                ("null", Sample::Value(400.0, Unit::Ns)),
+                ("fs_fsync", Sample::Value(4.0, Unit::Ns)),
+            ]),
+            run(&[
+                ("null", Sample::Value(200.0, Unit::Ns)),
+                ("fs_fsync", Sample::Value(8.0, Unit::Ns)),
+            ]),
+        );
+        r.add(Pass::Wall, Some(lw), tw);
+        // icount: only `null` counts (2.0); the device-bound rows are
+        // listed with their ratios.
+        let (g, n) = r.passes[0].geomean();
+        assert_eq!(n, 1);
+        assert!((g.unwrap() - 2.0).abs() < 1e-12);
+        assert_eq!(
+            r.passes[0].left_out(),
+            vec![
+                ("fs_fsync".to_string(), 5000.0),
+                ("fs_seq_read_cold".to_string(), 0.5)
+            ]
+        );
+        // wall: every row counts, sqrt(2 * 0.5).
+        let (g, n) = r.passes[1].geomean();
+        assert_eq!(n, 2);
+        assert!((g.unwrap() - 1.0).abs() < 1e-12);
+        assert!(r.passes[1].left_out().is_empty());
+        let md = r.render_markdown();
+        assert!(
+            md.contains("| fs_fsync | ns | 5000000 | 1000 | (5000.00) |"),
+            "{md}"
+        );
+        assert!(md.contains("| fs_fsync | ns | 4.0 | 8.0 | 0.50 |"), "{md}");
+        assert!(md.contains("| null | ns | 400 | 200 | 2.00 |"), "{md}");
+        assert!(
+            md.contains("not in the mean, ratios in parentheses: 2 device-bound rows (fs_fsync 5000.00, fs_seq_read_cold 0.50)"),
+            "{md}"
+        );
+        let text = r.render_text();
+        assert_eq!(text.matches("not in the mean").count(), 1, "{text}");
+        let json = r.render_json();
+        assert!(
+            json.contains("\"not_in_geomean\": [\"fs_fsync\", \"fs_seq_read_cold\"]"),
+            "{json}"
+        );
+        assert!(json.contains("\"not_in_geomean\": [],"), "{json}");
+        assert!(
+            json.contains("\"ratio\": 5000.000000, \"in_geomean\": false"),
+            "{json}"
+        );
+        assert!(
+            json.contains("\"ratio\": 2.000000, \"in_geomean\": true"),
+            "{json}"
         );
     }
 

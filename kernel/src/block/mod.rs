@@ -31,7 +31,7 @@ use frame::sync::{SpinLock, WaitQueue};
 
 use crate::error::{Errno, Error, Result};
 use crate::fs::inode::makedev;
-use crate::mm::page_cache::{PageCache, PageIo, SECTOR_SIZE};
+use crate::mm::page_cache::{PageCache, PageIo, PageWrite, SECTOR_SIZE, sector_runs};
 
 /// What a request does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -456,6 +456,43 @@ impl PageIo for BlockDevice {
                     segments,
                 });
             }
+        }
+        self.submit_all(bios)
+    }
+
+    /// A write-back batch: every run of sectors as a segment, runs that
+    /// continue each other on the device in one bio (up to 32 segments),
+    /// clipped to the device's end, all in flight together.
+    fn write_pages(&self, pages: &[PageWrite]) -> Result<()> {
+        let per_page = (PAGE_SIZE / SECTOR_SIZE) as u64;
+        let cap = self.capacity_sectors();
+        let mut bios: Vec<Bio> = Vec::new();
+        for p in pages {
+            for (start, len) in sector_runs(p.mask) {
+                let sector = p.index * per_page + (start / SECTOR_SIZE) as u64;
+                if sector >= cap {
+                    break;
+                }
+                let len = ((len / SECTOR_SIZE) as u64).min(cap - sector) as usize * SECTOR_SIZE;
+                let seg = BioSegment {
+                    frame: p.frame.clone(),
+                    offset: start,
+                    len,
+                };
+                match bios.last_mut() {
+                    Some(b) if b.sector + b.sectors() == sector && b.segments.len() < 32 => {
+                        b.segments.push(seg)
+                    }
+                    _ => bios.push(Bio {
+                        op: BioOp::Write,
+                        sector,
+                        segments: alloc::vec![seg],
+                    }),
+                }
+            }
+        }
+        if bios.is_empty() {
+            return Ok(());
         }
         self.submit_all(bios)
     }

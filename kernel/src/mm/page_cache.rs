@@ -66,6 +66,15 @@ pub trait PageIo: Send + Sync {
         self.write_page(index, frame, offset + len)
     }
 
+    /// Writes back a batch of pages: for each, the sectors of its `mask`
+    /// (bit n: bytes n*512..(n+1)*512), with several requests in flight if
+    /// the backend can. Pages come in ascending index order. By default one
+    /// run of sectors at a time (`write_range`); every run is tried and the
+    /// first error is returned.
+    fn write_pages(&self, pages: &[PageWrite]) -> Result<()> {
+        write_runs(self, pages)
+    }
+
     /// Makes what was written durable (a Flush request to the device).
     fn flush(&self) -> Result<()> {
         Ok(())
@@ -144,6 +153,67 @@ static EVICTED: AtomicU64 = AtomicU64::new(0);
 
 const RA_MIN: u64 = 4;
 const RA_MAX: u64 = 64;
+/// Most pages one write-back batch gives the backend at once (1 MiB).
+const WB_BATCH: usize = 256;
+
+/// One page of a write-back batch ([`PageIo::write_pages`]).
+pub struct PageWrite {
+    pub index: u64,
+    pub frame: UFrame,
+    /// Sectors to write (bit n: bytes n*512..(n+1)*512); never 0.
+    pub mask: u8,
+}
+
+/// Writes each run of sectors of `pages` with `io.write_range`, one at a
+/// time (`PageIo::write_pages`'s default); every run is tried and the
+/// first error is returned.
+pub fn write_runs<I: PageIo + ?Sized>(io: &I, pages: &[PageWrite]) -> Result<()> {
+    let mut result = Ok(());
+    for p in pages {
+        for (start, len) in sector_runs(p.mask) {
+            if let Err(e) = io.write_range(p.index, &p.frame, start, len) {
+                result = result.and(Err(e));
+            }
+        }
+    }
+    result
+}
+
+/// The runs of set bits of a sector mask, as (byte offset, byte length)
+/// within the page, in order.
+pub fn sector_runs(mask: u8) -> impl Iterator<Item = (usize, usize)> {
+    let mut s = 0;
+    core::iter::from_fn(move || {
+        while s < SECTORS_PER_PAGE && mask & (1 << s) == 0 {
+            s += 1;
+        }
+        if s >= SECTORS_PER_PAGE {
+            return None;
+        }
+        let start = s;
+        while s < SECTORS_PER_PAGE && mask & (1 << s) != 0 {
+            s += 1;
+        }
+        Some((start * SECTOR_SIZE, (s - start) * SECTOR_SIZE))
+    })
+}
+
+/// A page claimed for write-back: busy, its dirty bits taken.
+struct Claimed {
+    index: u64,
+    frame: UFrame,
+    /// Sectors to write (all of them for a mapped page that changed).
+    mask: u8,
+    was_mapped: bool,
+    new_hash: u64,
+}
+
+/// What claiming a page for write-back found.
+enum Claim {
+    Got(Claimed),
+    Busy,
+    Gone,
+}
 
 fn hash(frame: &UFrame) -> u64 {
     let mut buf = [0u8; SECTOR_SIZE];
@@ -646,6 +716,13 @@ impl PageCache {
 
     /// Writes the pages `pick(dirtied_at)` selects; `mapped`: also mapped
     /// pages whose contents changed. Returns how many were written.
+    ///
+    /// The pages go to the backend in batches of up to [`WB_BATCH`]
+    /// (`PageIo::write_pages`: a few large requests in flight at once, as
+    /// Linux's writepages) instead of one request per page, each waited
+    /// for. Only the first page of a batch is waited for if busy; a later
+    /// one that is busy ends the batch (written first), so write-back
+    /// never sleeps while it holds claimed pages.
     fn write_back(&self, pick: impl Fn(u64) -> bool, mapped: bool) -> Result<usize> {
         let io = self.io()?;
         let candidates: Vec<u64> = {
@@ -662,83 +739,135 @@ impl PageCache {
                 .collect()
         };
         let mut written = 0;
+        let mut batch: Vec<Claimed> = Vec::new();
         for index in candidates {
-            // Claim the page and take its dirty bits: stores made while it
-            // is written make it dirty again.
-            let mut claim = None;
-            self.queue.wait_until(|| {
-                let mut st = self.state.lock();
-                let Some(p) = st.pages.get_mut(&index) else {
-                    return Some(());
-                };
-                if p.busy {
-                    return None;
-                }
-                p.busy = true;
-                claim = Some((p.frame.clone(), p.dirty, p.mapped, p.written_hash));
-                p.dirty = 0;
-                Some(())
-            });
-            let Some((frame, dirty, was_mapped, old_hash)) = claim else {
-                continue;
-            };
-            if dirty != 0 {
-                self.forget_dirty(dirty);
-            }
-            let mut mask = dirty;
-            let mut new_hash = old_hash;
-            if was_mapped {
-                new_hash = hash(&frame);
-                if new_hash != old_hash {
-                    mask = ALL_SECTORS;
-                }
-            }
-            let mut result = Ok(());
-            let mut s = 0;
-            while s < SECTORS_PER_PAGE {
-                if mask & (1 << s) == 0 {
-                    s += 1;
-                    continue;
-                }
-                let run_start = s;
-                while s < SECTORS_PER_PAGE && mask & (1 << s) != 0 {
-                    s += 1;
-                }
-                let r = io.write_range(
-                    index,
-                    &frame,
-                    run_start * SECTOR_SIZE,
-                    (s - run_start) * SECTOR_SIZE,
-                );
-                if r.is_err() {
-                    result = r;
-                }
-            }
-            if result.is_err() {
-                // The data is lost for the device; the error is kept for
-                // the next fsync (errseq), before anyone waiting on the
-                // page can look.
-                self.error.store(true, Ordering::Release);
-                self.error_seq.fetch_add(1, Ordering::AcqRel);
-            }
-            let mut st = self.state.lock();
-            if let Some(p) = st.pages.get_mut(&index) {
-                p.busy = false;
-                if was_mapped {
-                    p.written_hash = new_hash;
-                    // Unmapped since (only ours and the claim's handle left).
-                    if frame.ref_count() <= 2 {
-                        p.mapped = false;
+            let claim = if batch.is_empty() {
+                self.claim(index)
+            } else if batch.len() >= WB_BATCH {
+                written += self.write_batch(&*io, &mut batch);
+                self.claim(index)
+            } else {
+                match self.try_claim(index) {
+                    Claim::Got(c) => Some(c),
+                    Claim::Gone => None,
+                    Claim::Busy => {
+                        written += self.write_batch(&*io, &mut batch);
+                        self.claim(index)
                     }
                 }
+            };
+            let Some(c) = claim else {
+                continue;
+            };
+            if c.mask == 0 {
+                // A mapped page that did not change: nothing to write.
+                self.release(&c);
+                self.queue.wake_all();
+                continue;
             }
-            drop(st);
-            self.queue.wake_all();
-            if mask != 0 {
-                written += 1;
+            batch.push(c);
+        }
+        written += self.write_batch(&*io, &mut batch);
+        Ok(written)
+    }
+
+    /// A write-back failed: the data is lost for the device; the error is
+    /// kept for the next fsync (errseq), before anyone waiting on the page
+    /// can look.
+    fn note_write_error(&self) {
+        self.error.store(true, Ordering::Release);
+        self.error_seq.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// Writes the claimed pages of `batch` in one `write_pages` call,
+    /// releases them and empties `batch`. Returns how many were written.
+    fn write_batch(&self, io: &dyn PageIo, batch: &mut Vec<Claimed>) -> usize {
+        if batch.is_empty() {
+            return 0;
+        }
+        let pages: Vec<PageWrite> = batch
+            .iter()
+            .map(|c| PageWrite {
+                index: c.index,
+                frame: c.frame.clone(),
+                mask: c.mask,
+            })
+            .collect();
+        if io.write_pages(&pages).is_err() {
+            self.note_write_error();
+        }
+        drop(pages);
+        for c in batch.iter() {
+            self.release(c);
+        }
+        self.queue.wake_all();
+        let n = batch.len();
+        batch.clear();
+        n
+    }
+
+    /// Claims page `index` for write-back, waiting while it is busy: marks
+    /// it busy and takes its dirty bits (stores made while it is written
+    /// make it dirty again). `None` if the page is gone.
+    fn claim(&self, index: u64) -> Option<Claimed> {
+        let mut claim = None;
+        self.queue.wait_until(|| match self.try_claim(index) {
+            Claim::Busy => None,
+            Claim::Gone => Some(()),
+            Claim::Got(c) => {
+                claim = Some(c);
+                Some(())
+            }
+        });
+        claim
+    }
+
+    /// [`PageCache::claim`] without waiting.
+    fn try_claim(&self, index: u64) -> Claim {
+        let (frame, dirty, was_mapped, old_hash) = {
+            let mut st = self.state.lock();
+            let Some(p) = st.pages.get_mut(&index) else {
+                return Claim::Gone;
+            };
+            if p.busy {
+                return Claim::Busy;
+            }
+            p.busy = true;
+            let c = (p.frame.clone(), p.dirty, p.mapped, p.written_hash);
+            p.dirty = 0;
+            c
+        };
+        self.forget_dirty(dirty);
+        let mut mask = dirty;
+        let mut new_hash = old_hash;
+        if was_mapped {
+            new_hash = hash(&frame);
+            if new_hash != old_hash {
+                mask = ALL_SECTORS;
             }
         }
-        Ok(written)
+        Claim::Got(Claimed {
+            index,
+            frame,
+            mask,
+            was_mapped,
+            new_hash,
+        })
+    }
+
+    /// Ends the write-back of a claimed page.
+    fn release(&self, c: &Claimed) {
+        let mut st = self.state.lock();
+        if let Some(p) = st.pages.get_mut(&c.index) {
+            p.busy = false;
+            if c.was_mapped {
+                p.written_hash = c.new_hash;
+                // Unmapped since (only ours and the claim's handle left).
+                if c.frame.ref_count() <= 2 {
+                    p.mapped = false;
+                }
+            }
+        }
     }
 
     /// Evicts up to `want` clean, unmapped, idle pages not used since the

@@ -18,7 +18,7 @@ use crate::fs::inode::{
     DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec, dev_major,
     dev_minor, makedev,
 };
-use crate::mm::page_cache::{PageCache, PageIo};
+use crate::mm::page_cache::{PageCache, PageIo, PageWrite, sector_runs};
 
 /// Serialises writers and size changes of one file (below the volume).
 const FILE_IO_LEVEL: u8 = 30;
@@ -183,6 +183,19 @@ fn push_segment(bios: &mut Vec<Bio>, op: BioOp, sector: u64, seg: BioSegment) {
     });
 }
 
+/// Appends the segments of `page` (one page's bios) to `bios`, merging
+/// what continues the last bio on the disk.
+fn merge_bios(bios: &mut Vec<Bio>, page: Vec<Bio>) {
+    for b in page {
+        let mut sector = b.sector;
+        for seg in b.segments {
+            let n = (seg.len / 512) as u64;
+            push_segment(bios, b.op, sector, seg);
+            sector += n;
+        }
+    }
+}
+
 impl PageIo for FileState {
     fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
         let vol = self.vol()?;
@@ -199,14 +212,9 @@ impl PageIo for FileState {
         {
             let mut fs = vol.fs.lock();
             for (i, f) in frames.iter().enumerate() {
-                for b in self.page_bios(&mut fs, BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)? {
-                    let mut sector = b.sector;
-                    for seg in b.segments {
-                        let n = (seg.len / 512) as u64;
-                        push_segment(&mut bios, BioOp::Read, sector, seg);
-                        sector += n;
-                    }
-                }
+                let page =
+                    self.page_bios(&mut fs, BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)?;
+                merge_bios(&mut bios, page);
             }
         }
         if bios.is_empty() {
@@ -228,6 +236,30 @@ impl PageIo for FileState {
         let to = (offset + len).div_ceil(512) * 512;
         let mut fs = vol.fs.lock();
         let bios = self.page_bios(&mut fs, BioOp::Write, index, frame, from, to.min(PAGE_SIZE))?;
+        if bios.is_empty() {
+            return Ok(());
+        }
+        let r = vol.bdev.submit_all(bios);
+        drop(fs);
+        r
+    }
+
+    /// A write-back batch: the blocks of every page, mapped (and
+    /// allocated) under one hold of the volume lock, merged into requests
+    /// of up to [`MAX_BIO_BYTES`] where the file is contiguous on the
+    /// disk, all in flight together. The lock is held until they complete,
+    /// as in `write_range`.
+    fn write_pages(&self, pages: &[PageWrite]) -> Result<()> {
+        let vol = self.vol()?;
+        let mut fs = vol.fs.lock();
+        let mut bios = Vec::new();
+        for p in pages {
+            for (start, len) in sector_runs(p.mask) {
+                let page =
+                    self.page_bios(&mut fs, BioOp::Write, p.index, &p.frame, start, start + len)?;
+                merge_bios(&mut bios, page);
+            }
+        }
         if bios.is_empty() {
             return Ok(());
         }
