@@ -85,8 +85,7 @@ pub(super) fn with_sigmask<R>(
 /// ENOMEM if there is no memory for the list (poll(2), select(2)).
 fn files_of(ctx: &Context, fds: impl ExactSizeIterator<Item = i32>) -> Result<Vec<Option<Arc<File>>>> {
     let mut files = crate::fallible::with_capacity(fds.len())?;
-    let shared_files = ctx.process.files();
-    let table = shared_files.lock();
+    let table = ctx.files.lock();
     files.extend(fds.map(|fd| if fd < 0 { None } else { table.get(fd).ok() }));
     Ok(files)
 }
@@ -301,7 +300,7 @@ impl ExactSizeIterator for SetBits<'_> {}
 fn do_select(ctx: &Context, nfds: u64, sets: [u64; 3], deadline: Option<u64>) -> Result<isize> {
     let nfds = usize::try_from(nfds as i32).map_err(|_| Error::new(Errno::EINVAL))?;
     // Like Linux, bits past the descriptor table are ignored.
-    let nfds = nfds.min(ctx.process.files().lock().max_fds());
+    let nfds = nfds.min(ctx.files.lock().max_fds());
     // Whole longs, as Linux reads and writes them.
     let len = nfds.div_ceil(64) * 8;
     let inputs = [
