@@ -17,9 +17,11 @@ use crate::syscall::{dispatch, Context};
 /// Whether `rax` is one of the -ERESTART* codes a syscall returns when a
 /// signal interrupted it (they lie in -516..=-512).
 fn is_restart_request(rax: i64) -> bool {
-    [Errno::ERESTARTSYS, Errno::ERESTARTNOINTR, Errno::ERESTARTNOHAND, Errno::ERESTART_RESTARTBLOCK]
-        .iter()
-        .any(|&e| rax == -(e as i64))
+    // One range test on the common path (any other result).
+    (-(Errno::ERESTART_RESTARTBLOCK as i64)..=-(Errno::ERESTARTSYS as i64)).contains(&rax)
+        && [Errno::ERESTARTSYS, Errno::ERESTARTNOINTR, Errno::ERESTARTNOHAND, Errno::ERESTART_RESTARTBLOCK]
+            .iter()
+            .any(|&e| rax == -(e as i64))
 }
 
 /// Starts the first thread of `process` with registers `user`.
