@@ -2,7 +2,6 @@
 
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicUsize, Ordering, fence};
 
 use super::{SpinLock, level};
 use crate::irq::disable_local;
@@ -10,15 +9,6 @@ use crate::task::{self, Task};
 
 pub struct WaitQueue {
     waiters: SpinLock<VecDeque<Arc<Task>>, { level::WAIT_QUEUE }>,
-    /// How many tasks `waiters` holds, written under its lock, so that a
-    /// wake-up with nobody queued (every unlock of an uncontended mutex)
-    /// takes no lock and disables no interrupt. A waker makes its
-    /// condition true, then reads this count; a waiter counts itself in,
-    /// then checks the condition again; a SeqCst fence between the two
-    /// steps on each side means at least one of them sees the other's
-    /// write: either the waker sees the waiter queued and wakes it, or
-    /// the waiter sees the condition true and does not sleep.
-    queued: AtomicUsize,
 }
 
 impl Default for WaitQueue {
@@ -31,7 +21,6 @@ impl WaitQueue {
     pub const fn new() -> Self {
         WaitQueue {
             waiters: SpinLock::new(VecDeque::new()),
-            queued: AtomicUsize::new(0),
         }
     }
 
@@ -75,17 +64,11 @@ impl WaitQueue {
         let irq = disable_local();
         // The queue's storage may have to grow: on the kernel heap, even
         // for a waiter inside a driver domain (the queue may outlive it).
-        crate::domain::heap::with_kernel_heap(|| {
-            let mut w = self.waiters.lock();
-            w.push_back(current.clone());
-            self.queued.store(w.len(), Ordering::Relaxed);
-        });
+        crate::domain::heap::with_kernel_heap(|| self.waiters.lock().push_back(current.clone()));
         // Re-check with interrupts off: a wake-up that raced with the first
-        // check has either happened (cond is true now) or will find us queued
-        // (the fence pairs with the waker's, see `queued`).
-        fence(Ordering::SeqCst);
+        // check has either happened (cond is true now) or will find us queued.
         if let Some(r) = cond() {
-            self.remove(&current);
+            self.waiters.lock().retain(|t| !Arc::ptr_eq(t, &current));
             return Some(r);
         }
         // Only a finite deadline needs a timer; the entry goes away as soon
@@ -96,35 +79,15 @@ impl WaitQueue {
         task::sleep_current(&irq);
         drop(irq);
         drop(timer);
-        self.remove(&current);
+        self.waiters
+            .lock_irq_disabled()
+            .retain(|t| !Arc::ptr_eq(t, &current));
         None
-    }
-
-    /// Takes `task` off the queue if a waker has not already.
-    fn remove(&self, task: &Arc<Task>) {
-        let mut w = self.waiters.lock_irq_disabled();
-        w.retain(|t| !Arc::ptr_eq(t, task));
-        self.queued.store(w.len(), Ordering::Relaxed);
-    }
-
-    /// Whether no task can be queued that a waker must wake: the caller has
-    /// made its condition true before (the fence pairs with the waiter's).
-    fn nobody_queued(&self) -> bool {
-        fence(Ordering::SeqCst);
-        self.queued.load(Ordering::Relaxed) == 0
     }
 
     /// Wakes the task that waited longest.
     pub fn wake_one(&self) {
-        if self.nobody_queued() {
-            return;
-        }
-        let t = {
-            let mut w = self.waiters.lock_irq_disabled();
-            let t = w.pop_front();
-            self.queued.store(w.len(), Ordering::Relaxed);
-            t
-        };
+        let t = self.waiters.lock_irq_disabled().pop_front();
         if let Some(t) = t {
             t.wake();
         }
@@ -132,14 +95,7 @@ impl WaitQueue {
 
     /// Wakes every waiting task.
     pub fn wake_all(&self) {
-        if self.nobody_queued() {
-            return;
-        }
-        let all = {
-            let mut w = self.waiters.lock_irq_disabled();
-            self.queued.store(0, Ordering::Relaxed);
-            core::mem::take(&mut *w)
-        };
+        let all = core::mem::take(&mut *self.waiters.lock_irq_disabled());
         for t in all {
             t.wake();
         }
