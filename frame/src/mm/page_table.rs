@@ -328,6 +328,24 @@ impl PageTable {
         (e & P != 0).then(|| ((e & ADDR_MASK) as Paddr, PageFlags::from_bits(e)))
     }
 
+    /// The physical address `va` maps to, if a present 4 KiB leaf maps it
+    /// (writable, if `write`): what [`PageTable::query`] answers, for a
+    /// user copy, in one walk without building the flags.
+    pub(crate) fn translate(&self, va: Vaddr, write: bool) -> Option<Paddr> {
+        let need = if write { P | W } else { P };
+        let mut table = self.root.paddr();
+        for level in (2..=4).rev() {
+            let e = read_entry(table, index(va, level));
+            // Absent, or a huge page (which `walk` refuses too).
+            if e & (P | HUGE) != P {
+                return None;
+            }
+            table = (e & ADDR_MASK) as Paddr;
+        }
+        let e = read_entry(table, index(va, 1));
+        (e & need == need).then_some((e & ADDR_MASK) as Paddr + (va & (PAGE_SIZE - 1)))
+    }
+
     /// Visits every present leaf mapping in the user half in address order.
     pub(crate) fn for_each_user_leaf(&self, f: impl FnMut(Vaddr, Paddr, PageFlags)) {
         self.walk_user_leaves(false, f);

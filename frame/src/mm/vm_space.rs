@@ -222,11 +222,10 @@ impl VmSpace {
         let pt = self.pt.lock();
         let mut cur = va;
         while cur < end {
-            let page = cur & !(PAGE_SIZE - 1);
-            let chunk = (page + PAGE_SIZE).min(end) - cur;
-            match pt.query(page) {
-                Some((pa, flags)) if !write || flags.write => f(cur - va, pa + (cur - page), chunk),
-                _ => return Err(UserFault { addr: cur, write }),
+            let chunk = ((cur | (PAGE_SIZE - 1)) + 1).min(end) - cur;
+            match pt.translate(cur, write) {
+                Some(pa) => f(cur - va, pa, chunk),
+                None => return Err(UserFault { addr: cur, write }),
             }
             cur += chunk;
         }

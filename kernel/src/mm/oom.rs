@@ -88,7 +88,8 @@ pub fn note_allocation_failure() {
 
 /// Whether an allocation failed since the last call.
 pub fn take_pending() -> bool {
-    PENDING.swap(false, Ordering::AcqRel)
+    // A load first: every system call asks, and almost never finds one.
+    PENDING.load(Ordering::Relaxed) && PENDING.swap(false, Ordering::AcqRel)
 }
 
 /// The process killed last, until its address space is gone.

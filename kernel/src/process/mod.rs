@@ -53,9 +53,10 @@ pub struct Process {
     ppid: AtomicU32,
     children: SpinLock<Vec<Arc<Process>>, { level::PROCESS }>,
     vm: SpinLock<Arc<Vmar>, PROCESS_VM>,
-    /// Bumped (under `vm`'s lock) whenever `vm` is replaced, so that a
-    /// thread can keep using the address space it fetched last until it
-    /// changes, without the lock (run.rs).
+    /// Bumped (under `vm`'s lock) whenever `vm` is replaced, and (under
+    /// `files`' lock) whenever `files` is, so that a thread can keep using
+    /// the address space and descriptor table it fetched last until they
+    /// change, without the locks (run.rs).
     vm_generation: AtomicU64,
     /// The descriptor table, shared with CLONE_FILES relatives until one
     /// of them unshares it (close_range CLOSE_RANGE_UNSHARE).
@@ -383,18 +384,21 @@ impl Process {
         self.vm.lock().clone()
     }
 
-    /// Installs a new address space (execve, exit); the old one's peak
-    /// RSS stays in the process's ru_maxrss.
-    /// The address space and its generation (see `vm_generation`).
-    pub(crate) fn vm_and_generation(&self) -> (Arc<Vmar>, u64) {
-        let vm = self.vm.lock();
-        (vm.clone(), self.vm_generation.load(Ordering::Relaxed))
+    /// The address space, the descriptor table and the generation both
+    /// were fetched at: read first, so that a change made while they are
+    /// fetched leaves a generation older than the current one.
+    pub(crate) fn vm_files_and_generation(&self) -> (Arc<Vmar>, Arc<SharedFiles>, u64) {
+        let g = self.vm_generation.load(Ordering::Acquire);
+        let vm = self.vm.lock().clone();
+        (vm, self.files(), g)
     }
 
     pub(crate) fn vm_generation(&self) -> u64 {
         self.vm_generation.load(Ordering::Acquire)
     }
 
+    /// Installs a new address space (execve, exit); the old one's peak
+    /// RSS stays in the process's ru_maxrss.
     pub(crate) fn replace_vm(&self, vm: Arc<Vmar>) -> Arc<Vmar> {
         let old = {
             let mut cur = self.vm.lock();
@@ -418,7 +422,11 @@ impl Process {
             return Ok(());
         }
         let copy = SharedFiles::new(cur.table.lock().try_clone()?);
-        let old = core::mem::replace(&mut *self.files.lock(), copy);
+        let old = {
+            let mut cur = self.files.lock();
+            self.vm_generation.fetch_add(1, Ordering::AcqRel);
+            core::mem::replace(&mut *cur, copy)
+        };
         old.release();
         Ok(())
     }

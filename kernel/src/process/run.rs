@@ -8,7 +8,7 @@ use frame::user::{CpuException, ReturnReason, UserContext};
 
 use super::signal::{self, SigInfo, SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP, SI_KERNEL};
 use super::signal_frame::{handle_signals, work_pending};
-use super::{Pid, Process, Thread};
+use super::{Pid, Process, SharedFiles, Thread};
 use crate::error::{Errno, Error, Result};
 use crate::mm::Vmar;
 use crate::syscall::{dispatch, Context};
@@ -17,9 +17,11 @@ use crate::syscall::{dispatch, Context};
 /// Whether `rax` is one of the -ERESTART* codes a syscall returns when a
 /// signal interrupted it (they lie in -516..=-512).
 fn is_restart_request(rax: i64) -> bool {
-    [Errno::ERESTARTSYS, Errno::ERESTARTNOINTR, Errno::ERESTARTNOHAND, Errno::ERESTART_RESTARTBLOCK]
-        .iter()
-        .any(|&e| rax == -(e as i64))
+    // One range test on the common path (any other result).
+    (-(Errno::ERESTART_RESTARTBLOCK as i64)..=-(Errno::ERESTARTSYS as i64)).contains(&rax)
+        && [Errno::ERESTARTSYS, Errno::ERESTARTNOINTR, Errno::ERESTARTNOHAND, Errno::ERESTART_RESTARTBLOCK]
+            .iter()
+            .any(|&e| rax == -(e as i64))
 }
 
 /// Starts the first thread of `process` with registers `user`.
@@ -140,46 +142,51 @@ fn fp_code(flags: u32) -> i32 {
     }
 }
 
-/// The address space a thread ran in last, kept from one return to user
-/// mode to the next without the process's lock or a reference-count
-/// update: the loop holds it (as it would anyway for the whole stay in
-/// user mode and the system call that follows), tagged with the generation
-/// it was fetched at; execve and exit bump the generation, and the thread
-/// drops it before it is retired.
-struct VmCache {
+/// The address space a thread ran in last and its descriptor table, kept
+/// from one return to user mode to the next without the process's locks or
+/// a reference-count update: the loop holds them (as it would anyway for
+/// the whole stay in user mode and the system call that follows), tagged
+/// with the generation they were fetched at; execve, exit and unsharing
+/// the table bump the generation, and the thread drops them before it is
+/// retired.
+struct CallCache {
     generation: u64,
-    vm: Option<Arc<Vmar>>,
+    held: Option<(Arc<Vmar>, Arc<SharedFiles>)>,
 }
 
-impl VmCache {
-    fn get(&mut self, process: &Process) -> &Arc<Vmar> {
+impl CallCache {
+    fn get(&mut self, process: &Process) -> &(Arc<Vmar>, Arc<SharedFiles>) {
         if process.vm_generation() != self.generation {
-            // The old one goes first: nothing of it is kept past a change.
-            self.vm = None;
+            // The old ones go first: nothing of them is kept past a change.
+            self.held = None;
         }
         let generation = &mut self.generation;
-        self.vm.get_or_insert_with(|| {
-            let (vm, g) = process.vm_and_generation();
+        self.held.get_or_insert_with(|| {
+            let (vm, files, g) = process.vm_files_and_generation();
             *generation = g;
-            vm
+            (vm, files)
         })
+    }
+
+    fn clear(&mut self) {
+        self.held = None;
     }
 }
 
 fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) {
     let mut restart = None;
-    let mut vm_cache = VmCache { generation: u64::MAX, vm: None };
+    let mut cache = CallCache { generation: u64::MAX, held: None };
     loop {
         if restart.is_some() || work_pending(&process, &thread) {
             // Nothing is held while signals are handled (a stop may park
             // the thread for long, a fatal one ends the process).
-            vm_cache.vm = None;
+            cache.clear();
             handle_signals(&process, &thread, &mut user, restart.take());
         }
         if thread.exiting.load(Ordering::Acquire) {
             break;
         }
-        let vm = vm_cache.get(&process);
+        let (vm, files) = cache.get(&process);
         // User time: the time in user mode, which only a trap ends (the task
         // is never switched away while there). The rest of the task's CPU
         // time is system time (usage.rs).
@@ -189,7 +196,7 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
         match reason {
             ReturnReason::Syscall => {
                 let nr = user.syscall().0;
-                let mut ctx = Context { process: &process, thread: &thread, vm, user: &mut user };
+                let mut ctx = Context { process: &process, thread: &thread, vm, files, user: &mut user };
                 dispatch(&mut ctx);
                 let rax = user.rax() as i64;
                 // rt_sigreturn's result is the restored rax, never a restart
@@ -200,7 +207,7 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 }
                 // A user page the syscall needed could not be allocated.
                 if crate::mm::oom::take_pending() {
-                    vm_cache.vm = None;
+                    cache.clear();
                     crate::mm::oom::out_of_memory(&process, &thread);
                 }
             }
@@ -215,7 +222,7 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                     // No memory for the page: the OOM killer (Linux's
                     // pagefault_out_of_memory), then the instruction runs
                     // again, or the thread dies of a pending SIGKILL.
-                    vm_cache.vm = None;
+                    cache.clear();
                     crate::mm::oom::take_pending();
                     crate::mm::oom::out_of_memory(&process, &thread);
                 } else if let Some(err) = fault {
@@ -232,6 +239,6 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
         }
         frame::task::preempt_point();
     }
-    drop(vm_cache);
+    drop(cache);
     super::exit::thread_exited(&process, &thread);
 }

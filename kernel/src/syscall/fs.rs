@@ -178,7 +178,7 @@ fn count_arg(arg: u64) -> usize {
 /// `fdget_raw`): for calls that only name the file (fstat, fchdir,
 /// fstatfs, a dirfd, AT_EMPTY_PATH, dup, fcntl's descriptor commands).
 fn get_file(ctx: &Context, fd: i32) -> Result<Arc<File>> {
-    ctx.process.files().lock().get(fd)
+    ctx.files.lock().get(fd)
 }
 
 /// The file open on `fd` for a call that uses the open file itself

@@ -25,7 +25,7 @@ use frame::user::UserContext;
 
 use crate::error::{Errno, Error, Result};
 use crate::mm::Vmar;
-use crate::process::{Process, Thread};
+use crate::process::{Process, SharedFiles, Thread};
 
 /// Raw syscall arguments (rdi, rsi, rdx, r10, r8, r9).
 pub type SyscallArgs = [u64; 6];
@@ -44,6 +44,11 @@ pub struct Context<'a> {
     /// copy through it. execve installs a new one, which this does not
     /// follow: nothing copies to user memory after that in the call.
     pub vm: &'a Arc<Vmar>,
+    /// The descriptor table the call came with (fetched like `vm`), for
+    /// the descriptor lookups of read, write, fstat and the like. A call
+    /// that unshares the table (execve, close_range) does not follow the
+    /// change: it uses `process.files()` after that.
+    pub files: &'a Arc<SharedFiles>,
     pub user: &'a mut UserContext,
 }
 
@@ -114,7 +119,7 @@ impl Context<'_> {
         let mut chunk = [0u8; 256];
         let cur = addr as usize;
         let n = chunk.len().min(4096 - (cur % 4096));
-        self.process.vm().read_bytes(cur, &mut chunk[..n])?;
+        self.vm.read_bytes(cur, &mut chunk[..n])?;
         if let Some(pos) = chunk[..n].iter().position(|&b| b == 0)
             && let Some(path) = crate::fs::name::stored_as_is(&chunk[..pos])
         {

@@ -42,7 +42,7 @@ const FIOASYNC: u32 = 0x5452;
 const TIOCGPTPEER: u32 = 0x5441;
 
 pub fn sys_close(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
-    let file = ctx.process.files().lock().remove(fd_arg(args[0]))?;
+    let file = ctx.files.lock().remove(fd_arg(args[0]))?;
     // Closing any descriptor of a file drops the process's record locks on it.
     crate::fs::lock::release_posix(ctx.process.pid(), &**file.node());
     drop(file);

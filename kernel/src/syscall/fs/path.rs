@@ -16,7 +16,7 @@ fn openat(ctx: &Context, dirfd: i32, path_addr: u64, flags: u32, mode: u32) -> R
     let file = ctx.with_path(path_addr, |path| {
         let start = start_dir(ctx, &fs, dirfd, path)?;
         // Fail with EMFILE before creating anything, as Linux does.
-        if !ctx.process.files().lock().has_free(limit) {
+        if !ctx.files.lock().has_free(limit) {
             return Err(Error::new(Errno::EMFILE));
         }
         fs::open(&fs, &start, path, flags, mode)
@@ -24,11 +24,7 @@ fn openat(ctx: &Context, dirfd: i32, path_addr: u64, flags: u32, mode: u32) -> R
     if let Some(ops) = file.ops() {
         ops.opened(flags, &CallerCtx(ctx))?;
     }
-    let fd = ctx
-        .process
-        .files()
-        .lock()
-        .insert(file, flags & O_CLOEXEC != 0, limit)?;
+    let fd = ctx.files.lock().insert(file, flags & O_CLOEXEC != 0, limit)?;
     Ok(fd as isize)
 }
 
