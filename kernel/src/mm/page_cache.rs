@@ -32,6 +32,11 @@ use frame::sync::{SpinLock, WaitQueue};
 
 use crate::error::{Errno, Error, Result};
 
+/// Moves bytes between a cached page and where they go or come from:
+/// `(done, frame, in_page, n)` for bytes `in_page..in_page + n` of `frame`,
+/// `done` bytes into the transfer; returns how many it moved.
+pub type PageSink<'a> = dyn FnMut(usize, &UFrame, usize, usize) -> Result<usize> + 'a;
+
 /// Bytes per sector: the unit of dirty and up-to-date tracking.
 pub const SECTOR_SIZE: usize = 512;
 const SECTORS_PER_PAGE: usize = PAGE_SIZE / SECTOR_SIZE;
@@ -302,10 +307,23 @@ impl PageCache {
     /// Reads up to `buf.len()` bytes at `offset` of a file of `size` bytes;
     /// sequential reads trigger readahead.
     pub fn read(&self, offset: usize, buf: &mut [u8], size: usize) -> Result<usize> {
-        if offset >= size || buf.is_empty() {
+        self.read_pages(offset, buf.len(), size, &mut |done, frame, in_page, n| {
+            frame.read_bytes(in_page, &mut buf[done..done + n])?;
+            Ok(n)
+        })
+    }
+
+    /// Reads up to `len` bytes at `offset` of a file of `size` bytes page by
+    /// page: `sink(done, frame, in_page, n)` copies bytes `in_page..in_page
+    /// + n` of the page at `offset + done` where they go (read(2): straight
+    /// to user memory) and returns how many it copied; a short count ends
+    /// the read there. No lock is held while it runs. Returns the bytes
+    /// read; a failure past the first byte is a short read.
+    pub fn read_pages(&self, offset: usize, len: usize, size: usize, sink: &mut PageSink<'_>) -> Result<usize> {
+        if offset >= size || len == 0 {
             return Ok(0);
         }
-        let len = buf.len().min(size - offset);
+        let len = len.min(size - offset);
         let io = self.io()?;
         let first = (offset / PAGE_SIZE) as u64;
         let last = ((offset + len - 1) / PAGE_SIZE) as u64;
@@ -331,8 +349,15 @@ impl PageCache {
                     frame
                 }
             };
-            frame.read_bytes(in_page, &mut buf[done..done + n])?;
-            done += n;
+            let copied = match sink(done, &frame, in_page, n) {
+                Ok(c) => c.min(n),
+                Err(e) if done == 0 => return Err(e),
+                Err(_) => 0,
+            };
+            done += copied;
+            if copied < n {
+                break;
+            }
         }
         Ok(done)
     }
@@ -407,13 +432,26 @@ impl PageCache {
     /// Writes `buf` at `offset`; the data becomes dirty (only the sectors
     /// it touched). A partial sector of a page not yet read is read first.
     pub fn write(&self, offset: usize, buf: &[u8]) -> Result<usize> {
+        self.write_pages(offset, buf.len(), &mut |done, frame, in_page, n| {
+            frame.write_bytes(in_page, &buf[done..done + n])?;
+            Ok(n)
+        })
+    }
+
+    /// Writes `len` bytes at `offset` page by page: `source(done, frame,
+    /// in_page, n)` fills bytes `in_page..in_page + n` of the page at
+    /// `offset + done` (write(2): straight from user memory) and returns
+    /// how many it filled; a short count ends the write there. The page is
+    /// claimed (busy) meanwhile, no lock held. Returns the bytes written; a
+    /// failure past the first byte is a short write.
+    pub fn write_pages(&self, offset: usize, len: usize, source: &mut PageSink<'_>) -> Result<usize> {
         let io = self.io()?;
         let mut done = 0;
-        while done < buf.len() {
+        while done < len {
             let pos = offset.checked_add(done).ok_or(Error::new(Errno::EFBIG))?;
             let index = (pos / PAGE_SIZE) as u64;
             let in_page = pos % PAGE_SIZE;
-            let n = (PAGE_SIZE - in_page).min(buf.len() - done);
+            let n = (PAGE_SIZE - in_page).min(len - done);
             let (frame, have) = self.lock_page(index)?;
             // Sectors only partly overwritten must hold the file's data.
             let partial =
@@ -425,13 +463,26 @@ impl PageCache {
                     return if done > 0 { Ok(done) } else { Err(e) };
                 }
             };
-            if let Err(e) = frame.write_bytes(in_page, &buf[done..done + n]) {
-                self.unlock_page(index, have, 0);
-                return Err(e.into());
+            let copied = match source(done, &frame, in_page, n) {
+                Ok(c) => c.min(n),
+                Err(e) => {
+                    self.unlock_page(index, have, 0);
+                    return if done > 0 { Ok(done) } else { Err(e) };
+                }
+            };
+            // A short copy ends inside a sector: keep it only if that
+            // sector held the file's data (else its rest is not known).
+            let mut copied = copied;
+            let end = in_page + copied;
+            if copied < n && end % SECTOR_SIZE != 0 && have & (1 << (end / SECTOR_SIZE)) == 0 {
+                copied = (end - end % SECTOR_SIZE).saturating_sub(in_page);
             }
-            let touched = sector_mask(in_page, in_page + n);
+            let touched = sector_mask(in_page, in_page + copied);
             self.unlock_page(index, have | touched, touched);
-            done += n;
+            done += copied;
+            if copied < n {
+                break;
+            }
         }
         note_dirtied();
         Ok(done)

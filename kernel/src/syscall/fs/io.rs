@@ -52,10 +52,12 @@ pub fn sys_read(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let file = get_io_file(ctx, fd_arg(args[0]))?;
     readable(&file, false)?;
     user_buffer(buf, args[2])?;
-    let n = file.read(
+    let n = file.read_paged(
         count,
         &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data),
+        Some(&mut |done, frame, at, n| ctx.write_from_frame(buf.wrapping_add(done as u64), frame, at, n)),
         &CallerCtx(ctx),
+        RwFlags::default(),
     )?;
     Ok(n as isize)
 }
@@ -65,10 +67,12 @@ pub fn sys_write(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let file = get_io_file(ctx, fd_arg(args[0]))?;
     writable(&file, false)?;
     user_buffer(buf, args[2])?;
-    let n = file.write(
+    let n = file.write_paged(
         count,
         &mut |done, chunk| ctx.read_into(buf.wrapping_add(done as u64), chunk),
+        Some(&mut |done, frame, at, n| ctx.read_into_frame(buf.wrapping_add(done as u64), frame, at, n)),
         &CallerCtx(ctx),
+        RwFlags::default(),
     )?;
     Ok(n as isize)
 }
@@ -83,11 +87,13 @@ pub fn sys_pread64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let file = get_io_file(ctx, fd_arg(args[0]))?;
     readable(&file, true)?;
     user_buffer(buf, args[2])?;
-    let n = file.read_at(
+    let n = file.read_at_paged(
         offset,
         count,
         &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data),
+        Some(&mut |done, frame, at, n| ctx.write_from_frame(buf.wrapping_add(done as u64), frame, at, n)),
         &CallerCtx(ctx),
+        RwFlags::default(),
     )?;
     Ok(n as isize)
 }
@@ -99,7 +105,10 @@ pub fn sys_pwrite64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     user_buffer(buf, args[2])?;
     let source =
         &mut |done: usize, chunk: &mut [u8]| ctx.read_into(buf.wrapping_add(done as u64), chunk);
-    let n = file.write_at(offset, count, source, &CallerCtx(ctx))?;
+    let pages = &mut |done: usize, frame: &frame::mm::UFrame, at: usize, n: usize| {
+        ctx.read_into_frame(buf.wrapping_add(done as u64), frame, at, n)
+    };
+    let n = file.write_at_paged(offset, count, source, Some(pages), &CallerCtx(ctx), RwFlags::default())?;
     Ok(n as isize)
 }
 
