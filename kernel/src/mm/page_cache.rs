@@ -324,22 +324,67 @@ impl PageCache {
             return Ok(0);
         }
         let len = len.min(size - offset);
-        let io = self.io()?;
+        // A gone backend is EIO, even for cached pages.
+        if self.io.strong_count() == 0 {
+            self.io()?;
+        }
         let first = (offset / PAGE_SIZE) as u64;
         let last = ((offset + len - 1) / PAGE_SIZE) as u64;
         let size_pages = size.div_ceil(PAGE_SIZE) as u64;
-        self.readahead(&*io, first, last, size_pages);
+        // One round of the lock for the readahead bookkeeping and the first
+        // page (a short read of a cached page: that round only).
+        let (ra, mut first_frame) = {
+            let mut st = self.state.lock();
+            let ra = Self::readahead_plan(&mut st, first, last, size_pages);
+            (ra, Self::uptodate_locked(&mut st, first))
+        };
+        // The backend is needed only to read (readahead, a missing page).
+        let mut io = None;
+        if ra.1 > ra.0 + 1 {
+            let backend = self.io()?;
+            self.readahead_run(&*backend, ra.0, ra.1);
+            io = Some(backend);
+            // The first page may have come in with the run.
+            if first_frame.is_none() {
+                first_frame = self.lookup_uptodate(first);
+            }
+        }
+        const BATCH: usize = 16;
+        let mut batch: [Option<UFrame>; BATCH] = Default::default();
+        let (mut batch_first, mut batch_at, mut batch_len) = (0u64, 0usize, 0usize);
         let mut done = 0;
         while done < len {
             let pos = offset + done;
             let index = (pos / PAGE_SIZE) as u64;
             let in_page = pos % PAGE_SIZE;
             let n = (PAGE_SIZE - in_page).min(len - done);
-            let frame = match self.lookup_uptodate(index) {
+            let cached = match first_frame.take() {
+                Some(f) if index == first => Some(f),
+                _ => {
+                    // Later pages come in batches: one round of the lock
+                    // for the next few.
+                    if batch_at >= batch_len || batch_first + batch_at as u64 != index {
+                        let want = (last - index + 1).min(BATCH as u64) as usize;
+                        self.uptodate_run(index, &mut batch[..want]);
+                        batch_first = index;
+                        batch_at = 0;
+                        batch_len = want;
+                    }
+                    batch_at += 1;
+                    batch[batch_at - 1].take()
+                }
+            };
+            let frame = match cached {
                 Some(f) => f,
                 None => {
+                    if io.is_none() {
+                        io = Some(self.io()?);
+                    }
+                    let Some(io) = io.as_deref() else {
+                        return Ok(done);
+                    };
                     let (frame, have) = self.lock_page(index)?;
-                    match self.fill(&*io, index, &frame, have, ALL_SECTORS) {
+                    match self.fill(io, index, &frame, have, ALL_SECTORS) {
                         Ok(up) => self.unlock_page(index, up, 0),
                         Err(e) => {
                             self.unlock_page(index, 0, 0);
@@ -364,7 +409,29 @@ impl PageCache {
 
     /// The frame of a fully up-to-date, idle page.
     fn lookup_uptodate(&self, index: u64) -> Option<UFrame> {
+        Self::uptodate_locked(&mut self.state.lock(), index)
+    }
+
+    /// For each page `first + i`, its frame in `out[i]` if it is cached,
+    /// idle and fully up to date (marked accessed), else `None`: one round
+    /// of the lock for a run of a sequential read.
+    fn uptodate_run(&self, first: u64, out: &mut [Option<UFrame>]) {
+        for slot in out.iter_mut() {
+            *slot = None;
+        }
+        let end = first.saturating_add(out.len() as u64);
         let mut st = self.state.lock();
+        for (&i, p) in st.pages.range_mut(first..end) {
+            if p.busy || p.uptodate != ALL_SECTORS {
+                continue;
+            }
+            p.accessed = true;
+            out[(i - first) as usize] = Some(p.frame.clone());
+        }
+    }
+
+    /// [`PageCache::lookup_uptodate`] with the lock held.
+    fn uptodate_locked(st: &mut State, index: u64) -> Option<UFrame> {
         let p = st.pages.get_mut(&index)?;
         if p.busy || p.uptodate != ALL_SECTORS {
             return None;
@@ -377,29 +444,38 @@ impl PageCache {
     /// one doubles the window (up to [`RA_MAX`] pages) and reads the
     /// missing pages of `first..first + window` in one batch, several
     /// requests in flight; a random read resets the window.
-    fn readahead(&self, io: &dyn PageIo, first: u64, last: u64, size_pages: u64) {
-        let (start, end) = {
-            let mut st = self.state.lock();
-            let sequential = first == st.ra_next || (first == 0 && st.ra_next == u64::MAX);
-            st.ra_window = if sequential && first != 0 {
-                (st.ra_window * 2).min(RA_MAX)
-            } else {
-                RA_MIN
-            };
-            st.ra_next = last + 1;
-            if !sequential {
-                // Only what was asked for.
-                (first, (last + 1).min(size_pages))
-            } else {
-                let end = (first + st.ra_window).max(last + 1).min(size_pages);
-                // Skip what is already cached at the front.
-                let mut s = first;
-                while s < end && st.pages.contains_key(&s) {
-                    s += 1;
-                }
-                (s, end)
-            }
+    ///
+    /// This is its bookkeeping (under the lock): moves the window and
+    /// returns the run `[start, end)` to read; nothing to read if `end <=
+    /// start + 1` (one page: the plain path reads it).
+    fn readahead_plan(st: &mut State, first: u64, last: u64, size_pages: u64) -> (u64, u64) {
+        let sequential = first == st.ra_next || (first == 0 && st.ra_next == u64::MAX);
+        st.ra_window = if sequential && first != 0 {
+            (st.ra_window * 2).min(RA_MAX)
+        } else {
+            RA_MIN
         };
+        st.ra_next = last + 1;
+        if !sequential {
+            // Only what was asked for.
+            (first, (last + 1).min(size_pages))
+        } else {
+            let end = (first + st.ra_window).max(last + 1).min(size_pages);
+            // Skip what is already cached at the front (one walk of the
+            // map, not a search per page).
+            let mut s = first;
+            for (&i, _) in st.pages.range(first..end) {
+                if i != s {
+                    break;
+                }
+                s += 1;
+            }
+            (s, end)
+        }
+    }
+
+    /// Reads the absent pages of `[start, end)` in one batch (readahead).
+    fn readahead_run(&self, io: &dyn PageIo, start: u64, end: u64) {
         if end <= start + 1 {
             return; // one page: the plain path reads it
         }
