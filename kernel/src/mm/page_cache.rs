@@ -222,6 +222,18 @@ impl PageCache {
     /// Marks page `index` busy, waiting for others' I/O on it; creates it
     /// (not up to date) if absent. Returns its frame and up-to-date bits.
     fn lock_page(&self, index: u64) -> Result<(UFrame, u8)> {
+        // The common case, an idle cached page: claimed in one round of
+        // the lock, without the wait queue.
+        {
+            let mut st = self.state.lock();
+            if let Some(p) = st.pages.get_mut(&index)
+                && !p.busy
+            {
+                p.busy = true;
+                p.accessed = true;
+                return Ok((p.frame.clone(), p.uptodate));
+            }
+        }
         let mut fresh: Option<UFrame> = None;
         loop {
             let mut out = None;
@@ -350,7 +362,9 @@ impl PageCache {
             }
         }
         const BATCH: usize = 16;
-        let mut batch: [Option<UFrame>; BATCH] = Default::default();
+        // Made only for a read of several pages (a short read does not
+        // pay for setting up and dropping it).
+        let mut batch: Option<[Option<UFrame>; BATCH]> = None;
         let (mut batch_first, mut batch_at, mut batch_len) = (0u64, 0usize, 0usize);
         let mut done = 0;
         while done < len {
@@ -363,15 +377,16 @@ impl PageCache {
                 _ => {
                     // Later pages come in batches: one round of the lock
                     // for the next few.
+                    let slots = batch.get_or_insert_with(Default::default);
                     if batch_at >= batch_len || batch_first + batch_at as u64 != index {
                         let want = (last - index + 1).min(BATCH as u64) as usize;
-                        self.uptodate_run(index, &mut batch[..want]);
+                        self.uptodate_run(index, &mut slots[..want]);
                         batch_first = index;
                         batch_at = 0;
                         batch_len = want;
                     }
                     batch_at += 1;
-                    batch[batch_at - 1].take()
+                    slots[batch_at - 1].take()
                 }
             };
             let frame = match cached {
