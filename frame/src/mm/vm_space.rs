@@ -272,13 +272,11 @@ impl VmSpace {
         );
         let src = paddr_to_ptr::<u8>(frame.paddr() + offset);
         self.copy(va, len, true, |off, pa, n| {
-            // SAFETY: the source is bytes `offset + off .. offset + off + n`
-            // of the untyped page `frame` keeps alive (inside it: asserted
-            // above, `off + n <= len`); the destination lies inside one
-            // mapped, writable untyped page that the page table (locked)
-            // keeps alive. Untyped pages hold plain bytes, and both may be
-            // changed concurrently through other handles (a race on bytes,
-            // as with any user memory), never Rust objects.
+            // SAFETY: source: bytes `offset + off..+n` of the untyped page
+            // `frame` keeps alive (in it: asserted above, `off + n <= len`);
+            // destination: one mapped, writable untyped page the locked page
+            // table keeps alive. Both hold plain bytes other handles may
+            // change concurrently (a race on bytes, never on Rust objects).
             unsafe { core::ptr::copy(src.add(off), paddr_to_ptr::<u8>(pa), n) }
         })
     }
