@@ -524,8 +524,10 @@ impl File {
     }
 
     /// [`File::write_with`]; a file with a page cache has `pages` fill its
-    /// pages (write(2): a copy straight from user memory) instead of
-    /// taking bytes from `source`.
+    /// pages instead of taking bytes from `source`. `pages` runs with the
+    /// page claimed (busy): it must not fault on a mapping of the same file
+    /// (the fault would wait for that page), so write(2) does not use it for
+    /// user memory yet; see docs/perf/README.md.
     pub fn write_paged(
         &self,
         len: usize,

@@ -67,12 +67,13 @@ pub fn sys_write(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let file = get_io_file(ctx, fd_arg(args[0]))?;
     writable(&file, false)?;
     user_buffer(buf, args[2])?;
-    let n = file.write_paged(
+    // Writes still fetch the caller's bytes before the cache claims a page
+    // (see File::write_paged): a copy from a mapping of the same file,
+    // faulting in with that page claimed, would wait for itself.
+    let n = file.write(
         count,
         &mut |done, chunk| ctx.read_into(buf.wrapping_add(done as u64), chunk),
-        Some(&mut |done, frame, at, n| ctx.read_into_frame(buf.wrapping_add(done as u64), frame, at, n)),
         &CallerCtx(ctx),
-        RwFlags::default(),
     )?;
     Ok(n as isize)
 }
@@ -105,10 +106,7 @@ pub fn sys_pwrite64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     user_buffer(buf, args[2])?;
     let source =
         &mut |done: usize, chunk: &mut [u8]| ctx.read_into(buf.wrapping_add(done as u64), chunk);
-    let pages = &mut |done: usize, frame: &frame::mm::UFrame, at: usize, n: usize| {
-        ctx.read_into_frame(buf.wrapping_add(done as u64), frame, at, n)
-    };
-    let n = file.write_at_paged(offset, count, source, Some(pages), &CallerCtx(ctx), RwFlags::default())?;
+    let n = file.write_at(offset, count, source, &CallerCtx(ctx))?;
     Ok(n as isize)
 }
 
