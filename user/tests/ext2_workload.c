@@ -251,6 +251,108 @@ static void fault_around(void)
 	close(fd);
 }
 
+/*
+ * read(2) and write(2) copy straight between the page cache and the
+ * caller's memory: a fault part way is a short count of the bytes moved
+ * (not EFAULT, not more), reads stop at EOF, holes read as zeros, O_APPEND
+ * writes at the end, and a write is seen at once through a MAP_SHARED
+ * mapping made before it (and a store through it by read).
+ */
+#define PC_PAGE 4096
+static void page_copy_edges(void)
+{
+	int fd = open(MNT "/pcopy", O_RDWR | O_CREAT | O_TRUNC, 0644);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	static unsigned char data[3 * PC_PAGE];
+	for (size_t i = 0; i < sizeof data; i++)
+		data[i] = (unsigned char)(i * 13 + 5);
+	CHECK_EQ(write(fd, data, sizeof data), (ssize_t)sizeof data);
+	/* Two pages of buffer, the second one gone. */
+	unsigned char *b = mmap(NULL, 2 * PC_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(b != MAP_FAILED);
+	if (b == MAP_FAILED) {
+		close(fd);
+		return;
+	}
+	CHECK_EQ(munmap(b + PC_PAGE, PC_PAGE), 0);
+	/* A read whose buffer ends in the hole: the bytes before it. */
+	CHECK_EQ(pread(fd, b + PC_PAGE - 100, 300, 0), 100);
+	CHECK(memcmp(b + PC_PAGE - 100, data, 100) == 0);
+	CHECK_EQ(pread(fd, b + PC_PAGE - 1000, 3000, 50), 1000);
+	CHECK(memcmp(b + PC_PAGE - 1000, data + 50, 1000) == 0);
+	/* The file position moves by what was copied. */
+	CHECK_EQ(lseek(fd, PC_PAGE + 7, SEEK_SET), PC_PAGE + 7);
+	CHECK_EQ(read(fd, b + PC_PAGE - 10, 20), 10);
+	CHECK(memcmp(b + PC_PAGE - 10, data + PC_PAGE + 7, 10) == 0);
+	CHECK_EQ(lseek(fd, 0, SEEK_CUR), PC_PAGE + 17);
+	/* Wholly in the hole: EFAULT, nothing moves. */
+	CHECK_ERR(read(fd, b + PC_PAGE, 10), EFAULT);
+	CHECK_EQ(lseek(fd, 0, SEEK_CUR), PC_PAGE + 17);
+	/* A write whose source runs into the hole: a short count, the file
+	 * holds exactly those bytes and grows by no more. */
+	memset(b, 0x5a, PC_PAGE);
+	ssize_t w = pwrite(fd, b + PC_PAGE - 1024, 4096, sizeof data);
+	CHECK(w > 0 && w <= 1024);
+	struct stat st;
+	CHECK_EQ(fstat(fd, &st), 0);
+	if (w > 0) {
+		CHECK_EQ(st.st_size, (off_t)sizeof data + w);
+		unsigned char back[1024];
+		CHECK_EQ(pread(fd, back, (size_t)w, sizeof data), w);
+		for (ssize_t i = 0; i < w; i++)
+			if (back[i] != 0x5a) {
+				CHECK(back[i] == 0x5a);
+				break;
+			}
+	}
+	CHECK_ERR(pwrite(fd, b + PC_PAGE, 10, 0), EFAULT);
+	CHECK_EQ(pread(fd, b, 10, 0), 10);
+	CHECK(memcmp(b, data, 10) == 0);
+	/* Short read at EOF, nothing past it. */
+	CHECK_EQ(pread(fd, b, PC_PAGE, st.st_size - 5), 5);
+	CHECK_EQ(pread(fd, b, PC_PAGE, st.st_size), 0);
+	/* A hole reads as zeros, across a page boundary. */
+	CHECK_EQ(ftruncate(fd, 0), 0);
+	CHECK_EQ(pwrite(fd, "end", 3, 5 * PC_PAGE), 3);
+	memset(b, 1, PC_PAGE);
+	CHECK_EQ(pread(fd, b, PC_PAGE, 2 * PC_PAGE - 100), PC_PAGE);
+	int zeros = 1;
+	for (int i = 0; i < PC_PAGE; i++)
+		zeros &= b[i] == 0;
+	CHECK(zeros);
+	/* O_APPEND: at the end whatever the position. */
+	int afd = open(MNT "/pcopy", O_WRONLY | O_APPEND);
+	CHECK(afd >= 0);
+	CHECK_EQ(lseek(afd, 0, SEEK_SET), 0);
+	CHECK_EQ(write(afd, "tail", 4), 4);
+	CHECK_EQ(lseek(afd, 0, SEEK_CUR), 5 * PC_PAGE + 7);
+	close(afd);
+	CHECK_EQ(pread(fd, b, 7, 5 * PC_PAGE), 7);
+	CHECK(memcmp(b, "endtail", 7) == 0);
+	/* A MAP_SHARED mapping made before: sees write(2), and read(2) sees
+	 * its stores. */
+	unsigned char *m = mmap(NULL, 2 * PC_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	CHECK(m != MAP_FAILED);
+	if (m != MAP_FAILED) {
+		CHECK(m[PC_PAGE + 1] == 0);
+		CHECK_EQ(pwrite(fd, "via-write", 9, PC_PAGE - 4), 9);
+		CHECK(memcmp(m + PC_PAGE - 4, "via-write", 9) == 0);
+		memcpy(m + 100, "via-store", 9);
+		CHECK_EQ(pread(fd, b, 9, 100), 9);
+		CHECK(memcmp(b, "via-store", 9) == 0);
+		/* A read into the mapping of the same file. */
+		CHECK_EQ(pread(fd, m + 2000, 9, 100), 9);
+		CHECK(memcmp(m + 2000, "via-store", 9) == 0);
+		munmap(m, 2 * PC_PAGE);
+	}
+	munmap(b, PC_PAGE);
+	close(fd);
+	CHECK_EQ(unlink(MNT "/pcopy"), 0);
+}
+
+
 static void workload(void)
 {
 	static unsigned char buf[65536];
@@ -429,6 +531,7 @@ static void workload(void)
 	}
 
 	fault_around();
+	page_copy_edges();
 
 	/* Attributes. */
 	CHECK_EQ(chown(MNT "/many/f006", 70000, 80000), 0);

@@ -207,6 +207,65 @@ fn vm_space_copies_across_pages_and_reports_faults() {
 }
 
 #[test]
+fn vm_space_copies_between_frames_and_user_pages_and_reports_faults() {
+    sim::run(move || {
+        let vm = VmSpace::new().unwrap();
+        let (a, b) = (
+            UFrame::alloc_zeroed().unwrap(),
+            UFrame::alloc_zeroed().unwrap(),
+        );
+        vm.map(0x1000, a.clone(), PageFlags::RW).unwrap();
+        vm.map(0x2000, b.clone(), PageFlags::R).unwrap();
+        let cache = UFrame::alloc_zeroed().unwrap();
+        let pattern: [u8; 64] = core::array::from_fn(|i| i as u8 + 1);
+        cache.write_bytes(100, &pattern).unwrap();
+        // Frame to user: lands at the right place of the user page.
+        vm.write_from_frame(0x1010, &cache, 100, 64).unwrap();
+        let mut got = [0u8; 64];
+        a.read_bytes(0x10, &mut got).unwrap();
+        assert_eq!(got, pattern);
+        // Into a read-only page: the bytes before it are copied, the
+        // fault names the page.
+        assert_eq!(
+            vm.write_from_frame(0x1ff0, &cache, 100, 32),
+            Err(UserFault {
+                addr: 0x2000,
+                write: true
+            })
+        );
+        a.read_bytes(0xff0, &mut got[..16]).unwrap();
+        assert_eq!(got[..16], pattern[..16]);
+        // User to frame, across the two pages (a read-only page is
+        // readable).
+        b.write_bytes(0, &[9; 8]).unwrap();
+        let dst = UFrame::alloc_zeroed().unwrap();
+        vm.read_into_frame(0x1ff8, &dst, 4000, 16).unwrap();
+        let mut back = [0u8; 16];
+        dst.read_bytes(4000, &mut back).unwrap();
+        assert_eq!(back[..8], pattern[8..16]);
+        assert_eq!(back[8..], [9; 8]);
+        // From an unmapped page: nothing past it is touched.
+        assert_eq!(
+            vm.read_into_frame(0x2ffc, &dst, 0, 8),
+            Err(UserFault {
+                addr: 0x3000,
+                write: false
+            })
+        );
+        let mut head = [0u8; 8];
+        dst.read_bytes(0, &mut head).unwrap();
+        assert_eq!(head[..4], [0; 4]);
+        assert_eq!(head[4..], [0; 4]);
+        // Leaving user space: nothing is copied.
+        assert!(
+            vm.write_from_frame(USER_SPACE_END - 8, &cache, 0, 16)
+                .unwrap_err()
+                .is_outside_user_space()
+        );
+    })
+}
+
+#[test]
 fn vm_space_map_absent_maps_only_empty_slots_and_keeps_what_is_mapped() {
     sim::run(move || {
         let before = free_frames();

@@ -251,6 +251,61 @@ impl VmSpace {
         })
     }
 
+    /// Copies `len` bytes of `frame`, from `offset` in it, to user memory
+    /// at `va` (read(2) from the page cache with no kernel buffer between).
+    /// Faults as [`VmSpace::write_bytes`] does: the bytes below the
+    /// reported address were copied.
+    ///
+    /// Panics if `offset + len` leaves the page (a caller's broken
+    /// invariant: it names a part of one page).
+    pub fn write_from_frame(
+        &self,
+        va: Vaddr,
+        frame: &UFrame,
+        offset: usize,
+        len: usize,
+    ) -> Result<(), UserFault> {
+        assert!(
+            offset <= PAGE_SIZE && len <= PAGE_SIZE - offset,
+            "a frame copy stays inside its page"
+        );
+        let src = paddr_to_ptr::<u8>(frame.paddr() + offset);
+        self.copy(va, len, true, |off, pa, n| {
+            // SAFETY: source: bytes `offset + off..+n` of the untyped page
+            // `frame` keeps alive (in it: asserted above, `off + n <= len`);
+            // destination: one mapped, writable untyped page the locked page
+            // table keeps alive. Both hold plain bytes other handles may
+            // change concurrently (a race on bytes, never on Rust objects).
+            unsafe { core::ptr::copy(src.add(off), paddr_to_ptr::<u8>(pa), n) }
+        })
+    }
+
+    /// Copies `len` bytes of user memory at `va` into `frame` at `offset`
+    /// (write(2) into the page cache with no kernel buffer between). Faults
+    /// as [`VmSpace::read_bytes`] does: the bytes below the reported
+    /// address were copied.
+    ///
+    /// Panics if `offset + len` leaves the page.
+    pub fn read_into_frame(
+        &self,
+        va: Vaddr,
+        frame: &UFrame,
+        offset: usize,
+        len: usize,
+    ) -> Result<(), UserFault> {
+        assert!(
+            offset <= PAGE_SIZE && len <= PAGE_SIZE - offset,
+            "a frame copy stays inside its page"
+        );
+        let dst = paddr_to_ptr::<u8>(frame.paddr() + offset);
+        self.copy(va, len, false, |off, pa, n| {
+            // SAFETY: see `write_from_frame`, the other way round: the
+            // source is a mapped user page, the destination bytes
+            // `offset + off .. offset + off + n` of `frame`.
+            unsafe { core::ptr::copy(paddr_to_ptr::<u8>(pa), dst.add(off), n) }
+        })
+    }
+
     /// Zero-fills user memory at `va`.
     pub fn fill_zero(&self, va: Vaddr, len: usize) -> Result<(), UserFault> {
         self.copy(va, len, true, |_, pa, n| {

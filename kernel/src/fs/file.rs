@@ -17,6 +17,7 @@ use frame::sync::Once;
 use super::inode::{FileType, Inode};
 use super::stream::*;
 use crate::error::{Errno, Error, Result};
+use crate::mm::page_cache::PageSink;
 
 pub const O_ACCMODE: u32 = 0o3;
 pub const O_RDONLY: u32 = 0o0;
@@ -275,13 +276,27 @@ impl File {
         caller: &dyn Caller,
         rw: RwFlags,
     ) -> Result<usize> {
+        self.read_paged(len, sink, None, caller, rw)
+    }
+
+    /// [`File::read_with`]; a file with a page cache hands its pages to
+    /// `pages` (read(2): a copy straight to user memory) instead of bytes
+    /// to `sink`.
+    pub fn read_paged(
+        &self,
+        len: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        pages: Option<&mut PageSink<'_>>,
+        caller: &dyn Caller,
+        rw: RwFlags,
+    ) -> Result<usize> {
         self.check_readable()?;
         if let Some(ops) = &self.ops {
             return self.read_stream(ops, len, sink, caller, rw.nowait);
         }
         let pos = self.position();
         let offset = check_range(pos as usize, len)?;
-        let n = self.read_inode(offset, len, sink)?;
+        let n = self.read_inode(offset, len, sink, pages)?;
         self.set_position(pos + n as u64);
         Ok(n)
     }
@@ -308,6 +323,19 @@ impl File {
         caller: &dyn Caller,
         rw: RwFlags,
     ) -> Result<usize> {
+        self.read_at_paged(offset, len, sink, None, caller, rw)
+    }
+
+    /// [`File::read_at_with`] with [`File::read_paged`]'s `pages`.
+    pub fn read_at_paged(
+        &self,
+        offset: usize,
+        len: usize,
+        sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        pages: Option<&mut PageSink<'_>>,
+        caller: &dyn Caller,
+        rw: RwFlags,
+    ) -> Result<usize> {
         self.check_readable()?;
         if let Some(ops) = &self.ops {
             if !ops.allows_positional_io() {
@@ -316,7 +344,7 @@ impl File {
             check_range(offset, len)?;
             return self.read_stream(ops, len, sink, caller, rw.nowait);
         }
-        self.read_inode(check_range(offset, len)?, len, sink)
+        self.read_inode(check_range(offset, len)?, len, sink, pages)
     }
 
     fn read_stream(
@@ -419,7 +447,15 @@ impl File {
         offset: usize,
         len: usize,
         sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
+        pages: Option<&mut PageSink<'_>>,
     ) -> Result<usize> {
+        if let Some(pages) = pages
+            && let Some(r) = self.node.read_pages(offset, len, pages)
+        {
+            let n = r?;
+            self.accessed();
+            return Ok(n);
+        }
         let avail = self.node.size().saturating_sub(offset);
         let chunk = len.min(IO_CHUNK).min(avail);
         if chunk == 0 {
@@ -484,13 +520,29 @@ impl File {
         caller: &dyn Caller,
         rw: RwFlags,
     ) -> Result<usize> {
+        self.write_paged(len, source, None, caller, rw)
+    }
+
+    /// [`File::write_with`]; a file with a page cache has `pages` fill its
+    /// pages instead of taking bytes from `source`. `pages` runs with the
+    /// page claimed (busy): it must not fault on a mapping of the same file
+    /// (the fault would wait for that page), so write(2) does not use it for
+    /// user memory yet; see docs/perf/README.md.
+    pub fn write_paged(
+        &self,
+        len: usize,
+        source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+        pages: Option<&mut PageSink<'_>>,
+        caller: &dyn Caller,
+        rw: RwFlags,
+    ) -> Result<usize> {
         self.check_writable()?;
         if self.ops.is_some() || rw.append || self.flags() & O_APPEND != 0 {
-            return self.write_common(None, len, source, caller, rw.nowait);
+            return self.write_common(None, len, source, pages, caller, rw.nowait);
         }
         let pos = self.position();
         let offset = check_range(pos as usize, len)?;
-        let n = self.write_common(Some(offset), len, source, caller, false)?;
+        let n = self.write_common(Some(offset), len, source, pages, caller, false)?;
         self.set_position(pos + n as u64);
         Ok(n)
     }
@@ -516,13 +568,26 @@ impl File {
         caller: &dyn Caller,
         rw: RwFlags,
     ) -> Result<usize> {
+        self.write_at_paged(offset, len, source, None, caller, rw)
+    }
+
+    /// [`File::write_at_with`] with [`File::write_paged`]'s `pages`.
+    pub fn write_at_paged(
+        &self,
+        offset: usize,
+        len: usize,
+        source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+        pages: Option<&mut PageSink<'_>>,
+        caller: &dyn Caller,
+        rw: RwFlags,
+    ) -> Result<usize> {
         self.check_writable()?;
         if let Some(ops) = &self.ops {
             if !ops.allows_positional_io() {
                 return Err(Error::new(Errno::ESPIPE));
             }
             check_range(offset, len)?;
-            return self.write_common(None, len, source, caller, rw.nowait);
+            return self.write_common(None, len, source, pages, caller, rw.nowait);
         }
         check_range(offset, len)?;
         let at = if rw.append || (self.flags() & O_APPEND != 0 && !rw.noappend) {
@@ -530,7 +595,7 @@ impl File {
         } else {
             Some(offset)
         };
-        self.write_common(at, len, source, caller, false)
+        self.write_common(at, len, source, pages, caller, false)
     }
 
     /// Writes at `offset`, or appends / writes the stream when None.
@@ -539,6 +604,7 @@ impl File {
         offset: Option<usize>,
         len: usize,
         source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+        pages: Option<&mut PageSink<'_>>,
         caller: &dyn Caller,
         nowait: bool,
     ) -> Result<usize> {
@@ -556,6 +622,16 @@ impl File {
             (None, None) => file_size_check(self.node.size(), len, caller)?,
             (Some(_), _) => len,
         };
+        if self.ops.is_none()
+            && let Some(pages) = pages
+            && let Some(r) = self.node.write_pages(offset, len, pages)
+        {
+            let (n, end) = r?;
+            if offset.is_none() {
+                self.set_position(end as u64);
+            }
+            return Ok(n);
+        }
         if let Some(ops) = &self.ops
             && let Some(r) = ops.write_direct(len, source, nowait || self.is_nonblocking(), caller)
         {

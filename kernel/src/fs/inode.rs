@@ -227,6 +227,34 @@ pub trait Inode: Any + Send + Sync {
         Err(self.not_regular())
     }
 
+    /// `read_at` straight from the file's cached pages: `sink` gets each
+    /// page's part in turn (as [`PageCache::read_pages`] hands it out), and
+    /// moves it where it goes without a kernel buffer between. `None`: the
+    /// file has no page cache (the caller uses `read_at`).
+    ///
+    /// [`PageCache::read_pages`]: crate::mm::page_cache::PageCache::read_pages
+    fn read_pages(
+        &self,
+        _offset: usize,
+        _len: usize,
+        _sink: &mut crate::mm::page_cache::PageSink<'_>,
+    ) -> Option<Result<usize>> {
+        None
+    }
+
+    /// `write_at` (at `Some(offset)`) or `append` (`None`) with `source`
+    /// filling the file's cached pages directly; returns bytes written and
+    /// the end offset of the write. `None`: no page cache (the caller uses
+    /// `write_at` or `append`).
+    fn write_pages(
+        &self,
+        _offset: Option<usize>,
+        _len: usize,
+        _source: &mut crate::mm::page_cache::PageSink<'_>,
+    ) -> Option<Result<(usize, usize)>> {
+        None
+    }
+
     /// Writes at the end of the file, atomically with respect to other
     /// writers; returns bytes written and the new end offset.
     fn append(&self, _buf: &[u8]) -> Result<(usize, usize)> {

@@ -32,6 +32,11 @@ use frame::sync::{SpinLock, WaitQueue};
 
 use crate::error::{Errno, Error, Result};
 
+/// Moves bytes between a cached page and where they go or come from:
+/// `(done, frame, in_page, n)` for bytes `in_page..in_page + n` of `frame`,
+/// `done` bytes into the transfer; returns how many it moved.
+pub type PageSink<'a> = dyn FnMut(usize, &UFrame, usize, usize) -> Result<usize> + 'a;
+
 /// Bytes per sector: the unit of dirty and up-to-date tracking.
 pub const SECTOR_SIZE: usize = 512;
 const SECTORS_PER_PAGE: usize = PAGE_SIZE / SECTOR_SIZE;
@@ -287,6 +292,18 @@ impl PageCache {
     /// Marks page `index` busy, waiting for others' I/O on it; creates it
     /// (not up to date) if absent. Returns its frame and up-to-date bits.
     fn lock_page(&self, index: u64) -> Result<(UFrame, u8)> {
+        // The common case, an idle cached page: claimed in one round of
+        // the lock, without the wait queue.
+        {
+            let mut st = self.state.lock();
+            if let Some(p) = st.pages.get_mut(&index)
+                && !p.busy
+            {
+                p.busy = true;
+                p.accessed = true;
+                return Ok((p.frame.clone(), p.uptodate));
+            }
+        }
         let mut fresh: Option<UFrame> = None;
         loop {
             let mut out = None;
@@ -372,26 +389,87 @@ impl PageCache {
     /// Reads up to `buf.len()` bytes at `offset` of a file of `size` bytes;
     /// sequential reads trigger readahead.
     pub fn read(&self, offset: usize, buf: &mut [u8], size: usize) -> Result<usize> {
-        if offset >= size || buf.is_empty() {
+        self.read_pages(offset, buf.len(), size, &mut |done, frame, in_page, n| {
+            frame.read_bytes(in_page, &mut buf[done..done + n])?;
+            Ok(n)
+        })
+    }
+
+    /// Reads up to `len` bytes at `offset` of a file of `size` bytes page by
+    /// page: `sink(done, frame, in_page, n)` copies bytes `in_page..in_page
+    /// + n` of the page at `offset + done` where they go (read(2): straight
+    /// to user memory) and returns how many it copied; a short count ends
+    /// the read there. No lock is held while it runs. Returns the bytes
+    /// read; a failure past the first byte is a short read.
+    pub fn read_pages(&self, offset: usize, len: usize, size: usize, sink: &mut PageSink<'_>) -> Result<usize> {
+        if offset >= size || len == 0 {
             return Ok(0);
         }
-        let len = buf.len().min(size - offset);
-        let io = self.io()?;
+        let len = len.min(size - offset);
+        // A gone backend is EIO, even for cached pages.
+        if self.io.strong_count() == 0 {
+            self.io()?;
+        }
         let first = (offset / PAGE_SIZE) as u64;
         let last = ((offset + len - 1) / PAGE_SIZE) as u64;
         let size_pages = size.div_ceil(PAGE_SIZE) as u64;
-        self.readahead(&*io, first, last, size_pages);
+        // One round of the lock for the readahead bookkeeping and the first
+        // page (a short read of a cached page: that round only).
+        let (ra, mut first_frame) = {
+            let mut st = self.state.lock();
+            let ra = Self::readahead_plan(&mut st, first, last, size_pages);
+            (ra, Self::uptodate_locked(&mut st, first))
+        };
+        // The backend is needed only to read (readahead, a missing page).
+        let mut io = None;
+        if ra.1 > ra.0 + 1 {
+            let backend = self.io()?;
+            self.readahead_run(&*backend, ra.0, ra.1);
+            io = Some(backend);
+            // The first page may have come in with the run.
+            if first_frame.is_none() {
+                first_frame = self.lookup_uptodate(first);
+            }
+        }
+        const BATCH: usize = 16;
+        // Made only for a read of several pages (a short read does not
+        // pay for setting up and dropping it).
+        let mut batch: Option<[Option<UFrame>; BATCH]> = None;
+        let (mut batch_first, mut batch_at, mut batch_len) = (0u64, 0usize, 0usize);
         let mut done = 0;
         while done < len {
             let pos = offset + done;
             let index = (pos / PAGE_SIZE) as u64;
             let in_page = pos % PAGE_SIZE;
             let n = (PAGE_SIZE - in_page).min(len - done);
-            let frame = match self.lookup_uptodate(index) {
+            let cached = match first_frame.take() {
+                Some(f) if index == first => Some(f),
+                _ => {
+                    // Later pages come in batches: one round of the lock
+                    // for the next few.
+                    let slots = batch.get_or_insert_with(Default::default);
+                    if batch_at >= batch_len || batch_first + batch_at as u64 != index {
+                        let want = (last - index + 1).min(BATCH as u64) as usize;
+                        self.uptodate_run(index, &mut slots[..want]);
+                        batch_first = index;
+                        batch_at = 0;
+                        batch_len = want;
+                    }
+                    batch_at += 1;
+                    slots[batch_at - 1].take()
+                }
+            };
+            let frame = match cached {
                 Some(f) => f,
                 None => {
+                    if io.is_none() {
+                        io = Some(self.io()?);
+                    }
+                    let Some(io) = io.as_deref() else {
+                        return Ok(done);
+                    };
                     let (frame, have) = self.lock_page(index)?;
-                    match self.fill(&*io, index, &frame, have, ALL_SECTORS) {
+                    match self.fill(io, index, &frame, have, ALL_SECTORS) {
                         Ok(up) => self.unlock_page(index, up, 0),
                         Err(e) => {
                             self.unlock_page(index, 0, 0);
@@ -401,15 +479,44 @@ impl PageCache {
                     frame
                 }
             };
-            frame.read_bytes(in_page, &mut buf[done..done + n])?;
-            done += n;
+            let copied = match sink(done, &frame, in_page, n) {
+                Ok(c) => c.min(n),
+                Err(e) if done == 0 => return Err(e),
+                Err(_) => 0,
+            };
+            done += copied;
+            if copied < n {
+                break;
+            }
         }
         Ok(done)
     }
 
     /// The frame of a fully up-to-date, idle page.
     fn lookup_uptodate(&self, index: u64) -> Option<UFrame> {
+        Self::uptodate_locked(&mut self.state.lock(), index)
+    }
+
+    /// For each page `first + i`, its frame in `out[i]` if it is cached,
+    /// idle and fully up to date (marked accessed), else `None`: one round
+    /// of the lock for a run of a sequential read.
+    fn uptodate_run(&self, first: u64, out: &mut [Option<UFrame>]) {
+        for slot in out.iter_mut() {
+            *slot = None;
+        }
+        let end = first.saturating_add(out.len() as u64);
         let mut st = self.state.lock();
+        for (&i, p) in st.pages.range_mut(first..end) {
+            if p.busy || p.uptodate != ALL_SECTORS {
+                continue;
+            }
+            p.accessed = true;
+            out[(i - first) as usize] = Some(p.frame.clone());
+        }
+    }
+
+    /// [`PageCache::lookup_uptodate`] with the lock held.
+    fn uptodate_locked(st: &mut State, index: u64) -> Option<UFrame> {
         let p = st.pages.get_mut(&index)?;
         if p.busy || p.uptodate != ALL_SECTORS {
             return None;
@@ -422,29 +529,38 @@ impl PageCache {
     /// one doubles the window (up to [`RA_MAX`] pages) and reads the
     /// missing pages of `first..first + window` in one batch, several
     /// requests in flight; a random read resets the window.
-    fn readahead(&self, io: &dyn PageIo, first: u64, last: u64, size_pages: u64) {
-        let (start, end) = {
-            let mut st = self.state.lock();
-            let sequential = first == st.ra_next || (first == 0 && st.ra_next == u64::MAX);
-            st.ra_window = if sequential && first != 0 {
-                (st.ra_window * 2).min(RA_MAX)
-            } else {
-                RA_MIN
-            };
-            st.ra_next = last + 1;
-            if !sequential {
-                // Only what was asked for.
-                (first, (last + 1).min(size_pages))
-            } else {
-                let end = (first + st.ra_window).max(last + 1).min(size_pages);
-                // Skip what is already cached at the front.
-                let mut s = first;
-                while s < end && st.pages.contains_key(&s) {
-                    s += 1;
-                }
-                (s, end)
-            }
+    ///
+    /// This is its bookkeeping (under the lock): moves the window and
+    /// returns the run `[start, end)` to read; nothing to read if `end <=
+    /// start + 1` (one page: the plain path reads it).
+    fn readahead_plan(st: &mut State, first: u64, last: u64, size_pages: u64) -> (u64, u64) {
+        let sequential = first == st.ra_next || (first == 0 && st.ra_next == u64::MAX);
+        st.ra_window = if sequential && first != 0 {
+            (st.ra_window * 2).min(RA_MAX)
+        } else {
+            RA_MIN
         };
+        st.ra_next = last + 1;
+        if !sequential {
+            // Only what was asked for.
+            (first, (last + 1).min(size_pages))
+        } else {
+            let end = (first + st.ra_window).max(last + 1).min(size_pages);
+            // Skip what is already cached at the front (one walk of the
+            // map, not a search per page).
+            let mut s = first;
+            for (&i, _) in st.pages.range(first..end) {
+                if i != s {
+                    break;
+                }
+                s += 1;
+            }
+            (s, end)
+        }
+    }
+
+    /// Reads the absent pages of `[start, end)` in one batch (readahead).
+    fn readahead_run(&self, io: &dyn PageIo, start: u64, end: u64) {
         if end <= start + 1 {
             return; // one page: the plain path reads it
         }
@@ -477,13 +593,26 @@ impl PageCache {
     /// Writes `buf` at `offset`; the data becomes dirty (only the sectors
     /// it touched). A partial sector of a page not yet read is read first.
     pub fn write(&self, offset: usize, buf: &[u8]) -> Result<usize> {
+        self.write_pages(offset, buf.len(), &mut |done, frame, in_page, n| {
+            frame.write_bytes(in_page, &buf[done..done + n])?;
+            Ok(n)
+        })
+    }
+
+    /// Writes `len` bytes at `offset` page by page: `source(done, frame,
+    /// in_page, n)` fills bytes `in_page..in_page + n` of the page at
+    /// `offset + done` (write(2): straight from user memory) and returns
+    /// how many it filled; a short count ends the write there. The page is
+    /// claimed (busy) meanwhile, no lock held. Returns the bytes written; a
+    /// failure past the first byte is a short write.
+    pub fn write_pages(&self, offset: usize, len: usize, source: &mut PageSink<'_>) -> Result<usize> {
         let io = self.io()?;
         let mut done = 0;
-        while done < buf.len() {
+        while done < len {
             let pos = offset.checked_add(done).ok_or(Error::new(Errno::EFBIG))?;
             let index = (pos / PAGE_SIZE) as u64;
             let in_page = pos % PAGE_SIZE;
-            let n = (PAGE_SIZE - in_page).min(buf.len() - done);
+            let n = (PAGE_SIZE - in_page).min(len - done);
             let (frame, have) = self.lock_page(index)?;
             // Sectors only partly overwritten must hold the file's data.
             let partial =
@@ -495,13 +624,26 @@ impl PageCache {
                     return if done > 0 { Ok(done) } else { Err(e) };
                 }
             };
-            if let Err(e) = frame.write_bytes(in_page, &buf[done..done + n]) {
-                self.unlock_page(index, have, 0);
-                return Err(e.into());
+            let copied = match source(done, &frame, in_page, n) {
+                Ok(c) => c.min(n),
+                Err(e) => {
+                    self.unlock_page(index, have, 0);
+                    return if done > 0 { Ok(done) } else { Err(e) };
+                }
+            };
+            // A short copy ends inside a sector: keep it only if that
+            // sector held the file's data (else its rest is not known).
+            let mut copied = copied;
+            let end = in_page + copied;
+            if copied < n && end % SECTOR_SIZE != 0 && have & (1 << (end / SECTOR_SIZE)) == 0 {
+                copied = (end - end % SECTOR_SIZE).saturating_sub(in_page);
             }
-            let touched = sector_mask(in_page, in_page + n);
+            let touched = sector_mask(in_page, in_page + copied);
             self.unlock_page(index, have | touched, touched);
-            done += n;
+            done += copied;
+            if copied < n {
+                break;
+            }
         }
         note_dirtied();
         Ok(done)

@@ -625,6 +625,41 @@ impl Vmar {
         self.with_faults(|| self.space.write_bytes(addr, buf))
     }
 
+    /// Copies `len` bytes of `frame` at `offset` to user memory at `addr`
+    /// (read(2) from the page cache), resolving faults as
+    /// [`Vmar::write_bytes`] does. Returns the bytes copied: fewer than
+    /// `len` if a fault past the first byte could not be resolved (the
+    /// bytes before it were copied, as Linux's copy_to_user reports), the
+    /// error if nothing could be.
+    pub fn write_from_frame(&self, addr: usize, frame: &UFrame, offset: usize, len: usize) -> Result<usize> {
+        if len == 0 {
+            return Ok(0);
+        }
+        let mut reached = addr;
+        let r = self.with_faults(|| {
+            self.space
+                .write_from_frame(addr, frame, offset, len)
+                .inspect_err(|f| note_progress(&mut reached, f))
+        });
+        partial_copy(r, addr, reached, len)
+    }
+
+    /// Copies `len` bytes of user memory at `addr` into `frame` at
+    /// `offset` (write(2) into the page cache); bytes copied as
+    /// [`Vmar::write_from_frame`] counts them.
+    pub fn read_into_frame(&self, addr: usize, frame: &UFrame, offset: usize, len: usize) -> Result<usize> {
+        if len == 0 {
+            return Ok(0);
+        }
+        let mut reached = addr;
+        let r = self.with_faults(|| {
+            self.space
+                .read_into_frame(addr, frame, offset, len)
+                .inspect_err(|f| note_progress(&mut reached, f))
+        });
+        partial_copy(r, addr, reached, len)
+    }
+
     /// A copy of this address space for fork: private pages are shared
     /// copy-on-write, shared ones stay shared.
     pub fn fork(&self) -> Result<Vmar> {
@@ -1507,5 +1542,26 @@ fn resident_run(f: &FileBacking, first: u64, skip: u64, out: &mut [Option<UFrame
     f.inode.resident_pages(first as usize, out);
     if let Some(slot) = skip.checked_sub(first).and_then(|i| out.get_mut(i as usize)) {
         *slot = None;
+    }
+}
+
+/// The furthest address a frame copy reached: a fault inside user space
+/// names the first byte it did not copy.
+fn note_progress(reached: &mut usize, fault: &UserFault) {
+    if !fault.is_outside_user_space() {
+        *reached = (*reached).max(fault.addr);
+    }
+}
+
+/// A frame copy's result as a byte count: all of `len`, the bytes below
+/// the furthest fault when a later one could not be resolved, or the error
+/// when nothing was copied.
+fn partial_copy(r: Result<()>, addr: usize, reached: usize, len: usize) -> Result<usize> {
+    match r {
+        Ok(()) => Ok(len),
+        Err(e) => match reached.saturating_sub(addr).min(len) {
+            0 => Err(e),
+            copied => Ok(copied),
+        },
     }
 }

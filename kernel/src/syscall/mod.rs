@@ -74,6 +74,18 @@ impl Context<'_> {
         self.vm.write_bytes(addr as usize, bytes)
     }
 
+    /// Copies part of a page-cache page to user memory at `addr`: the
+    /// bytes copied (fewer if a fault past the first byte stopped it).
+    pub fn write_from_frame(&self, addr: u64, frame: &frame::mm::UFrame, offset: usize, len: usize) -> Result<usize> {
+        self.vm.write_from_frame(addr as usize, frame, offset, len)
+    }
+
+    /// Copies user memory at `addr` into part of a page-cache page: the
+    /// bytes copied (fewer if a fault past the first byte stopped it).
+    pub fn read_into_frame(&self, addr: u64, frame: &frame::mm::UFrame, offset: usize, len: usize) -> Result<usize> {
+        self.vm.read_into_frame(addr as usize, frame, offset, len)
+    }
+
     pub fn read_val<T: Pod>(&self, addr: u64) -> Result<T> {
         let mut v = T::new_zeroed();
         self.vm.read_bytes(addr as usize, v.as_bytes_mut())?;

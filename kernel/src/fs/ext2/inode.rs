@@ -18,7 +18,7 @@ use crate::fs::inode::{
     DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec, dev_major,
     dev_minor, makedev,
 };
-use crate::mm::page_cache::{PageCache, PageIo, PageWrite, sector_runs};
+use crate::mm::page_cache::{PageCache, PageIo, PageSink, PageWrite, sector_runs};
 
 /// Serialises writers and size changes of one file (below the volume).
 const FILE_IO_LEVEL: u8 = 30;
@@ -370,10 +370,21 @@ impl Ext2Inode {
     /// blocks (after: the cache read the partial blocks as holes) and grows
     /// the size. Holds the file's I/O lock.
     fn write_locked(&self, offset: usize, buf: &[u8]) -> Result<usize> {
+        self.write_locked_with(offset, buf.len(), &mut |cache| cache.write(offset, buf))
+    }
+
+    /// [`Ext2Inode::write_locked`] of `len` bytes that `write` puts into the
+    /// cache (from a buffer, or page by page from user memory).
+    fn write_locked_with(
+        &self,
+        offset: usize,
+        len: usize,
+        write: &mut dyn FnMut(&PageCache) -> Result<usize>,
+    ) -> Result<usize> {
         let cache = self.cache()?;
         let vol = self.vol();
         let end = offset
-            .checked_add(buf.len())
+            .checked_add(len)
             .ok_or(Error::new(Errno::EFBIG))?;
         {
             let fs = vol.fs.lock();
@@ -384,10 +395,13 @@ impl Ext2Inode {
                 return Err(Error::new(Errno::EFBIG));
             }
         }
-        if buf.is_empty() {
+        if len == 0 {
             return Ok(0);
         }
-        let n = cache.write(offset, buf)?;
+        let n = write(cache)?;
+        if n == 0 {
+            return Ok(0);
+        }
         let bs = vol.block_size as u64;
         let mut fs = vol.fs.lock();
         let first = offset as u64 / bs;
@@ -510,6 +524,34 @@ impl Inode for Ext2Inode {
     fn write_at(&self, offset: usize, buf: &[u8]) -> Result<usize> {
         let _io = self.state.io.lock();
         self.write_locked(offset, buf)
+    }
+
+    fn read_pages(&self, offset: usize, len: usize, sink: &mut PageSink<'_>) -> Option<Result<usize>> {
+        let cache = self.state.cache.as_ref()?;
+        Some(self.disk_inode().and_then(|i| {
+            cache.read_pages(offset, len, usize::try_from(i.size()).unwrap_or(usize::MAX), sink)
+        }))
+    }
+
+    fn write_pages(
+        &self,
+        offset: Option<usize>,
+        len: usize,
+        source: &mut PageSink<'_>,
+    ) -> Option<Result<(usize, usize)>> {
+        self.state.cache.as_ref()?;
+        let _io = self.state.io.lock();
+        let at = match offset {
+            Some(at) => at,
+            None => match self.disk_inode() {
+                Ok(i) => i.size() as usize,
+                Err(e) => return Some(Err(e)),
+            },
+        };
+        Some(
+            self.write_locked_with(at, len, &mut |cache| cache.write_pages(at, len, source))
+                .map(|n| (n, at + n)),
+        )
     }
 
     fn append(&self, buf: &[u8]) -> Result<(usize, usize)> {

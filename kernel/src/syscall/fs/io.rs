@@ -52,10 +52,12 @@ pub fn sys_read(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let file = get_io_file(ctx, fd_arg(args[0]))?;
     readable(&file, false)?;
     user_buffer(buf, args[2])?;
-    let n = file.read(
+    let n = file.read_paged(
         count,
         &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data),
+        Some(&mut |done, frame, at, n| ctx.write_from_frame(buf.wrapping_add(done as u64), frame, at, n)),
         &CallerCtx(ctx),
+        RwFlags::default(),
     )?;
     Ok(n as isize)
 }
@@ -65,6 +67,9 @@ pub fn sys_write(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let file = get_io_file(ctx, fd_arg(args[0]))?;
     writable(&file, false)?;
     user_buffer(buf, args[2])?;
+    // Writes still fetch the caller's bytes before the cache claims a page
+    // (see File::write_paged): a copy from a mapping of the same file,
+    // faulting in with that page claimed, would wait for itself.
     let n = file.write(
         count,
         &mut |done, chunk| ctx.read_into(buf.wrapping_add(done as u64), chunk),
@@ -83,11 +88,13 @@ pub fn sys_pread64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let file = get_io_file(ctx, fd_arg(args[0]))?;
     readable(&file, true)?;
     user_buffer(buf, args[2])?;
-    let n = file.read_at(
+    let n = file.read_at_paged(
         offset,
         count,
         &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data),
+        Some(&mut |done, frame, at, n| ctx.write_from_frame(buf.wrapping_add(done as u64), frame, at, n)),
         &CallerCtx(ctx),
+        RwFlags::default(),
     )?;
     Ok(n as isize)
 }
