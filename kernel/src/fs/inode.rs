@@ -281,6 +281,14 @@ pub trait Inode: Any + Send + Sync {
         false
     }
 
+    /// The file's own page at page index `index` if the file system keeps
+    /// one in memory there (never allocated: `None` for a hole, and where
+    /// the file system keeps no pages): what a read fault of a MAP_PRIVATE
+    /// mapping maps read-only until the first store copies it.
+    fn resident_page(&self, _index: usize) -> Option<frame::mm::UFrame> {
+        None
+    }
+
     /// A token every shared mapping through a writable descriptor holds
     /// for its lifetime, so that the file can tell whether such mappings
     /// exist (F_SEAL_WRITE: EBUSY).

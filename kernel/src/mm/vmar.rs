@@ -491,6 +491,26 @@ impl Vmar {
                 return Ok(());
             }
         }
+        // MAP_PRIVATE of a file kept in memory (ramfs, tmpfs: every
+        // program of the initramfs), read first: map the file's own page
+        // read-only, as for a cached file (the file's reference keeps the
+        // count above 2, so the first store copies it). Not a copy per
+        // fault: an exec maps the same frames each time, which also keeps
+        // QEMU's translations of the code in them (keyed by physical page).
+        if !write
+            && let Some(f) = &vma.file
+        {
+            let off_in_area = page - vma.start;
+            let off = f.offset + off_in_area;
+            if off_in_area + PAGE_SIZE <= f.len
+                && off.is_multiple_of(PAGE_SIZE)
+                && off + PAGE_SIZE <= f.inode.size()
+                && let Some(frame) = f.inode.resident_page(off / PAGE_SIZE)
+            {
+                self.map_new(page, frame, page_flags(vma.perms, false))?;
+                return Ok(());
+            }
+        }
         let frame = crate::fallible::frame()?;
         if let Some(f) = &vma.file {
             let off_in_area = page - vma.start;

@@ -404,6 +404,13 @@ impl Inode for RamInode {
         self.file_type == FileType::Regular
     }
 
+    fn resident_page(&self, index: usize) -> Option<frame::mm::UFrame> {
+        match &self.state.lock().body {
+            Body::File(data) => data.existing_page(index),
+            _ => None,
+        }
+    }
+
     fn shared_write_token(&self) -> Option<Arc<dyn core::any::Any + Send + Sync>> {
         Some(self.writable_maps.clone())
     }

@@ -176,6 +176,11 @@ impl FileData {
         Ok(done)
     }
 
+    /// The page at `index` if the file has one there (not a hole).
+    pub fn existing_page(&self, index: usize) -> Option<UFrame> {
+        self.pages.get(&index).cloned()
+    }
+
     /// The page at `index`, backed with memory first if it is a hole
     /// (shared file mappings map the file's own pages).
     pub fn page_for_mapping(&mut self, index: usize) -> Result<UFrame> {
