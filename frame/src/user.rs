@@ -7,6 +7,7 @@
 //! bits and refuses non-canonical addresses before entering ring 3
 //! (invariant 2).
 
+use alloc::sync::Arc;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::arch::cpu;
@@ -17,6 +18,7 @@ use crate::arch::trap::{
 };
 use crate::irq::disable_local;
 use crate::mm::VmSpace;
+use crate::sync::SpinLock;
 
 /// Why user mode was left.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,19 +102,48 @@ pub struct UserContext {
     /// Names this FS/GS state (selectors and bases): a fresh value whenever
     /// a setter changes it, and for every copy.
     seg_tag: u64,
-    /// Names this FPU image: a fresh value whenever the image changes
-    /// other than by the save after a trap, and for every copy.
+    /// Names this FPU state: a fresh value whenever the kernel changes it
+    /// (execve, signal delivery, rt_sigreturn), and for every copy.
     fpu_tag: u64,
-    fpu: FpuState,
+    /// The FXSAVE image, in an area of its own whose address does not
+    /// change when the context moves: while the registers hold a newer
+    /// state ([`FPU_OWNER`]), the next load of another image saves them
+    /// here first.
+    fpu: Arc<FpuArea>,
 }
 
-/// The tag of the FPU image the FPU/SSE registers hold now (0: none known).
-/// The kernel is soft-float and nothing but [`UserContext::execute`] loads
-/// these registers, so while the tag matches, the image need not be loaded
-/// again: a thread that makes system calls restores its FPU state only
-/// when another context ran in between (Linux too reloads the registers
-/// only after a switch, never per system call). One CPU; per-CPU with SMP.
+/// A context's FXSAVE image. Only touched with interrupts off: by the
+/// context itself, and by the save of the registers into the area of the
+/// context that ran last ([`save_owner`]), which may run from any context.
+struct FpuArea(SpinLock<FpuState>);
+
+impl FpuArea {
+    fn new(state: FpuState) -> Arc<FpuArea> {
+        Arc::new(FpuArea(SpinLock::new(state)))
+    }
+}
+
+/// The tag of the FPU state the FPU/SSE registers hold now (0: none known).
+/// The kernel is soft-float and nothing but user mode changes these
+/// registers, and nothing but [`UserContext::execute`] loads them, so while
+/// the tag matches, the state need not be loaded again: a thread that
+/// makes system calls restores its FPU state only when another context ran
+/// in between (Linux too reloads the registers only after a switch, never
+/// per system call). One CPU; per-CPU with SMP.
 static FPU_LOADED: AtomicU64 = AtomicU64::new(0);
+/// The tag of the context whose user mode ran last and changed the
+/// registers (0: none), so that they are newer than its image; its image
+/// area is [`FPU_OWNER`]. The registers are saved only when something needs
+/// them: before another context's image is loaded (the first entry to
+/// user mode after a switch to another thread), and when the kernel reads
+/// or replaces this context's image (signal delivery, fork, rt_sigreturn,
+/// execve). A system call saves nothing (Linux too saves the registers at
+/// a context switch, never per system call). The other context's image is
+/// always loaded before its user mode runs (no `#NM` trap, no lazy
+/// restore: the registers of one program are never visible to another).
+/// Nonzero only while `FPU_LOADED` holds the same tag.
+static FPU_OWNER_TAG: AtomicU64 = AtomicU64::new(0);
+static FPU_OWNER: SpinLock<Option<Arc<FpuArea>>> = SpinLock::new(None);
 /// The tag of the FS/GS state the CPU holds now (0: none known). Like the
 /// FPU registers, nothing but [`UserContext::execute`] loads FS and GS, and
 /// what user code does to them is read back on every exit (a selector load
@@ -136,8 +167,39 @@ impl Clone for UserContext {
             gs_sel: self.gs_sel,
             seg_tag: fresh_fpu_tag(),
             fpu_tag: fresh_fpu_tag(),
-            fpu: self.fpu,
+            fpu: FpuArea::new(self.fpu_state()),
         }
+    }
+}
+
+impl Drop for UserContext {
+    fn drop(&mut self) {
+        let _irq = disable_local();
+        disown_fpu(self.fpu_tag);
+    }
+}
+
+/// Saves the FPU/SSE registers into the image of the context that ran
+/// last, if they are newer than it. Interrupts must be off (the caller's
+/// guard) so that no other context runs in between.
+fn save_owner() {
+    if FPU_OWNER_TAG.load(Ordering::Relaxed) == 0 {
+        return;
+    }
+    let owner = FPU_OWNER.lock().take();
+    FPU_OWNER_TAG.store(0, Ordering::Relaxed);
+    if let Some(area) = owner {
+        fpu::save(&mut area.0.lock());
+    }
+}
+
+/// Forgets that the registers are newer than the image of the context
+/// tagged `tag` (its state is being replaced or dropped). Interrupts off.
+fn disown_fpu(tag: u64) {
+    if FPU_OWNER_TAG.load(Ordering::Relaxed) == tag {
+        FPU_OWNER_TAG.store(0, Ordering::Relaxed);
+        let owner = FPU_OWNER.lock().take();
+        drop(owner);
     }
 }
 
@@ -167,7 +229,7 @@ impl UserContext {
             gs_sel: 0,
             seg_tag: fresh_fpu_tag(),
             fpu_tag: fresh_fpu_tag(),
-            fpu: FpuState::default(),
+            fpu: FpuArea::new(FpuState::default()),
         }
     }
 
@@ -270,13 +332,31 @@ impl UserContext {
 
     /// Resets the FPU/SSE state to the initial one (on execve).
     pub fn reset_fpu(&mut self) {
-        self.fpu = FpuState::default();
-        self.fpu_tag = fresh_fpu_tag();
+        self.replace_fpu(FpuState::default());
     }
 
     /// The FXSAVE image of the FPU/SSE state (for signal frames).
     pub fn fpu_bytes(&self) -> [u8; 512] {
-        self.fpu.0
+        self.fpu_state().0
+    }
+
+    /// The current FPU/SSE state: saved from the registers first if this
+    /// context ran last (they stay loaded).
+    fn fpu_state(&self) -> FpuState {
+        let _irq = disable_local();
+        if FPU_OWNER_TAG.load(Ordering::Relaxed) == self.fpu_tag {
+            save_owner();
+        }
+        *self.fpu.0.lock()
+    }
+
+    /// Replaces the FPU/SSE state: what the registers hold for this
+    /// context is dropped, and the new state is loaded at the next entry.
+    fn replace_fpu(&mut self, state: FpuState) {
+        let _irq = disable_local();
+        disown_fpu(self.fpu_tag);
+        *self.fpu.0.lock() = state;
+        self.fpu_tag = fresh_fpu_tag();
     }
 
     /// Loads an FXSAVE image supplied by user code (rt_sigreturn). An MXCSR
@@ -285,20 +365,20 @@ impl UserContext {
     /// (invariant 2: user input cannot crash kernel control flow).
     pub fn set_fpu_bytes(&mut self, bytes: &[u8; 512]) -> Result<(), crate::Error> {
         let mut area = *bytes;
-        let mask = u32::from_le_bytes([
-            self.fpu.0[28],
-            self.fpu.0[29],
-            self.fpu.0[30],
-            self.fpu.0[31],
-        ]);
+        // The mask is the CPU's: every FXSAVE writes the same one, so the
+        // image has it (or 0, never saved yet) even while the registers
+        // are newer than the rest of it.
+        let mask = {
+            let current = self.fpu.0.lock();
+            u32::from_le_bytes([current.0[28], current.0[29], current.0[30], current.0[31]])
+        };
         let mask = if mask == 0 { 0xffbf } else { mask };
         let mxcsr = u32::from_le_bytes([area[24], area[25], area[26], area[27]]);
         if mxcsr & !mask != 0 {
             return Err(crate::Error::InvalidArgs);
         }
         area[28..32].copy_from_slice(&mask.to_le_bytes());
-        self.fpu = FpuState(area);
-        self.fpu_tag = fresh_fpu_tag();
+        self.replace_fpu(FpuState(area));
         Ok(())
     }
 
@@ -329,14 +409,20 @@ impl UserContext {
             SEG_LOADED.store(self.seg_tag, Ordering::Relaxed);
         }
         if FPU_LOADED.load(Ordering::Relaxed) != self.fpu_tag {
-            fpu::restore(&self.fpu);
+            // The registers may hold the newer state of the context that
+            // ran last: into its image before they are overwritten.
+            save_owner();
+            fpu::restore(&self.fpu.0.lock());
             FPU_LOADED.store(self.fpu_tag, Ordering::Relaxed);
         }
         enter_user(&mut self.frame);
         crate::arch::trap::assert_entry_flags();
-        // Saved at once: the kernel may switch to another context before
-        // this one runs again, and nothing but this image would keep it.
-        fpu::save(&mut self.fpu);
+        // Not saved here: the registers stay this context's until another
+        // image is loaded or the kernel reads this one (`save_owner`).
+        if FPU_OWNER_TAG.load(Ordering::Relaxed) != self.fpu_tag {
+            *FPU_OWNER.lock() = Some(self.fpu.clone());
+            FPU_OWNER_TAG.store(self.fpu_tag, Ordering::Relaxed);
+        }
         save_user_segments(self);
         let vector = self.frame.vector;
         let reason = if vector == SYSCALL_VECTOR {
@@ -621,6 +707,100 @@ mod tests {
             a.reset_fpu();
             a.execute(&vm);
             assert_eq!(seen.load(Ordering::Relaxed), 0, "reset image loaded");
+        });
+    }
+
+    #[test]
+    fn fpu_registers_are_saved_only_when_another_image_is_loaded_or_the_kernel_reads_them() {
+        sim::run(|| {
+            let vm = vm();
+            let mut a = user_context(0x40_0000);
+            let mut b = user_context(0x40_0010);
+            sim::cpu::set_user_program(move |u| {
+                u.fpu[160] = u.fpu[160].wrapping_add(if u.regs.rip < 0x40_0010 { 1 } else { 0x10 });
+                UserExit::Syscall
+            });
+            let counts = || {
+                let c = sim::cpu::state();
+                (c.fxsaves, c.fxrstors)
+            };
+            a.execute(&vm);
+            let (s0, r0) = counts();
+            // System calls of the same context: no save, no load.
+            for _ in 0..3 {
+                a.execute(&vm);
+            }
+            assert_eq!(counts(), (s0, r0));
+            // Another context: A's registers go into A's image first.
+            b.execute(&vm);
+            assert_eq!(counts(), (s0 + 1, r0 + 1));
+            assert_eq!(a.fpu_bytes()[160], 4, "A's four runs, saved when B loaded");
+            assert_eq!(counts(), (s0 + 1, r0 + 1), "A's image is up to date");
+            // Reading the image of the context that ran last saves it (the
+            // registers stay loaded: no reload at its next entry).
+            assert_eq!(b.fpu_bytes()[160], 0x10);
+            assert_eq!(counts(), (s0 + 2, r0 + 1));
+            b.execute(&vm);
+            assert_eq!(counts(), (s0 + 2, r0 + 1));
+            // A copy made while the registers are newer than the image
+            // gets the registers' state.
+            let mut c = b.clone();
+            assert_eq!(c.fpu_bytes()[160], 0x20);
+            // Replacing the image of the context that ran last drops what
+            // the registers hold for it: saved neither then nor at the
+            // next load.
+            b.execute(&vm);
+            let mut img = c.fpu_bytes();
+            img[160] = 0x70;
+            let (s1, r1) = counts();
+            b.set_fpu_bytes(&img).unwrap();
+            assert_eq!(counts(), (s1, r1));
+            a.execute(&vm);
+            assert_eq!(counts(), (s1, r1 + 1));
+            assert_eq!(b.fpu_bytes()[160], 0x70);
+            // Dropping the context that ran last: nothing to save either.
+            drop(a);
+            c.execute(&vm);
+            assert_eq!(counts(), (s1, r1 + 2));
+            assert_eq!(c.fpu_bytes()[160], 0x30);
+            b.execute(&vm);
+            assert_eq!(b.fpu_bytes()[160], 0x80);
+        });
+    }
+
+    #[test]
+    fn a_system_call_returns_with_sysret_only_when_rcx_and_r11_hold_rip_and_rflags() {
+        sim::run(|| {
+            let vm = vm();
+            let mut ctx = user_context(0x40_0000);
+            sim::cpu::set_user_program(|_| UserExit::Syscall);
+            let sysrets = || sim::cpu::state().sysret_entries;
+            // A fresh context: RCX is not its RIP.
+            ctx.execute(&vm);
+            let n = sysrets();
+            // After a system call that changed nothing but RAX: sysretq.
+            ctx.set_rax(0);
+            ctx.execute(&vm);
+            assert_eq!(sysrets(), n + 1);
+            // A new RIP (signal delivery, sigreturn, execve): iretq.
+            ctx.set_rip(0x40_0100);
+            ctx.execute(&vm);
+            assert_eq!(sysrets(), n + 1);
+            // The trap flag: iretq, so the trap comes where it would.
+            let mut regs = ctx.general_regs();
+            regs.rflags |= RFLAGS_TF;
+            regs.r11 = regs.rflags | RFLAGS_IF | (1 << 1);
+            ctx.set_general_regs(&regs);
+            ctx.execute(&vm);
+            assert_eq!(sysrets(), n + 1);
+            // RFLAGS changed by the kernel (R11 differs): iretq.
+            let mut regs = ctx.general_regs();
+            regs.rflags &= !RFLAGS_TF;
+            ctx.set_general_regs(&regs);
+            ctx.execute(&vm);
+            assert_eq!(sysrets(), n + 1);
+            ctx.execute(&vm);
+            assert_eq!(sysrets(), n + 2);
         });
     }
 }

@@ -23,7 +23,7 @@ use crate::arch::x86_64::fpu::FpuState;
 use crate::arch::x86_64::gdt::{KERNEL_CS, USER_CS, USER_DS};
 pub use crate::arch::x86_64::regs::*;
 use crate::arch::x86_64::trap::{
-    IdtEntry, RFLAGS_FIXED, RFLAGS_IF, SYSCALL_VECTOR, TrapFrame, USER_RFLAGS_MASK,
+    ENTER_SYSRET, IdtEntry, RFLAGS_FIXED, RFLAGS_IF, SYSCALL_VECTOR, TrapFrame, USER_RFLAGS_MASK,
 };
 use crate::mm::image::KERNEL_VMA;
 use crate::mm::{KERNEL_LINEAR_BASE, Paddr, kernel_root, linear_ptr, page_table::translate};
@@ -58,6 +58,11 @@ pub struct Cpu {
     /// The last entry to user mode, as the user program saw it.
     pub last_user_entry: Option<UserEntry>,
     pub user_entries: u64,
+    /// How many of those returned with `sysretq` (the rest: `iretq`).
+    pub sysret_entries: u64,
+    /// FXSAVE and FXRSTOR instructions executed.
+    pub fxsaves: u64,
+    pub fxrstors: u64,
     /// The FS and GS selectors.
     pub fs_sel: u16,
     pub gs_sel: u16,
@@ -77,6 +82,9 @@ pub static CPU: Mutex<Cpu> = Mutex::new(Cpu {
     pending: VecDeque::new(),
     last_user_entry: None,
     user_entries: 0,
+    sysret_entries: 0,
+    fxsaves: 0,
+    fxrstors: 0,
     fs_sel: 0,
     gs_sel: 0,
 });
@@ -405,7 +413,9 @@ const MXCSR_MASK: u32 = 0xffbf;
 
 pub fn fxsave(state_area: &mut FpuState) {
     assert!((&raw const *state_area).addr().is_multiple_of(16));
-    state_area.0 = state().fpu;
+    let mut c = state();
+    c.fxsaves += 1;
+    state_area.0 = c.fpu;
 }
 
 pub fn fxrstor(state_area: &FpuState) {
@@ -415,7 +425,9 @@ pub fn fxrstor(state_area: &FpuState) {
         mxcsr & !MXCSR_MASK == 0,
         "sim: #GP in ring 0: FXRSTOR of an MXCSR with reserved bits {mxcsr:#x}"
     );
-    state().fpu = state_area.0;
+    let mut c = state();
+    c.fxrstors += 1;
+    c.fpu = state_area.0;
 }
 
 /// The descriptor at `sel` of `gdt`.
@@ -562,6 +574,20 @@ pub unsafe fn enter_user(frame: &mut TrapFrame) {
             "sim: user RFLAGS with a privileged bit"
         );
         assert!(frame.rip < 0x0000_8000_0000_0000 && frame.rsp < 0x0000_8000_0000_0000);
+        if frame.vector == ENTER_SYSRET {
+            // `sysretq` must restore the frame exactly.
+            assert_eq!(frame.rcx, frame.rip, "sim: sysretq would return to RCX");
+            assert_eq!(
+                frame.r11, frame.rflags,
+                "sim: sysretq would load R11 into RFLAGS"
+            );
+            assert_eq!(
+                frame.rflags & (1 << 8),
+                0,
+                "sim: sysretq with the trap flag"
+            );
+            c.sysret_entries += 1;
+        }
         assert_ne!(
             Some(c.cr3 as usize),
             kernel_root(),

@@ -372,15 +372,16 @@ pub fn task_trampoline() -> u64 {
     __trellis_task_trampoline as *const () as u64
 }
 
-/// Runs `frame` in user mode (`iretq`) until the next trap or `syscall`
-/// from ring 3, which the entry code saves into `frame`; then returns.
+/// Runs `frame` in user mode (`iretq`, or `sysretq` when `frame.vector`
+/// is `ENTER_SYSRET`) until the next trap or `syscall` from ring 3, which
+/// the entry code saves into `frame`; then returns.
 ///
 /// # Safety
 /// `frame` must be a sanitised user state (user CS/SS, canonical RIP/RSP,
-/// RFLAGS with IF and no privileged bit), TSS.RSP0 and the syscall entry's
-/// context pointer must point just past it, and interrupts must be off.
-// MIRI: not reached: the contract of the user-mode entry (assembly); the
-// model's `enter_user` checks it.
+/// RFLAGS with IF and no privileged bit; with `ENTER_SYSRET`, RCX = RIP,
+/// R11 = RFLAGS and no TF), TSS.RSP0 and the syscall entry's context
+/// pointer must point just past it, and interrupts must be off.
+// MIRI: not reached: the contract of the user-mode entry (assembly); the model's `enter_user` checks it.
 pub unsafe fn enter_user(frame: &mut TrapFrame) {
     // MIRI: not reached: calls the assembly routine that does `iretq`.
     // SAFETY: the caller upholds this function's contract.

@@ -179,7 +179,16 @@ __trellis_syscall_entry:
     push rax
     jmp __trellis_return_to_kernel
 
-    /* fn(frame: *mut TrapFrame): runs the user context until the next trap. */
+    /* fn(frame: *mut TrapFrame): runs the user context until the next trap.
+       The frame's vector slot (scratch until the next trap writes it) says
+       how: ENTER_SYSRET for a frame whose RCX is its RIP and whose R11 is
+       its RFLAGS (what `syscall` left, when the kernel changed neither):
+       `sysretq` takes RIP from RCX and RFLAGS from R11 and loads STAR's
+       fixed user CS and SS, instead of `iretq`'s five loads and two
+       descriptor fetches. Interrupts stay off until `sysretq` sets IF from
+       R11, so nothing runs on the user stack in between; NMI, #DB and #MC
+       have stacks of their own (IST). The `cmp` may change RFLAGS: both
+       returns load them. */
     .global __trellis_enter_user
 __trellis_enter_user:
     push rbp
@@ -205,10 +214,17 @@ __trellis_enter_user:
     pop r13
     pop r14
     pop r15
+    cmp qword ptr [rsp], {enter_sysret}
+    je 2f
     add rsp, 16
     iretq
+2:
+    mov rsp, [rsp + 16 + {rsp_after_pops}]
+    sysretq
     "#,
     kernel_trap = sym kernel_trap_entry,
+    enter_sysret = const ENTER_SYSRET,
+    rsp_after_pops = const 3 * 8,
     kernel_rsp = sym KERNEL_RSP,
     user_rsp = sym USER_RSP_SCRATCH,
     ctx_top = sym USER_CTX_TOP,
@@ -353,9 +369,35 @@ pub(crate) fn enter_user(frame: &mut TrapFrame) {
     super::gdt::set_kernel_stack(top);
     // SAFETY: single CPU, interrupts disabled; the syscall entry reads it.
     unsafe { *USER_CTX_TOP.0.get() = top };
+    // How to return (read by the assembly; the next trap overwrites it).
+    frame.vector = if sysret_restores(frame) {
+        ENTER_SYSRET
+    } else {
+        ENTER_IRET
+    };
     // SAFETY: `frame` is a valid, 16-byte-aligned user state (checked
     // above) that outlives the call: the CPU writes the next trap into it
     // through TSS.RSP0 / USER_CTX_TOP (both set just above) and the stub
-    // returns here; interrupts are off (checked above).
+    // returns here; interrupts are off (checked above). `sysretq` is used
+    // only when it restores this frame exactly (`sysret_restores`).
     unsafe { cpu::enter_user(frame) };
+}
+
+/// `TrapFrame::vector` on entry to user mode: return with `sysretq`
+/// (`ENTER_SYSRET`) or `iretq`.
+pub(crate) const ENTER_SYSRET: u64 = 0x5_15;
+pub(crate) const ENTER_IRET: u64 = 0;
+
+/// Whether `sysretq` would restore `frame` exactly: RIP in RCX and RFLAGS
+/// in R11, as `syscall` leaves them when the kernel changed neither (a
+/// signal frame, `rt_sigreturn`, `execve` or ptrace-like changes take the
+/// `iretq` path), and no trap flag (whose trap would come after the first
+/// user instruction, not at once as with `iretq`). STAR's user CS and SS
+/// are the ones `enter_user` asserts (gdt.rs: USER_CS = USER_DS + 8), and
+/// RIP is a canonical user address (asserted), so `sysretq` cannot fault
+/// in ring 0.
+#[inline(always)]
+pub(crate) fn sysret_restores(frame: &TrapFrame) -> bool {
+    const RFLAGS_TF: u64 = 1 << 8;
+    frame.rcx == frame.rip && frame.r11 == frame.rflags && frame.rflags & RFLAGS_TF == 0
 }
