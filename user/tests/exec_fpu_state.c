@@ -4,6 +4,7 @@
  * alone; a program started by execve gets the initial state (MXCSR
  * 0x1f80, x87 control word 0x37f) whatever the caller had. */
 #include "next.h"
+#include "xmm.h"
 
 static uint32_t in[16][4], out[16][4];
 
@@ -20,23 +21,9 @@ static long fork_holding(unsigned *mx, unsigned short *cw)
 	__asm__ volatile(
 		"ldmxcsr %[m]\n\t"
 		"fldcw %[c]\n\t"
-		"movdqu 0(%[in]), %%xmm0\n\tmovdqu 16(%[in]), %%xmm1\n\t"
-		"movdqu 32(%[in]), %%xmm2\n\tmovdqu 48(%[in]), %%xmm3\n\t"
-		"movdqu 64(%[in]), %%xmm4\n\tmovdqu 80(%[in]), %%xmm5\n\t"
-		"movdqu 96(%[in]), %%xmm6\n\tmovdqu 112(%[in]), %%xmm7\n\t"
-		"movdqu 128(%[in]), %%xmm8\n\tmovdqu 144(%[in]), %%xmm9\n\t"
-		"movdqu 160(%[in]), %%xmm10\n\tmovdqu 176(%[in]), %%xmm11\n\t"
-		"movdqu 192(%[in]), %%xmm12\n\tmovdqu 208(%[in]), %%xmm13\n\t"
-		"movdqu 224(%[in]), %%xmm14\n\tmovdqu 240(%[in]), %%xmm15\n\t"
+		XMM_LOAD(in)
 		"syscall\n\t"
-		"movdqu %%xmm0, 0(%[out])\n\tmovdqu %%xmm1, 16(%[out])\n\t"
-		"movdqu %%xmm2, 32(%[out])\n\tmovdqu %%xmm3, 48(%[out])\n\t"
-		"movdqu %%xmm4, 64(%[out])\n\tmovdqu %%xmm5, 80(%[out])\n\t"
-		"movdqu %%xmm6, 96(%[out])\n\tmovdqu %%xmm7, 112(%[out])\n\t"
-		"movdqu %%xmm8, 128(%[out])\n\tmovdqu %%xmm9, 144(%[out])\n\t"
-		"movdqu %%xmm10, 160(%[out])\n\tmovdqu %%xmm11, 176(%[out])\n\t"
-		"movdqu %%xmm12, 192(%[out])\n\tmovdqu %%xmm13, 208(%[out])\n\t"
-		"movdqu %%xmm14, 224(%[out])\n\tmovdqu %%xmm15, 240(%[out])\n\t"
+		XMM_STORE(out)
 		"stmxcsr %[ma]\n\t"
 		"fnstcw %[ca]\n\t"
 		"ldmxcsr %[def]\n\t"
@@ -44,9 +31,7 @@ static long fork_holding(unsigned *mx, unsigned short *cw)
 		: "=a"(ret), [ma] "=m"(ma), [ca] "=m"(ca)
 		: "a"((long)SYS_fork), [in] "r"(in), [out] "r"(out),
 		  [m] "m"(m), [c] "m"(c), [def] "m"(def), [cdef] "m"(cdef)
-		: "rcx", "r11", "memory", "xmm0", "xmm1", "xmm2", "xmm3",
-		  "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
-		  "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+		: "rcx", "r11", "memory", XMM_CLOBBERS);
 	*mx = ma;
 	*cw = ca;
 	return ret;

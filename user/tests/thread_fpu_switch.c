@@ -5,6 +5,7 @@
  * loop with no system call (preempted by the timer), and check at the end
  * that every register still holds its own value. */
 #include "next.h"
+#include "xmm.h"
 
 #define THREADS 4
 #define YIELDS 3000
@@ -33,14 +34,7 @@ static void hold(const struct regs *in, struct regs *out, long yields, long spin
 {
 	__asm__ volatile(
 		"ldmxcsr 256(%[in])\n\t"
-		"movdqu 0(%[in]), %%xmm0\n\tmovdqu 16(%[in]), %%xmm1\n\t"
-		"movdqu 32(%[in]), %%xmm2\n\tmovdqu 48(%[in]), %%xmm3\n\t"
-		"movdqu 64(%[in]), %%xmm4\n\tmovdqu 80(%[in]), %%xmm5\n\t"
-		"movdqu 96(%[in]), %%xmm6\n\tmovdqu 112(%[in]), %%xmm7\n\t"
-		"movdqu 128(%[in]), %%xmm8\n\tmovdqu 144(%[in]), %%xmm9\n\t"
-		"movdqu 160(%[in]), %%xmm10\n\tmovdqu 176(%[in]), %%xmm11\n\t"
-		"movdqu 192(%[in]), %%xmm12\n\tmovdqu 208(%[in]), %%xmm13\n\t"
-		"movdqu 224(%[in]), %%xmm14\n\tmovdqu 240(%[in]), %%xmm15\n\t"
+		XMM_LOAD(in)
 		"mov %[yields], %%r8\n\t"
 		"1: test %%r8, %%r8\n\t"
 		"jz 2f\n\t"
@@ -53,23 +47,15 @@ static void hold(const struct regs *in, struct regs *out, long yields, long spin
 		"jz 4f\n\t"
 		"dec %%r8\n\t"
 		"jmp 3b\n\t"
-		"4: movdqu %%xmm0, 0(%[out])\n\tmovdqu %%xmm1, 16(%[out])\n\t"
-		"movdqu %%xmm2, 32(%[out])\n\tmovdqu %%xmm3, 48(%[out])\n\t"
-		"movdqu %%xmm4, 64(%[out])\n\tmovdqu %%xmm5, 80(%[out])\n\t"
-		"movdqu %%xmm6, 96(%[out])\n\tmovdqu %%xmm7, 112(%[out])\n\t"
-		"movdqu %%xmm8, 128(%[out])\n\tmovdqu %%xmm9, 144(%[out])\n\t"
-		"movdqu %%xmm10, 160(%[out])\n\tmovdqu %%xmm11, 176(%[out])\n\t"
-		"movdqu %%xmm12, 192(%[out])\n\tmovdqu %%xmm13, 208(%[out])\n\t"
-		"movdqu %%xmm14, 224(%[out])\n\tmovdqu %%xmm15, 240(%[out])\n\t"
+		"4: "
+		XMM_STORE(out)
 		"stmxcsr 256(%[out])\n\t"
 		"ldmxcsr %[def]\n\t"
 		:
 		: [in] "r"(in), [out] "r"(out), [yields] "r"(yields),
 		  [spin] "r"(spin), [nr] "i"(SYS_sched_yield),
 		  [def] "m"((unsigned){ 0x1f80 })
-		: "rax", "rcx", "r8", "r11", "memory", "cc", "xmm0", "xmm1",
-		  "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",
-		  "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+		: "rax", "rcx", "r8", "r11", "memory", "cc", XMM_CLOBBERS);
 }
 
 /* 0 when the registers came back as loaded, else the first wrong one + 1

@@ -1225,18 +1225,10 @@ impl PageCache {
 impl PageCache {
     /// Copies bytes `[offset, offset + buf.len())` out of the cache.
     pub fn read_cached(&self, offset: usize, buf: &mut [u8]) -> bool {
-        let index = (offset / PAGE_SIZE) as u64;
-        let in_page = offset % PAGE_SIZE;
-        if in_page + buf.len() > PAGE_SIZE {
-            return false;
-        }
         let mut st = self.state.lock();
-        let Some(p) = st.pages.get_mut(&index) else {
+        let Some((p, in_page)) = idle_page(&mut st, offset, buf.len()) else {
             return false;
         };
-        if p.busy || p.uptodate != ALL_SECTORS {
-            return false;
-        }
         p.accessed = true;
         p.frame.read_bytes(in_page, buf).is_ok()
     }
@@ -1246,18 +1238,13 @@ impl PageCache {
     /// write-back (write-back claims it busy before it takes the dirty
     /// bits), so the store is written by the next write-back pass.
     pub fn write_cached(&self, offset: usize, buf: &[u8]) -> bool {
-        let index = (offset / PAGE_SIZE) as u64;
-        let in_page = offset % PAGE_SIZE;
-        if in_page + buf.len() > PAGE_SIZE || buf.is_empty() {
+        if buf.is_empty() {
             return false;
         }
         let mut st = self.state.lock();
-        let Some(p) = st.pages.get_mut(&index) else {
+        let Some((p, in_page)) = idle_page(&mut st, offset, buf.len()) else {
             return false;
         };
-        if p.busy || p.uptodate != ALL_SECTORS {
-            return false;
-        }
         if p.frame.write_bytes(in_page, buf).is_err() {
             return false;
         }
@@ -1272,4 +1259,16 @@ impl PageCache {
         note_dirtied();
         true
     }
+}
+
+/// The cached page holding `[offset, offset + len)` and the range's start
+/// in it, if the range lies inside one page that is fully up to date and
+/// idle (what `read_cached` and `write_cached` may touch under the lock).
+fn idle_page(st: &mut State, offset: usize, len: usize) -> Option<(&mut Page, usize)> {
+    let in_page = offset % PAGE_SIZE;
+    if in_page + len > PAGE_SIZE {
+        return None;
+    }
+    let p = st.pages.get_mut(&((offset / PAGE_SIZE) as u64))?;
+    (!p.busy && p.uptodate == ALL_SECTORS).then_some((p, in_page))
 }
