@@ -648,17 +648,27 @@ impl File {
         let mut done = 0;
         while done < len {
             let want = (len - done).min(buf.len());
-            let chunk = &mut buf[..want];
-            let step = source(done, chunk).and_then(|()| match (&self.ops, offset) {
-                (Some(ops), _) => self.write_stream(ops, chunk, caller, nowait),
-                (None, Some(off)) => {
-                    let at = off.checked_add(done).ok_or(Error::new(Errno::EFBIG))?;
-                    self.node.write_at(at, chunk)
-                }
-                (None, None) => {
-                    let (n, end) = self.node.append(chunk)?;
-                    self.set_position(end as u64);
-                    Ok(n)
+            // A source that faults part way (a user buffer running into an
+            // unmapped page) gives what comes before the fault: a short
+            // write, as on Linux.
+            let have = match source(done, &mut buf[..want]) {
+                Ok(()) => Ok(want),
+                Err(e) if e.errno() == Errno::EFAULT => readable_prefix(source, done, &mut buf[..want]).ok_or(e),
+                Err(e) => Err(e),
+            };
+            let step = have.and_then(|have| {
+                let chunk = &buf[..have];
+                match (&self.ops, offset) {
+                    (Some(ops), _) => self.write_stream(ops, chunk, caller, nowait),
+                    (None, Some(off)) => {
+                        let at = off.checked_add(done).ok_or(Error::new(Errno::EFBIG))?;
+                        self.node.write_at(at, chunk)
+                    }
+                    (None, None) => {
+                        let (n, end) = self.node.append(chunk)?;
+                        self.set_position(end as u64);
+                        Ok(n)
+                    }
                 }
             });
             let n = match step {
@@ -756,4 +766,26 @@ impl Drop for File {
     fn drop(&mut self) {
         super::lock::release_file(self);
     }
+}
+
+/// The longest prefix of `chunk` that `source` can fill, when all of it
+/// faulted: faults are monotone in the length (a prefix that can be read
+/// makes every shorter one readable), so a binary search finds it; the
+/// prefix is filled on return. `None` when not even one byte can be had.
+/// Only the error path of a write pays for the search.
+fn readable_prefix(
+    source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
+    done: usize,
+    chunk: &mut [u8],
+) -> Option<usize> {
+    let (mut ok, mut bad) = (0, chunk.len());
+    while bad - ok > 1 {
+        let mid = ok + (bad - ok) / 2;
+        if source(done, &mut chunk[..mid]).is_ok() {
+            ok = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    (ok > 0 && source(done, &mut chunk[..ok]).is_ok()).then_some(ok)
 }
