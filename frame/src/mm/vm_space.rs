@@ -265,14 +265,10 @@ impl VmSpace {
         offset: usize,
         len: usize,
     ) -> Result<(), UserFault> {
-        assert!(
-            offset <= PAGE_SIZE && len <= PAGE_SIZE - offset,
-            "a frame copy stays inside its page"
-        );
-        let src = paddr_to_ptr::<u8>(frame.paddr() + offset);
+        let src = frame_part(frame, offset, len);
         self.copy(va, len, true, |off, pa, n| {
             // SAFETY: source: bytes `offset + off..+n` of the untyped page
-            // `frame` keeps alive (in it: asserted above, `off + n <= len`);
+            // `frame` keeps alive (in it: `frame_part` asserts it, `off + n <= len`);
             // destination: one mapped, writable untyped page the locked page
             // table keeps alive. Both hold plain bytes other handles may
             // change concurrently (a race on bytes, never on Rust objects).
@@ -293,11 +289,7 @@ impl VmSpace {
         offset: usize,
         len: usize,
     ) -> Result<(), UserFault> {
-        assert!(
-            offset <= PAGE_SIZE && len <= PAGE_SIZE - offset,
-            "a frame copy stays inside its page"
-        );
-        let dst = paddr_to_ptr::<u8>(frame.paddr() + offset);
+        let dst = frame_part(frame, offset, len);
         self.copy(va, len, false, |off, pa, n| {
             // SAFETY: see `write_from_frame`, the other way round: the
             // source is a mapped user page, the destination bytes
@@ -313,6 +305,17 @@ impl VmSpace {
             unsafe { core::ptr::write_bytes(paddr_to_ptr::<u8>(pa), 0, n) }
         })
     }
+}
+
+/// Where bytes `offset..offset + len` of `frame` are in the direct map.
+/// Panics if they leave the page (a caller's broken invariant: a frame
+/// copy names a part of one page).
+fn frame_part(frame: &UFrame, offset: usize, len: usize) -> *mut u8 {
+    assert!(
+        offset <= PAGE_SIZE && len <= PAGE_SIZE - offset,
+        "a frame copy stays inside its page"
+    );
+    paddr_to_ptr::<u8>(frame.paddr() + offset)
 }
 
 impl Drop for VmSpace {
