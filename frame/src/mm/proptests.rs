@@ -61,6 +61,10 @@ enum PtOp {
     Map(prop::sample::Index, usize, PageFlags),
     Unmap(prop::sample::Index),
     Protect(prop::sample::Index, PageFlags),
+    /// Copy the table for fork (writable pages whose page number has bit
+    /// `keep_bit` set stay writable, the others become read-only in both),
+    /// check the copy, then tear it down.
+    Fork(u8),
 }
 
 fn arb_pt_op() -> impl Strategy<Value = PtOp> {
@@ -69,6 +73,7 @@ fn arb_pt_op() -> impl Strategy<Value = PtOp> {
             .prop_map(|(i, pfn, f)| PtOp::Map(i, pfn, f)),
         2 => any::<prop::sample::Index>().prop_map(PtOp::Unmap),
         2 => (any::<prop::sample::Index>(), arb_flags()).prop_map(|(i, f)| PtOp::Protect(i, f)),
+        1 => (0u8..36).prop_map(PtOp::Fork),
     ]
 }
 
@@ -120,6 +125,32 @@ proptest! {
                         let va = vas[i.index(vas.len())];
                         let old = model.get_mut(&va).map(|m| core::mem::replace(&mut m.1, flags));
                         prop_assert_eq!(pt.protect(va, flags), old, "protect {:#x}", va);
+                    }
+                    PtOp::Fork(keep_bit) => {
+                        let keep = |va: Vaddr| (va >> 12 >> keep_bit) & 1 != 0;
+                        let mut child = PageTable::new_empty().unwrap();
+                        let mut seen = Vec::new();
+                        pt.fork_user_leaves(&mut child, |va, pa, writable| {
+                            seen.push((va, pa, writable));
+                            keep(va)
+                        })
+                        .unwrap();
+                        let want: Vec<_> =
+                            model.iter().map(|(va, (pa, f))| (*va, *pa, f.write)).collect();
+                        prop_assert_eq!(seen, want, "fork visits every leaf once");
+                        for (va, m) in model.iter_mut() {
+                            if m.1.write && !keep(*va) {
+                                m.1.write = false;
+                            }
+                        }
+                        check_page_table(&child, &vas, &model)?;
+                        let mut taken = Vec::new();
+                        child.take_user_leaves(|pa| taken.push(pa));
+                        let want: Vec<Paddr> = model.values().map(|(pa, _)| *pa).collect();
+                        prop_assert_eq!(taken, want, "teardown finds every copied leaf");
+                        let mut left = Vec::new();
+                        child.for_each_user_leaf(|va, _, _| left.push(va));
+                        prop_assert!(left.is_empty());
                     }
                 }
                 check_page_table(&pt, &vas, &model)?;
