@@ -95,10 +95,11 @@ pub struct UserContext {
     frame: TrapFrame,
     fs_base: u64,
     gs_base: u64,
-    /// The FS/GS selectors user code left loaded (`mov %eax,%fs`), read
-    /// back on every exit from user mode; 0 unless it loaded one.
-    fs_sel: u16,
-    gs_sel: u16,
+    /// The FS and GS selectors user code left loaded (`mov %eax,%fs`),
+    /// FS in the low 16 bits and GS above, as [`cpu::read_fs_gs_packed`]
+    /// reads them back on every exit from user mode; 0 unless it loaded
+    /// one.
+    seg_sels: u32,
     /// Names this FS/GS state (selectors and bases): a fresh value whenever
     /// a setter changes it, and for every copy.
     seg_tag: u64,
@@ -115,11 +116,33 @@ pub struct UserContext {
 /// A context's FXSAVE image. Only touched with interrupts off: by the
 /// context itself, and by the save of the registers into the area of the
 /// context that ran last ([`save_owner`]), which may run from any context.
-struct FpuArea(SpinLock<FpuState>);
+struct FpuArea(SpinLock<FpuImage>);
+
+/// The FXSAVE image, or the initial state (`init`: what execve and signal
+/// delivery install, loaded from [`fpu::INIT`] without copying it here).
+#[derive(Clone, Copy)]
+struct FpuImage {
+    state: FpuState,
+    init: bool,
+}
+
+impl FpuImage {
+    /// The state the image stands for.
+    fn current(&self) -> &FpuState {
+        if self.init { &fpu::INIT } else { &self.state }
+    }
+}
 
 impl FpuArea {
     fn new(state: FpuState) -> Arc<FpuArea> {
-        Arc::new(FpuArea(SpinLock::new(state)))
+        Arc::new(FpuArea(SpinLock::new(FpuImage { state, init: false })))
+    }
+
+    fn new_init() -> Arc<FpuArea> {
+        Arc::new(FpuArea(SpinLock::new(FpuImage {
+            state: fpu::INIT,
+            init: true,
+        })))
     }
 }
 
@@ -163,8 +186,7 @@ impl Clone for UserContext {
             frame: self.frame,
             fs_base: self.fs_base,
             gs_base: self.gs_base,
-            fs_sel: self.fs_sel,
-            gs_sel: self.gs_sel,
+            seg_sels: self.seg_sels,
             seg_tag: fresh_fpu_tag(),
             fpu_tag: fresh_fpu_tag(),
             fpu: FpuArea::new(self.fpu_state()),
@@ -189,7 +211,9 @@ fn save_owner() {
     let owner = FPU_OWNER.lock().take();
     FPU_OWNER_TAG.store(0, Ordering::Relaxed);
     if let Some(area) = owner {
-        fpu::save(&mut area.0.lock());
+        let mut image = area.0.lock();
+        fpu::save(&mut image.state);
+        image.init = false;
     }
 }
 
@@ -225,11 +249,10 @@ impl UserContext {
             frame,
             fs_base: 0,
             gs_base: 0,
-            fs_sel: 0,
-            gs_sel: 0,
+            seg_sels: 0,
             seg_tag: fresh_fpu_tag(),
             fpu_tag: fresh_fpu_tag(),
-            fpu: FpuArea::new(FpuState::default()),
+            fpu: FpuArea::new_init(),
         }
     }
 
@@ -309,7 +332,7 @@ impl UserContext {
             return Err(crate::Error::InvalidArgs);
         }
         self.fs_base = v;
-        self.fs_sel = 0;
+        self.seg_sels &= 0xffff_0000;
         self.seg_tag = fresh_fpu_tag();
         Ok(())
     }
@@ -319,7 +342,7 @@ impl UserContext {
             return Err(crate::Error::InvalidArgs);
         }
         self.gs_base = v;
-        self.gs_sel = 0;
+        self.seg_sels &= 0x0000_ffff;
         self.seg_tag = fresh_fpu_tag();
         Ok(())
     }
@@ -330,33 +353,40 @@ impl UserContext {
         (f.rax, [f.rdi, f.rsi, f.rdx, f.r10, f.r8, f.r9])
     }
 
-    /// Resets the FPU/SSE state to the initial one (on execve).
+    /// Resets the FPU/SSE state to the initial one (execve, and a signal
+    /// handler's start). Nothing is copied: the next entry loads the
+    /// initial image.
     pub fn reset_fpu(&mut self) {
-        self.replace_fpu(FpuState::default());
+        let _irq = disable_local();
+        disown_fpu(self.fpu_tag);
+        self.fpu.0.lock().init = true;
+        self.fpu_tag = fresh_fpu_tag();
     }
 
     /// The FXSAVE image of the FPU/SSE state (for signal frames).
     pub fn fpu_bytes(&self) -> [u8; 512] {
-        self.fpu_state().0
+        let mut out = [0; 512];
+        self.copy_fpu_bytes(&mut out);
+        out
     }
 
-    /// The current FPU/SSE state: saved from the registers first if this
-    /// context ran last (they stay loaded).
+    /// Copies the FXSAVE image of the FPU/SSE state into `out`: saved from
+    /// the registers first if this context ran last (they stay loaded).
+    pub fn copy_fpu_bytes(&self, out: &mut [u8; 512]) {
+        let _irq = disable_local();
+        if FPU_OWNER_TAG.load(Ordering::Relaxed) == self.fpu_tag {
+            save_owner();
+        }
+        *out = self.fpu.0.lock().current().0;
+    }
+
+    /// The current FPU/SSE state (see [`UserContext::copy_fpu_bytes`]).
     fn fpu_state(&self) -> FpuState {
         let _irq = disable_local();
         if FPU_OWNER_TAG.load(Ordering::Relaxed) == self.fpu_tag {
             save_owner();
         }
-        *self.fpu.0.lock()
-    }
-
-    /// Replaces the FPU/SSE state: what the registers hold for this
-    /// context is dropped, and the new state is loaded at the next entry.
-    fn replace_fpu(&mut self, state: FpuState) {
-        let _irq = disable_local();
-        disown_fpu(self.fpu_tag);
-        *self.fpu.0.lock() = state;
-        self.fpu_tag = fresh_fpu_tag();
+        *self.fpu.0.lock().current()
     }
 
     /// Loads an FXSAVE image supplied by user code (rt_sigreturn). An MXCSR
@@ -364,25 +394,45 @@ impl UserContext {
     /// such an image is refused (`InvalidArgs`) and the state is unchanged
     /// (invariant 2: user input cannot crash kernel control flow).
     pub fn set_fpu_bytes(&mut self, bytes: &[u8; 512]) -> Result<(), crate::Error> {
-        let mut area = *bytes;
+        let _irq = disable_local();
+        let mut image = self.fpu.0.lock();
         // The mask is the CPU's: every FXSAVE writes the same one, so the
         // image has it (or 0, never saved yet) even while the registers
         // are newer than the rest of it.
         let mask = {
-            let current = self.fpu.0.lock();
-            u32::from_le_bytes([current.0[28], current.0[29], current.0[30], current.0[31]])
+            let s = &image.state.0;
+            u32::from_le_bytes([s[28], s[29], s[30], s[31]])
         };
-        let mask = if mask == 0 { 0xffbf } else { mask };
-        let mxcsr = u32::from_le_bytes([area[24], area[25], area[26], area[27]]);
+        let mask = if mask == 0 {
+            fpu::DEFAULT_MXCSR_MASK
+        } else {
+            mask
+        };
+        let mxcsr = u32::from_le_bytes([bytes[24], bytes[25], bytes[26], bytes[27]]);
         if mxcsr & !mask != 0 {
             return Err(crate::Error::InvalidArgs);
         }
-        area[28..32].copy_from_slice(&mask.to_le_bytes());
-        self.replace_fpu(FpuState(area));
+        // What the registers hold for this context is replaced: never
+        // saved over the new image.
+        drop(image);
+        disown_fpu(self.fpu_tag);
+        image = self.fpu.0.lock();
+        image.state.0 = *bytes;
+        image.state.0[28..32].copy_from_slice(&mask.to_le_bytes());
+        image.init = false;
+        drop(image);
+        self.fpu_tag = fresh_fpu_tag();
         Ok(())
     }
 
     /// Runs the context in user mode in `vm` until it traps back.
+    ///
+    /// Inlined into the kernel's thread loop: a system call's round trip
+    /// takes the straight path through here (the address space, FS/GS and
+    /// FPU state already loaded, no selector loaded by user code); what
+    /// only a switch between contexts or a change of state needs is out of
+    /// line.
+    #[inline]
     pub fn execute(&mut self, vm: &VmSpace) -> ReturnReason {
         // From an interrupt handler (a timer callback), user mode would run
         // on top of the interrupted context, which cannot be resumed until
@@ -391,10 +441,14 @@ impl UserContext {
             !crate::irq::in_interrupt(),
             "invariant: user mode is not entered from interrupt context"
         );
-        self.frame.cs = u64::from(USER_CS);
-        self.frame.ss = u64::from(USER_DS);
-        self.frame.rflags = (self.frame.rflags & USER_RFLAGS_MASK) | RFLAGS_IF | RFLAGS_FIXED;
-        if !canonical_user(self.frame.rip) || !canonical_user(self.frame.rsp) {
+        let irq = disable_local();
+        vm.activate();
+        if SEG_LOADED.load(Ordering::Relaxed) != self.seg_tag
+            || FPU_LOADED.load(Ordering::Relaxed) != self.fpu_tag
+        {
+            self.load_state();
+        }
+        if !enter_user(&mut self.frame, &irq) {
             // iretq would fault in kernel mode; report what the CPU would.
             return ReturnReason::Exception(CpuException {
                 vector: CpuException::GENERAL_PROTECTION,
@@ -402,8 +456,31 @@ impl UserContext {
                 fault_addr: 0,
             });
         }
-        let irq = disable_local();
-        vm.activate();
+        crate::arch::trap::assert_entry_flags();
+        // Not saved here: the registers stay this context's until another
+        // image is loaded or the kernel reads this one (`save_owner`).
+        if FPU_OWNER_TAG.load(Ordering::Relaxed) != self.fpu_tag {
+            self.own_fpu();
+        }
+        let sels = cpu::read_fs_gs_packed();
+        if sels != self.seg_sels {
+            self.note_user_segments(sels);
+        }
+        let vector = self.frame.vector;
+        let reason = if vector == SYSCALL_VECTOR {
+            ReturnReason::Syscall
+        } else {
+            self.trap_reason(vector)
+        };
+        drop(irq);
+        reason
+    }
+
+    /// Loads the FS/GS and FPU state of this context where the CPU holds
+    /// another's (or an older one of its own). Interrupts are off.
+    #[cold]
+    #[inline(never)]
+    fn load_state(&mut self) {
         if SEG_LOADED.load(Ordering::Relaxed) != self.seg_tag {
             load_user_segments(self);
             SEG_LOADED.store(self.seg_tag, Ordering::Relaxed);
@@ -412,22 +489,45 @@ impl UserContext {
             // The registers may hold the newer state of the context that
             // ran last: into its image before they are overwritten.
             save_owner();
-            fpu::restore(&self.fpu.0.lock());
+            fpu::restore(self.fpu.0.lock().current());
             FPU_LOADED.store(self.fpu_tag, Ordering::Relaxed);
         }
-        enter_user(&mut self.frame);
-        crate::arch::trap::assert_entry_flags();
-        // Not saved here: the registers stay this context's until another
-        // image is loaded or the kernel reads this one (`save_owner`).
-        if FPU_OWNER_TAG.load(Ordering::Relaxed) != self.fpu_tag {
-            *FPU_OWNER.lock() = Some(self.fpu.clone());
-            FPU_OWNER_TAG.store(self.fpu_tag, Ordering::Relaxed);
+    }
+
+    /// Records that the FPU/SSE registers now hold this context's state,
+    /// newer than its image (its first return after a load). Interrupts
+    /// are off.
+    #[cold]
+    #[inline(never)]
+    fn own_fpu(&mut self) {
+        *FPU_OWNER.lock() = Some(self.fpu.clone());
+        FPU_OWNER_TAG.store(self.fpu_tag, Ordering::Relaxed);
+    }
+
+    /// Records what user code did to FS and GS, as Linux does at a
+    /// context switch: a non-null selector means the base came from its
+    /// descriptor (base 0 for every user descriptor of gdt.rs); a null
+    /// one leaves the saved base as it was. Called only when the
+    /// selectors differ from the recorded ones; a selector unchanged
+    /// since the last exit had its base recorded then, and user code
+    /// cannot change a base without loading a selector (no FSGSBASE).
+    #[cold]
+    #[inline(never)]
+    fn note_user_segments(&mut self, sels: u32) {
+        self.seg_sels = sels;
+        if sels & 0xffff != 0 {
+            self.fs_base = 0;
         }
-        save_user_segments(self);
-        let vector = self.frame.vector;
-        let reason = if vector == SYSCALL_VECTOR {
-            ReturnReason::Syscall
-        } else if vector < 32 {
+        if sels >> 16 != 0 {
+            self.gs_base = 0;
+        }
+    }
+
+    /// The reason of a return other than a system call. Interrupts are
+    /// off; a device or timer interrupt is handled here.
+    #[inline(never)]
+    fn trap_reason(&self, vector: u64) -> ReturnReason {
+        if vector < 32 {
             let fault_addr = if vector == u64::from(CpuException::PAGE_FAULT) {
                 cpu::read_cr2()
             } else {
@@ -441,9 +541,7 @@ impl UserContext {
         } else {
             crate::trap::handle_irq(vector);
             ReturnReason::Interrupt
-        };
-        drop(irq);
-        reason
+        }
     }
 }
 
@@ -453,28 +551,12 @@ impl UserContext {
 /// with a segment load (`mov %eax,%fs` replaces the base with the
 /// descriptor's), which the exit path records in the context.
 fn load_user_segments(ctx: &UserContext) {
-    cpu::load_fs_gs_selectors(ctx.fs_sel, ctx.gs_sel);
+    cpu::load_fs_gs_selectors(ctx.seg_sels as u16, (ctx.seg_sels >> 16) as u16);
     // SAFETY: the bases are canonical user addresses (checked by the
     // setters, or 0); no kernel code depends on the FS or GS base.
     unsafe {
         cpu::wrmsr(cpu::MSR_FS_BASE, ctx.fs_base);
         cpu::wrmsr(cpu::MSR_GS_BASE, ctx.gs_base);
-    }
-}
-
-/// Records what user code did to FS and GS, as Linux does at a context
-/// switch: a non-null selector means the base came from its descriptor
-/// (base 0 for every user descriptor of gdt.rs); a null one leaves the
-/// saved base as it was.
-fn save_user_segments(ctx: &mut UserContext) {
-    let (fs, gs) = cpu::read_fs_gs_selectors();
-    ctx.fs_sel = fs;
-    ctx.gs_sel = gs;
-    if fs != 0 {
-        ctx.fs_base = 0;
-    }
-    if gs != 0 {
-        ctx.gs_base = 0;
     }
 }
 

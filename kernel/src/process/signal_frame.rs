@@ -124,13 +124,15 @@ pub fn run_timers(process: &Arc<Process>) {
 /// Lock-free: the common return from a system call takes only loads here.
 pub fn work_pending(process: &Process, thread: &Thread) -> bool {
     let s = &process.signals;
-    s.alarm_fired.load(Ordering::Acquire)
-        || s.timers.fired.load(Ordering::Acquire)
-        || s.cpu_itimers_armed.load(Ordering::Acquire)
-        || s.cpu_watch.load(Ordering::Acquire)
-        || s.stopped.load(Ordering::Acquire)
-        || thread.signals.saved_mask.is_set()
-        || super::signal::deliverable(process, thread) != 0
+    // Looked at together, without a branch per flag: on the common return
+    // (nothing to do) every one of them is read anyway.
+    let flags = u8::from(s.alarm_fired.load(Ordering::Acquire))
+        | u8::from(s.timers.fired.load(Ordering::Acquire))
+        | u8::from(s.cpu_itimers_armed.load(Ordering::Acquire))
+        | u8::from(s.cpu_watch.load(Ordering::Acquire))
+        | u8::from(s.stopped.load(Ordering::Acquire))
+        | u8::from(thread.signals.saved_mask.is_set());
+    flags != 0 || super::signal::deliverable(process, thread) != 0
 }
 
 /// Handles pending signals before `user` resumes. `restart` carries the
