@@ -208,9 +208,8 @@ fn save_owner() {
     if FPU_OWNER_TAG.load(Ordering::Relaxed) == 0 {
         return;
     }
-    let owner = FPU_OWNER.lock().take();
     FPU_OWNER_TAG.store(0, Ordering::Relaxed);
-    if let Some(area) = owner {
+    if let Some(area) = FPU_OWNER.lock().as_ref() {
         let mut image = area.0.lock();
         fpu::save(&mut image.state);
         image.init = false;
@@ -219,11 +218,12 @@ fn save_owner() {
 
 /// Forgets that the registers are newer than the image of the context
 /// tagged `tag` (its state is being replaced or dropped). Interrupts off.
+/// The area stays referenced from [`FPU_OWNER`] until another context
+/// owns the registers (so that a context that owns them again need not
+/// take a new reference); with the tag cleared nothing is saved into it.
 fn disown_fpu(tag: u64) {
     if FPU_OWNER_TAG.load(Ordering::Relaxed) == tag {
         FPU_OWNER_TAG.store(0, Ordering::Relaxed);
-        let owner = FPU_OWNER.lock().take();
-        drop(owner);
     }
 }
 
@@ -354,33 +354,42 @@ impl UserContext {
     }
 
     /// Resets the FPU/SSE state to the initial one (execve, and a signal
-    /// handler's start). Nothing is copied: the next entry loads the
-    /// initial image.
+    /// handler's start): loaded into the registers at once, from the
+    /// static initial image (nothing is copied).
     pub fn reset_fpu(&mut self) {
         let _irq = disable_local();
-        disown_fpu(self.fpu_tag);
-        self.fpu.0.lock().init = true;
-        self.fpu_tag = fresh_fpu_tag();
+        self.install_fpu(|| fpu::restore(&fpu::INIT));
     }
 
-    /// The FXSAVE image of the FPU/SSE state (for signal frames).
-    pub fn fpu_bytes(&self) -> [u8; 512] {
-        let mut out = [0; 512];
-        self.copy_fpu_bytes(&mut out);
-        out
-    }
-
-    /// Copies the FXSAVE image of the FPU/SSE state into `out`: saved from
-    /// the registers first if this context ran last (they stay loaded).
-    pub fn copy_fpu_bytes(&self, out: &mut [u8; 512]) {
-        let _irq = disable_local();
+    /// Makes the state `load` puts into the FPU/SSE registers this
+    /// context's, replacing its old one: what the registers held for it
+    /// is dropped, another context's newer state is saved first, and the
+    /// registers, newer than the image from then on, are this context's
+    /// (saved when something needs them, as after a return from user
+    /// mode). The state is loaded now rather than at the next entry: the
+    /// kernel replaces a context's state on its own way back to user mode
+    /// (execve, signal delivery, rt_sigreturn), so the copy into the
+    /// image and the load from it are both saved. Interrupts off.
+    fn install_fpu(&mut self, load: impl FnOnce()) {
         if FPU_OWNER_TAG.load(Ordering::Relaxed) == self.fpu_tag {
+            disown_fpu(self.fpu_tag);
+        } else {
             save_owner();
         }
-        *out = self.fpu.0.lock().current().0;
+        load();
+        self.fpu_tag = fresh_fpu_tag();
+        FPU_LOADED.store(self.fpu_tag, Ordering::Relaxed);
+        self.own_fpu();
     }
 
-    /// The current FPU/SSE state (see [`UserContext::copy_fpu_bytes`]).
+    /// The FXSAVE image of the FPU/SSE state (for signal frames): saved
+    /// from the registers first if this context ran last (they stay
+    /// loaded).
+    pub fn fpu_bytes(&self) -> [u8; 512] {
+        self.fpu_state().0
+    }
+
+    /// The current FPU/SSE state (see [`UserContext::fpu_bytes`]).
     fn fpu_state(&self) -> FpuState {
         let _irq = disable_local();
         if FPU_OWNER_TAG.load(Ordering::Relaxed) == self.fpu_tag {
@@ -395,7 +404,7 @@ impl UserContext {
     /// (invariant 2: user input cannot crash kernel control flow).
     pub fn set_fpu_bytes(&mut self, bytes: &[u8; 512]) -> Result<(), crate::Error> {
         let _irq = disable_local();
-        let mut image = self.fpu.0.lock();
+        let image = self.fpu.0.lock();
         // The mask is the CPU's: every FXSAVE writes the same one, so the
         // image has it (or 0, never saved yet) even while the registers
         // are newer than the rest of it.
@@ -412,16 +421,15 @@ impl UserContext {
         if mxcsr & !mask != 0 {
             return Err(crate::Error::InvalidArgs);
         }
-        // What the registers hold for this context is replaced: never
-        // saved over the new image.
         drop(image);
-        disown_fpu(self.fpu_tag);
-        image = self.fpu.0.lock();
-        image.state.0 = *bytes;
-        image.state.0[28..32].copy_from_slice(&mask.to_le_bytes());
-        image.init = false;
-        drop(image);
-        self.fpu_tag = fresh_fpu_tag();
+        // FXRSTOR ignores the image's MXCSR_MASK field; the next save
+        // writes the CPU's.
+        if bytes.as_ptr().addr().is_multiple_of(16) {
+            self.install_fpu(|| cpu::fxrstor_bytes(bytes));
+        } else {
+            let state = FpuState(*bytes);
+            self.install_fpu(|| fpu::restore(&state));
+        }
         Ok(())
     }
 
@@ -500,7 +508,10 @@ impl UserContext {
     #[cold]
     #[inline(never)]
     fn own_fpu(&mut self) {
-        *FPU_OWNER.lock() = Some(self.fpu.clone());
+        let mut owner = FPU_OWNER.lock();
+        if !owner.as_ref().is_some_and(|a| Arc::ptr_eq(a, &self.fpu)) {
+            *owner = Some(self.fpu.clone());
+        }
         FPU_OWNER_TAG.store(self.fpu_tag, Ordering::Relaxed);
     }
 
@@ -829,24 +840,65 @@ mod tests {
             let mut c = b.clone();
             assert_eq!(c.fpu_bytes()[160], 0x20);
             // Replacing the image of the context that ran last drops what
-            // the registers hold for it: saved neither then nor at the
-            // next load.
+            // the registers hold for it (never saved) and loads the new
+            // state at once: its next entry loads nothing.
             b.execute(&vm);
             let mut img = c.fpu_bytes();
             img[160] = 0x70;
             let (s1, r1) = counts();
             b.set_fpu_bytes(&img).unwrap();
-            assert_eq!(counts(), (s1, r1));
-            a.execute(&vm);
             assert_eq!(counts(), (s1, r1 + 1));
-            assert_eq!(b.fpu_bytes()[160], 0x70);
-            // Dropping the context that ran last: nothing to save either.
+            b.execute(&vm);
+            assert_eq!(counts(), (s1, r1 + 1));
+            // The registers are B's from then on: saved when another image
+            // is loaded.
+            a.execute(&vm);
+            assert_eq!(counts(), (s1 + 1, r1 + 2));
+            assert_eq!(b.fpu_bytes()[160], 0x80);
+            // Dropping the context that ran last: nothing to save.
             drop(a);
             c.execute(&vm);
-            assert_eq!(counts(), (s1, r1 + 2));
+            assert_eq!(counts(), (s1 + 1, r1 + 3));
             assert_eq!(c.fpu_bytes()[160], 0x30);
+            // A reset loads the initial state at once (C's registers went
+            // into its image with the read just above: nothing to save).
+            let (s2, r2) = counts();
+            b.reset_fpu();
+            assert_eq!(counts(), (s2, r2 + 1));
             b.execute(&vm);
-            assert_eq!(b.fpu_bytes()[160], 0x80);
+            assert_eq!(counts(), (s2, r2 + 1));
+            assert_eq!(b.fpu_bytes()[160], 0x10);
+            assert_eq!(b.fpu_bytes()[24..26], [0x80, 0x1f], "MXCSR reset");
+        });
+    }
+
+    #[test]
+    fn an_fpu_image_loads_from_aligned_and_unaligned_bytes() {
+        sim::run(|| {
+            let vm = vm();
+            let mut ctx = user_context(0x40_0000);
+            let seen = Arc::new(AtomicU64::new(0));
+            let s = seen.clone();
+            sim::cpu::set_user_program(move |u| {
+                s.store(u64::from(u.fpu[200]), Ordering::Relaxed);
+                UserExit::Syscall
+            });
+            // FXRSTOR needs 16-byte alignment: an unaligned image is
+            // copied first, an aligned one loaded where it is.
+            let mut aligned = crate::arch::fpu::INIT;
+            aligned.0[200] = 0x11;
+            ctx.set_fpu_bytes(&aligned.0).unwrap();
+            ctx.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0x11);
+            let mut buf = [0u8; 528];
+            let at = (16 - buf.as_ptr().addr() % 16) % 16 + 1;
+            buf[at..at + 512].copy_from_slice(&crate::arch::fpu::INIT.0);
+            buf[at + 200] = 0x22;
+            let unaligned: &[u8; 512] = buf[at..at + 512].try_into().unwrap();
+            ctx.set_fpu_bytes(unaligned).unwrap();
+            ctx.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0x22);
+            assert_eq!(ctx.fpu_bytes()[200], 0x22);
         });
     }
 

@@ -430,6 +430,21 @@ pub fn fxrstor(state_area: &FpuState) {
     c.fpu = state_area.0;
 }
 
+pub fn fxrstor_bytes(image: &[u8; 512]) {
+    assert!(
+        image.as_ptr().addr().is_multiple_of(16),
+        "sim: #GP in ring 0: FXRSTOR of an unaligned image"
+    );
+    let mxcsr = u32::from_le_bytes(image[24..28].try_into().unwrap());
+    assert!(
+        mxcsr & !MXCSR_MASK == 0,
+        "sim: #GP in ring 0: FXRSTOR of an MXCSR with reserved bits {mxcsr:#x}"
+    );
+    let mut c = state();
+    c.fxrstors += 1;
+    c.fpu = *image;
+}
+
 /// The descriptor at `sel` of `gdt`.
 fn descriptor(gdt: &[u64], sel: u16) -> u64 {
     gdt.get(usize::from(sel >> 3))

@@ -184,10 +184,13 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
     let mut exiting = thread.exiting.load(Ordering::Acquire);
     while !exiting {
         if restart.is_some() || work_pending(&process, &thread) {
-            // Nothing is held while signals are handled (a stop may park
-            // the thread for long, a fatal one ends the process).
-            cache.clear();
-            handle_signals(&process, &thread, &mut user, restart.take());
+            // The address space and descriptor table stay held: a stop
+            // parks the thread with them (its process's own, which stay
+            // alive while it is stopped anyway), and after a fatal signal
+            // the thread leaves the loop and drops them before its exit
+            // is reported.
+            let (vm, _) = cache.get(&process);
+            handle_signals(&process, &thread, vm, &mut user, restart.take());
             if thread.exiting.load(Ordering::Acquire) {
                 break;
             }

@@ -284,6 +284,20 @@ pub fn fxrstor(state: &FpuState) {
     unsafe { asm!("fxrstor64 [{}]", in(reg) state.0.as_ptr(), options(nostack)) }
 }
 
+/// [`fxrstor`] from an image in a byte array, which must be 16-byte
+/// aligned (checked: FXRSTOR of an unaligned operand is #GP in ring 0).
+pub fn fxrstor_bytes(image: &[u8; 512]) {
+    assert!(
+        image.as_ptr().addr().is_multiple_of(16),
+        "invariant: an FXRSTOR image is 16-byte aligned"
+    );
+    // MIRI: not reached: inline assembly (`fxrstor64`); the model checks
+    // the alignment and MXCSR as the CPU does.
+    // SAFETY: `image` is 512 readable bytes, 16-byte aligned (checked);
+    // the caller checked its MXCSR, as for `fxrstor`.
+    unsafe { asm!("fxrstor64 [{}]", in(reg) image.as_ptr(), options(nostack)) }
+}
+
 #[repr(C, packed)]
 struct DescriptorPointer {
     limit: u16,
