@@ -389,7 +389,7 @@ pub(crate) fn enter_user(frame: &mut TrapFrame, _irq: &crate::irq::DisabledLocal
 /// The end of the canonical lower half: user RIP and RSP lie below it.
 const USER_ADDR_END: u64 = 0x0000_8000_0000_0000;
 const RFLAGS_TF: u64 = 1 << 8;
-const _: () = assert!(size_of::<TrapFrame>() % 16 == 0);
+const _: () = assert!(size_of::<TrapFrame>().is_multiple_of(16));
 
 /// Whether the assembly of `__trellis_enter_user` returns to `frame` with
 /// `sysretq`: RIP in RCX and RFLAGS in R11, as `syscall` leaves them when
