@@ -68,6 +68,7 @@ pub(crate) fn local_enabled() -> bool {
 }
 
 /// Whether an interrupt handler (or a timer callback it runs) is executing.
+#[inline]
 pub(crate) fn in_interrupt() -> bool {
     IRQ_DEPTH.load(Ordering::Relaxed) != 0
 }

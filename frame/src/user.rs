@@ -95,10 +95,11 @@ pub struct UserContext {
     frame: TrapFrame,
     fs_base: u64,
     gs_base: u64,
-    /// The FS/GS selectors user code left loaded (`mov %eax,%fs`), read
-    /// back on every exit from user mode; 0 unless it loaded one.
-    fs_sel: u16,
-    gs_sel: u16,
+    /// The FS and GS selectors user code left loaded (`mov %eax,%fs`),
+    /// FS in the low 16 bits and GS above, as [`cpu::read_fs_gs_packed`]
+    /// reads them back on every exit from user mode; 0 unless it loaded
+    /// one.
+    seg_sels: u32,
     /// Names this FS/GS state (selectors and bases): a fresh value whenever
     /// a setter changes it, and for every copy.
     seg_tag: u64,
@@ -115,11 +116,33 @@ pub struct UserContext {
 /// A context's FXSAVE image. Only touched with interrupts off: by the
 /// context itself, and by the save of the registers into the area of the
 /// context that ran last ([`save_owner`]), which may run from any context.
-struct FpuArea(SpinLock<FpuState>);
+struct FpuArea(SpinLock<FpuImage>);
+
+/// The FXSAVE image, or the initial state (`init`: what execve and signal
+/// delivery install, loaded from [`fpu::INIT`] without copying it here).
+#[derive(Clone, Copy)]
+struct FpuImage {
+    state: FpuState,
+    init: bool,
+}
+
+impl FpuImage {
+    /// The state the image stands for.
+    fn current(&self) -> &FpuState {
+        if self.init { &fpu::INIT } else { &self.state }
+    }
+}
 
 impl FpuArea {
     fn new(state: FpuState) -> Arc<FpuArea> {
-        Arc::new(FpuArea(SpinLock::new(state)))
+        Arc::new(FpuArea(SpinLock::new(FpuImage { state, init: false })))
+    }
+
+    fn new_init() -> Arc<FpuArea> {
+        Arc::new(FpuArea(SpinLock::new(FpuImage {
+            state: fpu::INIT,
+            init: true,
+        })))
     }
 }
 
@@ -163,8 +186,7 @@ impl Clone for UserContext {
             frame: self.frame,
             fs_base: self.fs_base,
             gs_base: self.gs_base,
-            fs_sel: self.fs_sel,
-            gs_sel: self.gs_sel,
+            seg_sels: self.seg_sels,
             seg_tag: fresh_fpu_tag(),
             fpu_tag: fresh_fpu_tag(),
             fpu: FpuArea::new(self.fpu_state()),
@@ -186,20 +208,22 @@ fn save_owner() {
     if FPU_OWNER_TAG.load(Ordering::Relaxed) == 0 {
         return;
     }
-    let owner = FPU_OWNER.lock().take();
     FPU_OWNER_TAG.store(0, Ordering::Relaxed);
-    if let Some(area) = owner {
-        fpu::save(&mut area.0.lock());
+    if let Some(area) = FPU_OWNER.lock().as_ref() {
+        let mut image = area.0.lock();
+        fpu::save(&mut image.state);
+        image.init = false;
     }
 }
 
 /// Forgets that the registers are newer than the image of the context
 /// tagged `tag` (its state is being replaced or dropped). Interrupts off.
+/// The area stays referenced from [`FPU_OWNER`] until another context
+/// owns the registers (so that a context that owns them again need not
+/// take a new reference); with the tag cleared nothing is saved into it.
 fn disown_fpu(tag: u64) {
     if FPU_OWNER_TAG.load(Ordering::Relaxed) == tag {
         FPU_OWNER_TAG.store(0, Ordering::Relaxed);
-        let owner = FPU_OWNER.lock().take();
-        drop(owner);
     }
 }
 
@@ -225,11 +249,10 @@ impl UserContext {
             frame,
             fs_base: 0,
             gs_base: 0,
-            fs_sel: 0,
-            gs_sel: 0,
+            seg_sels: 0,
             seg_tag: fresh_fpu_tag(),
             fpu_tag: fresh_fpu_tag(),
-            fpu: FpuArea::new(FpuState::default()),
+            fpu: FpuArea::new_init(),
         }
     }
 
@@ -309,7 +332,7 @@ impl UserContext {
             return Err(crate::Error::InvalidArgs);
         }
         self.fs_base = v;
-        self.fs_sel = 0;
+        self.seg_sels &= 0xffff_0000;
         self.seg_tag = fresh_fpu_tag();
         Ok(())
     }
@@ -319,7 +342,7 @@ impl UserContext {
             return Err(crate::Error::InvalidArgs);
         }
         self.gs_base = v;
-        self.gs_sel = 0;
+        self.seg_sels &= 0x0000_ffff;
         self.seg_tag = fresh_fpu_tag();
         Ok(())
     }
@@ -330,33 +353,49 @@ impl UserContext {
         (f.rax, [f.rdi, f.rsi, f.rdx, f.r10, f.r8, f.r9])
     }
 
-    /// Resets the FPU/SSE state to the initial one (on execve).
+    /// Resets the FPU/SSE state to the initial one (execve, and a signal
+    /// handler's start): loaded into the registers at once, from the
+    /// static initial image (nothing is copied).
     pub fn reset_fpu(&mut self) {
-        self.replace_fpu(FpuState::default());
+        let _irq = disable_local();
+        self.install_fpu(|| fpu::restore(&fpu::INIT));
     }
 
-    /// The FXSAVE image of the FPU/SSE state (for signal frames).
+    /// Makes the state `load` puts into the FPU/SSE registers this
+    /// context's, replacing its old one: what the registers held for it
+    /// is dropped, another context's newer state is saved first, and the
+    /// registers, newer than the image from then on, are this context's
+    /// (saved when something needs them, as after a return from user
+    /// mode). The state is loaded now rather than at the next entry: the
+    /// kernel replaces a context's state on its own way back to user mode
+    /// (execve, signal delivery, rt_sigreturn), so the copy into the
+    /// image and the load from it are both saved. Interrupts off.
+    fn install_fpu(&mut self, load: impl FnOnce()) {
+        if FPU_OWNER_TAG.load(Ordering::Relaxed) == self.fpu_tag {
+            disown_fpu(self.fpu_tag);
+        } else {
+            save_owner();
+        }
+        load();
+        self.fpu_tag = fresh_fpu_tag();
+        FPU_LOADED.store(self.fpu_tag, Ordering::Relaxed);
+        self.own_fpu();
+    }
+
+    /// The FXSAVE image of the FPU/SSE state (for signal frames): saved
+    /// from the registers first if this context ran last (they stay
+    /// loaded).
     pub fn fpu_bytes(&self) -> [u8; 512] {
         self.fpu_state().0
     }
 
-    /// The current FPU/SSE state: saved from the registers first if this
-    /// context ran last (they stay loaded).
+    /// The current FPU/SSE state (see [`UserContext::fpu_bytes`]).
     fn fpu_state(&self) -> FpuState {
         let _irq = disable_local();
         if FPU_OWNER_TAG.load(Ordering::Relaxed) == self.fpu_tag {
             save_owner();
         }
-        *self.fpu.0.lock()
-    }
-
-    /// Replaces the FPU/SSE state: what the registers hold for this
-    /// context is dropped, and the new state is loaded at the next entry.
-    fn replace_fpu(&mut self, state: FpuState) {
-        let _irq = disable_local();
-        disown_fpu(self.fpu_tag);
-        *self.fpu.0.lock() = state;
-        self.fpu_tag = fresh_fpu_tag();
+        *self.fpu.0.lock().current()
     }
 
     /// Loads an FXSAVE image supplied by user code (rt_sigreturn). An MXCSR
@@ -364,25 +403,44 @@ impl UserContext {
     /// such an image is refused (`InvalidArgs`) and the state is unchanged
     /// (invariant 2: user input cannot crash kernel control flow).
     pub fn set_fpu_bytes(&mut self, bytes: &[u8; 512]) -> Result<(), crate::Error> {
-        let mut area = *bytes;
+        let _irq = disable_local();
+        let image = self.fpu.0.lock();
         // The mask is the CPU's: every FXSAVE writes the same one, so the
         // image has it (or 0, never saved yet) even while the registers
         // are newer than the rest of it.
         let mask = {
-            let current = self.fpu.0.lock();
-            u32::from_le_bytes([current.0[28], current.0[29], current.0[30], current.0[31]])
+            let s = &image.state.0;
+            u32::from_le_bytes([s[28], s[29], s[30], s[31]])
         };
-        let mask = if mask == 0 { 0xffbf } else { mask };
-        let mxcsr = u32::from_le_bytes([area[24], area[25], area[26], area[27]]);
+        let mask = if mask == 0 {
+            fpu::DEFAULT_MXCSR_MASK
+        } else {
+            mask
+        };
+        let mxcsr = u32::from_le_bytes([bytes[24], bytes[25], bytes[26], bytes[27]]);
         if mxcsr & !mask != 0 {
             return Err(crate::Error::InvalidArgs);
         }
-        area[28..32].copy_from_slice(&mask.to_le_bytes());
-        self.replace_fpu(FpuState(area));
+        drop(image);
+        // FXRSTOR ignores the image's MXCSR_MASK field; the next save
+        // writes the CPU's.
+        if bytes.as_ptr().addr().is_multiple_of(16) {
+            self.install_fpu(|| cpu::fxrstor_bytes(bytes));
+        } else {
+            let state = FpuState(*bytes);
+            self.install_fpu(|| fpu::restore(&state));
+        }
         Ok(())
     }
 
     /// Runs the context in user mode in `vm` until it traps back.
+    ///
+    /// Inlined into the kernel's thread loop: a system call's round trip
+    /// takes the straight path through here (the address space, FS/GS and
+    /// FPU state already loaded, no selector loaded by user code); what
+    /// only a switch between contexts or a change of state needs is out of
+    /// line.
+    #[inline]
     pub fn execute(&mut self, vm: &VmSpace) -> ReturnReason {
         // From an interrupt handler (a timer callback), user mode would run
         // on top of the interrupted context, which cannot be resumed until
@@ -391,10 +449,14 @@ impl UserContext {
             !crate::irq::in_interrupt(),
             "invariant: user mode is not entered from interrupt context"
         );
-        self.frame.cs = u64::from(USER_CS);
-        self.frame.ss = u64::from(USER_DS);
-        self.frame.rflags = (self.frame.rflags & USER_RFLAGS_MASK) | RFLAGS_IF | RFLAGS_FIXED;
-        if !canonical_user(self.frame.rip) || !canonical_user(self.frame.rsp) {
+        let irq = disable_local();
+        vm.activate();
+        if SEG_LOADED.load(Ordering::Relaxed) != self.seg_tag
+            || FPU_LOADED.load(Ordering::Relaxed) != self.fpu_tag
+        {
+            self.load_state();
+        }
+        if !enter_user(&mut self.frame, &irq) {
             // iretq would fault in kernel mode; report what the CPU would.
             return ReturnReason::Exception(CpuException {
                 vector: CpuException::GENERAL_PROTECTION,
@@ -402,8 +464,31 @@ impl UserContext {
                 fault_addr: 0,
             });
         }
-        let irq = disable_local();
-        vm.activate();
+        crate::arch::trap::assert_entry_flags();
+        // Not saved here: the registers stay this context's until another
+        // image is loaded or the kernel reads this one (`save_owner`).
+        if FPU_OWNER_TAG.load(Ordering::Relaxed) != self.fpu_tag {
+            self.own_fpu();
+        }
+        let sels = cpu::read_fs_gs_packed();
+        if sels != self.seg_sels {
+            self.note_user_segments(sels);
+        }
+        let vector = self.frame.vector;
+        let reason = if vector == SYSCALL_VECTOR {
+            ReturnReason::Syscall
+        } else {
+            self.trap_reason(vector)
+        };
+        drop(irq);
+        reason
+    }
+
+    /// Loads the FS/GS and FPU state of this context where the CPU holds
+    /// another's (or an older one of its own). Interrupts are off.
+    #[cold]
+    #[inline(never)]
+    fn load_state(&mut self) {
         if SEG_LOADED.load(Ordering::Relaxed) != self.seg_tag {
             load_user_segments(self);
             SEG_LOADED.store(self.seg_tag, Ordering::Relaxed);
@@ -412,22 +497,48 @@ impl UserContext {
             // The registers may hold the newer state of the context that
             // ran last: into its image before they are overwritten.
             save_owner();
-            fpu::restore(&self.fpu.0.lock());
+            fpu::restore(self.fpu.0.lock().current());
             FPU_LOADED.store(self.fpu_tag, Ordering::Relaxed);
         }
-        enter_user(&mut self.frame);
-        crate::arch::trap::assert_entry_flags();
-        // Not saved here: the registers stay this context's until another
-        // image is loaded or the kernel reads this one (`save_owner`).
-        if FPU_OWNER_TAG.load(Ordering::Relaxed) != self.fpu_tag {
-            *FPU_OWNER.lock() = Some(self.fpu.clone());
-            FPU_OWNER_TAG.store(self.fpu_tag, Ordering::Relaxed);
+    }
+
+    /// Records that the FPU/SSE registers now hold this context's state,
+    /// newer than its image (its first return after a load). Interrupts
+    /// are off.
+    #[cold]
+    #[inline(never)]
+    fn own_fpu(&mut self) {
+        let mut owner = FPU_OWNER.lock();
+        if !owner.as_ref().is_some_and(|a| Arc::ptr_eq(a, &self.fpu)) {
+            *owner = Some(self.fpu.clone());
         }
-        save_user_segments(self);
-        let vector = self.frame.vector;
-        let reason = if vector == SYSCALL_VECTOR {
-            ReturnReason::Syscall
-        } else if vector < 32 {
+        FPU_OWNER_TAG.store(self.fpu_tag, Ordering::Relaxed);
+    }
+
+    /// Records what user code did to FS and GS, as Linux does at a
+    /// context switch: a non-null selector means the base came from its
+    /// descriptor (base 0 for every user descriptor of gdt.rs); a null
+    /// one leaves the saved base as it was. Called only when the
+    /// selectors differ from the recorded ones; a selector unchanged
+    /// since the last exit had its base recorded then, and user code
+    /// cannot change a base without loading a selector (no FSGSBASE).
+    #[cold]
+    #[inline(never)]
+    fn note_user_segments(&mut self, sels: u32) {
+        self.seg_sels = sels;
+        if sels & 0xffff != 0 {
+            self.fs_base = 0;
+        }
+        if sels >> 16 != 0 {
+            self.gs_base = 0;
+        }
+    }
+
+    /// The reason of a return other than a system call. Interrupts are
+    /// off; a device or timer interrupt is handled here.
+    #[inline(never)]
+    fn trap_reason(&self, vector: u64) -> ReturnReason {
+        if vector < 32 {
             let fault_addr = if vector == u64::from(CpuException::PAGE_FAULT) {
                 cpu::read_cr2()
             } else {
@@ -441,9 +552,7 @@ impl UserContext {
         } else {
             crate::trap::handle_irq(vector);
             ReturnReason::Interrupt
-        };
-        drop(irq);
-        reason
+        }
     }
 }
 
@@ -453,28 +562,12 @@ impl UserContext {
 /// with a segment load (`mov %eax,%fs` replaces the base with the
 /// descriptor's), which the exit path records in the context.
 fn load_user_segments(ctx: &UserContext) {
-    cpu::load_fs_gs_selectors(ctx.fs_sel, ctx.gs_sel);
+    cpu::load_fs_gs_selectors(ctx.seg_sels as u16, (ctx.seg_sels >> 16) as u16);
     // SAFETY: the bases are canonical user addresses (checked by the
     // setters, or 0); no kernel code depends on the FS or GS base.
     unsafe {
         cpu::wrmsr(cpu::MSR_FS_BASE, ctx.fs_base);
         cpu::wrmsr(cpu::MSR_GS_BASE, ctx.gs_base);
-    }
-}
-
-/// Records what user code did to FS and GS, as Linux does at a context
-/// switch: a non-null selector means the base came from its descriptor
-/// (base 0 for every user descriptor of gdt.rs); a null one leaves the
-/// saved base as it was.
-fn save_user_segments(ctx: &mut UserContext) {
-    let (fs, gs) = cpu::read_fs_gs_selectors();
-    ctx.fs_sel = fs;
-    ctx.gs_sel = gs;
-    if fs != 0 {
-        ctx.fs_base = 0;
-    }
-    if gs != 0 {
-        ctx.gs_base = 0;
     }
 }
 
@@ -747,24 +840,65 @@ mod tests {
             let mut c = b.clone();
             assert_eq!(c.fpu_bytes()[160], 0x20);
             // Replacing the image of the context that ran last drops what
-            // the registers hold for it: saved neither then nor at the
-            // next load.
+            // the registers hold for it (never saved) and loads the new
+            // state at once: its next entry loads nothing.
             b.execute(&vm);
             let mut img = c.fpu_bytes();
             img[160] = 0x70;
             let (s1, r1) = counts();
             b.set_fpu_bytes(&img).unwrap();
-            assert_eq!(counts(), (s1, r1));
-            a.execute(&vm);
             assert_eq!(counts(), (s1, r1 + 1));
-            assert_eq!(b.fpu_bytes()[160], 0x70);
-            // Dropping the context that ran last: nothing to save either.
+            b.execute(&vm);
+            assert_eq!(counts(), (s1, r1 + 1));
+            // The registers are B's from then on: saved when another image
+            // is loaded.
+            a.execute(&vm);
+            assert_eq!(counts(), (s1 + 1, r1 + 2));
+            assert_eq!(b.fpu_bytes()[160], 0x80);
+            // Dropping the context that ran last: nothing to save.
             drop(a);
             c.execute(&vm);
-            assert_eq!(counts(), (s1, r1 + 2));
+            assert_eq!(counts(), (s1 + 1, r1 + 3));
             assert_eq!(c.fpu_bytes()[160], 0x30);
+            // A reset loads the initial state at once (C's registers went
+            // into its image with the read just above: nothing to save).
+            let (s2, r2) = counts();
+            b.reset_fpu();
+            assert_eq!(counts(), (s2, r2 + 1));
             b.execute(&vm);
-            assert_eq!(b.fpu_bytes()[160], 0x80);
+            assert_eq!(counts(), (s2, r2 + 1));
+            assert_eq!(b.fpu_bytes()[160], 0x10);
+            assert_eq!(b.fpu_bytes()[24..26], [0x80, 0x1f], "MXCSR reset");
+        });
+    }
+
+    #[test]
+    fn an_fpu_image_loads_from_aligned_and_unaligned_bytes() {
+        sim::run(|| {
+            let vm = vm();
+            let mut ctx = user_context(0x40_0000);
+            let seen = Arc::new(AtomicU64::new(0));
+            let s = seen.clone();
+            sim::cpu::set_user_program(move |u| {
+                s.store(u64::from(u.fpu[200]), Ordering::Relaxed);
+                UserExit::Syscall
+            });
+            // FXRSTOR needs 16-byte alignment: an unaligned image is
+            // copied first, an aligned one loaded where it is.
+            let mut aligned = crate::arch::fpu::INIT;
+            aligned.0[200] = 0x11;
+            ctx.set_fpu_bytes(&aligned.0).unwrap();
+            ctx.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0x11);
+            let mut buf = [0u8; 528];
+            let at = (16 - buf.as_ptr().addr() % 16) % 16 + 1;
+            buf[at..at + 512].copy_from_slice(&crate::arch::fpu::INIT.0);
+            buf[at + 200] = 0x22;
+            let unaligned: &[u8; 512] = buf[at..at + 512].try_into().unwrap();
+            ctx.set_fpu_bytes(unaligned).unwrap();
+            ctx.execute(&vm);
+            assert_eq!(seen.load(Ordering::Relaxed), 0x22);
+            assert_eq!(ctx.fpu_bytes()[200], 0x22);
         });
     }
 

@@ -23,7 +23,7 @@ use crate::arch::x86_64::fpu::FpuState;
 use crate::arch::x86_64::gdt::{KERNEL_CS, USER_CS, USER_DS};
 pub use crate::arch::x86_64::regs::*;
 use crate::arch::x86_64::trap::{
-    ENTER_SYSRET, IdtEntry, RFLAGS_FIXED, RFLAGS_IF, SYSCALL_VECTOR, TrapFrame, USER_RFLAGS_MASK,
+    IdtEntry, RFLAGS_FIXED, RFLAGS_IF, SYSCALL_VECTOR, TrapFrame, USER_RFLAGS_MASK, sysret_restores,
 };
 use crate::mm::image::KERNEL_VMA;
 use crate::mm::{KERNEL_LINEAR_BASE, Paddr, kernel_root, linear_ptr, page_table::translate};
@@ -260,9 +260,9 @@ pub fn interrupts_enabled() -> bool {
     state().interrupts
 }
 
-pub fn read_fs_gs_selectors() -> (u16, u16) {
+pub fn read_fs_gs_packed() -> u32 {
     let c = state();
-    (c.fs_sel, c.gs_sel)
+    u32::from(c.fs_sel) | u32::from(c.gs_sel) << 16
 }
 
 /// As the bare-metal one: a selector that is not null or a user segment
@@ -430,6 +430,21 @@ pub fn fxrstor(state_area: &FpuState) {
     c.fpu = state_area.0;
 }
 
+pub fn fxrstor_bytes(image: &[u8; 512]) {
+    assert!(
+        image.as_ptr().addr().is_multiple_of(16),
+        "sim: #GP in ring 0: FXRSTOR of an unaligned image"
+    );
+    let mxcsr = u32::from_le_bytes(image[24..28].try_into().unwrap());
+    assert!(
+        mxcsr & !MXCSR_MASK == 0,
+        "sim: #GP in ring 0: FXRSTOR of an MXCSR with reserved bits {mxcsr:#x}"
+    );
+    let mut c = state();
+    c.fxrstors += 1;
+    c.fpu = *image;
+}
+
 /// The descriptor at `sel` of `gdt`.
 fn descriptor(gdt: &[u64], sel: u16) -> u64 {
     gdt.get(usize::from(sel >> 3))
@@ -574,18 +589,9 @@ pub unsafe fn enter_user(frame: &mut TrapFrame) {
             "sim: user RFLAGS with a privileged bit"
         );
         assert!(frame.rip < 0x0000_8000_0000_0000 && frame.rsp < 0x0000_8000_0000_0000);
-        if frame.vector == ENTER_SYSRET {
-            // `sysretq` must restore the frame exactly.
-            assert_eq!(frame.rcx, frame.rip, "sim: sysretq would return to RCX");
-            assert_eq!(
-                frame.r11, frame.rflags,
-                "sim: sysretq would load R11 into RFLAGS"
-            );
-            assert_eq!(
-                frame.rflags & (1 << 8),
-                0,
-                "sim: sysretq with the trap flag"
-            );
+        // The assembly's choice: `sysretq` exactly when it restores the
+        // frame (RCX = RIP, R11 = RFLAGS, no trap flag).
+        if sysret_restores(frame) {
             c.sysret_entries += 1;
         }
         assert_ne!(

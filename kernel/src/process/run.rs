@@ -16,6 +16,7 @@ use crate::syscall::{dispatch, Context};
 
 /// Whether `rax` is one of the -ERESTART* codes a syscall returns when a
 /// signal interrupted it (they lie in -516..=-512).
+#[inline(always)]
 fn is_restart_request(rax: i64) -> bool {
     // One range test on the common path (any other result).
     (-(Errno::ERESTART_RESTARTBLOCK as i64)..=-(Errno::ERESTARTSYS as i64)).contains(&rax)
@@ -176,15 +177,23 @@ impl CallCache {
 fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) {
     let mut restart = None;
     let mut cache = CallCache { generation: u64::MAX, held: None };
-    loop {
+    // The thread is checked for an exit request before it first runs, and
+    // after each place it can be made to exit while not running: handling
+    // signals, and the system call and preemption point at the end of
+    // each round (on one CPU nothing else runs while it is in user mode).
+    let mut exiting = thread.exiting.load(Ordering::Acquire);
+    while !exiting {
         if restart.is_some() || work_pending(&process, &thread) {
-            // Nothing is held while signals are handled (a stop may park
-            // the thread for long, a fatal one ends the process).
-            cache.clear();
-            handle_signals(&process, &thread, &mut user, restart.take());
-        }
-        if thread.exiting.load(Ordering::Acquire) {
-            break;
+            // The address space and descriptor table stay held: a stop
+            // parks the thread with them (its process's own, which stay
+            // alive while it is stopped anyway), and after a fatal signal
+            // the thread leaves the loop and drops them before its exit
+            // is reported.
+            let (vm, _) = cache.get(&process);
+            handle_signals(&process, &thread, vm, &mut user, restart.take());
+            if thread.exiting.load(Ordering::Acquire) {
+                break;
+            }
         }
         let (vm, files) = cache.get(&process);
         // User time: the time in user mode, which only a trap ends (the task
@@ -198,11 +207,10 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 let nr = user.syscall().0;
                 let mut ctx = Context { process: &process, thread: &thread, vm, files, user: &mut user };
                 dispatch(&mut ctx);
-                let rax = user.rax() as i64;
                 // rt_sigreturn's result is the restored rax, never a restart
                 // request (Linux clears orig_ax there).
                 const RT_SIGRETURN: u64 = 15;
-                if nr != RT_SIGRETURN && is_restart_request(rax) {
+                if is_restart_request(user.rax() as i64) && nr != RT_SIGRETURN {
                     restart = Some(nr);
                 }
                 // A user page the syscall needed could not be allocated.
@@ -212,33 +220,40 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
                 }
             }
             ReturnReason::Exception(e) => {
-                let fault = if e.vector == CpuException::PAGE_FAULT {
-                    vm.handle_page_fault(e.fault_addr as usize, e.is_write(), e.is_instruction_fetch()).err()
-                } else {
-                    Some(Error::new(Errno::EFAULT))
-                };
-                let oom = e.vector == CpuException::PAGE_FAULT && fault.as_ref().is_some_and(|err| err.errno() == Errno::ENOMEM);
-                if oom {
+                if handle_exception(&process, &thread, &user, vm, &e) {
                     // No memory for the page: the OOM killer (Linux's
                     // pagefault_out_of_memory), then the instruction runs
                     // again, or the thread dies of a pending SIGKILL.
                     cache.clear();
                     crate::mm::oom::take_pending();
                     crate::mm::oom::out_of_memory(&process, &thread);
-                } else if let Some(err) = fault {
-                    frame::log_debug!("pid {} ({}): {:?} at rip {:#x}", process.pid(), process.name(), e, user.rip());
-                    let info = exception_signal(&e, err.errno(), user.rip(), &user.fpu_bytes());
-                    record_fault(&thread, &e);
-                    signal::force_fault_signal(&process, &thread, info);
                 }
             }
             ReturnReason::Interrupt => {}
         }
-        if thread.exiting.load(Ordering::Acquire) {
-            break;
-        }
         frame::task::preempt_point();
+        exiting = thread.exiting.load(Ordering::Acquire);
     }
     drop(cache);
     super::exit::thread_exited(&process, &thread);
+}
+
+/// A CPU exception in user mode: a page fault resolved, or the signal it
+/// raises queued. True if a page fault found no memory.
+#[inline(never)]
+fn handle_exception(process: &Arc<Process>, thread: &Arc<Thread>, user: &UserContext, vm: &Vmar, e: &CpuException) -> bool {
+    let fault = if e.vector == CpuException::PAGE_FAULT {
+        vm.handle_page_fault(e.fault_addr as usize, e.is_write(), e.is_instruction_fetch()).err()
+    } else {
+        Some(Error::new(Errno::EFAULT))
+    };
+    let Some(err) = fault else { return false };
+    if e.vector == CpuException::PAGE_FAULT && err.errno() == Errno::ENOMEM {
+        return true;
+    }
+    frame::log_debug!("pid {} ({}): {:?} at rip {:#x}", process.pid(), process.name(), e, user.rip());
+    let info = exception_signal(e, err.errno(), user.rip(), &user.fpu_bytes());
+    record_fault(thread, e);
+    signal::force_fault_signal(process, thread, info);
+    false
 }

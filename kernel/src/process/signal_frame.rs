@@ -64,7 +64,9 @@ frame::pod_struct! {
 
 frame::pod_struct! {
     /// What rt_sigreturn reads in one copy when the frame is where
-    /// delivery put it: [`SigFrameImage`] without pretcode.
+    /// delivery put it: [`SigFrameImage`] without pretcode. Aligned so
+    /// that the FPU state (at 448) is, and is loaded where it is.
+    #[repr(align(16))]
     struct SigReturnImage {
         uc: UContext,
         info: SigInfo,
@@ -124,19 +126,28 @@ pub fn run_timers(process: &Arc<Process>) {
 /// Lock-free: the common return from a system call takes only loads here.
 pub fn work_pending(process: &Process, thread: &Thread) -> bool {
     let s = &process.signals;
-    s.alarm_fired.load(Ordering::Acquire)
-        || s.timers.fired.load(Ordering::Acquire)
-        || s.cpu_itimers_armed.load(Ordering::Acquire)
-        || s.cpu_watch.load(Ordering::Acquire)
-        || s.stopped.load(Ordering::Acquire)
-        || thread.signals.saved_mask.is_set()
-        || super::signal::deliverable(process, thread) != 0
+    // Looked at together, without a branch per flag: on the common return
+    // (nothing to do) every one of them is read anyway.
+    let flags = u8::from(s.alarm_fired.load(Ordering::Acquire))
+        | u8::from(s.timers.fired.load(Ordering::Acquire))
+        | u8::from(s.cpu_itimers_armed.load(Ordering::Acquire))
+        | u8::from(s.cpu_watch.load(Ordering::Acquire))
+        | u8::from(s.stopped.load(Ordering::Acquire))
+        | u8::from(thread.signals.saved_mask.is_set());
+    flags != 0 || super::signal::deliverable(process, thread) != 0
 }
 
 /// Handles pending signals before `user` resumes. `restart` carries the
 /// syscall number if the last syscall was interrupted (rax holds
-/// -ERESTARTSYS / -ERESTARTNOHAND).
-pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut UserContext, restart: Option<u64>) {
+/// -ERESTARTSYS / -ERESTARTNOHAND). `vm` is the address space `user` runs
+/// in, where signal frames go.
+pub fn handle_signals(
+    process: &Arc<Process>,
+    thread: &Arc<Thread>,
+    vm: &crate::mm::Vmar,
+    user: &mut UserContext,
+    restart: Option<u64>,
+) {
     let mut restart = restart;
     let mut delivered = false;
     run_timers(process);
@@ -171,7 +182,7 @@ pub fn handle_signals(process: &Arc<Process>, thread: &Arc<Thread>, user: &mut U
         if let Some(nr) = restart.take() {
             fix_interrupted_syscall(user, nr, Some(act.flags & SA_RESTART != 0));
         }
-        if setup_frame(process, thread, user, &info, &act).is_err() {
+        if setup_frame(process, thread, vm, user, &info, &act).is_err() {
             // The stack is unusable: Linux forces SIGSEGV (force_sigsegv),
             // whose handler may still run on an alternate stack; if it was
             // SIGSEGV's own frame that failed, the process dies.
@@ -277,11 +288,11 @@ pub(crate) fn complete_stop(process: &Arc<Process>) {
 fn setup_frame(
     process: &Process,
     thread: &Thread,
+    vm: &crate::mm::Vmar,
     user: &mut UserContext,
     info: &SigInfo,
     act: &SigAction,
 ) -> Result<()> {
-    let vm = process.vm();
     let regs = user.general_regs();
     let (ss_sp, ss_flags, ss_size) = *thread.signals.altstack.lock();
     let nested = thread.signals.on_altstack(regs.rsp);
@@ -305,31 +316,36 @@ fn setup_frame(
     let fault = &thread.signals.fault;
     let (trapno, err, cr2) =
         (fault.trapno.load(Ordering::Relaxed), fault.err.load(Ordering::Relaxed), fault.cr2.load(Ordering::Relaxed));
-    let uc = UContext {
-        flags: UC_FLAGS,
-        link: 0,
-        ss_sp,
-        ss_flags,
-        ss_pad: 0,
-        ss_size,
-        mcontext: SigContext {
-            r8: regs.r8, r9: regs.r9, r10: regs.r10, r11: regs.r11,
-            r12: regs.r12, r13: regs.r13, r14: regs.r14, r15: regs.r15,
-            rdi: regs.rdi, rsi: regs.rsi, rbp: regs.rbp, rbx: regs.rbx,
-            rdx: regs.rdx, rax: regs.rax, rcx: regs.rcx, rsp: regs.rsp,
-            rip: regs.rip, eflags: regs.rflags | RFLAGS_IF | RFLAGS_FIXED,
-            cs_gs_fs_ss: USER_CS | (USER_SS << 48),
-            err, trapno, oldmask: old_mask, cr2,
-            fpstate,
-            reserved: [0; 8],
-        },
-        sigmask: old_mask,
-    };
     // The whole frame, pretcode to FPU state, goes out in one copy, built
     // in place (no zeroed buffer to copy the parts into). The layout is
     // fixed by the arithmetic above (mod 2^64: the program chose rsp).
     debug_assert_eq!(fpstate.wrapping_sub(sp), 8 + FPSTATE_FROM_UC);
-    let image = SigFrameImage { pretcode: act.restorer, uc, info: *info, gap: [0; 2], fpu: user.fpu_bytes() };
+    let image = SigFrameImage {
+        pretcode: act.restorer,
+        uc: UContext {
+            flags: UC_FLAGS,
+            link: 0,
+            ss_sp,
+            ss_flags,
+            ss_pad: 0,
+            ss_size,
+            mcontext: SigContext {
+                r8: regs.r8, r9: regs.r9, r10: regs.r10, r11: regs.r11,
+                r12: regs.r12, r13: regs.r13, r14: regs.r14, r15: regs.r15,
+                rdi: regs.rdi, rsi: regs.rsi, rbp: regs.rbp, rbx: regs.rbx,
+                rdx: regs.rdx, rax: regs.rax, rcx: regs.rcx, rsp: regs.rsp,
+                rip: regs.rip, eflags: regs.rflags | RFLAGS_IF | RFLAGS_FIXED,
+                cs_gs_fs_ss: USER_CS | (USER_SS << 48),
+                err, trapno, oldmask: old_mask, cr2,
+                fpstate,
+                reserved: [0; 8],
+            },
+            sigmask: old_mask,
+        },
+        info: *info,
+        gap: [0; 2],
+        fpu: user.fpu_bytes(),
+    };
     vm.write_bytes(sp as usize, frame::Pod::as_bytes(&image))?;
     if ss_flags & SS_AUTODISARM != 0 {
         *thread.signals.altstack.lock() = (0, SS_DISABLE, 0);

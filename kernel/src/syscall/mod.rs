@@ -199,26 +199,37 @@ const fn build_table() -> [Option<SyscallFn>; MAX_NR] {
 mod names;
 
 /// Runs the syscall in the context's registers and stores the result in rax.
+/// Inlined into the thread loop; the unusual outcomes (an unknown number,
+/// an error to log) are out of line.
+#[inline(always)]
 pub fn dispatch(ctx: &mut Context) {
     let (nr, args) = ctx.user.syscall();
-    let result = match usize::try_from(nr).ok().filter(|n| *n < MAX_NR) {
-        Some(n) => match TABLE[n] {
-            Some(f) => f(ctx, &args),
-            None => {
-                if !REPORTED[n].swap(true, Ordering::Relaxed) {
-                    frame::log_warn!("unimplemented syscall {} ({n}): ENOSYS", names::name_of(n));
-                }
-                Err(Error::new(Errno::ENOSYS))
-            }
-        },
-        None => Err(Error::new(Errno::ENOSYS)),
+    let Some(&Some(handler)) = TABLE.get(nr as usize) else {
+        return missing(ctx, nr);
     };
-    let ret = match result {
+    let ret = match handler(ctx, &args) {
         Ok(v) => v as i64,
-        Err(e) => {
-            frame::log_debug!("syscall {nr} -> {:?}", e);
-            -(e.errno() as i64)
-        }
+        Err(e) => failed(nr, e),
     };
     ctx.user.set_rax(ret as u64);
+}
+
+/// The result of a system call that failed with `e`.
+#[cold]
+#[inline(never)]
+fn failed(nr: u64, e: Error) -> i64 {
+    frame::log_debug!("syscall {nr} -> {:?}", e);
+    -(e.errno() as i64)
+}
+
+/// A number with no handler: ENOSYS (logged once per known number).
+#[cold]
+#[inline(never)]
+fn missing(ctx: &mut Context, nr: u64) {
+    if let Some(n) = usize::try_from(nr).ok().filter(|n| *n < MAX_NR)
+        && !REPORTED[n].swap(true, Ordering::Relaxed)
+    {
+        frame::log_warn!("unimplemented syscall {} ({n}): ENOSYS", names::name_of(n));
+    }
+    ctx.user.set_rax(-(Errno::ENOSYS as i64) as u64);
 }

@@ -199,7 +199,10 @@ fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         -1 => q.pid() != process::INIT_PID && q.pid() != me,
         p => q.pgid() == p.unsigned_abs(),
     };
-    let single = if pid > 0 {
+    let single = if pid > 0 && pid as Pid == me {
+        // The caller's own process (no table search).
+        Some(ctx.process.clone())
+    } else if pid > 0 {
         // Any thread id names its process. Zombies still count (and are
         // signalled in vain) until reaped, as on Linux, where they stay in
         // the task list and their group.
@@ -249,9 +252,11 @@ fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
 /// sender's real or effective uid equals the target's real or saved uid;
 /// SIGCONT within the session.
 pub(super) fn may_signal(ctx: &Context, target: &process::Process, sig: usize) -> bool {
+    if target.pid() == ctx.process.pid() {
+        return true;
+    }
     let (me, them) = (ctx.process.creds(), target.creds());
-    target.pid() == ctx.process.pid()
-        || me.capable(crate::caps::CAP_KILL)
+    me.capable(crate::caps::CAP_KILL)
         || [me.ruid, me.euid].iter().any(|u| *u == them.ruid || *u == them.suid)
         || (sig == crate::process::signal::SIGCONT && target.sid() == ctx.process.sid())
 }

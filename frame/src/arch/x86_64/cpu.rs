@@ -98,17 +98,23 @@ pub unsafe fn wrmsr(msr: u32, value: u64) {
     }
 }
 
-/// The FS and GS selectors (user code may load them).
-pub fn read_fs_gs_selectors() -> (u16, u16) {
-    let (fs, gs): (u16, u16);
-    // MIRI: not reached: inline assembly (`mov from fs`, `mov from gs`);
+/// The FS selector in the low 16 bits, GS in the next 16 (one word, for
+/// one comparison on the way back from user mode).
+#[inline(always)]
+pub fn read_fs_gs_packed() -> u32 {
+    let sels: u32;
+    // MIRI: not reached: inline assembly (`mov from gs`, `mov from fs`);
     // the model keeps the selectors user code loads.
-    // SAFETY: reading segment registers has no side effects.
+    // SAFETY: reading segment registers has no side effects. The upper
+    // half of a 32-bit destination is implementation dependent (Intel SDM
+    // vol. 2, MOV), so GS's is shifted out and FS's is merged in with a
+    // 16-bit `or` (the assembler encodes `mov r16, sreg` as the 32-bit
+    // form, so that form cannot be used to keep the upper half).
     unsafe {
-        asm!("mov {0:x}, fs", "mov {1:x}, gs", out(reg) fs, out(reg) gs,
-             options(nomem, nostack, preserves_flags))
+        asm!("mov {0:e}, gs", "shl {0:e}, 16", "mov {1:e}, fs", "or {0:x}, {1:x}",
+             out(reg) sels, out(reg) _, options(nomem, nostack))
     }
-    (fs, gs)
+    sels
 }
 
 /// Loads FS and GS with `fs` and `gs` where each is null or one of the
@@ -278,6 +284,20 @@ pub fn fxrstor(state: &FpuState) {
     unsafe { asm!("fxrstor64 [{}]", in(reg) state.0.as_ptr(), options(nostack)) }
 }
 
+/// [`fxrstor`] from an image in a byte array, which must be 16-byte
+/// aligned (checked: FXRSTOR of an unaligned operand is #GP in ring 0).
+pub fn fxrstor_bytes(image: &[u8; 512]) {
+    assert!(
+        image.as_ptr().addr().is_multiple_of(16),
+        "invariant: an FXRSTOR image is 16-byte aligned"
+    );
+    // MIRI: not reached: inline assembly (`fxrstor64`); the model checks
+    // the alignment and MXCSR as the CPU does.
+    // SAFETY: `image` is 512 readable bytes, 16-byte aligned (checked);
+    // the caller checked its MXCSR, as for `fxrstor`.
+    unsafe { asm!("fxrstor64 [{}]", in(reg) image.as_ptr(), options(nostack)) }
+}
+
 #[repr(C, packed)]
 struct DescriptorPointer {
     limit: u16,
@@ -372,16 +392,16 @@ pub fn task_trampoline() -> u64 {
     __trellis_task_trampoline as *const () as u64
 }
 
-/// Runs `frame` in user mode (`iretq`, or `sysretq` when `frame.vector`
-/// is `ENTER_SYSRET`) until the next trap or `syscall` from ring 3, which
-/// the entry code saves into `frame`; then returns.
+/// Runs `frame` in user mode (`sysretq` when RCX = RIP, R11 = RFLAGS and
+/// TF is clear, else `iretq`) until the next trap or `syscall` from ring
+/// 3, which the entry code saves into `frame`; then returns.
 ///
 /// # Safety
 /// `frame` must be a sanitised user state (user CS/SS, canonical RIP/RSP,
-/// RFLAGS with IF and no privileged bit; with `ENTER_SYSRET`, RCX = RIP,
-/// R11 = RFLAGS and no TF), TSS.RSP0 and the syscall entry's context
-/// pointer must point just past it, and interrupts must be off.
+/// RFLAGS with IF and no privileged bit), TSS.RSP0 and the syscall entry's
+/// context pointer must point just past it, and interrupts must be off.
 // MIRI: not reached: the contract of the user-mode entry (assembly); the model's `enter_user` checks it.
+#[inline(always)]
 pub unsafe fn enter_user(frame: &mut TrapFrame) {
     // MIRI: not reached: calls the assembly routine that does `iretq`.
     // SAFETY: the caller upholds this function's contract.

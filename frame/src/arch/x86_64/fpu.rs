@@ -9,16 +9,26 @@ use super::cpu::{read_cr0, read_cr4, write_cr0, write_cr4};
 #[repr(C, align(16))]
 pub struct FpuState(pub [u8; 512]);
 
+/// The initial state: FCW = 0x037f (all exceptions masked), MXCSR =
+/// 0x1f80, everything else 0; the reset values Linux gives a new process
+/// and a signal handler.
+pub static INIT: FpuState = {
+    let mut area = [0u8; 512];
+    area[0] = 0x7f;
+    area[1] = 0x03;
+    area[24] = 0x80;
+    area[25] = 0x1f;
+    FpuState(area)
+};
+
+/// The MXCSR_MASK to assume before the CPU has reported its own (an
+/// FXSAVE image never saved yet): every MXCSR bit but DAZ (bit 6) and
+/// the reserved ones from bit 16 up.
+pub const DEFAULT_MXCSR_MASK: u32 = 0xffbf;
+
 impl Default for FpuState {
     fn default() -> Self {
-        let mut area = [0u8; 512];
-        // FCW = 0x037f (all exceptions masked), MXCSR = 0x1f80: the reset
-        // values Linux gives a new process.
-        area[0] = 0x7f;
-        area[1] = 0x03;
-        area[24] = 0x80;
-        area[25] = 0x1f;
-        FpuState(area)
+        INIT
     }
 }
 

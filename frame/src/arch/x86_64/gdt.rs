@@ -118,13 +118,12 @@ pub(crate) fn user_selector_or_null(sel: u16) -> u16 {
 }
 
 /// Sets the stack the CPU switches to on a trap from user mode (TSS.RSP0).
+/// `_irq` proves that interrupts are off, so no trap can read RSP0 while
+/// it changes.
 #[inline(always)]
-pub(crate) fn set_kernel_stack(top: u64) {
-    assert!(
-        !cpu::interrupts_enabled(),
-        "invariant: TSS.RSP0 changes only with interrupts disabled"
-    );
-    // SAFETY: single CPU with interrupts disabled; the CPU only reads RSP0
-    // when a trap from ring 3 happens, which cannot happen concurrently.
+pub(crate) fn set_kernel_stack(top: u64, _irq: &crate::irq::DisabledLocalIrqGuard) {
+    // SAFETY: single CPU with interrupts disabled (`_irq`); the CPU only
+    // reads RSP0 when a trap from ring 3 happens, which cannot happen
+    // concurrently.
     unsafe { (*TABLES.tss.get()).rsp[0] = top };
 }

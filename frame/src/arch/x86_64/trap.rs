@@ -180,15 +180,20 @@ __trellis_syscall_entry:
     jmp __trellis_return_to_kernel
 
     /* fn(frame: *mut TrapFrame): runs the user context until the next trap.
-       The frame's vector slot (scratch until the next trap writes it) says
-       how: ENTER_SYSRET for a frame whose RCX is its RIP and whose R11 is
-       its RFLAGS (what `syscall` left, when the kernel changed neither):
-       `sysretq` takes RIP from RCX and RFLAGS from R11 and loads STAR's
-       fixed user CS and SS, instead of `iretq`'s five loads and two
-       descriptor fetches. Interrupts stay off until `sysretq` sets IF from
-       R11, so nothing runs on the user stack in between; NMI, #DB and #MC
-       have stacks of their own (IST). The `cmp` may change RFLAGS: both
-       returns load them. */
+       How it returns is decided here, on the registers just loaded:
+       `sysretq` when RCX is the frame's RIP, R11 its RFLAGS and the trap
+       flag is clear (what `syscall` left, when the kernel changed neither
+       RIP nor RFLAGS), else `iretq`. `sysretq` takes RIP from RCX and
+       RFLAGS from R11 and loads STAR's fixed user CS and SS, instead of
+       `iretq`'s five loads and two descriptor fetches; with TF set it
+       would trap after the first user instruction, not at once as `iretq`
+       does. The frame was sanitised just before (`enter_user`): CS and
+       SS are the user ones STAR names, RFLAGS has IF and no privileged
+       bit, RIP is a canonical user address, so `sysretq` cannot fault in
+       ring 0. Interrupts stay off until `sysretq` sets IF from R11, so
+       nothing runs on the user stack in between; NMI, #DB and #MC have
+       stacks of their own (IST). The compares change RFLAGS: both returns
+       load them. */
     .global __trellis_enter_user
 __trellis_enter_user:
     push rbp
@@ -214,17 +219,23 @@ __trellis_enter_user:
     pop r13
     pop r14
     pop r15
-    cmp qword ptr [rsp], {enter_sysret}
-    je 2f
+    cmp rcx, [rsp + {rip_after_pops}]
+    jne 2f
+    cmp r11, [rsp + {rflags_after_pops}]
+    jne 2f
+    test r11d, {rflags_tf}
+    jnz 2f
+    mov rsp, [rsp + {rsp_after_pops}]
+    sysretq
+2:
     add rsp, 16
     iretq
-2:
-    mov rsp, [rsp + 16 + {rsp_after_pops}]
-    sysretq
     "#,
     kernel_trap = sym kernel_trap_entry,
-    enter_sysret = const ENTER_SYSRET,
-    rsp_after_pops = const 3 * 8,
+    rip_after_pops = const 2 * 8,
+    rflags_after_pops = const 4 * 8,
+    rsp_after_pops = const 5 * 8,
+    rflags_tf = const RFLAGS_TF,
     kernel_rsp = sym KERNEL_RSP,
     user_rsp = sym USER_RSP_SCRATCH,
     ctx_top = sym USER_CTX_TOP,
@@ -337,67 +348,55 @@ pub(crate) extern "C" fn kernel_trap_entry(frame: &mut TrapFrame) {
 }
 
 /// Runs `frame` in user mode until the next trap or syscall, which is saved
-/// back into `frame`.
+/// back into `frame`; false (and nothing run) if its RIP or RSP is not a
+/// canonical user address, which `iretq` would fault on in ring 0.
 ///
-/// `UserContext::execute` sanitises `frame` first; the checks here repeat
-/// the ones the `iretq` below depends on, in release builds too, because a
-/// wrong CS/SS or RFLAGS would enter ring 0 at a chosen RIP, or ring 3 with
-/// port access (invariant 2). Inlined into its one caller, `execute`.
+/// Invariant 2 rests here, so the frame is made safe to enter right
+/// before the assembly, whatever the caller left in it: CS and SS are set
+/// to the user selectors, RFLAGS keeps only the bits user code may
+/// control and gets IF, and RIP and RSP are checked. The assembly decides
+/// between `sysretq` and `iretq` from the sanitised frame. `_irq` proves
+/// that interrupts are off: between the sanitising and the return to
+/// user mode nothing may run, and TSS.RSP0 may only change then.
+/// Inlined into its one caller, `execute`.
 #[inline(always)]
-pub(crate) fn enter_user(frame: &mut TrapFrame) {
-    assert!(
+pub(crate) fn enter_user(frame: &mut TrapFrame, _irq: &crate::irq::DisabledLocalIrqGuard) -> bool {
+    debug_assert!(
         !cpu::interrupts_enabled(),
         "invariant: user mode is entered with interrupts disabled"
     );
-    assert!(
-        frame.cs == u64::from(USER_CS) && frame.ss == u64::from(USER_DS),
-        "invariant: user mode is entered with the user CS/SS selectors"
-    );
-    assert!(
-        frame.rflags & !USER_RFLAGS_MASK == RFLAGS_IF | RFLAGS_FIXED,
-        "invariant: user RFLAGS has IF set and no privileged bit"
-    );
-    assert!(
-        frame.rip < 0x0000_8000_0000_0000 && frame.rsp < 0x0000_8000_0000_0000,
-        "invariant: user RIP and RSP are canonical user addresses"
-    );
+    if frame.rip >= USER_ADDR_END || frame.rsp >= USER_ADDR_END {
+        return false;
+    }
+    frame.cs = u64::from(USER_CS);
+    frame.ss = u64::from(USER_DS);
+    frame.rflags = (frame.rflags & USER_RFLAGS_MASK) | RFLAGS_IF | RFLAGS_FIXED;
+    // `UserContext` is 16-byte aligned with the frame at its start, and
+    // the frame is a multiple of 16 bytes long (asserted below the type).
     let top = frame as *mut TrapFrame as u64 + size_of::<TrapFrame>() as u64;
-    assert!(
-        top.is_multiple_of(16),
-        "invariant: the trap frame ends 16-byte aligned"
-    );
-    super::gdt::set_kernel_stack(top);
-    // SAFETY: single CPU, interrupts disabled; the syscall entry reads it.
+    super::gdt::set_kernel_stack(top, _irq);
+    // SAFETY: single CPU, interrupts disabled (`_irq`); the syscall entry
+    // reads it.
     unsafe { *USER_CTX_TOP.0.get() = top };
-    // How to return (read by the assembly; the next trap overwrites it).
-    frame.vector = if sysret_restores(frame) {
-        ENTER_SYSRET
-    } else {
-        ENTER_IRET
-    };
-    // SAFETY: `frame` is a valid, 16-byte-aligned user state (checked
-    // above) that outlives the call: the CPU writes the next trap into it
+    // SAFETY: `frame` is a valid, 16-byte-aligned user state, sanitised
+    // above, that outlives the call: the CPU writes the next trap into it
     // through TSS.RSP0 / USER_CTX_TOP (both set just above) and the stub
-    // returns here; interrupts are off (checked above). `sysretq` is used
-    // only when it restores this frame exactly (`sysret_restores`).
+    // returns here; interrupts are off (`_irq`).
     unsafe { cpu::enter_user(frame) };
+    true
 }
 
-/// `TrapFrame::vector` on entry to user mode: return with `sysretq`
-/// (`ENTER_SYSRET`) or `iretq`.
-pub(crate) const ENTER_SYSRET: u64 = 0x5_15;
-pub(crate) const ENTER_IRET: u64 = 0;
+/// The end of the canonical lower half: user RIP and RSP lie below it.
+const USER_ADDR_END: u64 = 0x0000_8000_0000_0000;
+const RFLAGS_TF: u64 = 1 << 8;
+const _: () = assert!(size_of::<TrapFrame>().is_multiple_of(16));
 
-/// Whether `sysretq` would restore `frame` exactly: RIP in RCX and RFLAGS
-/// in R11, as `syscall` leaves them when the kernel changed neither (a
-/// signal frame, `rt_sigreturn`, `execve` or ptrace-like changes take the
-/// `iretq` path), and no trap flag (whose trap would come after the first
-/// user instruction, not at once as with `iretq`). STAR's user CS and SS
-/// are the ones `enter_user` asserts (gdt.rs: USER_CS = USER_DS + 8), and
-/// RIP is a canonical user address (asserted), so `sysretq` cannot fault
-/// in ring 0.
-#[inline(always)]
+/// Whether the assembly of `__trellis_enter_user` returns to `frame` with
+/// `sysretq`: RIP in RCX and RFLAGS in R11, as `syscall` leaves them when
+/// the kernel changed neither (a signal frame, `rt_sigreturn`, `execve` or
+/// ptrace-like changes take the `iretq` path), and no trap flag. The CPU
+/// model makes the same choice with it.
+#[cfg(test)]
 pub(crate) fn sysret_restores(frame: &TrapFrame) -> bool {
-    const RFLAGS_TF: u64 = 1 << 8;
     frame.rcx == frame.rip && frame.r11 == frame.rflags && frame.rflags & RFLAGS_TF == 0
 }
