@@ -3,7 +3,8 @@
  * socket: large transfers arrive whole and in order, a read or write
  * whose buffer is not mapped fails with EFAULT and leaves the socket
  * usable, a datagram write is one whole datagram (EMSGSIZE past UDP's
- * largest), and short reads of a stream keep the rest. */
+ * largest), short reads of a stream keep the rest, and a buffer that
+ * faults part way moves a prefix with nothing lost or made up. */
 #include "next.h"
 
 #include <arpa/inet.h>
@@ -117,6 +118,93 @@ static void stream_fault(int sv[2])
 	munmap(bad, 4096);
 }
 
+/* Reads n bytes of a stream into buf, waiting for them. */
+static void read_all(int fd, unsigned char *buf, size_t n)
+{
+	size_t got = 0;
+	while (got < n) {
+		struct pollfd p = {fd, POLLIN, 0};
+		CHECK_EQ(poll(&p, 1, 10000), 1);
+		ssize_t r = read(fd, buf + got, n - got);
+		CHECK(r > 0);
+		got += (size_t)r;
+	}
+}
+
+/* Buffers that run into an unmapped page part way, and buffers whose pages
+ * were never touched: a write sends a prefix of its bytes (or nothing, with
+ * EFAULT), a read stores a prefix (or nothing) and leaves the rest queued;
+ * no byte is lost, duplicated or made up on either side. */
+static void stream_partial_fault(int sv[2])
+{
+	const size_t pg = 4096;
+	unsigned char *m = mmap(NULL, 3 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(m != MAP_FAILED);
+	for (size_t i = 0; i < 2 * pg; i++)
+		m[i] = pattern(i);
+	CHECK_EQ(mprotect(m + 2 * pg, pg, PROT_NONE), 0);
+	unsigned char *in = malloc(3 * pg);
+	CHECK(in != NULL);
+
+	/* Write from two good pages and a bad one. */
+	ssize_t w = write(sv[0], m, 3 * pg);
+	if (w < 0)
+		CHECK_EQ(errno, EFAULT);
+	else
+		CHECK(w >= 1 && w <= (ssize_t)(2 * pg));
+	size_t sent = w < 0 ? 0 : (size_t)w;
+	CHECK_EQ(write(sv[0], "END!", 4), 4);
+	read_all(sv[1], in, sent + 4);
+	for (size_t i = 0; i < sent; i++)
+		CHECK_EQ(in[i], pattern(i));
+	CHECK(memcmp(in + sent, "END!", 4) == 0);
+
+	/* Read into one good page and a bad one, with two pages queued. */
+	CHECK_EQ(write(sv[0], m, 2 * pg), (ssize_t)(2 * pg));
+	unsigned char *half = m + pg;
+	size_t got = 0;
+	struct pollfd p = {sv[1], POLLIN, 0};
+	CHECK_EQ(poll(&p, 1, 10000), 1);
+	ssize_t r = read(sv[1], half, 2 * pg);
+	if (r < 0)
+		CHECK_EQ(errno, EFAULT);
+	else
+		CHECK(r >= 1 && r <= (ssize_t)pg);
+	if (r > 0) {
+		memcpy(in, half, (size_t)r);
+		got = (size_t)r;
+	}
+	/* What was not stored is still there, first byte first. */
+	unsigned char first;
+	CHECK_EQ(recv(sv[1], &first, 1, MSG_PEEK), 1);
+	CHECK_EQ(first, pattern(got));
+	read_all(sv[1], in + got, 2 * pg - got);
+	for (size_t i = 0; i < 2 * pg; i++)
+		CHECK_EQ(in[i], pattern(i));
+	munmap(m, 3 * pg);
+
+	/* Pages never touched: the copies fault them in and go on. */
+	unsigned char *fresh = mmap(NULL, 8 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(fresh != MAP_FAILED);
+	CHECK_EQ(write(sv[0], fresh, 4 * pg), (ssize_t)(4 * pg));
+	unsigned char *src = malloc(4 * pg);
+	CHECK(src != NULL);
+	for (size_t i = 0; i < 4 * pg; i++)
+		src[i] = pattern(i + 1);
+	CHECK_EQ(write(sv[0], src, 4 * pg), (ssize_t)(4 * pg));
+	read_all(sv[1], fresh + 4 * pg, 4 * pg);
+	for (size_t i = 0; i < 4 * pg; i++)
+		CHECK_EQ(fresh[4 * pg + i], 0);
+	unsigned char *dst = mmap(NULL, 4 * pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	CHECK(dst != MAP_FAILED);
+	read_all(sv[1], dst, 4 * pg);
+	CHECK(memcmp(dst, src, 4 * pg) == 0);
+	munmap(dst, 4 * pg);
+	munmap(fresh, 8 * pg);
+	free(src);
+	free(in);
+}
+
 static void udp(void)
 {
 	struct sockaddr_in a[2];
@@ -197,10 +285,12 @@ int main(void)
 
 	tcp_pair(sv);
 	stream_fault(sv);
+	stream_partial_fault(sv);
 	stream_big(sv, "tcp");
 
 	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
 	stream_fault(sv);
+	stream_partial_fault(sv);
 	stream_big(sv, "unix stream");
 
 	udp();

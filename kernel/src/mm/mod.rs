@@ -8,4 +8,4 @@ pub mod page_cache_ktest;
 pub mod vmar;
 
 pub use self::limits::MapLimits;
-pub use self::vmar::Vmar;
+pub use self::vmar::{NoFaults, Vmar};

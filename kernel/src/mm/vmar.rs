@@ -18,6 +18,35 @@ use super::MapLimits;
 use crate::error::{Errno, Error, Result};
 use crate::fs::Inode;
 
+/// Open [`NoFaults`] sections (one CPU, and the kernel is not preempted:
+/// a section holds a spin lock, so no other task runs until it closes).
+static NO_FAULTS: AtomicUsize = AtomicUsize::new(0);
+
+/// A section in which user copies do not resolve page faults (Linux's
+/// pagefault_disable): a copy that meets a page that is not mapped, or a
+/// write to a read-only one, fails with `EFAULT` instead of taking the
+/// address space's locks and sleeping. A caller that holds a spin lock
+/// (the IP stack's) copies this way, and on `EFAULT` lets go and copies
+/// again normally, which resolves the fault or reports the real error.
+pub struct NoFaults(());
+
+impl NoFaults {
+    pub fn enter() -> NoFaults {
+        NO_FAULTS.fetch_add(1, Ordering::Relaxed);
+        NoFaults(())
+    }
+}
+
+impl Drop for NoFaults {
+    fn drop(&mut self) {
+        NO_FAULTS.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+fn faults_disabled() -> bool {
+    NO_FAULTS.load(Ordering::Relaxed) != 0
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Perms {
     pub read: bool,
@@ -584,6 +613,9 @@ impl Vmar {
     /// unmap on another thread, or a resolver that claims success without
     /// mapping the page); that is tolerated a few times and then `EFAULT`,
     /// so the loop runs at most `pages + MAX_STALLS + 1` times.
+    ///
+    /// Inside a [`NoFaults`] section a fault is not resolved: the copy
+    /// fails at once with `EFAULT`, the bytes before the fault copied.
     fn with_faults<T>(&self, mut op: impl FnMut() -> core::result::Result<T, UserFault>) -> Result<T> {
         const MAX_STALLS: u32 = 4;
         let mut furthest: Option<usize> = None;
@@ -593,7 +625,7 @@ impl Vmar {
                 Ok(v) => return Ok(v),
                 Err(fault) => fault,
             };
-            if fault.is_outside_user_space() {
+            if fault.is_outside_user_space() || faults_disabled() {
                 return Err(Error::new(Errno::EFAULT));
             }
             if furthest.is_some_and(|f| fault.addr <= f) {

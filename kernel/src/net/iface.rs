@@ -602,7 +602,10 @@ impl Stack {
 }
 
 /// Runs `f` on the stack (created with `lo` on first use). Never call it
-/// holding a lock of level NET_STACK or above, nor copy user memory in `f`.
+/// holding a lock of level NET_STACK or above; `f` copies user memory only
+/// inside a [`crate::mm::NoFaults`] section (a fault may not be resolved
+/// under this spin lock: such a copy fails instead, and the caller copies
+/// again with the lock let go).
 pub(crate) fn with_stack<R>(f: impl FnOnce(&mut Stack) -> R) -> R {
     start_task();
     let mut g = STACK.lock();

@@ -14,6 +14,7 @@
 //! interface it is bound to) and refills them after each poll; connections
 //! that completed wait in those sockets until accept(2) takes them.
 
+use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::sync::{Arc, Weak};
 use alloc::vec;
@@ -30,6 +31,7 @@ use super::iface::{self, Stack, poll_now, with_stack};
 use super::socket::{RecvBuf, RecvMeta, SendBuf, SendMeta, SockOpts, Socket};
 use super::*;
 use crate::error::{Errno, Error, Result};
+use crate::mm::NoFaults;
 use crate::fs::readiness::Readiness;
 use crate::fs::stream::{Caller, POLLERR, POLLHUP, POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
 
@@ -242,7 +244,9 @@ struct Orphan {
 /// The inet sockets' state, kept inside the stack's lock.
 #[derive(Default)]
 pub(crate) struct Table {
-    socks: BTreeMap<u64, SockState>,
+    /// Each socket's state, boxed so that [`InetSocket::with`] takes it
+    /// out and puts it back by moving a pointer (None meanwhile).
+    socks: BTreeMap<u64, Option<Box<SockState>>>,
     orphans: Vec<Orphan>,
     /// Closed TCP sockets kept for reuse ([`new_tcp`]).
     tcp_pool: Vec<tcp::Socket<'static>>,
@@ -419,6 +423,7 @@ impl Table {
     fn clashes(&self, me: u64, new: &SockState, ep: Ep) -> bool {
         let (addr, port) = ep;
         for (&id, o) in &self.socks {
+            let Some(o) = o else { continue };
             if id == me || o.tcp != new.tcp {
                 continue;
             }
@@ -472,6 +477,7 @@ impl Table {
             let used = self
                 .socks
                 .values()
+                .flatten()
                 .any(|o| o.tcp == new.tcp && o.bound.is_some_and(|b| b.1 == p))
                 || self.orphans.iter().any(|o| o.port == p);
             if !used && self.port_free(me, new, addr, p) {
@@ -600,7 +606,7 @@ pub(crate) fn collect_wakeups(s: &mut Stack) -> Vec<Wake> {
     // The table is set aside while its sockets are visited: nothing below
     // looks sockets up (they only reach smoltcp's sockets and the orphans).
     let mut socks = core::mem::take(&mut s.inet.socks);
-    for st in socks.values_mut() {
+    for st in socks.values_mut().flatten() {
         transition(s, st, now_ms);
         let (_, sig) = poll_state(s, st);
         if sig != st.sig {
@@ -790,7 +796,7 @@ pub fn sockets() -> Vec<InetSockInfo> {
         let ids: Vec<u64> = s.inet.socks.keys().copied().collect();
         let mut out = Vec::new();
         for id in ids {
-            let Some(st) = s.inet.socks.remove(&id) else {
+            let Some(st) = s.inet.socks.get_mut(&id).and_then(Option::take) else {
                 continue;
             };
             let unspec = if st.v6 {
@@ -841,7 +847,7 @@ pub fn sockets() -> Vec<InetSockInfo> {
                 }
                 Kind::Unconnected => {}
             }
-            s.inet.socks.insert(id, st);
+            s.inet.socks.insert(id, Some(st));
             out.push(info);
         }
         out
@@ -862,6 +868,14 @@ pub fn create(
         _ => return Err(err(Errno::ESOCKTNOSUPPORT)),
     };
     Ok(Arc::new(InetSocket::new(family, tcp, caller.ucred().1)))
+}
+
+/// Where socket `id`'s state is kept in the table.
+fn slot(s: &mut Stack, id: u64) -> &mut Option<Box<SockState>> {
+    s.inet
+        .socks
+        .get_mut(&id)
+        .expect("an open inet socket is in the table")
 }
 
 impl InetSocket {
@@ -919,6 +933,7 @@ impl InetSocket {
             uid,
         };
         f(&mut st);
+        let st = Some(Box::new(st));
         with_stack(|s| {
             s.inet.socks.insert(id, st);
         });
@@ -932,13 +947,10 @@ impl InetSocket {
     /// Runs `f` on this socket's state and the stack.
     fn with<R>(&self, f: impl FnOnce(&mut Stack, &mut SockState) -> R) -> R {
         with_stack(|s| {
-            let mut st = s
-                .inet
-                .socks
-                .remove(&self.id())
-                .expect("an open inet socket is in the table");
+            let id = self.id();
+            let mut st = slot(s, id).take().expect("never re-entered");
             let r = f(s, &mut st);
-            s.inet.socks.insert(self.id(), st);
+            *slot(s, id) = Some(st);
             r
         })
     }
@@ -1322,23 +1334,49 @@ impl InetSocket {
             if total == 0 {
                 return Ok(0);
             }
-            let n = room.min(total - sent).min(CHUNK);
-            // Kernel bytes go to the stack as they are; the caller's are
-            // copied in first (no user copy under the stack lock).
-            let bytes: &[u8] = match data.as_slice().and_then(|b| b.get(sent..sent + n)) {
-                Some(b) => b,
-                None => {
-                    let c = chunk.get(n);
-                    data.read_at(sent, c)?;
-                    c
-                }
+            let n = room.min(total - sent);
+            let done = match data.as_slice().and_then(|b| b.get(sent..sent + n)) {
+                // Kernel bytes go to the stack as they are.
+                Some(bytes) => self.with(|s, st| match st.kind {
+                    Kind::Connected { iface, handle } => tcp_sock(s, iface, handle)
+                        .send_slice(bytes)
+                        .unwrap_or(0),
+                    _ => 0,
+                }),
+                // The caller's bytes go straight into smoltcp's send ring,
+                // copied under the stack lock with faults off; a piece
+                // whose copy would fault goes through a chunk filled with
+                // the lock let go (which resolves the fault).
+                None => match self.send_direct(data, sent, n) {
+                    Some(done) => done,
+                    None => {
+                        let c = chunk.get(n.min(CHUNK));
+                        let have = match data.read_at(sent, c) {
+                            Ok(()) => c.len(),
+                            Err(e) if e.errno() == Errno::EFAULT => {
+                                readable_prefix(data, sent, c)
+                            }
+                            Err(e) => return if sent > 0 { Ok(sent) } else { Err(e) },
+                        };
+                        if have == 0 {
+                            // Nothing readable: the bytes before it count
+                            // (Linux's tcp_sendmsg returns what it copied).
+                            return if sent > 0 {
+                                Ok(sent)
+                            } else {
+                                Err(err(Errno::EFAULT))
+                            };
+                        }
+                        let bytes = &c[..have];
+                        self.with(|s, st| match st.kind {
+                            Kind::Connected { iface, handle } => tcp_sock(s, iface, handle)
+                                .send_slice(bytes)
+                                .unwrap_or(0),
+                            _ => 0,
+                        })
+                    }
+                },
             };
-            let done = self.with(|s, st| match st.kind {
-                Kind::Connected { iface, handle } => tcp_sock(s, iface, handle)
-                    .send_slice(bytes)
-                    .unwrap_or(0),
-                _ => 0,
-            });
             poll_now();
             sent += done;
             if sent >= total {
@@ -1351,6 +1389,73 @@ impl InetSocket {
                 return Ok(sent);
             }
         }
+    }
+
+    /// Copies up to `n` bytes of `data` from `offset` straight into the
+    /// connection's send ring (at most two pieces: the ring's free space
+    /// may wrap), under the stack lock with faults off. The bytes queued;
+    /// None if the first copy would have had to resolve a fault (nothing
+    /// queued: the caller copies through a chunk instead).
+    fn send_direct(&self, data: &dyn SendBuf, offset: usize, n: usize) -> Option<usize> {
+        self.with(|s, st| {
+            let Kind::Connected { iface, handle } = st.kind else {
+                return Some(0);
+            };
+            let t = tcp_sock(s, iface, handle);
+            let _nofault = NoFaults::enter();
+            let mut done = 0;
+            let mut faulted = false;
+            while done < n {
+                let r = t.send(|ring| {
+                    let k = ring.len().min(n - done);
+                    match data.read_at(offset + done, &mut ring[..k]) {
+                        Ok(()) => (k, k),
+                        Err(_) => {
+                            faulted = true;
+                            (0, 0)
+                        }
+                    }
+                });
+                match r {
+                    Ok(k) if k > 0 => done += k,
+                    _ => break,
+                }
+            }
+            (done > 0 || !faulted).then_some(done)
+        })
+    }
+
+    /// Moves up to `n` received bytes straight from the connection's
+    /// receive ring to `data` at `offset` (at most two pieces: the ring
+    /// may wrap), under the stack lock with faults off; only the bytes
+    /// stored are taken from the ring. Returns the bytes moved and whether
+    /// a copy stopped at a fault.
+    fn recv_direct(
+        t: &mut tcp::Socket<'static>,
+        data: &mut dyn RecvBuf,
+        offset: usize,
+        n: usize,
+    ) -> (usize, bool) {
+        let _nofault = NoFaults::enter();
+        let mut done = 0;
+        let mut faulted = false;
+        while done < n {
+            let r = t.recv(|ring| {
+                let k = ring.len().min(n - done);
+                match data.write_at(offset + done, &ring[..k]) {
+                    Ok(()) => (k, k),
+                    Err(_) => {
+                        faulted = true;
+                        (0, 0)
+                    }
+                }
+            });
+            match r {
+                Ok(k) if k > 0 => done += k,
+                _ => break,
+            }
+        }
+        (done, faulted)
     }
 
     fn udp_send(
@@ -1441,14 +1546,29 @@ impl InetSocket {
         nonblocking: bool,
         caller: &dyn Caller,
     ) -> Result<RecvMeta> {
+        /// Direct copies retried after their fault was resolved, without
+        /// progress, before the read gives up (a racing munmap).
+        const MAX_STALLS: u32 = 4;
         let want = data.len();
         let peek = flags & MSG_PEEK != 0;
         let waitall = flags & MSG_WAITALL != 0 && !peek;
         let deadline = self.inner.opts.deadline(false, nonblocking);
         let mut got = 0usize;
         let mut chunk = Chunk::default();
-        let mut crowded = false;
+        // At most this many bytes go in the next direct copy: after a
+        // fault, the bytes the destination was found to take.
+        let mut limit = usize::MAX;
+        let mut stalls = 0;
+        let done = |got: usize| RecvMeta {
+            len: got,
+            full_len: got,
+            ..Default::default()
+        };
         loop {
+            let mut crowded = false;
+            // Bytes copied into the chunk and left in the ring (MSG_PEEK,
+            // or a direct copy that met a fault).
+            let mut in_chunk = false;
             let r = self.wait(
                 caller,
                 if got > 0 && !waitall { 0 } else { deadline },
@@ -1464,15 +1584,16 @@ impl InetSocket {
                             // tell the peer now (a window update); the
                             // delayed ACK covers the rest.
                             crowded = t.recv_queue() * 2 >= t.recv_capacity();
-                            let n = (want - got).min(t.recv_queue()).min(CHUNK);
-                            let c = chunk.get(n);
-                            let n = if peek {
-                                t.peek_slice(c)
-                            } else {
-                                t.recv_slice(c)
+                            let n = (want - got).min(t.recv_queue()).min(limit);
+                            if !peek {
+                                let (k, faulted) = Self::recv_direct(t, data, got, n);
+                                if k > 0 || !faulted {
+                                    return Some(Ok(k));
+                                }
                             }
-                            .unwrap_or(0);
-                            return Some(Ok(n));
+                            let c = chunk.get(n.min(CHUNK));
+                            in_chunk = true;
+                            return Some(Ok(t.peek_slice(c).unwrap_or(0)));
                         }
                         if let Some(e) = st.dead {
                             // The reset is reported once; then end of stream.
@@ -1497,14 +1618,43 @@ impl InetSocket {
             );
             match r {
                 Ok(0) => break,
+                Ok(n) if in_chunk => {
+                    // Copied with the lock let go, so the destination's
+                    // faults are resolved (or found unresolvable).
+                    let c = chunk.get(n);
+                    let w = match data.write_at(got, c) {
+                        Ok(()) => n,
+                        Err(e) if e.errno() == Errno::EFAULT => writable_prefix(data, got, c),
+                        Err(e) => return if got > 0 { Ok(done(got)) } else { Err(e) },
+                    };
+                    if peek && w > 0 {
+                        got += w;
+                        break;
+                    }
+                    stalls += 1;
+                    if w == 0 || stalls > MAX_STALLS {
+                        // Nothing more can be stored: what was read counts,
+                        // the rest stays queued.
+                        if got > 0 {
+                            break;
+                        }
+                        return Err(err(Errno::EFAULT));
+                    }
+                    // Take the bytes from the ring again, straight into the
+                    // destination, now that it can hold `w` of them.
+                    limit = w;
+                }
                 Ok(n) => {
-                    data.write_at(got, &chunk.get(n)[..n])?;
                     got += n;
+                    let limited = limit != usize::MAX;
+                    limit = usize::MAX;
                     if !peek && crowded {
                         // The window opened: let the peer know.
                         poll_now();
                     }
-                    if got >= want || peek || !waitall && got > 0 && n < CHUNK {
+                    // One look takes all the ring holds (up to the count):
+                    // a read without MSG_WAITALL is done.
+                    if got >= want || !waitall && !limited {
                         break;
                     }
                     if caller.signal_pending() {
@@ -1523,11 +1673,7 @@ impl InetSocket {
                 Err(e) => return Err(e),
             }
         }
-        Ok(RecvMeta {
-            len: got,
-            full_len: got,
-            ..Default::default()
-        })
+        Ok(done(got))
     }
 
     fn udp_recv(
@@ -1542,6 +1688,7 @@ impl InetSocket {
         let cap = data.len();
         let family = self.inner.family;
         let mut chunk = Chunk::default();
+        let mut in_chunk = false;
         let (n, full, from) = self.wait(caller, deadline, Errno::EAGAIN, |s, st| {
             let Kind::Udp { handles, peer } = &st.kind else {
                 return Some(Err(err(Errno::ENOTCONN)));
@@ -1564,7 +1711,17 @@ impl InetSocket {
                     }
                     let full = bytes.len();
                     let n = full.min(cap);
-                    chunk.get(n).copy_from_slice(&bytes[..n]);
+                    // Straight to the caller under the lock with faults
+                    // off; a copy that would fault goes through the chunk,
+                    // copied out with the lock let go.
+                    let direct = {
+                        let _nofault = NoFaults::enter();
+                        data.write_at(0, &bytes[..n]).is_ok()
+                    };
+                    if !direct {
+                        chunk.get(n).copy_from_slice(&bytes[..n]);
+                        in_chunk = true;
+                    }
                     if !peek {
                         let _ = u.recv();
                     }
@@ -1573,7 +1730,11 @@ impl InetSocket {
             }
             None
         })?;
-        data.write_at(0, chunk.get(n))?;
+        if in_chunk {
+            // The datagram is consumed either way (Linux's udp_recvmsg
+            // drops it on EFAULT too).
+            data.write_at(0, chunk.get(n))?;
+        }
         let mut meta = RecvMeta {
             len: n,
             full_len: full,
@@ -1590,7 +1751,7 @@ impl InetSocket {
         let linger0 = self.inner.opts.get().linger == Some(0);
         let id = self.id();
         with_stack(|s| {
-            let Some(st) = s.inet.socks.remove(&id) else {
+            let Some(st) = s.inet.socks.remove(&id).flatten() else {
                 return;
             };
             let port = st.bound.map_or(0, |b| b.1);
@@ -1668,6 +1829,45 @@ impl InetSocket {
                 .sum(),
             _ => 0,
         })
+    }
+}
+
+/// How many bytes of `data` from `offset` (at most `buf.len()`) can be
+/// read, the faults resolved: a binary search, for the rare send whose
+/// source runs into memory that cannot be read; they end up in `buf`.
+fn readable_prefix(data: &dyn SendBuf, offset: usize, buf: &mut [u8]) -> usize {
+    let (mut ok, mut bad) = (0, buf.len());
+    while bad - ok > 1 {
+        let mid = ok + (bad - ok) / 2;
+        if data.read_at(offset, &mut buf[..mid]).is_ok() {
+            ok = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    if ok > 0 && data.read_at(offset, &mut buf[..ok]).is_ok() {
+        ok
+    } else {
+        0
+    }
+}
+
+/// How many bytes of `bytes` `data` takes at `offset`, the faults
+/// resolved (they are stored): [`readable_prefix`] for receives.
+fn writable_prefix(data: &mut dyn RecvBuf, offset: usize, bytes: &[u8]) -> usize {
+    let (mut ok, mut bad) = (0, bytes.len());
+    while bad - ok > 1 {
+        let mid = ok + (bad - ok) / 2;
+        if data.write_at(offset, &bytes[..mid]).is_ok() {
+            ok = mid;
+        } else {
+            bad = mid;
+        }
+    }
+    if ok > 0 && data.write_at(offset, &bytes[..ok]).is_ok() {
+        ok
+    } else {
+        0
     }
 }
 
