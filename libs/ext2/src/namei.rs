@@ -209,8 +209,12 @@ impl<D: BlockIo> Fs<D> {
             return Err(Error::TooManyLinks);
         }
         let ino = self.alloc_inode(dir_ino, is_dir)?;
+        if let Err(e) = self.zero_inode_tail(ino) {
+            let _ = self.free_inode_bit(ino, is_dir);
+            return Err(e);
+        }
         let t = (self.now)();
-        let mut i = DiskInode::zeroed(self.sb.inode_size as usize);
+        let mut i = DiskInode::zeroed();
         i.set_mode(new.kind.mode_bits() | (new.perm & 0o7777));
         i.set_uid(new.uid);
         i.set_gid(new.gid);
@@ -384,6 +388,16 @@ impl<D: BlockIo> Fs<D> {
         }
         self.write_inode(ino, &i)?;
         Ok((ino, i.links()))
+    }
+
+    /// Whether inode `ino` lost its last link and is not freed yet (what
+    /// [`Fs::evict`] frees). Reading a freed or unused inode is not damage
+    /// here: a caller may ask twice about the same inode.
+    pub fn awaits_eviction(&mut self, ino: u32) -> Result<bool> {
+        let r = self
+            .read_inode(ino)
+            .map(|i| i.links() == 0 && i.mode() != 0 && i.dtime() == 0);
+        self.check(r)
     }
 
     /// Frees an inode whose link count is 0 and which nobody has open: its

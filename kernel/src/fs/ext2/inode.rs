@@ -68,6 +68,15 @@ impl FileState {
         self.handles.load(Ordering::Acquire)
     }
 
+    /// Nothing is lost if this state goes: no handle, the inode not
+    /// unlinked, no page cached (the caller holds the table's lock, under
+    /// which handles are added).
+    pub(super) fn is_idle(&self) -> bool {
+        self.handles() == 0
+            && !self.unlinked.load(Ordering::Acquire)
+            && self.cache.as_ref().is_none_or(|c| c.resident() == 0)
+    }
+
     /// Forgets the cached pages, dirty ones too (the file is being freed).
     pub(super) fn drop_pages(&self) {
         if let Some(c) = &self.cache {
