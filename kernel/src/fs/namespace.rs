@@ -22,7 +22,7 @@ fn new_name(parent: &Parent, is_dir: bool) -> Result<&str> {
             if parent.trailing_slash && !is_dir && parent.dir.lookup(name).is_err() {
                 return Err(Error::new(Errno::ENOENT));
             }
-            Ok(name)
+            Ok(name.as_str())
         }
         _ => Err(Error::new(Errno::EEXIST)),
     }
