@@ -18,6 +18,7 @@ use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 
 use super::RamInode;
+use crate::error::{Errno, Error, Result};
 
 /// The first cookie of a real entry.
 pub const FIRST_COOKIE: u64 = 2;
@@ -114,6 +115,45 @@ impl DirData {
 
     pub fn remove(&mut self, name: &str) -> Option<Arc<RamInode>> {
         self.remove_hashed(name_hash(name), name)
+    }
+
+    /// Removes `name` if `check` accepts its inode, in one search of the
+    /// name map (unlink's lookup, type check and removal). ENOENT if there
+    /// is no such name; `check`'s error leaves the entry in place.
+    pub fn remove_checked(
+        &mut self,
+        name: &str,
+        check: impl Fn(&RamInode) -> Result<()>,
+    ) -> Result<Arc<RamInode>> {
+        let absent = || Error::new(Errno::ENOENT);
+        let btree_map::Entry::Occupied(mut o) = self.by_name.entry(name_hash(name)) else {
+            return Err(absent());
+        };
+        let (cookie, inode) = match o.get_mut() {
+            Bucket::One(e) => {
+                if &*e.0 != name {
+                    return Err(absent());
+                }
+                check(&e.2)?;
+                let r = (e.1, e.2.clone());
+                o.remove();
+                r
+            }
+            Bucket::Many(v) => {
+                let i = v.iter().position(|e| &*e.0 == name).ok_or_else(absent)?;
+                check(&v[i].2)?;
+                let (_, cookie, inode) = v.swap_remove(i);
+                if v.len() == 1
+                    && let Some(last) = v.pop()
+                {
+                    *o.get_mut() = Bucket::One(last);
+                }
+                (cookie, inode)
+            }
+        };
+        self.by_cookie.remove(&cookie);
+        self.len -= 1;
+        Ok(inode)
     }
 
     fn remove_hashed(&mut self, h: u64, name: &str) -> Option<Arc<RamInode>> {
