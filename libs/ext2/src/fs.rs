@@ -84,9 +84,9 @@ impl InodeCache {
         }
     }
 
-    fn get(&self, ino: u32) -> Option<DiskInode> {
+    fn get(&self, ino: u32) -> Option<&DiskInode> {
         match self.slots.get(ino as usize % ICACHE_SLOTS) {
-            Some((i, d)) if *i == ino && ino != 0 => Some(*d),
+            Some((i, d)) if *i == ino && ino != 0 => Some(d),
             _ => None,
         }
     }
@@ -316,8 +316,21 @@ impl<D: BlockIo> Fs<D> {
 
     pub(crate) fn read_inode(&self, ino: u32) -> Result<DiskInode> {
         if let Some(i) = self.icache.borrow().get(ino) {
-            return Ok(i);
+            return Ok(*i);
         }
+        self.read_inode_uncached(ino)
+    }
+
+    /// `f` of inode `ino`, looked at in place when a copy is cached (no
+    /// copy of the inode made).
+    pub(crate) fn with_inode<R>(&self, ino: u32, f: impl FnOnce(&DiskInode) -> R) -> Result<R> {
+        if let Some(i) = self.icache.borrow().get(ino) {
+            return Ok(f(i));
+        }
+        self.read_inode_uncached(ino).map(|i| f(&i))
+    }
+
+    fn read_inode_uncached(&self, ino: u32) -> Result<DiskInode> {
         let off = self.inode_offset(ino)?;
         let mut i = DiskInode::zeroed();
         self.dev.read(off, &mut i.raw)?;

@@ -91,7 +91,41 @@ pub struct DiskInode {
     pub raw: [u8; CORE_SIZE],
 }
 
+/// What `stat` reads of an inode, small enough to be moved around in
+/// registers (a [`DiskInode`] is copied with a `memcpy` call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attrs {
+    /// `None`: a mode with an unknown file type.
+    pub kind: Option<FileKind>,
+    /// The permission bits (07777).
+    pub perm: u16,
+    pub links: u16,
+    pub uid: u32,
+    pub gid: u32,
+    pub size: u64,
+    /// `i_blocks` (512-byte sectors).
+    pub blocks: u32,
+    pub atime: u32,
+    pub mtime: u32,
+    pub ctime: u32,
+}
+
 impl DiskInode {
+    pub fn attrs(&self) -> Attrs {
+        Attrs {
+            kind: self.kind(),
+            perm: self.mode() & 0o7777,
+            links: self.links(),
+            uid: self.uid(),
+            gid: self.gid(),
+            size: self.size(),
+            blocks: self.blocks(),
+            atime: self.atime(),
+            mtime: self.mtime(),
+            ctime: self.ctime(),
+        }
+    }
+
     pub fn zeroed() -> DiskInode {
         DiskInode {
             raw: [0; CORE_SIZE],
