@@ -552,7 +552,7 @@ impl<D: BlockIo> Fs<D> {
             if is_dir && odir_ino != ndir_ino && ndir.links() >= LINK_MAX {
                 return Err(Error::TooManyLinks);
             }
-            let mut nd = ndir.clone();
+            let mut nd = ndir;
             self.add_entry(ndir_ino, &mut nd, nname, ino, ft)?;
             if is_dir && odir_ino != ndir_ino {
                 nd.set_links(nd.links() + 1);
