@@ -125,8 +125,17 @@ impl DirData {
         name: &str,
         check: impl Fn(&RamInode) -> Result<()>,
     ) -> Result<Arc<RamInode>> {
+        self.remove_checked_hashed(name_hash(name), name, check)
+    }
+
+    fn remove_checked_hashed(
+        &mut self,
+        h: u64,
+        name: &str,
+        check: impl Fn(&RamInode) -> Result<()>,
+    ) -> Result<Arc<RamInode>> {
         let absent = || Error::new(Errno::ENOENT);
-        let btree_map::Entry::Occupied(mut o) = self.by_name.entry(name_hash(name)) else {
+        let btree_map::Entry::Occupied(mut o) = self.by_name.entry(h) else {
             return Err(absent());
         };
         let (cookie, inode) = match o.get_mut() {
@@ -157,30 +166,7 @@ impl DirData {
     }
 
     fn remove_hashed(&mut self, h: u64, name: &str) -> Option<Arc<RamInode>> {
-        let bucket = self.by_name.get_mut(&h)?;
-        let (cookie, inode) = match bucket {
-            Bucket::One(e) => {
-                if &*e.0 != name {
-                    return None;
-                }
-                let r = (e.1, e.2.clone());
-                self.by_name.remove(&h);
-                r
-            }
-            Bucket::Many(v) => {
-                let i = v.iter().position(|e| &*e.0 == name)?;
-                let (_, cookie, inode) = v.swap_remove(i);
-                if v.len() == 1
-                    && let Some(last) = v.pop()
-                {
-                    *bucket = Bucket::One(last);
-                }
-                (cookie, inode)
-            }
-        };
-        self.by_cookie.remove(&cookie);
-        self.len -= 1;
-        Some(inode)
+        self.remove_checked_hashed(h, name, |_| Ok(())).ok()
     }
 
     /// Entries with cookies at or after `cookie`, in order.
