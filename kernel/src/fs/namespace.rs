@@ -22,7 +22,7 @@ fn new_name(parent: &Parent, is_dir: bool) -> Result<&str> {
             if parent.trailing_slash && !is_dir && parent.dir.lookup(name).is_err() {
                 return Err(Error::new(Errno::ENOENT));
             }
-            Ok(name)
+            Ok(name.as_str())
         }
         _ => Err(Error::new(Errno::EEXIST)),
     }
@@ -138,6 +138,7 @@ pub fn unlink(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<()> 
     let Last::Name(name) = &parent.last else {
         return Err(Error::new(Errno::EISDIR));
     };
+    let name = name.as_str();
     mount::check_writable(&parent.dir)?;
     let node = parent.dir.lookup(name)?;
     if node.is_dir() {
@@ -158,6 +159,7 @@ pub fn rmdir(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<()> {
         Last::Dot => Err(Error::new(Errno::EINVAL)),
         Last::DotDot => Err(Error::new(Errno::ENOTEMPTY)),
         Last::Name(name) => {
+            let name = name.as_str();
             mount::check_writable(&parent.dir)?;
             let node = parent.dir.lookup(name)?;
             if same_inode(&node, fs.root()) || mount::is_mountpoint(&node) {
@@ -193,6 +195,7 @@ pub fn rename(
             Errno::EBUSY
         }));
     };
+    let (old_name, new_name) = (old_name.as_str(), new_name.as_str());
     mount::check_writable(&old.dir)?;
     let src = old.dir.lookup(old_name)?;
     if flags.exchange {

@@ -1,5 +1,6 @@
 //! open(2): resolve or create the file, apply O_TRUNC, pick its operations.
 
+use alloc::string::String;
 use alloc::sync::Arc;
 
 use super::FsContext;
@@ -157,7 +158,7 @@ fn open_or_create(
     let mut links = 0;
     loop {
         let name = match &parent.last {
-            Last::Name(name) => name.clone(),
+            Last::Name(name) => String::from(name.as_str()),
             // "/", "." and "..": an existing directory.
             _ => return Err(Error::new(Errno::EISDIR)),
         };

@@ -35,7 +35,56 @@ pub enum Last {
     Root,
     Dot,
     DotDot,
-    Name(String),
+    Name(Name),
+}
+
+/// Bytes of a final component held without an allocation.
+const INLINE_NAME: usize = 55;
+
+/// A path's final component as [`Last::Name`] holds it: inline when
+/// short (almost always: unlink, mkdir, rename and the creating open then
+/// make no allocation for it), on the heap otherwise. Derefs to `str`.
+/// (Inline bytes past `len` are zeros, so the derived equality is the
+/// names'.)
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Name {
+    Inline { len: u8, buf: [u8; INLINE_NAME] },
+    Heap(String),
+}
+
+impl Name {
+    pub fn new(s: &str) -> Name {
+        let mut buf = [0u8; INLINE_NAME];
+        match buf.get_mut(..s.len()) {
+            Some(b) => {
+                b.copy_from_slice(s.as_bytes());
+                Name::Inline {
+                    len: s.len() as u8,
+                    buf,
+                }
+            }
+            None => Name::Heap(s.to_string()),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            // The bytes were copied from a `str` whole: always UTF-8.
+            Name::Inline { len, buf } => buf
+                .get(..usize::from(*len))
+                .and_then(|b| core::str::from_utf8(b).ok())
+                .unwrap_or(""),
+            Name::Heap(s) => s,
+        }
+    }
+}
+
+impl core::ops::Deref for Name {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
 }
 
 /// The directory holding a path's final component, and that component.
@@ -312,7 +361,7 @@ impl<'a> Walk<'a> {
             Some((t, s, e)) => match &self.text(t)[s..e] {
                 "." => Last::Dot,
                 ".." => Last::DotDot,
-                n => Last::Name(n.to_string()),
+                n => Last::Name(Name::new(n)),
             },
         };
         Ok(Parent {

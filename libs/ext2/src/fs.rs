@@ -1,7 +1,9 @@
 //! A mounted file system: mount-time validation, inode I/O, the `errors=`
 //! policy, `statfs`, sync and the clean/unclean state.
 
-use crate::inode::DiskInode;
+use core::cell::RefCell;
+
+use crate::inode::{CORE_SIZE, DiskInode};
 use crate::superblock::{
     GroupTable, S_ERRORS, S_FREE_BLOCKS, S_FREE_INODES, S_MNT_COUNT, S_MTIME, S_R_BLOCKS_COUNT,
     S_STATE, S_UUID, S_WTIME, SB_OFFSET, STATE_ERROR, STATE_VALID, Superblock,
@@ -57,6 +59,51 @@ pub struct Fs<D: BlockIo> {
     /// A block-sized buffer kept between directory operations (its
     /// contents mean nothing between them).
     scratch: alloc::vec::Vec<u8>,
+    /// Copies of the inodes last read or written ([`InodeCache`]).
+    icache: RefCell<InodeCache>,
+}
+
+/// Slots of the inode cache.
+const ICACHE_SLOTS: usize = 256;
+
+/// Copies of inodes, write-through: every inode write of this crate goes
+/// through [`Fs::write_inode`], which updates the copy, so a copy is what
+/// the disk (its cache) holds. A slot per `ino % ICACHE_SLOTS`; inode 0
+/// (no inode) marks an empty slot. Saves the device-cache lookup and copy
+/// of the inodes an operation reads again and again (a directory and the
+/// file it names, read by the lookup, the permission checks, the change
+/// itself and the eviction).
+struct InodeCache {
+    slots: alloc::vec::Vec<(u32, DiskInode)>,
+}
+
+impl InodeCache {
+    fn new() -> InodeCache {
+        InodeCache {
+            slots: alloc::vec![(0, DiskInode::zeroed()); ICACHE_SLOTS],
+        }
+    }
+
+    fn get(&self, ino: u32) -> Option<&DiskInode> {
+        match self.slots.get(ino as usize % ICACHE_SLOTS) {
+            Some((i, d)) if *i == ino && ino != 0 => Some(d),
+            _ => None,
+        }
+    }
+
+    fn put(&mut self, ino: u32, d: &DiskInode) {
+        if let Some(s) = self.slots.get_mut(ino as usize % ICACHE_SLOTS) {
+            *s = (ino, *d);
+        }
+    }
+
+    fn forget(&mut self, ino: u32) {
+        if let Some(s) = self.slots.get_mut(ino as usize % ICACHE_SLOTS)
+            && s.0 == ino
+        {
+            s.0 = 0;
+        }
+    }
 }
 
 impl<D: BlockIo> Fs<D> {
@@ -85,6 +132,7 @@ impl<D: BlockIo> Fs<D> {
             next_generation: (opts.now)(),
             names: crate::names::NameCache::default(),
             scratch: alloc::vec::Vec::new(),
+            icache: RefCell::new(InodeCache::new()),
             sb,
         };
         // The root must be a directory.
@@ -267,16 +315,60 @@ impl<D: BlockIo> Fs<D> {
     }
 
     pub(crate) fn read_inode(&self, ino: u32) -> Result<DiskInode> {
+        if let Some(i) = self.icache.borrow().get(ino) {
+            return Ok(*i);
+        }
+        self.read_inode_uncached(ino)
+    }
+
+    /// `f` of inode `ino`, looked at in place when a copy is cached (no
+    /// copy of the inode made).
+    pub(crate) fn with_inode<R>(&self, ino: u32, f: impl FnOnce(&DiskInode) -> R) -> Result<R> {
+        if let Some(i) = self.icache.borrow().get(ino) {
+            return Ok(f(i));
+        }
+        self.read_inode_uncached(ino).map(|i| f(&i))
+    }
+
+    fn read_inode_uncached(&self, ino: u32) -> Result<DiskInode> {
         let off = self.inode_offset(ino)?;
-        let mut i = DiskInode::zeroed(self.sb.inode_size as usize);
+        let mut i = DiskInode::zeroed();
         self.dev.read(off, &mut i.raw)?;
+        self.icache.borrow_mut().put(ino, &i);
         Ok(i)
     }
 
+    /// Writes the inode's first [`CORE_SIZE`] bytes (the rest of a larger
+    /// inode is left as it is on disk).
     pub(crate) fn write_inode(&mut self, ino: u32, i: &DiskInode) -> Result<()> {
         self.writable()?;
         let off = self.inode_offset(ino)?;
-        self.dev.write(off, &i.raw)
+        let r = self.dev.write(off, &i.raw);
+        let cache = self.icache.get_mut();
+        match r {
+            Ok(()) => cache.put(ino, i),
+            // What the device holds is unknown: read it next time.
+            Err(_) => cache.forget(ino),
+        }
+        r
+    }
+
+    /// Zeroes the bytes of a new inode past [`CORE_SIZE`] (the extra
+    /// fields of a large inode), as Linux does for a new inode.
+    pub(crate) fn zero_inode_tail(&mut self, ino: u32) -> Result<()> {
+        let size = self.sb.inode_size as usize;
+        if size <= CORE_SIZE {
+            return Ok(());
+        }
+        let off = self.inode_offset(ino)? + CORE_SIZE as u64;
+        let zeros = [0u8; 256];
+        let mut done = 0;
+        while done < size - CORE_SIZE {
+            let n = (size - CORE_SIZE - done).min(zeros.len());
+            self.dev.write(off + done as u64, &zeros[..n])?;
+            done += n;
+        }
+        Ok(())
     }
 
     /// Reads a whole block after checking it lies inside the file system.

@@ -2,9 +2,6 @@
 //! does not interpret (extra fields of large inodes, osd fields) survive a
 //! read-modify-write unchanged.
 
-use alloc::vec;
-use alloc::vec::Vec;
-
 use crate::{le16, le32, put16, put32};
 
 const I_MODE: usize = 0;
@@ -80,15 +77,59 @@ impl FileKind {
     }
 }
 
-/// One inode's bytes (`inode_size` of them).
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// The bytes of an inode this code reads and writes: the 128 of the
+/// revision 0 inode, which hold every field it interprets. The rest of a
+/// larger inode (`inode_size` > 128: the extra fields) is never read and
+/// never rewritten, so it survives on disk as it was; a new inode's rest
+/// is zeroed once, when it is created.
+pub const CORE_SIZE: usize = 128;
+
+/// One inode's first [`CORE_SIZE`] bytes, held inline (a copy costs no
+/// allocation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DiskInode {
-    pub raw: Vec<u8>,
+    pub raw: [u8; CORE_SIZE],
+}
+
+/// What `stat` reads of an inode, small enough to be moved around in
+/// registers (a [`DiskInode`] is copied with a `memcpy` call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Attrs {
+    /// `None`: a mode with an unknown file type.
+    pub kind: Option<FileKind>,
+    /// The permission bits (07777).
+    pub perm: u16,
+    pub links: u16,
+    pub uid: u32,
+    pub gid: u32,
+    pub size: u64,
+    /// `i_blocks` (512-byte sectors).
+    pub blocks: u32,
+    pub atime: u32,
+    pub mtime: u32,
+    pub ctime: u32,
 }
 
 impl DiskInode {
-    pub fn zeroed(size: usize) -> DiskInode {
-        DiskInode { raw: vec![0; size] }
+    pub fn attrs(&self) -> Attrs {
+        Attrs {
+            kind: self.kind(),
+            perm: self.mode() & 0o7777,
+            links: self.links(),
+            uid: self.uid(),
+            gid: self.gid(),
+            size: self.size(),
+            blocks: self.blocks(),
+            atime: self.atime(),
+            mtime: self.mtime(),
+            ctime: self.ctime(),
+        }
+    }
+
+    pub fn zeroed() -> DiskInode {
+        DiskInode {
+            raw: [0; CORE_SIZE],
+        }
     }
 
     pub fn mode(&self) -> u16 {
@@ -284,7 +325,7 @@ mod tests {
 
     #[test]
     fn rdev_uses_old_encoding_for_small_numbers_and_new_for_large() {
-        let mut i = DiskInode::zeroed(128);
+        let mut i = DiskInode::zeroed();
         i.set_mode(S_IFCHR | 0o600);
         i.set_rdev(1, 3);
         assert_eq!(i.block(0), 0x0103);
@@ -296,7 +337,7 @@ mod tests {
 
     #[test]
     fn uid_and_gid_keep_their_high_halves() {
-        let mut i = DiskInode::zeroed(128);
+        let mut i = DiskInode::zeroed();
         i.set_uid(0x1234_5678);
         i.set_gid(70000);
         assert_eq!(i.uid(), 0x1234_5678);

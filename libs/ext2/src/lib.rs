@@ -35,7 +35,7 @@ mod superblock;
 
 pub use dir::DirEntry;
 pub use fs::{ErrorsPolicy, Fs, MountOptions, StatFs};
-pub use inode::{DiskInode, FileKind};
+pub use inode::{Attrs, DiskInode, FileKind};
 pub use namei::{NewInode, SetAttr};
 pub use superblock::Superblock;
 

@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 
 use crate::dir::DirEntry;
 use crate::fs::Fs;
-use crate::inode::{DiskInode, FileKind, S_IFMT};
+use crate::inode::{Attrs, DiskInode, FileKind, S_IFMT};
 use crate::superblock::{RO_COMPAT_LARGE_FILE, S_FEATURE_RO_COMPAT};
 use crate::{BlockIo, Error, LINK_MAX, NAME_MAX, ROOT_INO, Result};
 
@@ -57,6 +57,18 @@ impl crate::names::NameCache {
     }
 }
 
+/// An inode an entry may name: in use, of a known type (Linux's
+/// `ext2_iget` rejects a deleted one).
+fn check_live(i: &DiskInode) -> Result<()> {
+    if i.links() == 0 && (i.mode() == 0 || i.dtime() != 0) {
+        return Err(Error::Corrupt("entry names a deleted inode"));
+    }
+    if i.kind().is_none() {
+        return Err(Error::Corrupt("inode has an unknown file type"));
+    }
+    Ok(())
+}
+
 fn check_name(name: &[u8]) -> Result<()> {
     if name.len() > NAME_MAX {
         return Err(Error::NameTooLong);
@@ -78,12 +90,7 @@ impl<D: BlockIo> Fs<D> {
 
     fn live_inode(&self, ino: u32) -> Result<DiskInode> {
         let i = self.read_inode(ino)?;
-        if i.links() == 0 && (i.mode() == 0 || i.dtime() != 0) {
-            return Err(Error::Corrupt("entry names a deleted inode"));
-        }
-        if i.kind().is_none() {
-            return Err(Error::Corrupt("inode has an unknown file type"));
-        }
+        check_live(&i)?;
         Ok(i)
     }
 
@@ -95,14 +102,34 @@ impl<D: BlockIo> Fs<D> {
         Ok(d)
     }
 
+    /// The attributes of a live inode ([`Fs::inode`] without the copy of
+    /// the whole inode).
+    pub fn attrs(&mut self, ino: u32) -> Result<Attrs> {
+        let r = self
+            .with_inode(ino, |i| check_live(i).map(|()| i.attrs()))
+            .and_then(|a| a);
+        self.check(r)
+    }
+
     pub fn lookup(&mut self, dir: u32, name: &[u8]) -> Result<u32> {
         let r = (|| {
-            let d = self.dir_inode(dir)?;
-            match self.names.get(dir, name) {
-                Some(0) => return Err(Error::NotFound),
-                Some(ino) => return Ok(ino),
-                None => {}
+            // A name the cache knows needs only the directory's check.
+            if let Some(known) = self.names.get(dir, name) {
+                self.with_inode(dir, |d| {
+                    check_live(d)?;
+                    if d.is_dir() {
+                        Ok(())
+                    } else {
+                        Err(Error::NotDir)
+                    }
+                })??;
+                return if known == 0 {
+                    Err(Error::NotFound)
+                } else {
+                    Ok(known)
+                };
             }
+            let d = self.dir_inode(dir)?;
             let mut buf = self.take_scratch();
             let found = self.find_entry_in(&d, name, &mut buf);
             self.put_scratch(buf);
@@ -209,8 +236,12 @@ impl<D: BlockIo> Fs<D> {
             return Err(Error::TooManyLinks);
         }
         let ino = self.alloc_inode(dir_ino, is_dir)?;
+        if let Err(e) = self.zero_inode_tail(ino) {
+            let _ = self.free_inode_bit(ino, is_dir);
+            return Err(e);
+        }
         let t = (self.now)();
-        let mut i = DiskInode::zeroed(self.sb.inode_size as usize);
+        let mut i = DiskInode::zeroed();
         i.set_mode(new.kind.mode_bits() | (new.perm & 0o7777));
         i.set_uid(new.uid);
         i.set_gid(new.gid);
@@ -386,6 +417,14 @@ impl<D: BlockIo> Fs<D> {
         Ok((ino, i.links()))
     }
 
+    /// Whether inode `ino` lost its last link and is not freed yet (what
+    /// [`Fs::evict`] frees). Reading a freed or unused inode is not damage
+    /// here: a caller may ask twice about the same inode.
+    pub fn awaits_eviction(&mut self, ino: u32) -> Result<bool> {
+        let r = self.with_inode(ino, |i| i.links() == 0 && i.mode() != 0 && i.dtime() == 0);
+        self.check(r)
+    }
+
     /// Frees an inode whose link count is 0 and which nobody has open: its
     /// blocks, its xattr block, then the inode itself. No-op otherwise.
     pub fn evict(&mut self, ino: u32) -> Result<()> {
@@ -513,7 +552,7 @@ impl<D: BlockIo> Fs<D> {
             if is_dir && odir_ino != ndir_ino && ndir.links() >= LINK_MAX {
                 return Err(Error::TooManyLinks);
             }
-            let mut nd = ndir.clone();
+            let mut nd = ndir;
             self.add_entry(ndir_ino, &mut nd, nname, ino, ft)?;
             if is_dir && odir_ino != ndir_ino {
                 nd.set_links(nd.links() + 1);

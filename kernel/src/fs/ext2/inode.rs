@@ -68,6 +68,15 @@ impl FileState {
         self.handles.load(Ordering::Acquire)
     }
 
+    /// Nothing is lost if this state goes: no handle, the inode not
+    /// unlinked, no page cached (the caller holds the table's lock, under
+    /// which handles are added).
+    pub(super) fn is_idle(&self) -> bool {
+        self.handles() == 0
+            && !self.unlinked.load(Ordering::Acquire)
+            && self.cache.as_ref().is_none_or(|c| c.resident() == 0)
+    }
+
     /// Forgets the cached pages, dirty ones too (the file is being freed).
     pub(super) fn drop_pages(&self) {
         if let Some(c) = &self.cache {
@@ -330,7 +339,7 @@ impl Ext2Inode {
         let state = match mnt.vol.known_state(ino) {
             Some(s) => s,
             None => {
-                let kind = mnt.vol.fs.lock().inode(ino).map_err(errno)?.kind();
+                let kind = mnt.vol.fs.lock().attrs(ino).map_err(errno)?.kind;
                 let ftype = kind.map_or(FileType::Regular, file_type);
                 mnt.vol.file_state(ino, ftype)?
             }
@@ -467,7 +476,7 @@ impl Inode for Ext2Inode {
 
     fn metadata(&self) -> Metadata {
         let vol = self.vol();
-        let i = match self.disk_inode() {
+        let i = match vol.fs.lock().attrs(self.ino).map_err(errno) {
             Ok(i) => i,
             Err(_) => {
                 // Damage found after the handle was made: a dead inode.
@@ -489,7 +498,7 @@ impl Inode for Ext2Inode {
                 };
             }
         };
-        let kind = i.kind().unwrap_or(disk::FileKind::Regular);
+        let kind = i.kind.unwrap_or(disk::FileKind::Regular);
         let rdev = match kind {
             disk::FileKind::CharDev { major, minor }
             | disk::FileKind::BlockDev { major, minor } => makedev(major, minor),
@@ -499,17 +508,17 @@ impl Inode for Ext2Inode {
             dev: vol.devt,
             ino: u64::from(self.ino),
             file_type: file_type(kind),
-            perm: u32::from(i.mode()) & 0o7777,
-            nlink: u32::from(i.links()),
-            uid: i.uid(),
-            gid: i.gid(),
+            perm: u32::from(i.perm),
+            nlink: u32::from(i.links),
+            uid: i.uid,
+            gid: i.gid,
             rdev,
-            size: i.size(),
+            size: i.size,
             blksize: vol.block_size,
-            blocks: u64::from(i.blocks()),
-            atime: ts(i.atime()),
-            mtime: ts(i.mtime()),
-            ctime: ts(i.ctime()),
+            blocks: u64::from(i.blocks),
+            atime: ts(i.atime),
+            mtime: ts(i.mtime),
+            ctime: ts(i.ctime),
         }
     }
 

@@ -23,7 +23,7 @@ mod inode;
 use alloc::collections::BTreeMap;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use ::ext2 as disk;
 use frame::sync::{Mutex, SpinLock};
@@ -139,6 +139,10 @@ struct Volume {
     /// Per-inode state (the file's page cache), one per inode number so
     /// that every handle shares the same cached pages.
     files: SpinLock<BTreeMap<u32, Arc<FileState>>, TABLE_LEVEL>,
+    /// Size of `files` at which the next new state first removes the idle
+    /// ones ([`take_idle`]): twice what was left by the last time, so the
+    /// sweeps cost O(1) per new state.
+    trim_at: AtomicUsize,
     /// Inodes whose last handle went away: evicted if unlinked at the next
     /// reap (a handle may be dropped where sleeping is not allowed).
     orphans: SpinLock<Vec<u32>, TABLE_LEVEL>,
@@ -147,6 +151,27 @@ struct Volume {
     /// until the last reference to the volume goes: write-back may hold
     /// one for a moment after umount(2) returned).
     hold: SpinLock<Option<crate::block::Hold>, TABLE_LEVEL>,
+}
+
+/// The table of file states is first swept when it holds this many.
+const MIN_TRIM: usize = 1024;
+
+/// Takes the states out of `files` that nothing needs: no handle, not
+/// unlinked (`Volume::reap` frees those), no cached page (so no dirty
+/// data and no mapping). A later handle on the inode makes a new state.
+/// Without this the table would keep a state (and an empty page cache)
+/// for every inode ever looked up.
+fn take_idle(files: &mut BTreeMap<u32, Arc<FileState>>) -> Vec<Arc<FileState>> {
+    let mut idle = Vec::new();
+    files.retain(|_, s| {
+        if s.is_idle() {
+            idle.push(s.clone());
+            false
+        } else {
+            true
+        }
+    });
+    idle
 }
 
 /// Held by every inode handle; the last drop unmounts cleanly.
@@ -168,14 +193,27 @@ impl Drop for Ext2Mount {
 impl Volume {
     /// The shared state of inode `ino`, created on first use.
     fn file_state(self: &Arc<Self>, ino: u32, ftype: FileType) -> Result<Arc<FileState>> {
-        let mut files = self.files.lock();
-        if let Some(s) = files.get(&ino) {
+        let (s, idle) = {
+            let mut files = self.files.lock();
+            if let Some(s) = files.get(&ino) {
+                s.add_handle();
+                return Ok(s.clone());
+            }
+            let s = FileState::new(Arc::downgrade(self), ino, ftype);
             s.add_handle();
-            return Ok(s.clone());
-        }
-        let s = FileState::new(Arc::downgrade(self), ino, ftype);
-        s.add_handle();
-        files.insert(ino, s.clone());
+            files.insert(ino, s.clone());
+            let idle = if files.len() >= self.trim_at.load(Ordering::Relaxed) {
+                let idle = take_idle(&mut files);
+                let next = files.len().saturating_mul(2).max(MIN_TRIM);
+                self.trim_at.store(next, Ordering::Relaxed);
+                idle
+            } else {
+                Vec::new()
+            };
+            (s, idle)
+        };
+        // The idle states (and their empty caches) go without the lock.
+        drop(idle);
         Ok(s)
     }
 
@@ -204,12 +242,17 @@ impl Volume {
     /// Frees the inodes that are unlinked and no longer open. Called where
     /// sleeping is allowed and no volume lock is held.
     fn reap(&self) {
-        let cand: Vec<u32> = core::mem::take(&mut *self.orphans.lock());
+        let mut cand: Vec<u32> = core::mem::take(&mut *self.orphans.lock());
         if cand.is_empty() {
             return;
         }
+        // An inode may be queued more than once (by the unlink and by its
+        // last handle's drop, or again by `finish`): it is freed once, and
+        // the later entries must not read the freed inode as damage.
+        cand.sort_unstable();
+        cand.dedup();
         let mut fs = self.fs.lock();
-        for ino in cand {
+        for &ino in &cand {
             let state = {
                 let files = self.files.lock();
                 match files.get(&ino) {
@@ -218,8 +261,7 @@ impl Volume {
                     None => None,
                 }
             };
-            let unlinked = matches!(fs.inode(ino), Ok(i) if i.links() == 0);
-            if !unlinked {
+            if !matches!(fs.awaits_eviction(ino), Ok(true)) {
                 continue;
             }
             if let Some(s) = &state {
@@ -230,6 +272,14 @@ impl Volume {
             if let Err(e) = fs.evict(ino) {
                 frame::println!("ext2: {}: cannot free inode {ino}: {e:?}", self.bdev.name());
             }
+        }
+        drop(fs);
+        // The queue's buffer goes back for the next ones (no allocation
+        // per unlink).
+        cand.clear();
+        let mut q = self.orphans.lock();
+        if q.is_empty() {
+            *q = cand;
         }
     }
 
@@ -374,6 +424,7 @@ fn mount_on(
         bdev,
         devt,
         files: SpinLock::new(BTreeMap::new()),
+        trim_at: AtomicUsize::new(MIN_TRIM),
         orphans: SpinLock::new(Vec::new()),
         finished: AtomicBool::new(false),
     });

@@ -18,6 +18,7 @@ use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
 
 use super::RamInode;
+use crate::error::{Errno, Error, Result};
 
 /// The first cookie of a real entry.
 pub const FIRST_COOKIE: u64 = 2;
@@ -116,31 +117,56 @@ impl DirData {
         self.remove_hashed(name_hash(name), name)
     }
 
-    fn remove_hashed(&mut self, h: u64, name: &str) -> Option<Arc<RamInode>> {
-        let bucket = self.by_name.get_mut(&h)?;
-        let (cookie, inode) = match bucket {
+    /// Removes `name` if `check` accepts its inode, in one search of the
+    /// name map (unlink's lookup, type check and removal). ENOENT if there
+    /// is no such name; `check`'s error leaves the entry in place.
+    pub fn remove_checked(
+        &mut self,
+        name: &str,
+        check: impl Fn(&RamInode) -> Result<()>,
+    ) -> Result<Arc<RamInode>> {
+        self.remove_checked_hashed(name_hash(name), name, check)
+    }
+
+    fn remove_checked_hashed(
+        &mut self,
+        h: u64,
+        name: &str,
+        check: impl Fn(&RamInode) -> Result<()>,
+    ) -> Result<Arc<RamInode>> {
+        let absent = || Error::new(Errno::ENOENT);
+        let btree_map::Entry::Occupied(mut o) = self.by_name.entry(h) else {
+            return Err(absent());
+        };
+        let (cookie, inode) = match o.get_mut() {
             Bucket::One(e) => {
                 if &*e.0 != name {
-                    return None;
+                    return Err(absent());
                 }
+                check(&e.2)?;
                 let r = (e.1, e.2.clone());
-                self.by_name.remove(&h);
+                o.remove();
                 r
             }
             Bucket::Many(v) => {
-                let i = v.iter().position(|e| &*e.0 == name)?;
+                let i = v.iter().position(|e| &*e.0 == name).ok_or_else(absent)?;
+                check(&v[i].2)?;
                 let (_, cookie, inode) = v.swap_remove(i);
                 if v.len() == 1
                     && let Some(last) = v.pop()
                 {
-                    *bucket = Bucket::One(last);
+                    *o.get_mut() = Bucket::One(last);
                 }
                 (cookie, inode)
             }
         };
         self.by_cookie.remove(&cookie);
         self.len -= 1;
-        Some(inode)
+        Ok(inode)
+    }
+
+    fn remove_hashed(&mut self, h: u64, name: &str) -> Option<Arc<RamInode>> {
+        self.remove_checked_hashed(h, name, |_| Ok(())).ok()
     }
 
     /// Entries with cookies at or after `cookie`, in order.

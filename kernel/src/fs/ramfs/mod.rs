@@ -677,17 +677,20 @@ impl Inode for RamInode {
 
     fn unlink(&self, name: &str) -> Result<()> {
         let _tree = self.fs.tree.lock();
-        let child = self.child(name)?;
-        if child.file_type == FileType::Directory {
-            return Err(Error::new(Errno::EISDIR));
-        }
         let now = Timespec::now();
-        {
+        let child = {
             let mut guard = self.state.lock();
             let st = &mut *guard;
-            st.dir_mut()?.remove(name);
+            let child = st.dir_mut()?.remove_checked(name, |c| {
+                if c.file_type == FileType::Directory {
+                    Err(Error::new(Errno::EISDIR))
+                } else {
+                    Ok(())
+                }
+            })?;
             st.touch(now);
-        }
+            child
+        };
         let mut st = child.state.lock();
         st.nlink = st.nlink.saturating_sub(1);
         st.ctime = now;
