@@ -76,7 +76,7 @@ impl<D: BlockIo> Fs<D> {
         self.check(r)
     }
 
-    fn live_inode(&self, ino: u32) -> Result<DiskInode> {
+    pub(crate) fn live_inode(&self, ino: u32) -> Result<DiskInode> {
         let i = self.read_inode(ino)?;
         if i.links() == 0 && (i.mode() == 0 || i.dtime() != 0) {
             return Err(Error::Corrupt("entry names a deleted inode"));
