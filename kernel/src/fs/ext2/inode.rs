@@ -18,7 +18,7 @@ use crate::fs::inode::{
     DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec, dev_major,
     dev_minor, makedev,
 };
-use crate::mm::page_cache::{PageCache, PageIo, PageSink, PageWrite, sector_runs};
+use crate::mm::page_cache::{PageCache, PageIo, PageSink, PageSource, PageWrite, sector_runs};
 
 /// Serialises writers and size changes of one file (below the volume).
 const FILE_IO_LEVEL: u8 = 30;
@@ -602,7 +602,7 @@ impl Inode for Ext2Inode {
         &self,
         offset: Option<usize>,
         len: usize,
-        source: &mut PageSink<'_>,
+        source: &mut PageSource<'_, '_>,
     ) -> Option<Result<(usize, usize)>> {
         self.state.cache.as_ref()?;
         let _io = self.state.io.lock();
@@ -614,7 +614,9 @@ impl Inode for Ext2Inode {
             },
         };
         Some(
-            self.write_locked_with(at, len, &mut |cache| cache.write_pages(at, len, source))
+            self.write_locked_with(at, len, &mut |cache| {
+                cache.write_pages_nofault(at, len, source.copy, source.fetch)
+            })
                 .map(|n| (n, at + n)),
         )
     }
