@@ -22,6 +22,8 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
+#include "write_own_mapping.h"
+
 #define MNT "/mnt-ext2"
 #define BIG_SIZE (16 << 20)
 
@@ -532,6 +534,7 @@ static void workload(void)
 
 	fault_around();
 	page_copy_edges();
+	write_own_mapping(MNT "/own-mapping");
 
 	/* Attributes. */
 	CHECK_EQ(chown(MNT "/many/f006", 70000, 80000), 0);

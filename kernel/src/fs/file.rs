@@ -17,7 +17,7 @@ use frame::sync::Once;
 use super::inode::{FileType, Inode};
 use super::stream::*;
 use crate::error::{Errno, Error, Result};
-use crate::mm::page_cache::PageSink;
+use crate::mm::page_cache::{PageSink, PageSource};
 
 pub const O_ACCMODE: u32 = 0o3;
 pub const O_RDONLY: u32 = 0o0;
@@ -524,15 +524,16 @@ impl File {
     }
 
     /// [`File::write_with`]; a file with a page cache has `pages` fill its
-    /// pages instead of taking bytes from `source`. `pages` runs with the
-    /// page claimed (busy): it must not fault on a mapping of the same file
-    /// (the fault would wait for that page), so write(2) does not use it for
-    /// user memory yet; see docs/perf/README.md.
+    /// pages instead of taking bytes from `source`: `pages.copy` runs with
+    /// the page claimed (busy) and must not resolve faults (one on a mapping
+    /// of the same page would wait for itself), `pages.fetch` brings in what
+    /// it could not reach with no page claimed
+    /// ([`crate::mm::page_cache::PageCache::write_pages_nofault`]).
     pub fn write_paged(
         &self,
         len: usize,
         source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
-        pages: Option<&mut PageSink<'_>>,
+        pages: Option<&mut PageSource<'_, '_>>,
         caller: &dyn Caller,
         rw: RwFlags,
     ) -> Result<usize> {
@@ -577,7 +578,7 @@ impl File {
         offset: usize,
         len: usize,
         source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
-        pages: Option<&mut PageSink<'_>>,
+        pages: Option<&mut PageSource<'_, '_>>,
         caller: &dyn Caller,
         rw: RwFlags,
     ) -> Result<usize> {
@@ -604,7 +605,7 @@ impl File {
         offset: Option<usize>,
         len: usize,
         source: &mut dyn FnMut(usize, &mut [u8]) -> Result<()>,
-        pages: Option<&mut PageSink<'_>>,
+        pages: Option<&mut PageSource<'_, '_>>,
         caller: &dyn Caller,
         nowait: bool,
     ) -> Result<usize> {

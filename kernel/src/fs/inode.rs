@@ -243,14 +243,16 @@ pub trait Inode: Any + Send + Sync {
     }
 
     /// `write_at` (at `Some(offset)`) or `append` (`None`) with `source`
-    /// filling the file's cached pages directly; returns bytes written and
+    /// filling the file's cached pages directly
+    /// ([`PageCache::write_pages_nofault`]:
+    /// crate::mm::page_cache::PageCache::write_pages_nofault); returns bytes written and
     /// the end offset of the write. `None`: no page cache (the caller uses
     /// `write_at` or `append`).
     fn write_pages(
         &self,
         _offset: Option<usize>,
         _len: usize,
-        _source: &mut crate::mm::page_cache::PageSink<'_>,
+        _source: &mut crate::mm::page_cache::PageSource<'_, '_>,
     ) -> Option<Result<(usize, usize)>> {
         None
     }

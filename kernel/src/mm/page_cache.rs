@@ -37,6 +37,14 @@ use crate::error::{Errno, Error, Result};
 /// `done` bytes into the transfer; returns how many it moved.
 pub type PageSink<'a> = dyn FnMut(usize, &UFrame, usize, usize) -> Result<usize> + 'a;
 
+/// Where write(2) takes the bytes of each page from
+/// ([`PageCache::write_pages_nofault`]): `copy` runs with the page claimed
+/// and resolves no fault, `fetch` runs with no page claimed.
+pub struct PageSource<'a, 'b> {
+    pub copy: &'a mut PageSink<'b>,
+    pub fetch: &'a mut PageSink<'b>,
+}
+
 /// Bytes per sector: the unit of dirty and up-to-date tracking.
 pub const SECTOR_SIZE: usize = 512;
 const SECTORS_PER_PAGE: usize = PAGE_SIZE / SECTOR_SIZE;
@@ -609,44 +617,147 @@ impl PageCache {
         let io = self.io()?;
         let mut done = 0;
         while done < len {
-            let pos = offset.checked_add(done).ok_or(Error::new(Errno::EFBIG))?;
-            let index = (pos / PAGE_SIZE) as u64;
-            let in_page = pos % PAGE_SIZE;
-            let n = (PAGE_SIZE - in_page).min(len - done);
-            let (frame, have) = self.lock_page(index)?;
-            // Sectors only partly overwritten must hold the file's data.
-            let partial =
-                sector_mask(in_page, in_page + n) & !full_sector_mask(in_page, in_page + n);
-            let have = match self.fill(&*io, index, &frame, have, partial) {
-                Ok(h) => h,
-                Err(e) => {
-                    self.unlock_page(index, 0, 0);
-                    return if done > 0 { Ok(done) } else { Err(e) };
-                }
+            let n = match self.put_page(&*io, offset, done, len, source) {
+                Ok(n) => n,
+                Err(e) => return if done > 0 { Ok(done) } else { Err(e) },
             };
-            let copied = match source(done, &frame, in_page, n) {
-                Ok(c) => c.min(n),
-                Err(e) => {
-                    self.unlock_page(index, have, 0);
-                    return if done > 0 { Ok(done) } else { Err(e) };
-                }
-            };
-            // A short copy ends inside a sector: keep it only if that
-            // sector held the file's data (else its rest is not known).
-            let mut copied = copied;
-            let end = in_page + copied;
-            if copied < n && end % SECTOR_SIZE != 0 && have & (1 << (end / SECTOR_SIZE)) == 0 {
-                copied = (end - end % SECTOR_SIZE).saturating_sub(in_page);
-            }
-            let touched = sector_mask(in_page, in_page + copied);
-            self.unlock_page(index, have | touched, touched);
-            done += copied;
-            if copied < n {
+            done += n.0;
+            if n.0 < n.1 {
                 break;
             }
         }
         note_dirtied();
         Ok(done)
+    }
+
+    /// [`PageCache::write_pages`] from memory that may fault (write(2) from
+    /// user memory). `copy` runs with the page claimed and must not wait
+    /// for anything (it must not resolve a fault: the fault could be on a
+    /// mapping of this very page): it copies what it can reach and returns
+    /// a short count at the first byte it cannot. The page is then
+    /// released (the bytes before the fault kept) and `fetch(done, scratch,
+    /// in_page, n)` brings the rest of that page's part into the same bytes
+    /// of a scratch page with no page claimed, resolving faults (a short
+    /// count: an unresolvable fault part way, an error: none of it);
+    /// the page is claimed again and filled from the scratch page. Returns
+    /// the bytes written; a failure past the first byte is a short write.
+    pub fn write_pages_nofault(
+        &self,
+        offset: usize,
+        len: usize,
+        copy: &mut PageSink<'_>,
+        fetch: &mut PageSink<'_>,
+    ) -> Result<usize> {
+        let io = self.io()?;
+        let mut scratch: Option<UFrame> = None;
+        let mut done = 0;
+        while done < len {
+            let (n, want) = match self.put_page(&*io, offset, done, len, copy) {
+                Ok(n) => n,
+                Err(e) => {
+                    note_dirtied();
+                    return if done > 0 { Ok(done) } else { Err(e) };
+                }
+            };
+            done += n;
+            if n == want {
+                continue;
+            }
+            // A fault: the rest of this page's part through the scratch
+            // page, with no claim held while the fault is resolved.
+            let rest = want - n;
+            let pos = offset + done;
+            let at = pos % PAGE_SIZE;
+            let buf = match &scratch {
+                Some(f) => f.clone(),
+                None => match alloc_cache_frame() {
+                    Ok(f) => scratch.insert(f).clone(),
+                    Err(e) => {
+                        note_dirtied();
+                        return if done > 0 { Ok(done) } else { Err(e) };
+                    }
+                },
+            };
+            let got = match fetch(done, &buf, at, rest) {
+                Ok(g) => g.min(rest),
+                Err(e) => {
+                    note_dirtied();
+                    return if done > 0 { Ok(done) } else { Err(e) };
+                }
+            };
+            if got == 0 {
+                break;
+            }
+            let mut from_scratch = |_: usize, frame: &UFrame, in_page: usize, m: usize| -> Result<usize> {
+                let mut chunk = [0u8; SECTOR_SIZE];
+                let mut k = 0;
+                while k < m {
+                    let c = (m - k).min(SECTOR_SIZE);
+                    buf.read_bytes(in_page + k, &mut chunk[..c])?;
+                    frame.write_bytes(in_page + k, &chunk[..c])?;
+                    k += c;
+                }
+                Ok(m)
+            };
+            let m = match self.put_page(&*io, offset, done, done + got, &mut from_scratch) {
+                Ok((m, _)) => m,
+                Err(e) => {
+                    note_dirtied();
+                    return if done > 0 { Ok(done) } else { Err(e) };
+                }
+            };
+            done += m;
+            if m < rest {
+                break;
+            }
+        }
+        note_dirtied();
+        Ok(done)
+    }
+
+    /// Writes the part of one page at `offset + done` (up to `len` in all)
+    /// from `source`, the page claimed meanwhile. Returns the bytes kept
+    /// and the bytes asked of `source`: fewer kept means the write ends
+    /// (or, for [`PageCache::write_pages_nofault`], faulted) there.
+    fn put_page(
+        &self,
+        io: &dyn PageIo,
+        offset: usize,
+        done: usize,
+        len: usize,
+        source: &mut PageSink<'_>,
+    ) -> Result<(usize, usize)> {
+        let pos = offset.checked_add(done).ok_or(Error::new(Errno::EFBIG))?;
+        let index = (pos / PAGE_SIZE) as u64;
+        let in_page = pos % PAGE_SIZE;
+        let n = (PAGE_SIZE - in_page).min(len - done);
+        let (frame, have) = self.lock_page(index)?;
+        // Sectors only partly overwritten must hold the file's data.
+        let partial = sector_mask(in_page, in_page + n) & !full_sector_mask(in_page, in_page + n);
+        let have = match self.fill(io, index, &frame, have, partial) {
+            Ok(h) => h,
+            Err(e) => {
+                self.unlock_page(index, 0, 0);
+                return Err(e);
+            }
+        };
+        let copied = match source(done, &frame, in_page, n) {
+            Ok(c) => c.min(n),
+            Err(e) => {
+                self.unlock_page(index, have, 0);
+                return Err(e);
+            }
+        };
+        // A short copy ends inside a sector: keep it only if that sector
+        // held the file's data (else its rest is not known).
+        let mut copied = copied;
+        let end = in_page + copied;
+        if copied < n && end % SECTOR_SIZE != 0 && have & (1 << (end / SECTOR_SIZE)) == 0 {
+            copied = (end - end % SECTOR_SIZE).saturating_sub(in_page);
+        }
+        let touched = sector_mask(in_page, in_page + copied);
+        self.unlock_page(index, have | touched, touched);
+        Ok((copied, n))
     }
 
     /// The frame of page `index`, read in if needed: what a MAP_SHARED

@@ -303,9 +303,101 @@ pub fn run() -> usize {
     let _ = reclaim(usize::MAX / 2);
     c.check(!cache.contains(21), "once written, it may be evicted");
 
+    nofault_checks(&mut c, &cache, &store, size);
+
     // Hostile partition tables never yield a partition past the end.
     c.failed += partition_checks();
     c.failed
+}
+
+/// `write_pages_nofault`: a copy that stops at a fault part way has the
+/// page released, the rest fetched with no page claimed, and the page
+/// filled from the fetch; a fetch that stops short is a short write, one
+/// that fails with nothing written is the error and leaves no page.
+fn nofault_checks(c: &mut Checker, cache: &Arc<PageCache>, store: &Store, size: usize) {
+    let src: Vec<u8> = (0..3 * PAGE_SIZE).map(|i| (i % 251) as u8 ^ 0x3c).collect();
+    let offset = 30 * PAGE_SIZE + 1000;
+    let len = 2 * PAGE_SIZE;
+    // In the second page, inside its second sector.
+    let fault_at = (PAGE_SIZE - 1000) + 700;
+    let mut copy = |done: usize, frame: &UFrame, at: usize, n: usize| -> Result<usize> {
+        let m = if done <= fault_at && fault_at < done + n {
+            fault_at - done
+        } else {
+            n
+        };
+        frame.write_bytes(at, &src[done..done + m])?;
+        Ok(m)
+    };
+    let mut fetches = Vec::new();
+    let mut fetch_saw_page = true;
+    let mut fetch = |done: usize, frame: &UFrame, at: usize, n: usize| -> Result<usize> {
+        fetches.push((done, n));
+        // The page must not be claimed while the fault is resolved: a
+        // read of it would wait for the claim (this check would hang).
+        let page = (offset + done) / PAGE_SIZE * PAGE_SIZE;
+        let mut one = [0u8; 1];
+        fetch_saw_page &= cache.read(page, &mut one, size) == Ok(1);
+        frame.write_bytes(at, &src[done..done + n])?;
+        Ok(n)
+    };
+    let r = cache.write_pages_nofault(offset, len, &mut copy, &mut fetch);
+    c.check(r == Ok(len), "nofault: the whole write is done after a fault");
+    c.check(fetch_saw_page, "nofault: the page is free while fetching");
+    // The kept part ends at the sector boundary before the fault (that
+    // sector did not hold the file's data yet); the fetch takes the rest
+    // of that page's part.
+    let kept = (PAGE_SIZE - 1000) + 512;
+    c.check(
+        fetches == vec![(kept, PAGE_SIZE - 512)],
+        "nofault: one fetch, from the sector before the fault to the page end",
+    );
+    let mut back = vec![0u8; len];
+    c.check(cache.read(offset, &mut back, size) == Ok(len), "nofault: read back");
+    c.check(back[..] == src[..len], "nofault: the bytes are the source's");
+    let _ = cache.sync();
+    c.check(
+        store.data.lock()[offset..offset + len] == src[..len],
+        "nofault: written back as read",
+    );
+
+    // The fetch reaches only 100 bytes: a short write of those.
+    let at = 40 * PAGE_SIZE;
+    let r = cache.write_pages_nofault(
+        at,
+        PAGE_SIZE,
+        &mut |_, _, _, _| Ok(0),
+        &mut |done, frame, in_page, _| {
+            frame.write_bytes(in_page, &src[done..done + 100])?;
+            Ok(100)
+        },
+    );
+    c.check(r == Ok(100), "nofault: a short fetch is a short write");
+    let mut back = vec![0u8; 100];
+    c.check(cache.read(at, &mut back, size) == Ok(100), "nofault: short write read back");
+    c.check(back[..] == src[..100], "nofault: short write bytes");
+
+    // Nothing reachable: the fetch's error, nothing dirtied or changed
+    // (the page read in for the partial sector may stay cached, clean).
+    let at = 50 * PAGE_SIZE;
+    let dirty = cache.dirty();
+    let r = cache.write_pages_nofault(
+        at,
+        10,
+        &mut |_, _, _, _| Ok(0),
+        &mut |_, _, _, _| Err(Error::new(Errno::EFAULT)),
+    );
+    c.check(
+        r.map_err(|e| e.errno()) == Err(Errno::EFAULT),
+        "nofault: nothing fetched is EFAULT",
+    );
+    c.check(cache.dirty() == dirty, "nofault: a failed write dirties nothing");
+    let mut back = [0u8; 10];
+    c.check(cache.read(at, &mut back, size) == Ok(10), "nofault: failed write read back");
+    c.check(
+        back.iter().enumerate().all(|(i, &b)| b == byte(at + i)),
+        "nofault: a failed write changes nothing",
+    );
 }
 
 fn partition_checks() -> usize {

@@ -692,6 +692,18 @@ impl Vmar {
         partial_copy(r, addr, reached, len)
     }
 
+    /// [`Vmar::read_into_frame`] that resolves no fault: copies up to the
+    /// first byte it cannot read as the page table stands and returns how
+    /// many it copied (0: none). For a copy made with a page-cache page
+    /// claimed, where resolving a fault could wait for that page.
+    pub fn read_into_frame_nofault(&self, addr: usize, frame: &UFrame, offset: usize, len: usize) -> usize {
+        match self.space.read_into_frame(addr, frame, offset, len) {
+            Ok(()) => len,
+            Err(f) if f.is_outside_user_space() => 0,
+            Err(f) => f.addr.saturating_sub(addr).min(len),
+        }
+    }
+
     /// A copy of this address space for fork: private pages are shared
     /// copy-on-write, shared ones stay shared.
     pub fn fork(&self) -> Result<Vmar> {

@@ -86,6 +86,12 @@ impl Context<'_> {
         self.vm.read_into_frame(addr as usize, frame, offset, len)
     }
 
+    /// [`Context::read_into_frame`] resolving no fault: the bytes copied
+    /// before the first one not mapped (see `Vmar::read_into_frame_nofault`).
+    pub fn read_into_frame_nofault(&self, addr: u64, frame: &frame::mm::UFrame, offset: usize, len: usize) -> usize {
+        self.vm.read_into_frame_nofault(addr as usize, frame, offset, len)
+    }
+
     pub fn read_val<T: Pod>(&self, addr: u64) -> Result<T> {
         let mut v = T::new_zeroed();
         self.vm.read_bytes(addr as usize, v.as_bytes_mut())?;

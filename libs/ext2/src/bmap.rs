@@ -249,3 +249,152 @@ impl<D: BlockIo> Fs<D> {
         Ok(false)
     }
 }
+
+/// Pointers of one indirect block read at a time by [`Mapper`].
+const WINDOW: usize = 128;
+
+/// Walks the block map of one inode for a run of logical blocks: the
+/// pointers of the current leaf indirect block are read [`WINDOW`] at a
+/// time (one device read) and the path above them is kept, so a
+/// sequential run costs one small read per window instead of a read per
+/// level per block.
+struct Mapper {
+    /// The path of the last block looked up and the block holding its
+    /// leaf pointer (0: none yet, or the leaf is in the inode).
+    last: Option<(Path, u32)>,
+    /// Pointers `win_start..win_start + win_len` of block `win_blk`.
+    win_blk: u32,
+    win_start: u32,
+    win_len: u32,
+    win: [u32; WINDOW],
+}
+
+impl Mapper {
+    fn new() -> Mapper {
+        Mapper {
+            last: None,
+            win_blk: 0,
+            win_start: 0,
+            win_len: 0,
+            win: [0; WINDOW],
+        }
+    }
+
+    /// Forgets what was read (the map changed).
+    fn reset(&mut self) {
+        self.last = None;
+        self.win_len = 0;
+    }
+
+    /// The physical block of `lblk` (`None`: a hole on the way), reading
+    /// only what the last lookup did not leave.
+    fn map<D: BlockIo>(&mut self, fs: &Fs<D>, inode: &DiskInode, lblk: u64) -> Result<Option<u32>> {
+        let Some(p) = fs.path(lblk) else {
+            return Ok(None);
+        };
+        if p.depth == 0 {
+            let b = inode.block(p.idx[0] as usize);
+            return if b == 0 { Ok(None) } else { fs.check_block(b).map(Some) };
+        }
+        // The block holding the leaf pointer: the same as last time if the
+        // path agrees above the leaf.
+        let parent = match &self.last {
+            Some((lp, blk)) if lp.depth == p.depth && lp.idx[..p.depth] == p.idx[..p.depth] => *blk,
+            _ => {
+                let mut b = inode.block(p.idx[0] as usize);
+                for level in 1..p.depth {
+                    if b == 0 {
+                        break;
+                    }
+                    b = fs.read_ptr(b, p.idx[level])?;
+                }
+                b
+            }
+        };
+        let leaf = p.idx[p.depth];
+        self.last = Some((p, parent));
+        if parent == 0 {
+            return Ok(None);
+        }
+        if self.win_blk != parent || leaf < self.win_start || leaf >= self.win_start + self.win_len {
+            fs.check_block(parent)?;
+            let n = (fs.ptrs_per_block() as u32 - leaf).min(WINDOW as u32);
+            let mut raw = [0u8; WINDOW * 4];
+            let raw = &mut raw[..n as usize * 4];
+            fs.dev.read(
+                u64::from(parent) * u64::from(fs.bs) + u64::from(leaf) * 4,
+                raw,
+            )?;
+            for (i, c) in raw.chunks_exact(4).enumerate() {
+                self.win[i] = u32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+            self.win_blk = parent;
+            self.win_start = leaf;
+            self.win_len = n;
+        }
+        let b = self.win[(leaf - self.win_start) as usize];
+        if b == 0 { Ok(None) } else { fs.check_block(b).map(Some) }
+    }
+}
+
+impl<D: BlockIo> Fs<D> {
+    /// [`Fs::bmap_alloc`] for logical blocks `first..=last` of a regular
+    /// file, in order: every hole is allocated (not zeroed), mapped blocks
+    /// are only looked up, a run of pointers at a time. Stops at the first
+    /// error; what was allocated before it stays (the inode is written
+    /// back either way).
+    pub fn bmap_alloc_range(&mut self, ino: u32, first: u64, last: u64) -> Result<()> {
+        let r = (|| {
+            self.writable()?;
+            let mut i = self.live_inode(ino)?;
+            if !i.is_reg() {
+                return Err(Error::Invalid);
+            }
+            let limit = self.max_file_size().div_ceil(u64::from(self.bs));
+            let mut m = Mapper::new();
+            let mut changed = false;
+            let mut r = Ok(());
+            for lblk in first..=last {
+                if lblk >= limit {
+                    r = Err(Error::FileTooBig);
+                    break;
+                }
+                match m.map(self, &i, lblk) {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => {}
+                    Err(e) => {
+                        r = Err(e);
+                        break;
+                    }
+                }
+                match self.map_alloc(ino, &mut i, lblk, false) {
+                    Ok((_, new)) => changed |= new,
+                    Err(e) => {
+                        r = Err(e);
+                        break;
+                    }
+                }
+                m.reset();
+            }
+            if changed {
+                self.write_inode(ino, &i)?;
+            }
+            r
+        })();
+        self.check(r)
+    }
+
+    /// [`Fs::bmap`] for logical blocks `first..first + out.len()`:
+    /// `out[k]` is the physical block of `first + k`, `None` for a hole.
+    pub fn bmap_run(&mut self, ino: u32, first: u64, out: &mut [Option<u64>]) -> Result<()> {
+        let r = (|| {
+            let i = self.live_inode(ino)?;
+            let mut m = Mapper::new();
+            for (k, slot) in out.iter_mut().enumerate() {
+                *slot = m.map(self, &i, first + k as u64)?.map(u64::from);
+            }
+            Ok(())
+        })();
+        self.check(r)
+    }
+}

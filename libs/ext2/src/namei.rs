@@ -88,7 +88,7 @@ impl<D: BlockIo> Fs<D> {
         self.check(r)
     }
 
-    fn live_inode(&self, ino: u32) -> Result<DiskInode> {
+    pub(crate) fn live_inode(&self, ino: u32) -> Result<DiskInode> {
         let i = self.read_inode(ino)?;
         check_live(&i)?;
         Ok(i)

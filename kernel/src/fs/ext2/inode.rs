@@ -18,7 +18,7 @@ use crate::fs::inode::{
     DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec, dev_major,
     dev_minor, makedev,
 };
-use crate::mm::page_cache::{PageCache, PageIo, PageSink, PageWrite, sector_runs};
+use crate::mm::page_cache::{PageCache, PageIo, PageSink, PageSource, PageWrite, sector_runs};
 
 /// Serialises writers and size changes of one file (below the volume).
 const FILE_IO_LEVEL: u8 = 30;
@@ -99,7 +99,8 @@ impl FileState {
     /// `[from, to)` of the page, for a file of `size` bytes. Holes are
     /// zeroed in the frame (reads) or allocated (writes); a newly
     /// allocated block is written whole (the frame holds zeros where the
-    /// file has none).
+    /// file has none). `known` holds blocks already mapped for the batch.
+    #[allow(clippy::too_many_arguments)]
     fn page_bios(
         &self,
         fs: &mut disk::Fs<super::DevIo>,
@@ -108,9 +109,10 @@ impl FileState {
         frame: &UFrame,
         from: usize,
         to: usize,
+        size: u64,
+        known: &BlockRun,
     ) -> Result<Vec<Bio>> {
         let bs = fs.block_size() as usize;
-        let size = fs.inode(self.ino).map_err(errno)?.size();
         let page_start = index * PAGE_SIZE as u64;
         let mut bios = Vec::new();
         let mut off = 0;
@@ -129,18 +131,23 @@ impl FileState {
                 continue;
             }
             let lblk = pos / bs as u64;
-            let (phys, s, e) = match op {
-                BioOp::Read => match fs.bmap(self.ino, lblk).map_err(errno)? {
+            let (phys, s, e) = if op == BioOp::Read {
+                let mapped = match known.get(lblk) {
+                    Some(m) => m,
+                    None => fs.bmap(self.ino, lblk).map_err(errno)?,
+                };
+                match mapped {
                     Some(p) => (p, bstart, bend),
                     None => {
                         frame.fill_zero(bstart, bs)?;
                         continue;
                     }
-                },
-                _ => {
-                    let (p, new) = fs.bmap_alloc(self.ino, lblk).map_err(errno)?;
-                    if new { (p, bstart, bend) } else { (p, s, e) }
                 }
+            } else if let Some(Some(p)) = known.get(lblk) {
+                (p, s, e)
+            } else {
+                let (p, new) = fs.bmap_alloc(self.ino, lblk).map_err(errno)?;
+                if new { (p, bstart, bend) } else { (p, s, e) }
             };
             let sector = phys * (bs as u64 / 512) + ((s - bstart) / 512) as u64;
             push_segment(
@@ -155,6 +162,53 @@ impl FileState {
             );
         }
         Ok(bios)
+    }
+
+    /// The file's size and the mapping of the blocks behind pages
+    /// `first..=last` (one walk of the block map for the run).
+    fn map_pages(
+        &self,
+        fs: &mut disk::Fs<super::DevIo>,
+        first: u64,
+        last: u64,
+    ) -> Result<(u64, BlockRun)> {
+        let size = fs.inode(self.ino).map_err(errno)?.size();
+        let bs = u64::from(fs.block_size());
+        let per_page = (PAGE_SIZE as u64 / bs).max(1);
+        let start = first * per_page;
+        // Blocks at or past the end of the file are never looked up.
+        let end = ((last + 1) * per_page).min(size.div_ceil(bs));
+        let mut run = BlockRun {
+            first: start,
+            blocks: Vec::new(),
+        };
+        if end > start {
+            let n = (end - start) as usize;
+            run.blocks = crate::fallible::with_capacity(n)?;
+            run.blocks.resize(n, None);
+            fs.bmap_run(self.ino, start, &mut run.blocks).map_err(errno)?;
+        }
+        Ok((size, run))
+    }
+}
+
+/// Physical blocks of a run of a file's logical blocks, looked up in one
+/// walk of the block map (`None`: a hole).
+struct BlockRun {
+    first: u64,
+    blocks: Vec<Option<u64>>,
+}
+
+impl BlockRun {
+    const NONE: BlockRun = BlockRun {
+        first: 0,
+        blocks: Vec::new(),
+    };
+
+    /// `Some(lookup)` if `lblk` is in the run.
+    fn get(&self, lblk: u64) -> Option<Option<u64>> {
+        let k = usize::try_from(lblk.checked_sub(self.first)?).ok()?;
+        self.blocks.get(k).copied()
     }
 }
 
@@ -208,7 +262,10 @@ fn merge_bios(bios: &mut Vec<Bio>, page: Vec<Bio>) {
 impl PageIo for FileState {
     fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
         let vol = self.vol()?;
-        let bios = self.page_bios(&mut vol.fs.lock(), BioOp::Read, index, frame, 0, PAGE_SIZE)?;
+        let mut fs = vol.fs.lock();
+        let size = fs.inode(self.ino).map_err(errno)?.size();
+        let bios = self.page_bios(&mut fs, BioOp::Read, index, frame, 0, PAGE_SIZE, size, &BlockRun::NONE)?;
+        drop(fs);
         if bios.is_empty() {
             return Ok(());
         }
@@ -220,9 +277,12 @@ impl PageIo for FileState {
         let mut bios = Vec::new();
         {
             let mut fs = vol.fs.lock();
+            let last = first + frames.len().saturating_sub(1) as u64;
+            let (size, known) = self.map_pages(&mut fs, first, last)?;
             for (i, f) in frames.iter().enumerate() {
+                let index = first + i as u64;
                 let page =
-                    self.page_bios(&mut fs, BioOp::Read, first + i as u64, f, 0, PAGE_SIZE)?;
+                    self.page_bios(&mut fs, BioOp::Read, index, f, 0, PAGE_SIZE, size, &known)?;
                 merge_bios(&mut bios, page);
             }
         }
@@ -244,7 +304,9 @@ impl PageIo for FileState {
         let from = offset / 512 * 512;
         let to = (offset + len).div_ceil(512) * 512;
         let mut fs = vol.fs.lock();
-        let bios = self.page_bios(&mut fs, BioOp::Write, index, frame, from, to.min(PAGE_SIZE))?;
+        let size = fs.inode(self.ino).map_err(errno)?.size();
+        let to = to.min(PAGE_SIZE);
+        let bios = self.page_bios(&mut fs, BioOp::Write, index, frame, from, to, size, &BlockRun::NONE)?;
         if bios.is_empty() {
             return Ok(());
         }
@@ -262,10 +324,17 @@ impl PageIo for FileState {
         let vol = self.vol()?;
         let mut fs = vol.fs.lock();
         let mut bios = Vec::new();
+        // One walk of the block map for the batch's span (pages come in
+        // ascending order); holes in it are allocated page by page.
+        let (size, known) = match (pages.first(), pages.last()) {
+            (Some(a), Some(b)) => self.map_pages(&mut fs, a.index, b.index)?,
+            _ => return Ok(()),
+        };
         for p in pages {
             for (start, len) in sector_runs(p.mask) {
+                let (index, end) = (p.index, start + len);
                 let page =
-                    self.page_bios(&mut fs, BioOp::Write, p.index, &p.frame, start, start + len)?;
+                    self.page_bios(&mut fs, BioOp::Write, index, &p.frame, start, end, size, &known)?;
                 merge_bios(&mut bios, page);
             }
         }
@@ -415,13 +484,9 @@ impl Ext2Inode {
         let mut fs = vol.fs.lock();
         let first = offset as u64 / bs;
         let last = (offset + n - 1) as u64 / bs;
-        let mut alloc_err = None;
-        for lblk in first..=last {
-            if let Err(e) = fs.bmap_alloc(self.ino, lblk) {
-                alloc_err = Some(e);
-                break;
-            }
-        }
+        // Mapped blocks (an overwrite) are only looked up, a run of
+        // pointers at a time.
+        let alloc_err = fs.bmap_alloc_range(self.ino, first, last).err();
         let t = super::now();
         let size = fs.inode(self.ino).map_err(errno)?.size();
         if (offset + n) as u64 > size && alloc_err.is_none() {
@@ -546,7 +611,7 @@ impl Inode for Ext2Inode {
         &self,
         offset: Option<usize>,
         len: usize,
-        source: &mut PageSink<'_>,
+        source: &mut PageSource<'_, '_>,
     ) -> Option<Result<(usize, usize)>> {
         self.state.cache.as_ref()?;
         let _io = self.state.io.lock();
@@ -558,7 +623,9 @@ impl Inode for Ext2Inode {
             },
         };
         Some(
-            self.write_locked_with(at, len, &mut |cache| cache.write_pages(at, len, source))
+            self.write_locked_with(at, len, &mut |cache| {
+                cache.write_pages_nofault(at, len, source.copy, source.fetch)
+            })
                 .map(|n| (n, at + n)),
         )
     }

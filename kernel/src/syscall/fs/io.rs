@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 use super::{CallerCtx, count_arg, fd_arg, get_io_file};
 use crate::error::{Errno, Error, Result};
 use crate::fs::{File, FileType, IO_CHUNK, O_APPEND, RwFlags, kernel_buffer};
+use crate::mm::page_cache::PageSource;
 use crate::syscall::{Context, SyscallArgs};
 
 /// Most iovecs in one call (UIO_MAXIOV).
@@ -67,13 +68,18 @@ pub fn sys_write(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let file = get_io_file(ctx, fd_arg(args[0]))?;
     writable(&file, false)?;
     user_buffer(buf, args[2])?;
-    // Writes still fetch the caller's bytes before the cache claims a page
-    // (see File::write_paged): a copy from a mapping of the same file,
-    // faulting in with that page claimed, would wait for itself.
-    let n = file.write(
+    // Straight into the cached page, resolving no fault while the page is
+    // claimed (File::write_paged): a fault on a mapping of that same page
+    // would wait for itself.
+    let n = file.write_paged(
         count,
         &mut |done, chunk| ctx.read_into(buf.wrapping_add(done as u64), chunk),
+        Some(&mut PageSource {
+            copy: &mut |done, frame, at, n| Ok(ctx.read_into_frame_nofault(buf.wrapping_add(done as u64), frame, at, n)),
+            fetch: &mut |done, frame, at, n| ctx.read_into_frame(buf.wrapping_add(done as u64), frame, at, n),
+        }),
         &CallerCtx(ctx),
+        RwFlags::default(),
     )?;
     Ok(n as isize)
 }
@@ -106,7 +112,11 @@ pub fn sys_pwrite64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     user_buffer(buf, args[2])?;
     let source =
         &mut |done: usize, chunk: &mut [u8]| ctx.read_into(buf.wrapping_add(done as u64), chunk);
-    let n = file.write_at(offset, count, source, &CallerCtx(ctx))?;
+    let pages = &mut PageSource {
+        copy: &mut |done, frame, at, n| Ok(ctx.read_into_frame_nofault(buf.wrapping_add(done as u64), frame, at, n)),
+        fetch: &mut |done, frame, at, n| ctx.read_into_frame(buf.wrapping_add(done as u64), frame, at, n),
+    };
+    let n = file.write_at_paged(offset, count, source, Some(pages), &CallerCtx(ctx), RwFlags::default())?;
     Ok(n as isize)
 }
 
