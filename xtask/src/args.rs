@@ -72,6 +72,7 @@ options:
   --call I             fuzz: with --replay K, only call I of the batch
   --smoke              one iteration of each benchmark, Trellis only (bench)
   --no-wall            skip the wall-clock pass (bench)
+  --rounds N           bench: rounds of the wall pass (default 3)
   --rows NAME,...      run only these benchmarks (bench); the report is
                        printed, docs/perf/ is left alone
   --profile            bench: instructions per kernel function for each row
@@ -132,6 +133,8 @@ pub struct Options {
     pub only: Vec<String>,
     pub smoke: bool,
     pub no_wall: bool,
+    /// `bench --rounds N`: rounds of the wall pass.
+    pub rounds: Option<usize>,
     /// `bench --profile`: the per-row kernel profile instead of the figures.
     pub profile: bool,
     /// `bench --rows`: the benchmarks to run (empty: all).
@@ -249,6 +252,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
             "--batch" => opts.batch = Some(parse_num(flag, &value(flag)?)?.max(1)),
             "--replay" => opts.replay = Some(parse_batches(&value(flag)?)?),
             "--call" => opts.call = Some(parse_num(flag, &value(flag)?)?),
+            "--rounds" => opts.rounds = Some(parse_range(flag, &value(flag)?, 1, 15)? as usize),
             "--rows" => {
                 for row in value(flag)?.split(',').filter(|s| !s.is_empty()) {
                     if !row.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
@@ -304,6 +308,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ("--only", !o.only.is_empty()),
         ("--smoke", o.smoke),
         ("--no-wall", o.no_wall),
+        ("--rounds", o.rounds.is_some()),
         ("--profile", o.profile),
         ("--rows", !o.rows.is_empty()),
         ("--seed", o.seed.is_some()),
@@ -331,7 +336,14 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ],
         Sub::Initramfs => &["--add", "--"],
         Sub::Test => &["--kernel", "--only"],
-        Sub::Bench => &["--kernel", "--smoke", "--no-wall", "--profile", "--rows"],
+        Sub::Bench => &[
+            "--kernel",
+            "--smoke",
+            "--no-wall",
+            "--rounds",
+            "--profile",
+            "--rows",
+        ],
         Sub::Fuzz => &[
             "--release",
             "--kernel",
