@@ -73,6 +73,7 @@ options:
   --smoke              one iteration of each benchmark, Trellis only (bench)
   --no-wall            skip the wall-clock pass (bench)
   --rounds N           bench: rounds of the wall pass (default 3)
+  --no-icount          skip the icount pass (bench, with --rows)
   --rows NAME,...      run only these benchmarks (bench); the report is
                        printed, docs/perf/ is left alone
   --profile            bench: instructions per kernel function for each row
@@ -133,6 +134,8 @@ pub struct Options {
     pub only: Vec<String>,
     pub smoke: bool,
     pub no_wall: bool,
+    /// `bench --no-icount`: the wall pass only.
+    pub no_icount: bool,
     /// `bench --rounds N`: rounds of the wall pass.
     pub rounds: Option<usize>,
     /// `bench --profile`: the per-row kernel profile instead of the figures.
@@ -223,6 +226,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
             "--release" if inline.is_none() => opts.release = true,
             "--smoke" if inline.is_none() => opts.smoke = true,
             "--no-wall" if inline.is_none() => opts.no_wall = true,
+            "--no-icount" if inline.is_none() => opts.no_icount = true,
             "--profile" if inline.is_none() => opts.profile = true,
             "--add" => opts.adds.push(parse_add(&value(flag)?)?),
             "--append" => opts.append.push(value(flag)?),
@@ -309,6 +313,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ("--smoke", o.smoke),
         ("--no-wall", o.no_wall),
         ("--rounds", o.rounds.is_some()),
+        ("--no-icount", o.no_icount),
         ("--profile", o.profile),
         ("--rows", !o.rows.is_empty()),
         ("--seed", o.seed.is_some()),
@@ -341,6 +346,7 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
             "--smoke",
             "--no-wall",
             "--rounds",
+            "--no-icount",
             "--profile",
             "--rows",
         ],

@@ -325,7 +325,10 @@ pub(crate) fn check_rows(build: &Path, rows: &[String]) -> Res<()> {
     let list = std::fs::read_to_string(build.join("list"))
         .ctx(|| "cannot read the benchmark list".into())?;
     match rows.iter().find(|r| !list.lines().any(|l| l == r.as_str())) {
-        Some(r) => Err(format!("no benchmark named `{r}` (see {})", build.join("list").display())),
+        Some(r) => Err(format!(
+            "no benchmark named `{r}` (see {})",
+            build.join("list").display()
+        )),
         None => Ok(()),
     }
 }
@@ -610,6 +613,47 @@ fn run_kernel(
     })
 }
 
+/// The icount pass: one boot per kernel with all the rows (its figures
+/// do not depend on the host's load).
+#[allow(clippy::too_many_arguments)]
+fn icount_pass(
+    root: &Path,
+    report: &mut Report,
+    linux: Option<&Path>,
+    trellis: &Path,
+    initrd: &Path,
+    disk: &Path,
+    rows: &[String],
+    timeout: Duration,
+) -> Res<()> {
+    let pass = Pass::Icount;
+    let lin = match linux {
+        Some(k) => Some(run_kernel(
+            Os::Linux,
+            k,
+            initrd,
+            disk,
+            pass,
+            root,
+            rows,
+            timeout,
+        )?),
+        None => None,
+    };
+    let tre = run_kernel(
+        Os::Trellis,
+        trellis,
+        initrd,
+        disk,
+        pass,
+        root,
+        rows,
+        timeout,
+    )?;
+    report.add(pass, lin, tre);
+    Ok(())
+}
+
 /// The full comparison.
 pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     if opts.smoke {
@@ -640,7 +684,12 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     // Only some rows (`--rows A,B` or `bench NAME...`): Trellis reads
     // /init's arguments from the initramfs, Linux passes what follows `--`
     // on its command line to init.
-    let rows: Vec<String> = opts.rows.iter().chain(opts.positional.iter()).cloned().collect();
+    let rows: Vec<String> = opts
+        .rows
+        .iter()
+        .chain(opts.positional.iter())
+        .cloned()
+        .collect();
     check_rows(&build, &rows)?;
     let timeout = boot_timeout(row_count(&build, &rows));
     let argv: Vec<String> = std::iter::once("/init".to_string())
@@ -648,33 +697,23 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
         .collect();
     let initrd = write_initramfs(root, &build, &argv, "initramfs.cpio", &modules)?;
     let mut report = Report::new(linux.as_deref(), &trellis);
-    // The icount pass: one boot per kernel, all rows (its figures do not
-    // depend on the host's load).
-    let pass = Pass::Icount;
-    let lin = match &linux {
-        Some(k) => Some(run_kernel(
-            Os::Linux,
-            k,
+    if opts.no_icount && rows.is_empty() {
+        return Err(
+            "`--no-icount` only with `--rows`: a whole run writes both passes to docs/perf".into(),
+        );
+    }
+    if !opts.no_icount {
+        icount_pass(
+            root,
+            &mut report,
+            linux.as_deref(),
+            &trellis,
             &initrd,
             &disk,
-            pass,
-            root,
             &rows,
             timeout,
-        )?),
-        None => None,
-    };
-    let tre = run_kernel(
-        Os::Trellis,
-        &trellis,
-        &initrd,
-        &disk,
-        pass,
-        root,
-        &rows,
-        timeout,
-    )?;
-    report.add(pass, lin, tre);
+        )?;
+    }
     if !opts.no_wall {
         // The wall pass: both kernels booted in command mode, taking turns
         // row by row (crate::bench_wall).
@@ -694,7 +733,13 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     }
     print!("{}", report.render_text());
     if !rows.is_empty() {
-        eprintln!("xtask: a partial run: docs/perf/ left alone");
+        // Kept aside for reading (the wall pass's rounds and costs).
+        let json = target_dir(root).join("bench/partial.json");
+        let _ = std::fs::write(&json, report.render_json());
+        eprintln!(
+            "xtask: a partial run: docs/perf/ left alone (JSON: {})",
+            json.display()
+        );
         return Ok(0);
     }
     let written = bench_report::write_docs(root, &report)?;

@@ -84,7 +84,9 @@ impl RowRounds {
     /// The largest round ratio over the smallest, with two or more.
     pub fn spread(&self) -> Option<f64> {
         let r = self.ratios();
-        let (lo, hi) = r.iter().fold((f64::MAX, 0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        let (lo, hi) = r
+            .iter()
+            .fold((f64::MAX, 0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
         (r.len() >= 2 && lo > 0.0).then(|| hi / lo)
     }
 }
@@ -691,7 +693,10 @@ mod tests {
     fn regenerating_keeps_the_paths_section() {
         let old = "# Benchmarks\n\n| old table |\n\n## Paths\n\n### pipes\nprose\n";
         let new = keep_prose("# Benchmarks\n\n| new table |\n\n", Some(old));
-        assert_eq!(new, "# Benchmarks\n\n| new table |\n\n## Paths\n\n### pipes\nprose\n");
+        assert_eq!(
+            new,
+            "# Benchmarks\n\n| new table |\n\n## Paths\n\n### pipes\nprose\n"
+        );
         assert_eq!(keep_prose("t\n", Some("no section")), "t\n");
         assert_eq!(keep_prose("t\n", None), "t\n");
     }
