@@ -147,6 +147,10 @@ fn assert_calibrated(r: &super::apic::Rates) {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "tens of thousands of simulated port reads; boot runs the same code under Miri"
+)]
 fn calibration_survives_a_stall_after_the_count_is_loaded() {
     // The old calibration's failure: 30 ms pass between loading the PIT
     // count (the second byte to port 0x42) and the first TSC reading, so
@@ -159,6 +163,10 @@ fn calibration_survives_a_stall_after_the_count_is_loaded() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "tens of thousands of simulated port reads; boot runs the same code under Miri"
+)]
 fn calibration_survives_a_stall_inside_a_reading() {
     // The first reading's latch command (the second write to port 0x43)
     // is followed by 5 ms: that reading is too uncertain for any interval
