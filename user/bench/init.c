@@ -6,12 +6,16 @@
  *   /init [-s|-p] [NAME...] run the named benchmarks (default: all, listed
  *                           in /bench/list); -s: smoke mode; -p: with
  *                           profiling marks (`cargo xtask bench --profile`)
+ *   /init -c                command mode (the wall pass): read benchmark
+ *                           names from the console, one a line, and run
+ *                           each as it comes; `end` or end of input stops
  *
  * Output protocol (read by `cargo xtask bench`):
  *   BENCH-BOOT <ns>           CLOCK_BOOTTIME when /init started
  *   BENCH-START <name>        before each benchmark
  *   BENCH ...                 the benchmark's own line (see bench.h)
  *   BENCH-EXIT <name> <how>   `exit N` or `signal N`
+ *   BENCH-READY               command mode: waiting for the next name
  *   BENCH-END                 after the last one
  * Then it powers off (Linux) or exits (Trellis powers off when init exits).
  */
@@ -27,6 +31,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <termios.h>
 
 #define LMB "/bench/lmb"
 #define LIST "/bench/list"
@@ -185,6 +190,57 @@ static void run_one(const char *name, int mode)
 		b_printf("BENCH-EXIT %s exit %d\n", name, WEXITSTATUS(status));
 }
 
+/* Whether `name` is one of the `n` names in `known` (any name if n is 0). */
+static int is_known(const char *name, char **known, int n)
+{
+	for (int k = 0; k < n; k++)
+		if (strcmp(name, known[k]) == 0)
+			return 1;
+	return n == 0;
+}
+
+/*
+ * Command mode: `cargo xtask bench` keeps Linux and Trellis booted side by
+ * side and hands each the same row in turn, so that both run it under the
+ * same host load.  Echo is turned off so that the names sent do not come
+ * back among the results.
+ */
+static void command_loop(char **known, int nknown)
+{
+	struct termios t;
+	if (tcgetattr(0, &t) == 0) {
+		t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+		tcsetattr(0, TCSANOW, &t);
+	}
+	char line[128];
+	size_t len = 0;
+	b_printf("BENCH-READY\n");
+	for (;;) {
+		char c;
+		ssize_t r = read(0, &c, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return;
+		if (c != '\n' && c != '\r') {
+			if (len + 1 < sizeof line)
+				line[len++] = c;
+			continue;
+		}
+		line[len] = 0;
+		if (len == 0)
+			continue;
+		len = 0;
+		if (strcmp(line, "end") == 0)
+			return;
+		if (is_known(line, known, nknown))
+			run_one(line, 0);
+		else
+			b_printf("BENCH-NOTE not a benchmark: %s\n", line);
+		b_printf("BENCH-READY\n");
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct timespec ts;
@@ -209,14 +265,12 @@ int main(int argc, char **argv)
 	}
 	int n = 0;
 	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "-p") == 0) {
+		if (strcmp(argv[i], "-s") == 0 || strcmp(argv[i], "-p") == 0 ||
+		    strcmp(argv[i], "-c") == 0) {
 			mode = argv[i][1];
 			continue;
 		}
-		int ok = nknown == 0;
-		for (int k = 0; k < nknown && !ok; k++)
-			ok = strcmp(argv[i], known[k]) == 0;
-		if (!ok)
+		if (!is_known(argv[i], known, nknown))
 			b_printf("BENCH-NOTE not a benchmark: %s\n", argv[i]);
 		else if (n < MAX_BENCH)
 			names[n++] = argv[i];
@@ -227,8 +281,11 @@ int main(int argc, char **argv)
 	}
 	if (mode == 'p')
 		save_kallsyms();
-	for (int i = 0; i < n; i++)
-		run_one(names[i], mode);
+	if (mode == 'c')
+		command_loop(known, nknown);
+	else
+		for (int i = 0; i < n; i++)
+			run_one(names[i], mode);
 	b_printf("BENCH-END\n");
 	sync();
 	if (getpid() == 1)

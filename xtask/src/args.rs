@@ -72,6 +72,8 @@ options:
   --call I             fuzz: with --replay K, only call I of the batch
   --smoke              one iteration of each benchmark, Trellis only (bench)
   --no-wall            skip the wall-clock pass (bench)
+  --rounds N           bench: rounds of the wall pass (default 3)
+  --no-icount          skip the icount pass (bench, with --rows)
   --rows NAME,...      run only these benchmarks (bench); the report is
                        printed, docs/perf/ is left alone
   --profile            bench: instructions per kernel function for each row
@@ -132,6 +134,10 @@ pub struct Options {
     pub only: Vec<String>,
     pub smoke: bool,
     pub no_wall: bool,
+    /// `bench --no-icount`: the wall pass only.
+    pub no_icount: bool,
+    /// `bench --rounds N`: rounds of the wall pass.
+    pub rounds: Option<usize>,
     /// `bench --profile`: the per-row kernel profile instead of the figures.
     pub profile: bool,
     /// `bench --rows`: the benchmarks to run (empty: all).
@@ -220,6 +226,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
             "--release" if inline.is_none() => opts.release = true,
             "--smoke" if inline.is_none() => opts.smoke = true,
             "--no-wall" if inline.is_none() => opts.no_wall = true,
+            "--no-icount" if inline.is_none() => opts.no_icount = true,
             "--profile" if inline.is_none() => opts.profile = true,
             "--add" => opts.adds.push(parse_add(&value(flag)?)?),
             "--append" => opts.append.push(value(flag)?),
@@ -249,6 +256,7 @@ pub fn parse(argv: &[String]) -> Result<Invocation, String> {
             "--batch" => opts.batch = Some(parse_num(flag, &value(flag)?)?.max(1)),
             "--replay" => opts.replay = Some(parse_batches(&value(flag)?)?),
             "--call" => opts.call = Some(parse_num(flag, &value(flag)?)?),
+            "--rounds" => opts.rounds = Some(parse_range(flag, &value(flag)?, 1, 15)? as usize),
             "--rows" => {
                 for row in value(flag)?.split(',').filter(|s| !s.is_empty()) {
                     if !row.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
@@ -304,6 +312,8 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ("--only", !o.only.is_empty()),
         ("--smoke", o.smoke),
         ("--no-wall", o.no_wall),
+        ("--rounds", o.rounds.is_some()),
+        ("--no-icount", o.no_icount),
         ("--profile", o.profile),
         ("--rows", !o.rows.is_empty()),
         ("--seed", o.seed.is_some()),
@@ -331,7 +341,15 @@ fn check_allowed(sub: Sub, o: &Options) -> Result<(), String> {
         ],
         Sub::Initramfs => &["--add", "--"],
         Sub::Test => &["--kernel", "--only"],
-        Sub::Bench => &["--kernel", "--smoke", "--no-wall", "--profile", "--rows"],
+        Sub::Bench => &[
+            "--kernel",
+            "--smoke",
+            "--no-wall",
+            "--rounds",
+            "--no-icount",
+            "--profile",
+            "--rows",
+        ],
         Sub::Fuzz => &[
             "--release",
             "--kernel",

@@ -45,7 +45,7 @@ pub(crate) fn row_count(build: &Path, rows: &[String]) -> usize {
 }
 const SMOKE_TIMEOUT: Duration = Duration::from_secs(180);
 /// How long QEMU may run on after `BENCH-END` or the kernel's last words.
-const LINGER: Duration = Duration::from_secs(8);
+pub(crate) const LINGER: Duration = Duration::from_secs(8);
 
 /// Rows whose time is mostly waiting for the virtio-blk disk (the host
 /// serves each request in host time). In the icount pass their figures
@@ -194,10 +194,18 @@ pub(crate) struct Guest<'a> {
     pub extra: Vec<OsString>,
 }
 
-/// Boots, collects the serial lines with their arrival time, and stops at
-/// `BENCH-END` (QEMU is given a moment to power off), a kernel's last
-/// words, or the timeout. Returns the lines and how the boot ended.
-pub(crate) fn boot(g: &Guest) -> Res<(Vec<(Duration, String)>, String)> {
+/// A QEMU started for a [`Guest`]: the child, its serial lines as they
+/// arrive (with the time since the start), and when it started.
+pub(crate) struct Spawned {
+    pub child: std::process::Child,
+    pub lines: mpsc::Receiver<(Duration, String)>,
+    pub start: Instant,
+}
+
+/// Starts QEMU for `g` (a fresh copy of its disk first); with `input`, the
+/// guest's console reads from a pipe the caller writes to
+/// (`child.stdin`), else from nothing.
+pub(crate) fn spawn(g: &Guest, input: bool) -> Res<Spawned> {
     let mut args: Vec<OsString> = qemu::qemu_args(g.kernel, g.initrd, &g.cmdline);
     args.extend(["-smp", "1"].map(OsString::from));
     args.extend(g.extra.iter().cloned());
@@ -212,7 +220,7 @@ pub(crate) fn boot(g: &Guest) -> Res<(Vec<(Duration, String)>, String)> {
     }
     let mut cmd = Command::new(qemu::QEMU);
     cmd.args(&args)
-        .stdin(Stdio::null())
+        .stdin(if input { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let start = Instant::now();
@@ -228,17 +236,47 @@ pub(crate) fn boot(g: &Guest) -> Res<(Vec<(Duration, String)>, String)> {
             }
         }
     });
+    Ok(Spawned {
+        child,
+        lines: rx,
+        start,
+    })
+}
+
+/// Whether a console line is the last thing a boot says: the driver's
+/// end, a power-off, or a panic.
+pub(crate) fn last_words(line: &str) -> bool {
+    line.contains("BENCH-END")
+        || line.contains("trellis: poweroff")
+        || line.contains("KERNEL PANIC")
+        || line.contains("Kernel panic")
+}
+
+/// Writes a boot's console lines to `log`.
+pub(crate) fn write_log(log: &Path, lines: &[(Duration, String)]) -> Res<()> {
+    let text: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
+    if let Some(dir) = log.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    std::fs::write(log, text.join("\n") + "\n").ctx(|| format!("cannot write {}", log.display()))
+}
+
+/// Boots, collects the serial lines with their arrival time, and stops at
+/// `BENCH-END` (QEMU is given a moment to power off), a kernel's last
+/// words, or the timeout. Returns the lines and how the boot ended.
+pub(crate) fn boot(g: &Guest) -> Res<(Vec<(Duration, String)>, String)> {
+    let Spawned {
+        mut child,
+        lines: rx,
+        start,
+    } = spawn(g, false)?;
     let mut lines = Vec::new();
     let mut finished_at: Option<Instant> = None;
     let mut ended = String::from("QEMU exited");
     loop {
         match rx.recv_timeout(Duration::from_millis(100)) {
             Ok((at, line)) => {
-                let last_words = line.contains("BENCH-END")
-                    || line.contains("trellis: poweroff")
-                    || line.contains("KERNEL PANIC")
-                    || line.contains("Kernel panic");
-                if last_words && finished_at.is_none() {
+                if last_words(&line) && finished_at.is_none() {
                     finished_at = Some(Instant::now());
                     if !line.contains("BENCH-END") {
                         ended = format!("the kernel stopped: {}", line.trim());
@@ -266,12 +304,7 @@ pub(crate) fn boot(g: &Guest) -> Res<(Vec<(Duration, String)>, String)> {
     }
     let _ = child.kill();
     let _ = child.wait();
-    let text: Vec<&str> = lines.iter().map(|(_, l)| l.as_str()).collect();
-    if let Some(dir) = g.log.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    std::fs::write(&g.log, text.join("\n") + "\n")
-        .ctx(|| format!("cannot write {}", g.log.display()))?;
+    write_log(&g.log, &lines)?;
     Ok((lines, ended))
 }
 
@@ -292,7 +325,10 @@ pub(crate) fn check_rows(build: &Path, rows: &[String]) -> Res<()> {
     let list = std::fs::read_to_string(build.join("list"))
         .ctx(|| "cannot read the benchmark list".into())?;
     match rows.iter().find(|r| !list.lines().any(|l| l == r.as_str())) {
-        Some(r) => Err(format!("no benchmark named `{r}` (see {})", build.join("list").display())),
+        Some(r) => Err(format!(
+            "no benchmark named `{r}` (see {})",
+            build.join("list").display()
+        )),
         None => Ok(()),
     }
 }
@@ -577,6 +613,47 @@ fn run_kernel(
     })
 }
 
+/// The icount pass: one boot per kernel with all the rows (its figures
+/// do not depend on the host's load).
+#[allow(clippy::too_many_arguments)]
+fn icount_pass(
+    root: &Path,
+    report: &mut Report,
+    linux: Option<&Path>,
+    trellis: &Path,
+    initrd: &Path,
+    disk: &Path,
+    rows: &[String],
+    timeout: Duration,
+) -> Res<()> {
+    let pass = Pass::Icount;
+    let lin = match linux {
+        Some(k) => Some(run_kernel(
+            Os::Linux,
+            k,
+            initrd,
+            disk,
+            pass,
+            root,
+            rows,
+            timeout,
+        )?),
+        None => None,
+    };
+    let tre = run_kernel(
+        Os::Trellis,
+        trellis,
+        initrd,
+        disk,
+        pass,
+        root,
+        rows,
+        timeout,
+    )?;
+    report.add(pass, lin, tre);
+    Ok(())
+}
+
 /// The full comparison.
 pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     if opts.smoke {
@@ -607,47 +684,62 @@ pub fn run(root: &Path, opts: &Options) -> Res<u8> {
     // Only some rows (`--rows A,B` or `bench NAME...`): Trellis reads
     // /init's arguments from the initramfs, Linux passes what follows `--`
     // on its command line to init.
-    let rows: Vec<String> = opts.rows.iter().chain(opts.positional.iter()).cloned().collect();
+    let rows: Vec<String> = opts
+        .rows
+        .iter()
+        .chain(opts.positional.iter())
+        .cloned()
+        .collect();
     check_rows(&build, &rows)?;
     let timeout = boot_timeout(row_count(&build, &rows));
     let argv: Vec<String> = std::iter::once("/init".to_string())
         .chain(rows.iter().cloned())
         .collect();
     let initrd = write_initramfs(root, &build, &argv, "initramfs.cpio", &modules)?;
-    let mut passes = vec![Pass::Icount];
-    if !opts.no_wall {
-        passes.push(Pass::Wall);
-    }
     let mut report = Report::new(linux.as_deref(), &trellis);
-    for pass in passes {
-        let lin = match &linux {
-            Some(k) => Some(run_kernel(
-                Os::Linux,
-                k,
-                &initrd,
-                &disk,
-                pass,
-                root,
-                &rows,
-                timeout,
-            )?),
-            None => None,
-        };
-        let tre = run_kernel(
-            Os::Trellis,
+    if opts.no_icount && rows.is_empty() {
+        return Err(
+            "`--no-icount` only with `--rows`: a whole run writes both passes to docs/perf".into(),
+        );
+    }
+    if !opts.no_icount {
+        icount_pass(
+            root,
+            &mut report,
+            linux.as_deref(),
             &trellis,
             &initrd,
             &disk,
-            pass,
-            root,
             &rows,
             timeout,
         )?;
-        report.add(pass, lin, tre);
+    }
+    if !opts.no_wall {
+        // The wall pass: both kernels booted in command mode, taking turns
+        // row by row (crate::bench_wall).
+        let argv = ["/init".to_string(), "-c".to_string()];
+        let wall_initrd = write_initramfs(root, &build, &argv, "initramfs-wall.cpio", &modules)?;
+        let rounds = opts.rounds.unwrap_or(crate::bench_wall::ROUNDS);
+        let (lin, tre, per_row) = crate::bench_wall::run(
+            root,
+            &build,
+            linux.as_deref().map(|k| (k, wall_initrd.as_path())),
+            (&trellis, &wall_initrd),
+            &disk,
+            &rows,
+            rounds,
+        )?;
+        report.add_rounds(Pass::Wall, lin, tre, per_row);
     }
     print!("{}", report.render_text());
     if !rows.is_empty() {
-        eprintln!("xtask: a partial run: docs/perf/ left alone");
+        // Kept aside for reading (the wall pass's rounds and costs).
+        let json = target_dir(root).join("bench/partial.json");
+        let _ = std::fs::write(&json, report.render_json());
+        eprintln!(
+            "xtask: a partial run: docs/perf/ left alone (JSON: {})",
+            json.display()
+        );
         return Ok(0);
     }
     let written = bench_report::write_docs(root, &report)?;

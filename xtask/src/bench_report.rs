@@ -53,10 +53,54 @@ impl KernelRun {
     }
 }
 
+/// What one run of a row cost the host: the time it took and the CPU
+/// time QEMU used meanwhile.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RunCost {
+    pub host_s: f64,
+    pub cpu_s: f64,
+}
+
+/// One row of the wall pass, round by round (`bench_wall`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RowRounds {
+    pub name: String,
+    pub linux: Vec<Sample>,
+    pub trellis: Vec<Sample>,
+    pub linux_cost: Vec<Option<RunCost>>,
+    pub trellis_cost: Vec<Option<RunCost>>,
+}
+
+impl RowRounds {
+    /// The ratio of each round that has one.
+    pub fn ratios(&self) -> Vec<f64> {
+        self.linux
+            .iter()
+            .zip(&self.trellis)
+            .filter_map(|(l, t)| ratio(Some(l), Some(t)))
+            .collect()
+    }
+
+    /// The largest round ratio over the smallest, with two or more.
+    pub fn spread(&self) -> Option<f64> {
+        let r = self.ratios();
+        let (lo, hi) = r
+            .iter()
+            .fold((f64::MAX, 0f64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+        (r.len() >= 2 && lo > 0.0).then(|| hi / lo)
+    }
+}
+
+/// Rows whose round ratios differ by more than this factor are named
+/// under the wall table: the load changed within a pair of runs.
+pub const UNSTEADY: f64 = 1.5;
+
 pub struct PassResult {
     pub pass: Pass,
     pub linux: Option<KernelRun>,
     pub trellis: KernelRun,
+    /// The wall pass's rounds (empty for a pass of one boot per kernel).
+    pub rounds: Vec<RowRounds>,
 }
 
 pub struct Row<'a> {
@@ -250,6 +294,64 @@ fn left_out_line(p: &PassResult) -> Option<String> {
     ))
 }
 
+/// The median of `xs` (the lower middle of an even count).
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    xs.sort_by(f64::total_cmp);
+    xs.get(xs.len().checked_sub(1)? / 2).copied()
+}
+
+/// The lines under a pass run in rounds: the method, the rows whose
+/// rounds disagree, and how much of a host CPU QEMU had.
+fn rounds_lines(p: &PassResult) -> Vec<String> {
+    if p.rounds.is_empty() {
+        return Vec::new();
+    }
+    let n = p.rounds.iter().map(|r| r.trellis.len()).max().unwrap_or(0);
+    let mut out = vec![format!(
+        "{n} rounds: Linux and Trellis booted side by side, each row run on one and then \
+         on the other (which goes first alternates by row and round), so that both see \
+         the same host load; a row shows the round with the median ratio. Rows without \
+         a ratio in the first round are not repeated."
+    )];
+    let unsteady: Vec<String> = p
+        .rounds
+        .iter()
+        .filter(|r| r.spread().is_some_and(|s| s > UNSTEADY))
+        .map(|r| {
+            let rs = r.ratios();
+            let lo = rs.iter().copied().fold(f64::MAX, f64::min);
+            let hi = rs.iter().copied().fold(0f64, f64::max);
+            format!("{} {lo:.2}-{hi:.2}", r.name)
+        })
+        .collect();
+    if !unsteady.is_empty() {
+        out.push(format!(
+            "rows whose round ratios differ by more than {UNSTEADY}x (the load changed within \
+             a pair of runs; trust them less): {}",
+            unsteady.join(", ")
+        ));
+    }
+    let share = |costs: &dyn Fn(&RowRounds) -> &Vec<Option<RunCost>>| {
+        median(
+            p.rounds
+                .iter()
+                .flat_map(|r| costs(r).iter().flatten())
+                .filter(|c| c.host_s > 0.0)
+                .map(|c| c.cpu_s / c.host_s)
+                .collect(),
+        )
+    };
+    if let (Some(l), Some(t)) = (share(&|r| &r.linux_cost), share(&|r| &r.trellis_cost)) {
+        out.push(format!(
+            "QEMU's share of a host CPU while running a row (its CPU time over the host time, \
+             median over runs): Linux {:.0}%, Trellis {:.0}%",
+            l * 100.0,
+            t * 100.0
+        ));
+    }
+    out
+}
+
 fn notes(p: &PassResult) -> Vec<String> {
     let mut out = Vec::new();
     for r in p.rows() {
@@ -289,6 +391,23 @@ impl Report {
             pass,
             linux,
             trellis,
+            rounds: Vec::new(),
+        });
+    }
+
+    /// A pass run in rounds, the kernels alternating (`bench_wall`).
+    pub fn add_rounds(
+        &mut self,
+        pass: Pass,
+        linux: Option<KernelRun>,
+        trellis: KernelRun,
+        rounds: Vec<RowRounds>,
+    ) {
+        self.passes.push(PassResult {
+            pass,
+            linux,
+            trellis,
+            rounds,
         });
     }
 
@@ -317,6 +436,9 @@ impl Report {
                 let _ = writeln!(s, "{l}");
             }
             let _ = writeln!(s, "{}", boot_line(p));
+            for l in rounds_lines(p) {
+                let _ = writeln!(s, "{l}");
+            }
             for n in notes(p) {
                 let _ = writeln!(s, "  note: {n}");
             }
@@ -381,6 +503,9 @@ impl Report {
                 let _ = writeln!(s, "{l}\n");
             }
             let _ = writeln!(s, "{}\n", boot_line(p));
+            for l in rounds_lines(p) {
+                let _ = writeln!(s, "{l}\n");
+            }
             for n in notes(p) {
                 let _ = writeln!(s, "- {n}");
             }
@@ -416,6 +541,10 @@ impl Report {
             let _ = writeln!(s, "      \"ratios\": {n},");
             let left: Vec<String> = p.left_out().iter().map(|(r, _)| json_str(r)).collect();
             let _ = writeln!(s, "      \"not_in_geomean\": [{}],", left.join(", "));
+            if !p.rounds.is_empty() {
+                let n = p.rounds.iter().map(|r| r.trellis.len()).max().unwrap_or(0);
+                let _ = writeln!(s, "      \"wall_rounds\": {n},");
+            }
             for (key, k) in [("linux", p.linux.as_ref()), ("trellis", Some(&p.trellis))] {
                 let _ = writeln!(s, "      \"{key}\": {},", json_run(k));
             }
@@ -432,6 +561,10 @@ impl Report {
                     json_num(r.ratio),
                     r.ratio.is_some() && p.counts(r.name)
                 );
+                if let Some(rr) = p.rounds.iter().find(|x| x.name == r.name) {
+                    s.truncate(s.len() - 1);
+                    let _ = write!(s, ", \"rounds\": {}}}", json_rounds(rr));
+                }
             }
             s.push_str("\n      ]\n    }");
         }
@@ -470,6 +603,37 @@ fn json_sample(s: Option<&Sample>) -> String {
         Some(Sample::Failed(why)) => format!("{{\"failed\": {}}}", json_str(why)),
         None => "null".into(),
     }
+}
+
+/// A row's rounds: the samples and costs on each kernel, the ratios.
+fn json_rounds(r: &RowRounds) -> String {
+    let samples = |v: &[Sample]| -> String {
+        let items: Vec<String> = v.iter().map(|x| json_sample(Some(x))).collect();
+        format!("[{}]", items.join(", "))
+    };
+    let costs = |v: &[Option<RunCost>]| -> String {
+        let items: Vec<String> = v
+            .iter()
+            .map(|c| match c {
+                Some(c) => format!(
+                    "{{\"host_s\": {}, \"cpu_s\": {}}}",
+                    json_num(Some(c.host_s)),
+                    json_num(Some(c.cpu_s))
+                ),
+                None => "null".into(),
+            })
+            .collect();
+        format!("[{}]", items.join(", "))
+    };
+    let ratios: Vec<String> = r.ratios().iter().map(|x| json_num(Some(*x))).collect();
+    format!(
+        "{{\"linux\": {}, \"trellis\": {}, \"ratios\": [{}], \"linux_cost\": {}, \"trellis_cost\": {}}}",
+        samples(&r.linux),
+        samples(&r.trellis),
+        ratios.join(", "),
+        costs(&r.linux_cost),
+        costs(&r.trellis_cost)
+    )
 }
 
 fn json_run(k: Option<&KernelRun>) -> String {
@@ -529,7 +693,10 @@ mod tests {
     fn regenerating_keeps_the_paths_section() {
         let old = "# Benchmarks\n\n| old table |\n\n## Paths\n\n### pipes\nprose\n";
         let new = keep_prose("# Benchmarks\n\n| new table |\n\n", Some(old));
-        assert_eq!(new, "# Benchmarks\n\n| new table |\n\n## Paths\n\n### pipes\nprose\n");
+        assert_eq!(
+            new,
+            "# Benchmarks\n\n| new table |\n\n## Paths\n\n### pipes\nprose\n"
+        );
         assert_eq!(keep_prose("t\n", Some("no section")), "t\n");
         assert_eq!(keep_prose("t\n", None), "t\n");
     }

@@ -14,6 +14,7 @@ mod args;
 mod bench;
 mod bench_profile;
 mod bench_report;
+mod bench_wall;
 mod builder;
 mod compile_fail;
 mod cpio;

@@ -66,6 +66,9 @@ pub struct Cpu {
     /// The FS and GS selectors.
     pub fs_sel: u16,
     pub gs_sel: u16,
+    /// A stall to simulate (see [`stall_after_write`]): the port, how
+    /// many more writes to it to let pass, and the nanoseconds.
+    pub stall: Option<(u16, u32, u64)>,
 }
 
 pub static CPU: Mutex<Cpu> = Mutex::new(Cpu {
@@ -87,6 +90,7 @@ pub static CPU: Mutex<Cpu> = Mutex::new(Cpu {
     fxrstors: 0,
     fs_sel: 0,
     gs_sel: 0,
+    stall: None,
 });
 /// Signalled when an interrupt is raised (wakes a halted CPU).
 static INTERRUPT: Condvar = Condvar::new();
@@ -101,12 +105,32 @@ pub fn outb(port: u16, value: u8) {
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .write(port, value, tsc);
+    let mut c = state();
+    if let Some((p, skip, ns)) = c.stall
+        && p == port
+    {
+        if skip == 0 {
+            c.stall = None;
+            c.tsc += ns * (TSC_HZ / 1_000_000_000);
+            super::devices::sync_apic_current(c.tsc);
+        } else {
+            c.stall = Some((p, skip - 1, ns));
+        }
+    }
+}
+
+/// Simulates the host taking the CPU away (QEMU's thread descheduled):
+/// right after the write to `port` that follows `skip` others, `ns`
+/// nanoseconds pass.
+pub fn stall_after_write(port: u16, skip: u32, ns: u64) {
+    state().stall = Some((port, skip, ns));
 }
 
 pub fn inb(port: u16) -> u8 {
     let tsc = {
         let mut c = state();
         c.tsc += TSC_PER_PORT_READ;
+        super::devices::sync_apic_current(c.tsc);
         c.tsc
     };
     PORTS
@@ -340,6 +364,7 @@ pub fn enable_interrupts_and_halt() {
         if lvt & (1 << 16) == 0 && initial != 0 {
             // Divided by 16, counting `initial` ticks of APIC_TIMER_HZ.
             c.tsc += u64::from(initial) * TSC_HZ / u64::from(super::devices::APIC_TIMER_HZ);
+            super::devices::sync_apic_current(c.tsc);
             c.pending.push_back(lvt as u8);
             if lvt & (0b11 << 17) == 0 {
                 super::devices::LAPIC.reg(0x380).store(0, Ordering::Relaxed);
@@ -363,12 +388,15 @@ pub fn halt_forever() -> ! {
 pub fn rdtsc() -> u64 {
     let mut c = state();
     c.tsc += TSC_PER_RDTSC;
+    super::devices::sync_apic_current(c.tsc);
     c.tsc
 }
 
 /// Lets `ns` nanoseconds of simulated time pass.
 pub fn advance_time(ns: u64) {
-    state().tsc += ns * (TSC_HZ / 1_000_000_000);
+    let mut c = state();
+    c.tsc += ns * (TSC_HZ / 1_000_000_000);
+    super::devices::sync_apic_current(c.tsc);
 }
 
 pub use crate::cpu::CpuidResult;

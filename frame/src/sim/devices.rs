@@ -5,7 +5,8 @@
 //!
 //! MMIO pages are plain memory (atomics, so tests can look at them): a
 //! register keeps the last value written, and the APIC timer's current
-//! count is preset so that calibration measures [`APIC_TIMER_HZ`].
+//! count is rewritten whenever simulated time moves (see
+//! [`sync_apic_current`]).
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -25,6 +26,19 @@ pub const RTC_UNIX_TIME: u64 = 1_779_280_496;
 pub const LAPIC_PADDR: Paddr = 0xfee0_0000;
 /// The local APIC's timer registers (offsets in its page).
 pub const LAPIC_TIMER_CURRENT: usize = 0x390;
+
+/// Sets the local APIC timer's current-count register for time `tsc`: a
+/// count that runs down at [`APIC_TIMER_HZ`] from power-on, wrapping. The
+/// model does not restart it when an initial count is written (it keeps
+/// no write hooks on MMIO pages): only calibration reads it, and that
+/// uses differences between readings.
+pub fn sync_apic_current(tsc: u64) {
+    let ticks = u128::from(tsc) * u128::from(APIC_TIMER_HZ) / u128::from(TSC_HZ);
+    LAPIC.reg(LAPIC_TIMER_CURRENT).store(
+        u32::MAX.wrapping_sub(ticks as u32),
+        core::sync::atomic::Ordering::Relaxed,
+    );
+}
 
 /// A 4 KiB MMIO page.
 #[repr(C, align(4096))]
@@ -71,11 +85,15 @@ pub struct Ports {
     pub uart_in: VecDeque<u8>,
     /// The two PICs: initialisation words received, vector offset, mask.
     pub pic: [Pic; 2],
-    /// PIT channel 2: the count being loaded (low byte first), the count,
-    /// and the TSC at which its output goes high once the gate is on.
+    /// PIT channel 2 in mode 0: the count being loaded (low byte first),
+    /// the count, the TSC at which it was loaded, and a latched count with
+    /// the byte of it to be read next. As in QEMU (hw/timer/i8254.c), the
+    /// count runs from the moment it is loaded and the gate (port 0x61
+    /// bit 0) neither starts nor pauses it in mode 0.
     pit_lo: Option<u8>,
     pub pit_count: u16,
-    pit_done_at: Option<u64>,
+    pit_loaded_at: Option<u64>,
+    pit_latch: Option<(u16, bool)>,
     port61: u8,
     /// CMOS: the selected register, and how often status A was read.
     cmos_index: u8,
@@ -107,7 +125,8 @@ pub static PORTS: Mutex<Ports> = Mutex::new(Ports {
     }; 2],
     pit_lo: None,
     pit_count: 0,
-    pit_done_at: None,
+    pit_loaded_at: None,
+    pit_latch: None,
     port61: 0,
     cmos_index: 0,
     cmos_status_a_reads: 0,
@@ -164,21 +183,23 @@ impl Ports {
             }
             0x43 => {
                 assert_eq!(value & 0xc0, 0x80, "sim: only PIT channel 2 is modelled");
-                self.pit_lo = None;
+                if value & 0x30 == 0 {
+                    // Counter latch: the current count, low byte first.
+                    self.pit_latch = Some((self.pit_current(tsc), false));
+                } else {
+                    assert_eq!(value & 0x3f, 0x30, "sim: PIT: only mode 0, lo/hi, binary");
+                    self.pit_lo = None;
+                    self.pit_loaded_at = None;
+                }
             }
             0x42 => match self.pit_lo.take() {
                 None => self.pit_lo = Some(value),
-                Some(lo) => self.pit_count = u16::from(lo) | u16::from(value) << 8,
+                Some(lo) => {
+                    self.pit_count = u16::from(lo) | u16::from(value) << 8;
+                    self.pit_loaded_at = Some(tsc);
+                }
             },
-            0x61 => {
-                let was_on = self.port61 & 1 != 0;
-                self.port61 = value;
-                self.pit_done_at = match (was_on, value & 1 != 0) {
-                    (false, true) => Some(tsc + u64::from(self.pit_count) * TSC_HZ / PIT_HZ),
-                    (_, false) => None,
-                    (true, true) => self.pit_done_at,
-                };
-            }
+            0x61 => self.port61 = value,
             0x70 => self.cmos_index = value & 0x7f,
             0xf4 => self.exit_code = Some(value),
             _ => panic!("sim: write {value:#x} to port {port:#x}, which has no device"),
@@ -191,13 +212,38 @@ impl Ports {
             COM1 => self.uart_in.pop_front().unwrap_or(0),
             // Line status: transmitter always empty; data ready if input waits.
             0x3fd => 0x20 | u8::from(!self.uart_in.is_empty()),
+            0x42 => match self.pit_latch.take() {
+                Some((count, false)) => {
+                    self.pit_latch = Some((count, true));
+                    count as u8
+                }
+                Some((count, true)) => (count >> 8) as u8,
+                None => panic!("sim: PIT count read without a latch command"),
+            },
             0x61 => {
-                let out2 = self.pit_done_at.is_some_and(|t| tsc >= t);
+                // Mode 0: the output goes high when the count reaches 0 and
+                // stays high until a new count is written.
+                let out2 = self
+                    .pit_ticks_since_load(tsc)
+                    .is_some_and(|t| t >= u64::from(self.pit_count));
                 (self.port61 & 0x0f) | if out2 { 0x20 } else { 0 }
             }
             0x71 => self.cmos(),
             _ => panic!("sim: read from port {port:#x}, which has no device"),
         }
+    }
+
+    /// PIT input-clock ticks since the count was loaded.
+    fn pit_ticks_since_load(&self, tsc: u64) -> Option<u64> {
+        let at = self.pit_loaded_at?;
+        Some((u128::from(tsc - at) * u128::from(PIT_HZ) / u128::from(TSC_HZ)) as u64)
+    }
+
+    /// The count as a latch would read it: counting down from the loaded
+    /// count, wrapping through 0xffff after 0 (mode 0 goes on counting).
+    fn pit_current(&self, tsc: u64) -> u16 {
+        let ticks = self.pit_ticks_since_load(tsc).unwrap_or(0);
+        self.pit_count.wrapping_sub(ticks as u16)
     }
 
     fn cmos(&mut self) -> u8 {

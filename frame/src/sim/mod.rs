@@ -391,11 +391,7 @@ fn driver() {
 fn boot() {
     let ram = Vec::leak(power_on());
     RAM.store(ram.as_mut_ptr().cast(), Ordering::Relaxed);
-    // The APIC timer counts down from the initial count; after the 10 ms
-    // of calibration it shows 1/100 of its rate gone.
-    devices::LAPIC
-        .reg(devices::LAPIC_TIMER_CURRENT)
-        .store(u32::MAX - devices::APIC_TIMER_HZ / 100, Ordering::Relaxed);
+    devices::sync_apic_current(0);
     std::thread::Builder::new()
         .name("sim-cpu0-boot".into())
         .spawn(|| crate::boot::rust_entry(START_INFO as u32))
