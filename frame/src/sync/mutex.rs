@@ -56,11 +56,18 @@ impl<T, const L: u8> Mutex<T, L> {
 impl<T: ?Sized, const L: u8> Mutex<T, L> {
     pub fn lock(&self) -> MutexGuard<'_, T, L> {
         super::might_sleep();
-        self.queue.wait_until(|| {
-            self.locked
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-                .ok()
-        });
+        // Uncontended: one compare-and-swap, no wait-queue round.
+        if self
+            .locked
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            self.queue.wait_until(|| {
+                self.locked
+                    .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                    .ok()
+            });
+        }
         let prev_levels = super::note_acquire(L, false);
         MutexGuard {
             lock: self,

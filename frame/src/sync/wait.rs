@@ -2,6 +2,7 @@
 
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
+use core::sync::atomic::{AtomicUsize, Ordering, fence};
 
 use super::{SpinLock, level};
 use crate::irq::disable_local;
@@ -9,6 +10,15 @@ use crate::task::{self, Task};
 
 pub struct WaitQueue {
     waiters: SpinLock<VecDeque<Arc<Task>>, { level::WAIT_QUEUE }>,
+    /// How many tasks `waiters` holds, written under its lock, so that a
+    /// wake-up with nobody queued (every unlock of an uncontended mutex)
+    /// takes no lock and disables no interrupt. A waker makes its
+    /// condition true, then reads this count; a waiter counts itself in,
+    /// then checks the condition again; a SeqCst fence between the two
+    /// steps on each side means at least one of them sees the other's
+    /// write: either the waker sees the waiter queued and wakes it, or
+    /// the waiter sees the condition true and does not sleep.
+    queued: AtomicUsize,
 }
 
 impl Default for WaitQueue {
@@ -21,6 +31,7 @@ impl WaitQueue {
     pub const fn new() -> Self {
         WaitQueue {
             waiters: SpinLock::new(VecDeque::new()),
+            queued: AtomicUsize::new(0),
         }
     }
 
@@ -64,11 +75,17 @@ impl WaitQueue {
         let irq = disable_local();
         // The queue's storage may have to grow: on the kernel heap, even
         // for a waiter inside a driver domain (the queue may outlive it).
-        crate::domain::heap::with_kernel_heap(|| self.waiters.lock().push_back(current.clone()));
+        crate::domain::heap::with_kernel_heap(|| {
+            let mut w = self.waiters.lock();
+            w.push_back(current.clone());
+            self.queued.store(w.len(), Ordering::Relaxed);
+        });
         // Re-check with interrupts off: a wake-up that raced with the first
-        // check has either happened (cond is true now) or will find us queued.
+        // check has either happened (cond is true now) or will find us queued
+        // (the fence pairs with the waker's, see `queued`).
+        fence(Ordering::SeqCst);
         if let Some(r) = cond() {
-            self.waiters.lock().retain(|t| !Arc::ptr_eq(t, &current));
+            self.remove(&current);
             return Some(r);
         }
         // Only a finite deadline needs a timer; the entry goes away as soon
@@ -79,15 +96,35 @@ impl WaitQueue {
         task::sleep_current(&irq);
         drop(irq);
         drop(timer);
-        self.waiters
-            .lock_irq_disabled()
-            .retain(|t| !Arc::ptr_eq(t, &current));
+        self.remove(&current);
         None
+    }
+
+    /// Takes `task` off the queue if a waker has not already.
+    fn remove(&self, task: &Arc<Task>) {
+        let mut w = self.waiters.lock_irq_disabled();
+        w.retain(|t| !Arc::ptr_eq(t, task));
+        self.queued.store(w.len(), Ordering::Relaxed);
+    }
+
+    /// Whether no task can be queued that a waker must wake: the caller has
+    /// made its condition true before (the fence pairs with the waiter's).
+    fn nobody_queued(&self) -> bool {
+        fence(Ordering::SeqCst);
+        self.queued.load(Ordering::Relaxed) == 0
     }
 
     /// Wakes the task that waited longest.
     pub fn wake_one(&self) {
-        let t = self.waiters.lock_irq_disabled().pop_front();
+        if self.nobody_queued() {
+            return;
+        }
+        let t = {
+            let mut w = self.waiters.lock_irq_disabled();
+            let t = w.pop_front();
+            self.queued.store(w.len(), Ordering::Relaxed);
+            t
+        };
         if let Some(t) = t {
             t.wake();
         }
@@ -95,7 +132,14 @@ impl WaitQueue {
 
     /// Wakes every waiting task.
     pub fn wake_all(&self) {
-        let all = core::mem::take(&mut *self.waiters.lock_irq_disabled());
+        if self.nobody_queued() {
+            return;
+        }
+        let all = {
+            let mut w = self.waiters.lock_irq_disabled();
+            self.queued.store(0, Ordering::Relaxed);
+            core::mem::take(&mut *w)
+        };
         for t in all {
             t.wake();
         }
