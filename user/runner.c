@@ -101,6 +101,24 @@ static pid_t wait_limited(pid_t pid, int *status, long timeout)
 	return r == pid ? 0 : -1;
 }
 
+/* Default dispositions for every signal and an empty mask (for a test,
+ * after fork). Signals the libc reserves refuse the change; that is fine. */
+static void reset_signals(void)
+{
+	struct sigaction sa;
+	sigset_t none;
+	int sig;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)sigaction(sig, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = argc > 1 ? argv[1] : "/tests";
@@ -200,6 +218,14 @@ int main(int argc, char **argv)
 					tcsetpgrp(0, getpid());
 				signal(SIGTTOU, SIG_DFL);
 			}
+			/*
+			 * Each test starts with every disposition at its
+			 * default and nothing blocked, whatever the runner
+			 * inherited: under nohup (SIGHUP ignored) a test that
+			 * expects SIGHUP to kill, as sig_orphan_pgrp does,
+			 * would fail on the host reference layer.
+			 */
+			reset_signals();
 			cargv[0] = path;
 			cargv[1] = NULL;
 			execve(path, cargv, environ);
