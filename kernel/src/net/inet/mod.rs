@@ -31,9 +31,9 @@ use super::iface::{self, Stack, poll_now, with_stack};
 use super::socket::{RecvBuf, RecvMeta, SendBuf, SendMeta, SockOpts, Socket};
 use super::*;
 use crate::error::{Errno, Error, Result};
-use crate::mm::NoFaults;
 use crate::fs::readiness::Readiness;
 use crate::fs::stream::{Caller, POLLERR, POLLHUP, POLLIN, POLLOUT, POLLRDNORM, POLLWRNORM};
+use crate::mm::NoFaults;
 
 const POLLRDHUP: u16 = 0x2000;
 
@@ -1338,9 +1338,9 @@ impl InetSocket {
             let done = match data.as_slice().and_then(|b| b.get(sent..sent + n)) {
                 // Kernel bytes go to the stack as they are.
                 Some(bytes) => self.with(|s, st| match st.kind {
-                    Kind::Connected { iface, handle } => tcp_sock(s, iface, handle)
-                        .send_slice(bytes)
-                        .unwrap_or(0),
+                    Kind::Connected { iface, handle } => {
+                        tcp_sock(s, iface, handle).send_slice(bytes).unwrap_or(0)
+                    }
                     _ => 0,
                 }),
                 // The caller's bytes go straight into smoltcp's send ring,
@@ -1353,9 +1353,7 @@ impl InetSocket {
                         let c = chunk.get(n.min(CHUNK));
                         let have = match data.read_at(sent, c) {
                             Ok(()) => c.len(),
-                            Err(e) if e.errno() == Errno::EFAULT => {
-                                readable_prefix(data, sent, c)
-                            }
+                            Err(e) if e.errno() == Errno::EFAULT => readable_prefix(data, sent, c),
                             Err(e) => return if sent > 0 { Ok(sent) } else { Err(e) },
                         };
                         if have == 0 {
@@ -1369,9 +1367,9 @@ impl InetSocket {
                         }
                         let bytes = &c[..have];
                         self.with(|s, st| match st.kind {
-                            Kind::Connected { iface, handle } => tcp_sock(s, iface, handle)
-                                .send_slice(bytes)
-                                .unwrap_or(0),
+                            Kind::Connected { iface, handle } => {
+                                tcp_sock(s, iface, handle).send_slice(bytes).unwrap_or(0)
+                            }
                             _ => 0,
                         })
                     }
@@ -1402,25 +1400,12 @@ impl InetSocket {
                 return Some(0);
             };
             let t = tcp_sock(s, iface, handle);
-            let _nofault = NoFaults::enter();
-            let mut done = 0;
-            let mut faulted = false;
-            while done < n {
-                let r = t.send(|ring| {
+            let (done, faulted) = ring_copies(n, |done, faulted| {
+                t.send(|ring| {
                     let k = ring.len().min(n - done);
-                    match data.read_at(offset + done, &mut ring[..k]) {
-                        Ok(()) => (k, k),
-                        Err(_) => {
-                            faulted = true;
-                            (0, 0)
-                        }
-                    }
-                });
-                match r {
-                    Ok(k) if k > 0 => done += k,
-                    _ => break,
-                }
-            }
+                    ring_piece(k, faulted, data.read_at(offset + done, &mut ring[..k]))
+                })
+            });
             (done > 0 || !faulted).then_some(done)
         })
     }
@@ -1436,26 +1421,12 @@ impl InetSocket {
         offset: usize,
         n: usize,
     ) -> (usize, bool) {
-        let _nofault = NoFaults::enter();
-        let mut done = 0;
-        let mut faulted = false;
-        while done < n {
-            let r = t.recv(|ring| {
+        ring_copies(n, |done, faulted| {
+            t.recv(|ring| {
                 let k = ring.len().min(n - done);
-                match data.write_at(offset + done, &ring[..k]) {
-                    Ok(()) => (k, k),
-                    Err(_) => {
-                        faulted = true;
-                        (0, 0)
-                    }
-                }
-            });
-            match r {
-                Ok(k) if k > 0 => done += k,
-                _ => break,
-            }
-        }
-        (done, faulted)
+                ring_piece(k, faulted, data.write_at(offset + done, &ring[..k]))
+            })
+        })
     }
 
     fn udp_send(
@@ -2346,5 +2317,42 @@ impl Socket for InetSocket {
         };
         caller.write_bytes(arg, &(v.min(i32::MAX as usize) as i32).to_ne_bytes())?;
         Ok(0)
+    }
+}
+
+/// Runs `copy(done, faulted)`, one copy between user memory and a
+/// smoltcp ring (`send` or `recv` with [`ring_piece`] as its closure),
+/// with faults off until `n` bytes have moved, a copy moves nothing (the
+/// ring is full or empty) or one faults. Returns the bytes moved and
+/// whether a copy stopped at a fault.
+fn ring_copies<E>(
+    n: usize,
+    mut copy: impl FnMut(usize, &mut bool) -> core::result::Result<usize, E>,
+) -> (usize, bool) {
+    let _nofault = NoFaults::enter();
+    let mut done = 0;
+    let mut faulted = false;
+    while done < n {
+        match copy(done, &mut faulted) {
+            Ok(k) if k > 0 => done += k,
+            _ => break,
+        }
+    }
+    (done, faulted)
+}
+
+/// What a ring closure returns for a copy of `k` bytes that gave `copied`:
+/// all `k` taken from (or given to) the ring, or none and `faulted` set.
+fn ring_piece<E>(
+    k: usize,
+    faulted: &mut bool,
+    copied: core::result::Result<(), E>,
+) -> (usize, usize) {
+    match copied {
+        Ok(()) => (k, k),
+        Err(_) => {
+            *faulted = true;
+            (0, 0)
+        }
     }
 }
