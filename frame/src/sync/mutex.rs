@@ -54,6 +54,7 @@ impl<T, const L: u8> Mutex<T, L> {
 }
 
 impl<T: ?Sized, const L: u8> Mutex<T, L> {
+    /// Takes the lock, sleeping while another task holds it.
     ///
     /// Inlined: uncontended, locking is the sleep check's two loads, one
     /// compare-and-swap and the level bookkeeping, with no call (the

@@ -292,8 +292,9 @@ impl File {
     ) -> Result<usize> {
         self.check_readable()?;
         if let Some(ops) = &self.ops {
-            // The devices that copy straight to the caller (/dev/zero,
-            // /dev/null) first, without `read_stream`'s bounce-buffer frame.
+            // What `read_stream` does first for a stream that copies
+            // straight to the caller (/dev/zero, pipes, sockets), without
+            // its bounce-buffer frame.
             if len != 0
                 && let Some(r) = ops.read_direct(len, sink, rw.nowait || self.is_nonblocking(), caller)
             {
@@ -545,8 +546,9 @@ impl File {
         rw: RwFlags,
     ) -> Result<usize> {
         self.check_writable()?;
-        // What `write_common` does first for a device that takes the bytes
-        // itself (/dev/null), without its bounce-buffer frame.
+        // What `write_common` does first for a stream that takes the bytes
+        // itself (/dev/null, pipes, sockets), without its bounce-buffer
+        // frame.
         if let Some(ops) = &self.ops
             && len != 0
             && let Some(r) = ops.write_direct(len, source, rw.nowait || self.is_nonblocking(), caller)
