@@ -30,6 +30,11 @@ const VVAR_TSC_AT_BOOT: usize = 8;
 const VVAR_MULT: usize = 16;
 const VVAR_REALTIME_AT_BOOT: usize = 24;
 
+/// The vDSO shifts by a constant (kernel/vdso/vdso.c `CLOCK_SHIFT`): one
+/// `shrd` on its fast path instead of a shift by a loaded count. The data
+/// page still carries the shift, for anything that reads it.
+const _: () = assert!(frame::timer::CLOCK_SHIFT == 32, "kernel/vdso/vdso.c CLOCK_SHIFT must match");
+
 struct Vdso {
     /// Page 0 is the data page, the image follows.
     pages: Arc<SharedPages>,

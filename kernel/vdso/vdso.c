@@ -6,7 +6,7 @@
  * functions through the dynamic symbol table (version LINUX_2.6).
  *
  * The monotonic clock is the kernel's own computation, repeated here with
- * the same parameters: ((rdtsc - tsc_at_boot) * mult) >> shift. The wall
+ * the same parameters: ((rdtsc - tsc_at_boot) * mult) >> 32. The wall
  * clock adds the wall time at boot, which clock_settime moves; the kernel
  * writes it under a sequence count (odd while it writes). Anything else
  * (CPU-time clocks, unknown ids, clock_getres, getcpu) is a system call.
@@ -78,22 +78,40 @@ static inline u64 rdtsc(void)
 	return ((u64)hi << 32) | lo;
 }
 
-/* Nanoseconds since boot and the wall time at boot, read consistently. */
-static void read_clock(u64 *mono, u64 *boot)
+/*
+ * The fraction bits of the clock's multiplier: frame::timer::CLOCK_SHIFT,
+ * a constant there too (kernel/src/vdso.rs asserts the two agree, and still
+ * publishes it in the data page). A constant shift of 32 is the high half
+ * of the 128-bit product's middle: one shrd, no test for shifts >= 64.
+ */
+#define CLOCK_SHIFT 32
+
+#define likely(x) __builtin_expect(!!(x), 1)
+
+/*
+ * Nanoseconds since boot, plus the wall time at boot if `with_boot`, read
+ * consistently under the sequence count. Inlined into each caller with
+ * `with_boot` a constant, so the monotonic clocks read neither the wall
+ * offset nor anything through memory of their own: the fast path is the
+ * data page, rdtsc and the multiply.
+ */
+static inline __attribute__((always_inline)) u64 read_clock(int with_boot, u64 *boot)
 {
 	const volatile struct vvar *v = vvar();
 	u32 seq;
+	u64 mono;
 	do {
 		seq = v->seq;
 		barrier();
 		u64 base = v->tsc_at_boot, mult = v->mult;
-		u32 shift = v->shift;
-		*boot = v->realtime_at_boot_ns;
+		if (with_boot)
+			*boot = v->realtime_at_boot_ns;
 		u64 now = rdtsc();
 		u64 ticks = now > base ? now - base : 0;
-		*mono = (u64)(((unsigned __int128)ticks * mult) >> shift);
+		mono = (u64)(((unsigned __int128)ticks * mult) >> CLOCK_SHIFT);
 		barrier();
-	} while ((seq & 1) || seq != v->seq);
+	} while (__builtin_expect((seq & 1) || seq != v->seq, 0));
+	return mono;
 }
 
 #define CLOCK_REALTIME 0
@@ -110,30 +128,27 @@ static void read_clock(u64 *mono, u64 *boot)
 #define SYS_clock_getres 229
 #define SYS_getcpu 309
 
+/* The clock ids answered here, by kind (bit = clock id). */
+#define MONO_CLOCKS ((1u << CLOCK_MONOTONIC) | (1u << CLOCK_MONOTONIC_RAW) | \
+		     (1u << CLOCK_MONOTONIC_COARSE) | (1u << CLOCK_BOOTTIME))
+#define WALL_CLOCKS ((1u << CLOCK_REALTIME) | (1u << CLOCK_REALTIME_COARSE) | (1u << CLOCK_TAI))
+
 int __vdso_clock_gettime(int clock, struct timespec_ *ts)
 {
-	u64 mono, boot, ns;
-	switch (clock) {
-	case CLOCK_REALTIME:
-	case CLOCK_REALTIME_COARSE:
-	case CLOCK_TAI:
-		read_clock(&mono, &boot);
-		ns = boot + mono;
-		break;
-	case CLOCK_MONOTONIC:
-	case CLOCK_MONOTONIC_RAW:
-	case CLOCK_MONOTONIC_COARSE:
-	case CLOCK_BOOTTIME:
-		read_clock(&mono, &boot);
-		ns = mono;
-		break;
-	default:
+	u64 ns, boot;
+	/* A bad pointer faults below as it would in the kernel's copy-out;
+	 * NULL gets the system call's EFAULT instead. CLOCK_MONOTONIC, the
+	 * clock programs time intervals with, is tested first. */
+	if (likely(clock == CLOCK_MONOTONIC && ts)) {
+		ns = read_clock(0, &boot);
+	} else if ((unsigned)clock < 32 && ((1u << clock) & MONO_CLOCKS) && ts) {
+		ns = read_clock(0, &boot);
+	} else if ((unsigned)clock < 32 && ((1u << clock) & WALL_CLOCKS) && ts) {
+		ns = read_clock(1, &boot);
+		ns += boot;
+	} else {
 		return syscall2(SYS_clock_gettime, clock, (long)ts);
 	}
-	/* A bad pointer faults here as it would in the kernel's copy-out:
-	 * the system call gives EFAULT, so let it. */
-	if (!ts)
-		return syscall2(SYS_clock_gettime, clock, (long)ts);
 	ts->tv_sec = ns / 1000000000;
 	ts->tv_nsec = ns % 1000000000;
 	return 0;
@@ -141,10 +156,10 @@ int __vdso_clock_gettime(int clock, struct timespec_ *ts)
 
 int __vdso_gettimeofday(struct timeval_ *tv, struct timezone_ *tz)
 {
-	u64 mono, boot;
+	u64 boot;
 	if (tv) {
-		read_clock(&mono, &boot);
-		u64 ns = boot + mono;
+		u64 ns = read_clock(1, &boot);
+		ns += boot;
 		tv->tv_sec = ns / 1000000000;
 		tv->tv_usec = ns % 1000000000 / 1000;
 	}
@@ -157,9 +172,9 @@ int __vdso_gettimeofday(struct timeval_ *tv, struct timezone_ *tz)
 
 i64 __vdso_time(i64 *t)
 {
-	u64 mono, boot;
-	read_clock(&mono, &boot);
-	i64 s = (boot + mono) / 1000000000;
+	u64 boot;
+	u64 ns = read_clock(1, &boot);
+	i64 s = (ns + boot) / 1000000000;
 	if (t)
 		*t = s;
 	return s;

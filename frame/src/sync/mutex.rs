@@ -54,6 +54,12 @@ impl<T, const L: u8> Mutex<T, L> {
 }
 
 impl<T: ?Sized, const L: u8> Mutex<T, L> {
+    /// Takes the lock, sleeping while another task holds it.
+    ///
+    /// Inlined: uncontended, locking is the sleep check's two loads, one
+    /// compare-and-swap and the level bookkeeping, with no call (the
+    /// descriptor table's lock is taken by every read and write).
+    #[inline]
     pub fn lock(&self) -> MutexGuard<'_, T, L> {
         super::might_sleep();
         // Uncontended: one compare-and-swap, no wait-queue round.
@@ -62,11 +68,7 @@ impl<T: ?Sized, const L: u8> Mutex<T, L> {
             .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
             .is_err()
         {
-            self.queue.wait_until(|| {
-                self.locked
-                    .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-                    .ok()
-            });
+            self.lock_contended();
         }
         let prev_levels = super::note_acquire(L, false);
         MutexGuard {
@@ -92,7 +94,24 @@ impl<T: ?Sized, const L: u8> DerefMut for MutexGuard<'_, T, L> {
     }
 }
 
+impl<T: ?Sized, const L: u8> Mutex<T, L> {
+    /// Sleeps until the lock is free and takes it (the lock's slow path,
+    /// out of line).
+    #[cold]
+    #[inline(never)]
+    fn lock_contended(&self) {
+        self.queue.wait_until(|| {
+            self.locked
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .ok()
+        });
+    }
+}
+
 impl<T: ?Sized, const L: u8> Drop for MutexGuard<'_, T, L> {
+    /// Inlined: with nobody waiting, unlocking is a store, a fence and a
+    /// load (`WaitQueue::wake_one`'s fast path).
+    #[inline]
     fn drop(&mut self) {
         super::note_release(L, false, self.prev_levels);
         self.lock.locked.store(false, Ordering::Release);

@@ -109,16 +109,26 @@ impl WaitQueue {
 
     /// Whether no task can be queued that a waker must wake: the caller has
     /// made its condition true before (the fence pairs with the waiter's).
+    #[inline(always)]
     fn nobody_queued(&self) -> bool {
         fence(Ordering::SeqCst);
         self.queued.load(Ordering::Relaxed) == 0
     }
 
-    /// Wakes the task that waited longest.
+    /// Wakes the task that waited longest. Inlined: with nobody queued (an
+    /// uncontended mutex's unlock) it is a fence and a load, with no call.
+    #[inline]
     pub fn wake_one(&self) {
         if self.nobody_queued() {
             return;
         }
+        self.wake_one_queued();
+    }
+
+    /// [`WaitQueue::wake_one`] when a task may be queued.
+    #[cold]
+    #[inline(never)]
+    fn wake_one_queued(&self) {
         let t = {
             let mut w = self.waiters.lock_irq_disabled();
             let t = w.pop_front();

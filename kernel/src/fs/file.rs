@@ -292,6 +292,14 @@ impl File {
     ) -> Result<usize> {
         self.check_readable()?;
         if let Some(ops) = &self.ops {
+            // What `read_stream` does first for a stream that copies
+            // straight to the caller (/dev/zero, pipes, sockets), without
+            // its bounce-buffer frame.
+            if len != 0
+                && let Some(r) = ops.read_direct(len, sink, rw.nowait || self.is_nonblocking(), caller)
+            {
+                return r;
+            }
             return self.read_stream(ops, len, sink, caller, rw.nowait);
         }
         let pos = self.position();
@@ -538,6 +546,15 @@ impl File {
         rw: RwFlags,
     ) -> Result<usize> {
         self.check_writable()?;
+        // What `write_common` does first for a stream that takes the bytes
+        // itself (/dev/null, pipes, sockets), without its bounce-buffer
+        // frame.
+        if let Some(ops) = &self.ops
+            && len != 0
+            && let Some(r) = ops.write_direct(len, source, rw.nowait || self.is_nonblocking(), caller)
+        {
+            return r;
+        }
         if self.ops.is_some() || rw.append || self.flags() & O_APPEND != 0 {
             return self.write_common(None, len, source, pages, caller, rw.nowait);
         }
