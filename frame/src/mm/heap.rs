@@ -433,7 +433,7 @@ impl SlabList {
             .store((slot.addr % PAGE_SIZE) as u32, Ordering::Relaxed);
         let free = meta.aux_free.load(Ordering::Relaxed).wrapping_add(1);
         meta.aux_free.store(free, Ordering::Relaxed);
-        if release_if_empty && usize::from(free) == PAGE_SIZE / size {
+        if release_if_empty && usize::from(free) * size == PAGE_SIZE {
             return Ok(Some(self.unlink(pa / PAGE_SIZE + 1)));
         }
         Ok(None)
