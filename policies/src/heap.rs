@@ -132,11 +132,20 @@ impl HeapPolicy for SlabHeap {
         };
         let mut class = class.lock_irq_disabled();
         let class = &mut *class;
-        let slab = class
-            .full
-            .take_containing(&slot)
-            .or_else(|| class.partial.take_containing(&slot));
-        let Some(mut slab) = slab else {
+        // Usually the slot's slab has other free slots: it is freed in
+        // place. An emptied slab goes back to the frame allocator if the
+        // class keeps another partial one.
+        let release = class.partial.len() > 1;
+        let slot = match class.partial.dealloc_in(slot, release) {
+            Ok(emptied) => {
+                class.active = class.active.saturating_sub(1);
+                drop(emptied); // back to the frame allocator
+                return;
+            }
+            Err(slot) => slot,
+        };
+        // Otherwise the slab was full: it moves to the partial list.
+        let Some(mut slab) = class.full.take_containing(&slot) else {
             frame::log_warn!("heap: freed a slot of no known slab; leaked");
             return;
         };

@@ -324,15 +324,28 @@ pub(crate) fn dealloc(slot: HeapSlot) {
     let Some(class) = class_of(slot.size()).and_then(|(_, c)| st.classes.get_mut(c)) else {
         return;
     };
-    let slab = class
-        .full
-        .take_containing(&slot)
-        .or_else(|| class.partial.take_containing(&slot));
-    let Some(mut slab) = slab else {
+    let size = slot.size();
+    // Usually the slab has other free slots and stays in `partial`: the
+    // slot goes back in place; an emptied slab is unlinked to be freed.
+    let slot = match class.partial.dealloc_in(slot, true) {
+        Ok(emptied) => {
+            st.live_bytes -= size;
+            if let Some(slab) = emptied {
+                slot_of_owned(slab.paddr())
+                    .owner
+                    .store(0, Ordering::Relaxed);
+                st.pages -= 1;
+                publish_pages(usize::from(tag) - 1, st.pages);
+                drop(slab);
+            }
+            return;
+        }
+        Err(slot) => slot,
+    };
+    let Some(mut slab) = class.full.take_containing(&slot) else {
         crate::log_warn!("domain heap: freed a slot of no live slab; leaked");
         return;
     };
-    let size = slot.size();
     // Cannot fail: `take_containing` matched the slot's page (a slot given
     // back would only be leaked).
     let _ = slab.dealloc(slot);

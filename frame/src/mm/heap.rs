@@ -366,17 +366,77 @@ impl SlabList {
     }
 
     /// Allocates from the first slab; `true` means that slab is now full.
+    /// One metadata lookup, and the slab stays where it is in the list.
     pub fn alloc_front(&mut self) -> Option<(HeapSlot, bool)> {
         if self.head == 0 {
             return None;
         }
-        let mut slab = Slab {
-            paddr: (self.head - 1) * PAGE_SIZE,
+        let paddr = (self.head - 1) * PAGE_SIZE;
+        let meta = slot_of_owned(paddr);
+        let head = meta.aux_head.load(Ordering::Relaxed);
+        if head == NO_SLOT {
+            return None;
+        }
+        let addr = paddr_to_vaddr(paddr) + head as usize;
+        // SAFETY: the list owns the slab at `paddr` (pushed, not yet
+        // unlinked), and `head` is the offset of one of its free slots
+        // (only the slab's owner writes its free list), holding a link word.
+        let next = unsafe { linear_ptr::<u32>(addr).read() };
+        meta.aux_head.store(next, Ordering::Relaxed);
+        let free = meta.aux_free.load(Ordering::Relaxed).wrapping_sub(1);
+        meta.aux_free.store(free, Ordering::Relaxed);
+        let slot = HeapSlot {
+            addr,
+            size: meta.aux_size.load(Ordering::Relaxed) as usize,
+            large: false,
         };
-        let slot = slab.alloc();
-        let full = slab.is_full();
-        core::mem::forget(slab); // still owned by the list
-        slot.map(|s| (s, full))
+        Some((slot, free == 0))
+    }
+
+    /// Puts `slot` back into its slab, which must be linked into this list;
+    /// the slab keeps its place (no unlink and relink). If the slab is then
+    /// empty and `release_if_empty` holds, it is unlinked and returned, for
+    /// the caller to drop (back to the frame allocator) or keep. A slot of
+    /// a slab this list does not hold, or whose size is not its slab's, is
+    /// given back untouched.
+    ///
+    /// The check is the one of [`SlabList::take_containing`] plus the slot
+    /// size: the list id in the page metadata (invariant 9, ids are never
+    /// reused) and the page's usage. The slot's offset is a multiple of the
+    /// slot size by construction (`HeapSlot`s are made only by frame).
+    pub fn dealloc_in(
+        &mut self,
+        slot: HeapSlot,
+        release_if_empty: bool,
+    ) -> Result<Option<Slab>, HeapSlot> {
+        if slot.large || self.id == 0 {
+            return Err(slot);
+        }
+        let Some(pa) = vaddr_to_paddr(slot.addr & !(PAGE_SIZE - 1)) else {
+            return Err(slot);
+        };
+        let Some(meta) = meta_slot(pa) else {
+            return Err(slot);
+        };
+        let size = meta.aux_size.load(Ordering::Relaxed) as usize;
+        if meta.aux_list.load(Ordering::Relaxed) != self.id
+            || meta.usage.load(Ordering::Relaxed) != FrameUsage::Slab as u8
+            || slot.size != size
+        {
+            return Err(slot);
+        }
+        // SAFETY: the slot lies inside the page `pa`, a slab this list owns
+        // (its metadata names this list); the slot is no longer in use (its
+        // HeapSlot was surrendered) and becomes a free-list node.
+        unsafe { linear_ptr::<u32>(slot.addr).write(meta.aux_head.load(Ordering::Relaxed)) };
+        meta.aux_head
+            .store((slot.addr % PAGE_SIZE) as u32, Ordering::Relaxed);
+        let free = meta.aux_free.load(Ordering::Relaxed).wrapping_add(1);
+        meta.aux_free.store(free, Ordering::Relaxed);
+        if release_if_empty && usize::from(free) * size == PAGE_SIZE {
+            return Ok(Some(self.unlink(pa / PAGE_SIZE + 1)));
+        }
+        Ok(None)
     }
 
     /// Removes and returns the slab that holds `slot`, if it is in this list.

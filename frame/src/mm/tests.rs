@@ -534,6 +534,63 @@ fn slab_list_finds_the_slab_of_a_slot() {
 }
 
 #[test]
+fn slab_list_frees_in_place_and_releases_an_emptied_slab_only_on_request() {
+    sim::run(move || {
+        let before = free_frames();
+        let mut list = SlabList::new();
+        let mut other = SlabList::new();
+        other.push(Slab::new(32).unwrap());
+        list.push(Slab::new(32).unwrap());
+        let (a, _) = list.alloc_front().unwrap();
+        let (b, _) = list.alloc_front().unwrap();
+        assert_ne!(a.size(), 0);
+        // A slot of a slab the list does not hold is given back untouched.
+        let a = other.dealloc_in(a, true).unwrap_err();
+        assert_eq!(other.len(), 1);
+        // A slot of a slab of this list goes back in place: the slab stays.
+        assert!(list.dealloc_in(a, true).unwrap().is_none());
+        assert_eq!(list.len(), 1);
+        // The freed slot is handed out again first.
+        let (a, _) = list.alloc_front().unwrap();
+        assert!(list.dealloc_in(a, false).unwrap().is_none());
+        // The last live slot empties the slab: kept when not asked...
+        assert!(list.dealloc_in(b, false).unwrap().is_none());
+        assert_eq!(list.len(), 1);
+        // ...unlinked and returned when asked.
+        let (b, _) = list.alloc_front().unwrap();
+        let slab = list.dealloc_in(b, true).unwrap().expect("emptied slab");
+        assert!(slab.is_empty());
+        assert!(list.is_empty());
+        drop(slab);
+        while let Some(s) = other.pop() {
+            drop(s);
+        }
+        assert_eq!(free_frames(), before);
+    })
+}
+
+#[test]
+fn slab_list_refuses_to_free_a_slot_of_another_size_or_a_large_block() {
+    sim::run(move || {
+        let mut small = SlabList::new();
+        small.push(Slab::new(32).unwrap());
+        let mut big = SlabList::new();
+        big.push(Slab::new(64).unwrap());
+        let (s, _) = big.alloc_front().unwrap();
+        let s = small.dealloc_in(s, true).unwrap_err();
+        let block = super::HeapSlot::alloc_large(100).unwrap();
+        let block = small.dealloc_in(block, true).unwrap_err();
+        let block = SlabList::new().dealloc_in(block, true).unwrap_err();
+        block.free_large();
+        let slab = big.dealloc_in(s, true).unwrap().expect("emptied");
+        drop(slab);
+        while let Some(x) = small.pop() {
+            drop(x);
+        }
+    })
+}
+
+#[test]
 fn usegment_is_contiguous_and_bounds_checked() {
     sim::run(move || {
         let seg = USegment::alloc_zeroed(3).unwrap();

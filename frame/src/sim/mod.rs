@@ -292,10 +292,12 @@ impl HeapPolicy for TestHeap {
         };
         let mut lists = self.classes[class].lock();
         let (partial, full) = &mut *lists;
-        let Some(mut slab) = full
-            .take_containing(&slot)
-            .or_else(|| partial.take_containing(&slot))
-        else {
+        let release = partial.len() > 1;
+        let slot = match partial.dealloc_in(slot, release) {
+            Ok(emptied) => return drop(emptied),
+            Err(slot) => slot,
+        };
+        let Some(mut slab) = full.take_containing(&slot) else {
             panic!("sim heap: a slot of no slab of this heap");
         };
         slab.dealloc(slot).expect("the slab that contains the slot");
