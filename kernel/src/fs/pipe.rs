@@ -11,7 +11,9 @@
 //! or from user memory, while notifying, or while signalling. read(2) and
 //! write(2) copy once ([`PipeEnd::read_pages`], [`PipeEnd::write_pages`]):
 //! pages are taken out of the ring under the lock, copied to or from user
-//! memory without it, and put back (or kept as spares) under it.
+//! memory without it, and put back (or kept as spares) under it. poll(2)
+//! takes no lock: the state is locked only through `Pipe::lock`, whose
+//! guard publishes a word of what poll needs before it unlocks.
 
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
