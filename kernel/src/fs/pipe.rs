@@ -11,13 +11,17 @@
 //! or from user memory, while notifying, or while signalling. read(2) and
 //! write(2) copy once ([`PipeEnd::read_pages`], [`PipeEnd::write_pages`]):
 //! pages are taken out of the ring under the lock, copied to or from user
-//! memory without it, and put back (or kept as spares) under it.
+//! memory without it, and put back (or kept as spares) under it. poll(2)
+//! takes no lock: the state is locked only through `Pipe::lock`, whose
+//! guard publishes a word of what poll needs before it unlocks.
 
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use frame::sync::{SpinLock, level};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use frame::sync::{SpinLock, SpinLockGuard, level};
 
 use super::file::{File, O_DIRECT, O_NONBLOCK, O_RDONLY, O_WRONLY, kernel_buffer};
 use super::readiness::Readiness;
@@ -35,8 +39,51 @@ const MAX_CAPACITY: usize = 1 << 20;
 const SIGPIPE: u32 = 13;
 
 pub struct Pipe {
+    /// Taken only through [`Pipe::lock`], whose guard republishes `word`.
     state: SpinLock<Shared, { level::FILE }>,
+    /// What poll needs of `state`, as it was when the lock was last
+    /// released: see [`Shared::poll_word`].
+    word: AtomicU64,
     readiness: Readiness,
+}
+
+/// Bits of [`Pipe::word`]: the ring has unread bytes, the ring has a free
+/// page, no reader, no writer; `writer_opens` from bit 4 on.
+const HAS_DATA: u64 = 1 << 0;
+const HAS_ROOM: u64 = 1 << 1;
+const NO_READERS: u64 = 1 << 2;
+const NO_WRITERS: u64 = 1 << 3;
+const OPENS_SHIFT: u32 = 4;
+
+/// The pipe's state, locked. Dropping it stores the state's poll word
+/// while the lock is still held, so every change made under the lock is
+/// published before the unlock, and before the notification that follows
+/// it: a poller that reads the readiness epoch, then the word (both
+/// acquire), sees either the change or a later epoch (no lost wake-up).
+struct StateGuard<'a> {
+    word: &'a AtomicU64,
+    guard: SpinLockGuard<'a, Shared, { level::FILE }>,
+}
+
+impl core::ops::Deref for StateGuard<'_> {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.guard
+    }
+}
+
+impl core::ops::DerefMut for StateGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Shared {
+        &mut self.guard
+    }
+}
+
+impl Drop for StateGuard<'_> {
+    fn drop(&mut self) {
+        // Runs before the field `guard` is dropped (the unlock).
+        self.word.store(self.guard.poll_word(), Ordering::Release);
+    }
 }
 
 struct Shared {
@@ -165,7 +212,35 @@ impl Ring {
     }
 }
 
+impl Shared {
+    /// The state poll(2) reads, in one word (see [`Pipe::word`]).
+    fn poll_word(&self) -> u64 {
+        let mut w = self.writer_opens << OPENS_SHIFT;
+        if self.ring.len > 0 {
+            w |= HAS_DATA;
+        }
+        if !self.ring.is_full() {
+            w |= HAS_ROOM;
+        }
+        if self.readers == 0 {
+            w |= NO_READERS;
+        }
+        if self.writers == 0 {
+            w |= NO_WRITERS;
+        }
+        w
+    }
+}
+
 impl Pipe {
+    /// Locks the state; the guard republishes the poll word when dropped.
+    fn lock(&self) -> StateGuard<'_> {
+        StateGuard {
+            word: &self.word,
+            guard: self.state.lock(),
+        }
+    }
+
     pub fn new() -> Arc<Pipe> {
         Arc::new(Pipe {
             state: SpinLock::new(Shared {
@@ -180,6 +255,8 @@ impl Pipe {
                 reader_opens: 0,
                 writer_opens: 0,
             }),
+            // Empty, with room, no reader and no writer yet.
+            word: AtomicU64::new(HAS_ROOM | NO_READERS | NO_WRITERS),
             readiness: Readiness::new(),
         })
     }
@@ -231,7 +308,7 @@ impl PipeEnd {
     /// without readers, ENXIO (fifo(7)).
     pub fn attach(pipe: Arc<Pipe>, ends: Ends, fifo: bool, nonblocking: bool) -> Result<PipeEnd> {
         let writers_seen = {
-            let mut st = pipe.state.lock();
+            let mut st = pipe.lock();
             if fifo && ends == Ends::Write && nonblocking && st.readers == 0 {
                 return Err(Error::new(Errno::ENXIO));
             }
@@ -267,14 +344,14 @@ impl PipeEnd {
     /// the maximum).
     pub fn capacity(&self, set: Option<u64>) -> Result<usize> {
         let Some(size) = set else {
-            return Ok(self.pipe.state.lock().ring.max_slots * PAGE_SIZE);
+            return Ok(self.pipe.lock().ring.max_slots * PAGE_SIZE);
         };
         let size = usize::try_from(size).map_err(|_| Error::new(Errno::EINVAL))?;
         if size > MAX_CAPACITY {
             return Err(Error::new(Errno::EPERM));
         }
         let size = size.max(PAGE_SIZE).next_power_of_two();
-        let mut st = self.pipe.state.lock();
+        let mut st = self.pipe.lock();
         if st.ring.slots.len() > size / PAGE_SIZE {
             return Err(Error::new(Errno::EBUSY));
         }
@@ -289,7 +366,7 @@ impl PipeEnd {
 impl Drop for PipeEnd {
     fn drop(&mut self) {
         {
-            let mut st = self.pipe.state.lock();
+            let mut st = self.pipe.lock();
             if self.ends.reads() {
                 st.readers -= 1;
             }
@@ -313,7 +390,7 @@ impl FileOps for PipeEnd {
         if buf.is_empty() {
             return Ok(0);
         }
-        let mut st = self.pipe.state.lock();
+        let mut st = self.pipe.lock();
         if st.ring.len == 0 {
             return if st.writers == 0 {
                 Ok(0)
@@ -337,7 +414,7 @@ impl FileOps for PipeEnd {
         if buf.is_empty() {
             return Ok(0);
         }
-        let mut st = self.pipe.state.lock();
+        let mut st = self.pipe.lock();
         if st.readers == 0 {
             drop(st);
             caller.raise(SIGPIPE);
@@ -374,22 +451,24 @@ impl FileOps for PipeEnd {
         Some(self.write_pages(len, source, nonblocking, caller))
     }
 
+    /// Without the lock: the word the last holder of the lock published
+    /// (see [`StateGuard`]).
     fn poll(&self, _caller: &dyn Caller) -> u16 {
-        let st = self.pipe.state.lock();
+        let w = self.pipe.word.load(Ordering::Acquire);
         let mut events = 0;
         if self.ends.reads() {
-            if st.ring.len > 0 {
+            if w & HAS_DATA != 0 {
                 events |= POLLIN | POLLRDNORM;
             }
-            if st.writers == 0 && st.writer_opens != self.writers_seen {
+            if w & NO_WRITERS != 0 && w >> OPENS_SHIFT != self.writers_seen {
                 events |= POLLHUP;
             }
         }
         if self.ends.writes() {
-            if !st.ring.is_full() {
+            if w & HAS_ROOM != 0 {
                 events |= POLLOUT | POLLWRNORM;
             }
-            if st.readers == 0 {
+            if w & NO_READERS != 0 {
                 events |= POLLERR;
             }
         }
@@ -403,7 +482,7 @@ impl FileOps for PipeEnd {
     fn ioctl(&self, cmd: u32, arg: u64, caller: &dyn Caller) -> Result<isize> {
         match cmd {
             FIONREAD => {
-                let n = self.pipe.state.lock().ring.len;
+                let n = self.pipe.lock().ring.len;
                 caller.write_bytes(arg, &(n as i32).to_ne_bytes())?;
                 Ok(0)
             }
@@ -424,11 +503,11 @@ impl FileOps for PipeEnd {
                 (st.readers, st.reader_opens)
             }
         };
-        let (present, opens) = partner(&self.pipe.state.lock());
+        let (present, opens) = partner(&self.pipe.lock());
         if present > 0 {
             return Ok(());
         }
-        let mut ready = || partner(&self.pipe.state.lock()).1 != opens;
+        let mut ready = || partner(&self.pipe.lock()).1 != opens;
         caller.wait(self.pipe.readiness.queue(), &mut ready, u64::MAX)?;
         Ok(())
     }
@@ -482,7 +561,7 @@ impl PipeEnd {
         let mut taken: [Taken; BATCH] = Default::default();
         let mut spent = 0;
         loop {
-            let mut st = self.pipe.state.lock();
+            let mut st = self.pipe.lock();
             // Pages the last round copied out become spares.
             for t in &mut taken[..spent] {
                 let page = core::mem::take(&mut t.page);
@@ -611,7 +690,7 @@ impl PipeEnd {
             }
             if let Some(e) = failed {
                 // What was not copied goes back in front, in order.
-                let mut st = self.pipe.state.lock();
+                let mut st = self.pipe.lock();
                 for t in taken[i..ntaken].iter_mut().rev() {
                     if t.end > t.start && crate::fallible::reserve(&mut st.ring.slots, 1).is_ok() {
                         st.ring.len += t.end - t.start;
@@ -648,7 +727,7 @@ impl PipeEnd {
             }
             spent = ntaken;
             if done >= len || packet_end {
-                let mut st = self.pipe.state.lock();
+                let mut st = self.pipe.lock();
                 for t in &mut taken[..spent] {
                     let page = core::mem::take(&mut t.page);
                     if st.ring.spare.len() + st.ring.slots.len() < st.ring.max_slots
@@ -683,7 +762,7 @@ impl PipeEnd {
             let buf = &mut small[..len];
             source(0, buf)?;
             loop {
-                let mut st = self.pipe.state.lock();
+                let mut st = self.pipe.lock();
                 if st.readers == 0 {
                     drop(st);
                     caller.raise(SIGPIPE);
@@ -706,7 +785,7 @@ impl PipeEnd {
         while done < len {
             let rem = len - done;
             let chars = rem % PAGE_SIZE;
-            let mut st = self.pipe.state.lock();
+            let mut st = self.pipe.lock();
             if st.readers == 0 {
                 drop(st);
                 caller.raise(SIGPIPE);
@@ -796,7 +875,7 @@ impl PipeEnd {
                 }
             }
             // Put them in, as far as there is still room.
-            let mut st = self.pipe.state.lock();
+            let mut st = self.pipe.lock();
             let mut added = 0;
             if st.readers == 0 {
                 // Nothing goes in; the top of the loop raises SIGPIPE.
@@ -903,7 +982,7 @@ pub struct PipeState {
 impl PipeEnd {
     /// The pipe's state now.
     pub fn state(&self) -> PipeState {
-        let st = self.pipe.state.lock();
+        let st = self.pipe.lock();
         PipeState {
             len: st.ring.len,
             space: (st.ring.max_slots.saturating_sub(st.ring.slots.len())) * PAGE_SIZE,
@@ -919,7 +998,7 @@ impl PipeEnd {
 
     /// Copies up to `buf.len()` unread bytes without consuming them (tee).
     pub fn peek(&self, buf: &mut [u8]) -> usize {
-        let st = self.pipe.state.lock();
+        let st = self.pipe.lock();
         let mut done = 0;
         for slot in &st.ring.slots {
             if done == buf.len() {
