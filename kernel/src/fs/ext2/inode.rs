@@ -18,7 +18,9 @@ use crate::fs::inode::{
     DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec, dev_major,
     dev_minor, makedev,
 };
-use crate::mm::page_cache::{PageCache, PageIo, PageSink, PageSource, PageWrite, sector_runs};
+use crate::mm::page_cache::{
+    PageCache, PageIo, PageSink, PageSource, PageWrite, ReadDone, sector_runs,
+};
 
 /// Serialises writers and size changes of one file (below the volume).
 const FILE_IO_LEVEL: u8 = 30;
@@ -259,20 +261,11 @@ fn merge_bios(bios: &mut Vec<Bio>, page: Vec<Bio>) {
     }
 }
 
-impl PageIo for FileState {
-    fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
-        let vol = self.vol()?;
-        let mut fs = vol.fs.lock();
-        let size = fs.inode(self.ino).map_err(errno)?.size();
-        let bios = self.page_bios(&mut fs, BioOp::Read, index, frame, 0, PAGE_SIZE, size, &BlockRun::NONE)?;
-        drop(fs);
-        if bios.is_empty() {
-            return Ok(());
-        }
-        vol.bdev.submit_all(bios)
-    }
-
-    fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
+impl FileState {
+    /// The read requests of pages `first..first + frames.len()`: the
+    /// blocks mapped under one hold of the volume lock, merged where the
+    /// file is contiguous on the disk; holes are zeroed in the frames.
+    fn read_bios(&self, first: u64, frames: &[UFrame]) -> Result<(Arc<Volume>, Vec<Bio>)> {
         let vol = self.vol()?;
         let mut bios = Vec::new();
         {
@@ -286,10 +279,49 @@ impl PageIo for FileState {
                 merge_bios(&mut bios, page);
             }
         }
+        Ok((vol, bios))
+    }
+}
+
+impl PageIo for FileState {
+    fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
+        let vol = self.vol()?;
+        let mut fs = vol.fs.lock();
+        let size = fs.inode(self.ino).map_err(errno)?.size();
+        let bios = self.page_bios(
+            &mut fs,
+            BioOp::Read,
+            index,
+            frame,
+            0,
+            PAGE_SIZE,
+            size,
+            &BlockRun::NONE,
+        )?;
+        drop(fs);
         if bios.is_empty() {
             return Ok(());
         }
         vol.bdev.submit_all(bios)
+    }
+
+    fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
+        let (vol, bios) = self.read_bios(first, frames)?;
+        if bios.is_empty() {
+            return Ok(());
+        }
+        vol.bdev.submit_all(bios)
+    }
+
+    /// The same requests as `read_pages`, not waited for (background
+    /// readahead): the blocks are mapped under the volume lock, which is
+    /// let go before the requests are queued.
+    fn start_read_pages(&self, first: u64, frames: Vec<UFrame>, done: ReadDone) {
+        match self.read_bios(first, &frames) {
+            Ok((_, bios)) if bios.is_empty() => done(Ok(())),
+            Ok((vol, bios)) => vol.bdev.submit_group(bios, done),
+            Err(e) => done(Err(e)),
+        }
     }
 
     fn write_page(&self, index: u64, frame: &UFrame, len: usize) -> Result<()> {
@@ -306,7 +338,16 @@ impl PageIo for FileState {
         let mut fs = vol.fs.lock();
         let size = fs.inode(self.ino).map_err(errno)?.size();
         let to = to.min(PAGE_SIZE);
-        let bios = self.page_bios(&mut fs, BioOp::Write, index, frame, from, to, size, &BlockRun::NONE)?;
+        let bios = self.page_bios(
+            &mut fs,
+            BioOp::Write,
+            index,
+            frame,
+            from,
+            to,
+            size,
+            &BlockRun::NONE,
+        )?;
         if bios.is_empty() {
             return Ok(());
         }
@@ -333,8 +374,16 @@ impl PageIo for FileState {
         for p in pages {
             for (start, len) in sector_runs(p.mask) {
                 let (index, end) = (p.index, start + len);
-                let page =
-                    self.page_bios(&mut fs, BioOp::Write, index, &p.frame, start, end, size, &known)?;
+                let page = self.page_bios(
+                    &mut fs,
+                    BioOp::Write,
+                    index,
+                    &p.frame,
+                    start,
+                    end,
+                    size,
+                    &known,
+                )?;
                 merge_bios(&mut bios, page);
             }
         }
