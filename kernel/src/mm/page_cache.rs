@@ -636,6 +636,7 @@ impl PageCache {
             return;
         };
         let mut index = start;
+        let mut started = false;
         while index < end {
             // The next run of absent pages (one round of the lock).
             let run_len = {
@@ -655,7 +656,7 @@ impl PageCache {
             // Frames outside the lock (allocation may reclaim).
             let mut frames = Vec::new();
             if frames.try_reserve_exact(run_len).is_err() {
-                return;
+                break;
             }
             for _ in 0..run_len {
                 match alloc_cache_frame() {
@@ -667,7 +668,7 @@ impl PageCache {
                 }
             }
             if frames.is_empty() {
-                return;
+                break;
             }
             // Claim them, unless someone else brought a page in meanwhile.
             let (run_first, epoch) = {
@@ -695,6 +696,14 @@ impl PageCache {
                 frames,
                 Box::new(move |r| cache.readahead_done(run_first, count, epoch, r.is_ok())),
             );
+            started = true;
+        }
+        if started {
+            // A disk's requests reach the device from its driver's worker
+            // task: let it run now, so that the device reads the window
+            // while this task copies (on one CPU it would otherwise wait
+            // until this task next sleeps).
+            frame::task::yield_now();
         }
     }
 

@@ -97,14 +97,18 @@ impl FileState {
         self.vol.upgrade().ok_or(Error::new(Errno::EIO))
     }
 
-    /// The bios moving the blocks of page `index` that intersect bytes
-    /// `[from, to)` of the page, for a file of `size` bytes. Holes are
+    /// Appends to `bios` the requests moving the blocks of page `index`
+    /// that intersect bytes `[from, to)` of the page, for a file of `size`
+    /// bytes, merging what continues the last request on the disk (a run
+    /// of pages builds its merged requests in place, with no list per
+    /// page). Holes are
     /// zeroed in the frame (reads) or allocated (writes); a newly
     /// allocated block is written whole (the frame holds zeros where the
     /// file has none). `known` holds blocks already mapped for the batch.
     #[allow(clippy::too_many_arguments)]
     fn page_bios(
         &self,
+        bios: &mut Vec<Bio>,
         fs: &mut disk::Fs<super::DevIo>,
         op: BioOp,
         index: u64,
@@ -113,10 +117,9 @@ impl FileState {
         to: usize,
         size: u64,
         known: &BlockRun,
-    ) -> Result<Vec<Bio>> {
+    ) -> Result<()> {
         let bs = fs.block_size() as usize;
         let page_start = index * PAGE_SIZE as u64;
-        let mut bios = Vec::new();
         let mut off = 0;
         while off < PAGE_SIZE {
             let (bstart, bend) = (off, off + bs);
@@ -153,7 +156,7 @@ impl FileState {
             };
             let sector = phys * (bs as u64 / 512) + ((s - bstart) / 512) as u64;
             push_segment(
-                &mut bios,
+                bios,
                 op,
                 sector,
                 BioSegment {
@@ -163,7 +166,7 @@ impl FileState {
                 },
             );
         }
-        Ok(bios)
+        Ok(())
     }
 
     /// The file's size and the mapping of the blocks behind pages
@@ -248,19 +251,6 @@ fn push_segment(bios: &mut Vec<Bio>, op: BioOp, sector: u64, seg: BioSegment) {
     });
 }
 
-/// Appends the segments of `page` (one page's bios) to `bios`, merging
-/// what continues the last bio on the disk.
-fn merge_bios(bios: &mut Vec<Bio>, page: Vec<Bio>) {
-    for b in page {
-        let mut sector = b.sector;
-        for seg in b.segments {
-            let n = (seg.len / 512) as u64;
-            push_segment(bios, b.op, sector, seg);
-            sector += n;
-        }
-    }
-}
-
 impl FileState {
     /// The read requests of pages `first..first + frames.len()`: the
     /// blocks mapped under one hold of the volume lock, merged where the
@@ -274,9 +264,17 @@ impl FileState {
             let (size, known) = self.map_pages(&mut fs, first, last)?;
             for (i, f) in frames.iter().enumerate() {
                 let index = first + i as u64;
-                let page =
-                    self.page_bios(&mut fs, BioOp::Read, index, f, 0, PAGE_SIZE, size, &known)?;
-                merge_bios(&mut bios, page);
+                self.page_bios(
+                    &mut bios,
+                    &mut fs,
+                    BioOp::Read,
+                    index,
+                    f,
+                    0,
+                    PAGE_SIZE,
+                    size,
+                    &known,
+                )?;
             }
         }
         Ok((vol, bios))
@@ -288,7 +286,9 @@ impl PageIo for FileState {
         let vol = self.vol()?;
         let mut fs = vol.fs.lock();
         let size = fs.inode(self.ino).map_err(errno)?.size();
-        let bios = self.page_bios(
+        let mut bios = Vec::new();
+        self.page_bios(
+            &mut bios,
             &mut fs,
             BioOp::Read,
             index,
@@ -338,7 +338,9 @@ impl PageIo for FileState {
         let mut fs = vol.fs.lock();
         let size = fs.inode(self.ino).map_err(errno)?.size();
         let to = to.min(PAGE_SIZE);
-        let bios = self.page_bios(
+        let mut bios = Vec::new();
+        self.page_bios(
+            &mut bios,
             &mut fs,
             BioOp::Write,
             index,
@@ -374,7 +376,8 @@ impl PageIo for FileState {
         for p in pages {
             for (start, len) in sector_runs(p.mask) {
                 let (index, end) = (p.index, start + len);
-                let page = self.page_bios(
+                self.page_bios(
+                    &mut bios,
                     &mut fs,
                     BioOp::Write,
                     index,
@@ -384,7 +387,6 @@ impl PageIo for FileState {
                     size,
                     &known,
                 )?;
-                merge_bios(&mut bios, page);
             }
         }
         if bios.is_empty() {
