@@ -622,7 +622,19 @@ impl PageCache {
             return Readahead::None;
         }
         st.ra_end = target;
-        Readahead::Background(started, target)
+        // Skip what is already cached at the front (one walk of the map,
+        // under this round of the lock: a warm read stops here).
+        let mut s = started;
+        for (&i, _) in st.pages.range(started..target) {
+            if i != s {
+                break;
+            }
+            s += 1;
+        }
+        if s >= target {
+            return Readahead::None;
+        }
+        Readahead::Background(s, target)
     }
 
     /// Starts background reads of the absent pages of `[start, end)`, in
