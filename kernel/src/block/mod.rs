@@ -31,7 +31,7 @@ use frame::sync::{SpinLock, WaitQueue};
 
 use crate::error::{Errno, Error, Result};
 use crate::fs::inode::makedev;
-use crate::mm::page_cache::{PageCache, PageIo, PageWrite, SECTOR_SIZE, sector_runs};
+use crate::mm::page_cache::{PageCache, PageIo, PageWrite, ReadDone, SECTOR_SIZE, sector_runs};
 
 /// What a request does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,6 +130,8 @@ pub struct BlockDevice {
     cache: Arc<PageCache>,
     /// Woken by every completion, for submitters waiting on a full queue.
     room: Arc<WaitQueue>,
+    /// Completions so far (what a submitter waiting for room watches).
+    completions: Arc<AtomicU64>,
     /// Open files and mounts using the device ([`Hold`]s): what makes it
     /// busy (Linux's bd_openers), unlike references held for a moment by
     /// write-back or a lookup.
@@ -198,9 +200,11 @@ impl BlockDevice {
         disk: Weak<BlockDevice>,
     ) -> Arc<BlockDevice> {
         let read_only = driver.read_only();
-        let room = disk
-            .upgrade()
-            .map_or_else(|| Arc::new(WaitQueue::new()), |d| d.room.clone());
+        // A partition shares its disk's queue-room wait queue and counter.
+        let (room, completions) = disk.upgrade().map_or_else(
+            || (Arc::new(WaitQueue::new()), Arc::new(AtomicU64::new(0))),
+            |d| (d.room.clone(), d.completions.clone()),
+        );
         Arc::new_cyclic(|me: &Weak<BlockDevice>| {
             let io: Weak<dyn PageIo> = me.clone();
             BlockDevice {
@@ -215,6 +219,7 @@ impl BlockDevice {
                 partitions: SpinLock::new(Vec::new()),
                 cache: PageCache::new(io),
                 room,
+                completions,
                 holders: AtomicUsize::new(0),
             }
         })
@@ -317,8 +322,10 @@ impl BlockDevice {
         }
         bio.sector += self.start;
         let room = self.room.clone();
+        let completions = self.completions.clone();
         let done: BioDone = Box::new(move |r| {
             done(r);
+            completions.fetch_add(1, Ordering::Release);
             room.wake_all();
         });
         self.driver.submit(bio, done)
@@ -359,6 +366,64 @@ impl BlockDevice {
         }
         waiter.wait(queued);
         result.and(waiter.result())
+    }
+
+    /// Submits every bio, several in flight at once, without waiting for
+    /// them: `done` is called once, when the last has completed, with the
+    /// first error (EIO) if any failed (or could not be queued). Waits
+    /// only while the driver's queue is full.
+    pub fn submit_group(&self, bios: Vec<Bio>, done: ReadDone) {
+        /// Shared by the bios' completions; the last one to let go of it
+        /// calls `done` (from `Drop`: no lock, no counter to race on).
+        struct Group {
+            failed: AtomicBool,
+            /// Only ever reached through `get_mut` (in `drop`): the lock
+            /// is never taken, it only makes the group `Sync`.
+            done: SpinLock<Option<ReadDone>, 57>,
+        }
+        impl Drop for Group {
+            fn drop(&mut self) {
+                if let Some(done) = self.done.get_mut().take() {
+                    done(if self.failed.load(Ordering::Acquire) {
+                        Err(Error::with_message(Errno::EIO, "device error"))
+                    } else {
+                        Ok(())
+                    });
+                }
+            }
+        }
+        let group = Arc::new(Group {
+            failed: AtomicBool::new(false),
+            done: SpinLock::new(Some(done)),
+        });
+        for bio in bios {
+            loop {
+                let g = group.clone();
+                let seen = self.completions.load(Ordering::Acquire);
+                match self.submit(
+                    bio.clone(),
+                    Box::new(move |r| {
+                        if r.is_err() {
+                            g.failed.store(true, Ordering::Release);
+                        }
+                    }),
+                ) {
+                    Ok(()) => break,
+                    Err(e) if e.errno() == Errno::EAGAIN => {
+                        // The queue is full: wait for a completion.
+                        let deadline = frame::timer::monotonic_ns().saturating_add(10_000_000);
+                        let _ = self.room.wait_until_or_deadline(
+                            || (self.completions.load(Ordering::Acquire) != seen).then_some(()),
+                            deadline,
+                        );
+                    }
+                    Err(_) => {
+                        group.failed.store(true, Ordering::Release);
+                        return; // the bios still in flight call `done`
+                    }
+                }
+            }
+        }
     }
 
     /// Makes completed writes durable (a Flush request).
@@ -403,30 +468,11 @@ impl BlockDevice {
     }
 }
 
-impl PageIo for BlockDevice {
-    fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
-        let n = self.page_io(BioOp::Read, index, frame, 0, PAGE_SIZE)?;
-        if n < PAGE_SIZE {
-            frame.fill_zero(n, PAGE_SIZE - n)?;
-        }
-        Ok(())
-    }
-
-    fn write_page(&self, index: u64, frame: &UFrame, len: usize) -> Result<()> {
-        self.write_range(index, frame, 0, len)
-    }
-
-    fn write_range(&self, index: u64, frame: &UFrame, offset: usize, len: usize) -> Result<()> {
-        let (s, e) = (
-            offset / SECTOR_SIZE * SECTOR_SIZE,
-            (offset + len).div_ceil(SECTOR_SIZE) * SECTOR_SIZE,
-        );
-        self.page_io(BioOp::Write, index, frame, s, e.min(PAGE_SIZE) - s)
-            .map(|_| ())
-    }
-
-    /// One bio per run of up to 16 pages, all in flight together.
-    fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
+impl BlockDevice {
+    /// The read requests of pages `first..first + frames.len()`: one bio
+    /// per run of up to 16 pages, clipped to the device's end (the part
+    /// of a page past it is zeroed).
+    fn read_bios(&self, first: u64, frames: &[UFrame]) -> Result<Vec<Bio>> {
         let per_page = (PAGE_SIZE / SECTOR_SIZE) as u64;
         let cap = self.capacity_sectors();
         let mut bios = Vec::new();
@@ -457,7 +503,44 @@ impl PageIo for BlockDevice {
                 });
             }
         }
-        self.submit_all(bios)
+        Ok(bios)
+    }
+}
+
+impl PageIo for BlockDevice {
+    fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
+        let n = self.page_io(BioOp::Read, index, frame, 0, PAGE_SIZE)?;
+        if n < PAGE_SIZE {
+            frame.fill_zero(n, PAGE_SIZE - n)?;
+        }
+        Ok(())
+    }
+
+    fn write_page(&self, index: u64, frame: &UFrame, len: usize) -> Result<()> {
+        self.write_range(index, frame, 0, len)
+    }
+
+    fn write_range(&self, index: u64, frame: &UFrame, offset: usize, len: usize) -> Result<()> {
+        let (s, e) = (
+            offset / SECTOR_SIZE * SECTOR_SIZE,
+            (offset + len).div_ceil(SECTOR_SIZE) * SECTOR_SIZE,
+        );
+        self.page_io(BioOp::Write, index, frame, s, e.min(PAGE_SIZE) - s)
+            .map(|_| ())
+    }
+
+    /// One bio per run of up to 16 pages, all in flight together.
+    fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
+        self.submit_all(self.read_bios(first, frames)?)
+    }
+
+    /// The same bios as `read_pages`, not waited for (background readahead).
+    fn start_read_pages(&self, first: u64, frames: Vec<UFrame>, done: ReadDone) {
+        match self.read_bios(first, &frames) {
+            Ok(bios) if bios.is_empty() => done(Ok(())),
+            Ok(bios) => self.submit_group(bios, done),
+            Err(e) => done(Err(e)),
+        }
     }
 
     /// A write-back batch: every run of sectors as a segment, runs that

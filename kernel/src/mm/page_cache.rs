@@ -22,6 +22,7 @@
 //! differ from what was last written (a hash of the page is kept), at every
 //! write-back pass, as long as it is mapped.
 
+use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
 use alloc::sync::{Arc, Weak};
 use alloc::vec::Vec;
@@ -44,6 +45,12 @@ pub struct PageSource<'a, 'b> {
     pub copy: &'a mut PageSink<'b>,
     pub fetch: &'a mut PageSink<'b>,
 }
+
+/// Called once when an asynchronous read ([`PageIo::start_read_pages`])
+/// has completed, with Ok or the first error. It runs in task context (the
+/// block driver's worker, or the submitter for a synchronous backend) and
+/// takes the cache's lock.
+pub type ReadDone = Box<dyn FnOnce(Result<()>) + Send>;
 
 /// Bytes per sector: the unit of dirty and up-to-date tracking.
 pub const SECTOR_SIZE: usize = 512;
@@ -71,6 +78,15 @@ pub trait PageIo: Send + Sync {
             self.read_page(first + i as u64, f)?;
         }
         Ok(())
+    }
+
+    /// Starts reading pages `first..first + frames.len()` without waiting
+    /// (background readahead) and calls `done` exactly once when all of
+    /// them are in (or one failed). The frames are the cache's and stay
+    /// busy until then. By default the read is synchronous
+    /// ([`PageIo::read_pages`]) and `done` is called before returning.
+    fn start_read_pages(&self, first: u64, frames: Vec<UFrame>, done: ReadDone) {
+        done(self.read_pages(first, &frames));
     }
 
     /// Writes bytes `[offset, offset + len)` of page `index` (sector
@@ -133,11 +149,22 @@ struct State {
     /// current readahead window, in pages.
     ra_next: u64,
     ra_window: u64,
+    /// Readahead of the current sequential stream has been started for
+    /// the pages before this one (the "marker": a read that comes within
+    /// half a window of it starts the next window).
+    ra_end: u64,
+    /// Bumped by every truncate: a background read started before one
+    /// completes with its pages dropped, not made up to date (the blocks
+    /// it read may no longer be the file's).
+    epoch: u64,
 }
 
 /// One file's cached pages.
 pub struct PageCache {
     io: Weak<dyn PageIo>,
+    /// This cache, for the completions of background reads (which keep it
+    /// alive until they ran).
+    this: Weak<PageCache>,
     state: SpinLock<State, CACHE_LEVEL>,
     /// Woken when a page stops being busy.
     queue: WaitQueue,
@@ -166,8 +193,24 @@ static EVICTED: AtomicU64 = AtomicU64::new(0);
 
 const RA_MIN: u64 = 4;
 const RA_MAX: u64 = 64;
+/// Most pages a sequential read keeps in flight ahead of itself: the
+/// window, or the size of the read (up to this) if that is larger.
+const RA_AHEAD_MAX: u64 = 512;
+/// Most pages of one background read request ([`PageIo::start_read_pages`]):
+/// each completes on its own, so the first pages of a window can be used
+/// before the last are in.
+const RA_CHUNK: u64 = 32;
 /// Most pages one write-back batch gives the backend at once (1 MiB).
 const WB_BATCH: usize = 256;
+
+/// What a read does besides copying ([`PageCache::readahead_plan`]).
+enum Readahead {
+    None,
+    /// Read the absent pages of `[start, end)` now, in one batch.
+    Now(u64, u64),
+    /// Start the absent pages of `[start, end)` in the background.
+    Background(u64, u64),
+}
 
 /// One page of a write-back batch ([`PageIo::write_pages`]).
 pub struct PageWrite {
@@ -272,12 +315,15 @@ fn full_sector_mask(start: usize, end: usize) -> u8 {
 
 impl PageCache {
     pub fn new(io: Weak<dyn PageIo>) -> Arc<PageCache> {
-        let cache = Arc::new(PageCache {
+        let cache = Arc::new_cyclic(|this| PageCache {
             io,
+            this: this.clone(),
             state: SpinLock::new(State {
                 pages: BTreeMap::new(),
                 ra_next: u64::MAX,
                 ra_window: RA_MIN,
+                ra_end: 0,
+                epoch: 0,
             }),
             queue: WaitQueue::new(),
             error: AtomicBool::new(false),
@@ -430,13 +476,23 @@ impl PageCache {
         };
         // The backend is needed only to read (readahead, a missing page).
         let mut io = None;
-        if ra.1 > ra.0 + 1 {
-            let backend = self.io()?;
-            self.readahead_run(&*backend, ra.0, ra.1);
-            io = Some(backend);
-            // The first page may have come in with the run.
-            if first_frame.is_none() {
-                first_frame = self.lookup_uptodate(first);
+        match ra {
+            Readahead::None => {}
+            Readahead::Now(start, end) => {
+                if end > start + 1 {
+                    let backend = self.io()?;
+                    self.readahead_run(&*backend, start, end);
+                    io = Some(backend);
+                    // The first page may have come in with the run.
+                    if first_frame.is_none() {
+                        first_frame = self.lookup_uptodate(first);
+                    }
+                }
+            }
+            Readahead::Background(start, end) => {
+                let backend = self.io()?;
+                self.readahead_async(&backend, start, end);
+                io = Some(backend);
             }
         }
         const BATCH: usize = 16;
@@ -533,15 +589,20 @@ impl PageCache {
         Some(p.frame.clone())
     }
 
-    /// Readahead: a read of pages `first..=last` that continues the last
-    /// one doubles the window (up to [`RA_MAX`] pages) and reads the
-    /// missing pages of `first..first + window` in one batch, several
-    /// requests in flight; a random read resets the window.
+    /// Readahead bookkeeping (under the lock) for a read of pages
+    /// `first..=last`: moves the window and says what to read.
     ///
-    /// This is its bookkeeping (under the lock): moves the window and
-    /// returns the run `[start, end)` to read; nothing to read if `end <=
-    /// start + 1` (one page: the plain path reads it).
-    fn readahead_plan(st: &mut State, first: u64, last: u64, size_pages: u64) -> (u64, u64) {
+    /// A read that does not continue the last one (a random pattern)
+    /// resets the window and reads only what it asked for, now
+    /// ([`Readahead::Now`]). A read that continues it doubles the window
+    /// (up to [`RA_MAX`] pages) and, when it comes within half a window of
+    /// where readahead has been started so far (`ra_end`, the marker),
+    /// starts the absent pages up to one window past its own end in the
+    /// background ([`Readahead::Background`]): its own missing pages first,
+    /// then the window it does not wait for. The window is at least the
+    /// read's own size (up to [`RA_AHEAD_MAX`]), so the next read of the
+    /// same size finds its pages in flight or in.
+    fn readahead_plan(st: &mut State, first: u64, last: u64, size_pages: u64) -> Readahead {
         let sequential = first == st.ra_next || (first == 0 && st.ra_next == u64::MAX);
         st.ra_window = if sequential && first != 0 {
             (st.ra_window * 2).min(RA_MAX)
@@ -549,22 +610,138 @@ impl PageCache {
             RA_MIN
         };
         st.ra_next = last + 1;
+        let want_end = (last + 1).min(size_pages);
         if !sequential {
-            // Only what was asked for.
-            (first, (last + 1).min(size_pages))
-        } else {
-            let end = (first + st.ra_window).max(last + 1).min(size_pages);
-            // Skip what is already cached at the front (one walk of the
-            // map, not a search per page).
-            let mut s = first;
-            for (&i, _) in st.pages.range(first..end) {
-                if i != s {
-                    break;
-                }
-                s += 1;
-            }
-            (s, end)
+            st.ra_end = want_end;
+            return Readahead::Now(first, want_end);
         }
+        let ahead = st.ra_window.max((want_end - first).min(RA_AHEAD_MAX));
+        let target = want_end.saturating_add(ahead).min(size_pages);
+        let started = st.ra_end.max(first);
+        if started >= target || started >= want_end + ahead / 2 {
+            return Readahead::None;
+        }
+        st.ra_end = target;
+        // Skip what is already cached at the front (one walk of the map,
+        // under this round of the lock: a warm read stops here).
+        let mut s = started;
+        for (&i, _) in st.pages.range(started..target) {
+            if i != s {
+                break;
+            }
+            s += 1;
+        }
+        if s >= target {
+            return Readahead::None;
+        }
+        Readahead::Background(s, target)
+    }
+
+    /// Starts background reads of the absent pages of `[start, end)`, in
+    /// requests of up to [`RA_CHUNK`] pages, without waiting for them: the
+    /// pages are in the map, busy (a reader that needs one waits on the
+    /// queue as for any page under I/O), until their request completes
+    /// ([`PageCache::readahead_done`]). Stops early when no frame is free
+    /// (memory pressure: readahead is only a hint).
+    fn readahead_async(&self, io: &Arc<dyn PageIo>, start: u64, mut end: u64) {
+        let Some(me) = self.this.upgrade() else {
+            return;
+        };
+        let mut index = start;
+        let mut started = false;
+        while index < end {
+            // The next run of absent pages (one round of the lock).
+            let run_len = {
+                let st = self.state.lock();
+                for (&i, _) in st.pages.range(index..end) {
+                    if i != index {
+                        break;
+                    }
+                    index += 1;
+                }
+                let next = st.pages.range(index..end).next().map_or(end, |(&i, _)| i);
+                (next - index).min(RA_CHUNK) as usize
+            };
+            if run_len == 0 {
+                break;
+            }
+            // Frames outside the lock (allocation may reclaim).
+            let mut frames = Vec::new();
+            if frames.try_reserve_exact(run_len).is_err() {
+                break;
+            }
+            for _ in 0..run_len {
+                match alloc_cache_frame() {
+                    Ok(f) => frames.push(f),
+                    Err(_) => {
+                        end = index; // no more after this run
+                        break;
+                    }
+                }
+            }
+            if frames.is_empty() {
+                break;
+            }
+            // Claim them, unless someone else brought a page in meanwhile.
+            let (run_first, epoch) = {
+                let mut st = self.state.lock();
+                let mut taken = 0;
+                while taken < frames.len() && !st.pages.contains_key(&(index + taken as u64)) {
+                    let mut page = Page::new(frames[taken].clone());
+                    // Not used yet: the first to go under memory pressure.
+                    page.accessed = false;
+                    st.pages.insert(index + taken as u64, page);
+                    taken += 1;
+                }
+                frames.truncate(taken);
+                (index, st.epoch)
+            };
+            if frames.is_empty() {
+                continue;
+            }
+            let count = frames.len() as u64;
+            CACHED_PAGES.fetch_add(count as usize, Ordering::Relaxed);
+            index += count;
+            let cache = me.clone();
+            io.start_read_pages(
+                run_first,
+                frames,
+                Box::new(move |r| cache.readahead_done(run_first, count, epoch, r.is_ok())),
+            );
+            started = true;
+        }
+        if started {
+            // A disk's requests reach the device from its driver's worker
+            // task: let it run now, so that the device reads the window
+            // while this task copies (on one CPU it would otherwise wait
+            // until this task next sleeps).
+            frame::task::yield_now();
+        }
+    }
+
+    /// Completion of a background read of pages `first..first + count`:
+    /// they become idle and up to date, or, if the read failed (or the
+    /// file was truncated since it started), are dropped, so that the
+    /// read that needs one reads it again and gets the error itself.
+    fn readahead_done(&self, first: u64, count: u64, epoch: u64, ok: bool) {
+        let mut st = self.state.lock();
+        let keep = ok && st.epoch == epoch;
+        let mut dropped = 0;
+        for index in first..first + count {
+            let Some(p) = st.pages.get_mut(&index) else {
+                continue;
+            };
+            p.busy = false;
+            if keep {
+                p.uptodate = ALL_SECTORS;
+            } else if p.uptodate == 0 && p.dirty == 0 && !p.mapped {
+                st.pages.remove(&index);
+                dropped += 1;
+            }
+        }
+        drop(st);
+        CACHED_PAGES.fetch_sub(dropped, Ordering::Relaxed);
+        self.queue.wake_all();
     }
 
     /// Reads the absent pages of `[start, end)` in one batch (readahead).
@@ -848,6 +1025,9 @@ impl PageCache {
         let first_gone = size.div_ceil(PAGE_SIZE) as u64;
         let dropped: Vec<(u64, Page)> = {
             let mut st = self.state.lock();
+            // Background reads in flight drop their pages when they end.
+            st.epoch += 1;
+            st.ra_end = 0;
             let gone: Vec<u64> = st
                 .pages
                 .range(first_gone..)

@@ -2,19 +2,22 @@
 //! it is asked to do: sector-precise write-back, `invalidate_range`,
 //! write errors reported once by the next sync (errseq), write-back in
 //! batches (`PageIo::write_pages`), truncate,
-//! readahead batches that grow, eviction of clean pages only, and the
+//! readahead batches that grow, background readahead (not waited for,
+//! errors surfacing on the read that needs the page, dropped by a
+//! truncate that overtakes it, not started by random reads, dropped under
+//! memory pressure), eviction of clean pages only, and the
 //! partition-table parser on hostile tables. Each check prints what failed;
 //! the test passes only if none did.
 
 use alloc::sync::{Arc, Weak};
 use alloc::vec;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use frame::mm::{PAGE_SIZE, UFrame};
 use frame::sync::SpinLock;
 
-use super::page_cache::{PageCache, PageIo, PageWrite, reclaim, write_runs};
+use super::page_cache::{PageCache, PageIo, PageWrite, ReadDone, reclaim, write_runs};
 use crate::error::{Errno, Error, Result};
 
 /// A 64-page "file" in memory that logs writes and can fail them.
@@ -27,12 +30,39 @@ struct Store {
     /// (page, sector mask) of each write_pages batch.
     wb_batches: SpinLock<Vec<Vec<(u64, u8)>>, 38>,
     fail_writes: AtomicBool,
+    /// (first page, pages) of each background read started.
+    started: SpinLock<Vec<(u64, usize)>, 38>,
+    /// Background reads are held here (not completed) while set.
+    defer: AtomicBool,
+    deferred: SpinLock<Vec<(u64, Vec<UFrame>, ReadDone)>, 38>,
+    /// Reads of this page and later ones fail with EIO.
+    fail_reads_from: AtomicU64,
+}
+
+impl Store {
+    /// Completes the background reads held so far: their frames are filled
+    /// and `done` gets Ok, or `done` gets EIO if `fail`.
+    fn complete_deferred(&self, fail: bool) -> usize {
+        let held = core::mem::take(&mut *self.deferred.lock());
+        let n = held.len();
+        for (first, frames, done) in held {
+            if fail {
+                done(Err(Error::new(Errno::EIO)));
+            } else {
+                done(self.read_pages(first, &frames));
+            }
+        }
+        n
+    }
 }
 
 const PAGES: usize = 64;
 
 impl PageIo for Store {
     fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
+        if index >= self.fail_reads_from.load(Ordering::Relaxed) {
+            return Err(Error::new(Errno::EIO));
+        }
         let at = index as usize * PAGE_SIZE;
         let data = self.data.lock();
         let page = data.get(at..at + PAGE_SIZE).ok_or(Error::new(Errno::EIO))?;
@@ -72,6 +102,15 @@ impl PageIo for Store {
         }
         Ok(())
     }
+
+    fn start_read_pages(&self, first: u64, frames: Vec<UFrame>, done: ReadDone) {
+        self.started.lock().push((first, frames.len()));
+        if self.defer.load(Ordering::Relaxed) {
+            self.deferred.lock().push((first, frames, done));
+        } else {
+            done(self.read_pages(first, &frames));
+        }
+    }
 }
 
 struct Checker {
@@ -91,16 +130,25 @@ fn byte(at: usize) -> u8 {
     (at * 7 + at / 4096) as u8
 }
 
-/// Runs every check; returns the number that failed.
-pub fn run() -> usize {
-    let mut c = Checker { failed: 0 };
-    let store = Arc::new(Store {
+/// A store holding `byte(at)` at every offset, logging nothing yet.
+fn new_store() -> Arc<Store> {
+    Arc::new(Store {
         data: SpinLock::new((0..PAGES * PAGE_SIZE).map(byte).collect()),
         writes: SpinLock::new(Vec::new()),
         batches: SpinLock::new(Vec::new()),
         wb_batches: SpinLock::new(Vec::new()),
         fail_writes: AtomicBool::new(false),
-    });
+        started: SpinLock::new(Vec::new()),
+        defer: AtomicBool::new(false),
+        deferred: SpinLock::new(Vec::new()),
+        fail_reads_from: AtomicU64::new(u64::MAX),
+    })
+}
+
+/// Runs every check; returns the number that failed.
+pub fn run() -> usize {
+    let mut c = Checker { failed: 0 };
+    let store = new_store();
     let weak: Weak<dyn PageIo> = Arc::downgrade(&(store.clone() as Arc<dyn PageIo>));
     let cache = PageCache::new(weak);
     let size = PAGES * PAGE_SIZE;
@@ -304,10 +352,148 @@ pub fn run() -> usize {
     c.check(!cache.contains(21), "once written, it may be evicted");
 
     nofault_checks(&mut c, &cache, &store, size);
+    background_checks(&mut c, &new_store(), size);
 
     // Hostile partition tables never yield a partition past the end.
     c.failed += partition_checks();
     c.failed
+}
+
+/// Reads one page at `p` through `cache`: Ok if it returned the store's
+/// bytes, else the error (EIO for a short or wrong read).
+fn read_one(cache: &PageCache, p: u64, size: usize) -> core::result::Result<(), Errno> {
+    let mut buf = vec![0u8; PAGE_SIZE];
+    let at = p as usize * PAGE_SIZE;
+    match cache.read(at, &mut buf, size) {
+        Ok(n) if n == PAGE_SIZE && buf.iter().enumerate().all(|(i, &x)| x == byte(at + i)) => {
+            Ok(())
+        }
+        Ok(_) => Err(Errno::EIO),
+        Err(e) => Err(e.errno()),
+    }
+}
+
+/// Background readahead: a sequential read starts the next window and
+/// returns without waiting for it; its failure surfaces only on the read
+/// that needs a failed page; a truncate overtaking it leaves no pages;
+/// random reads start none; reclaim can drop pages read ahead but unused.
+/// `store` is fresh: it holds `byte(at)` everywhere.
+fn background_checks(c: &mut Checker, store: &Arc<Store>, size: usize) {
+    let weak: Weak<dyn PageIo> = Arc::downgrade(&(store.clone() as Arc<dyn PageIo>));
+    let cache = PageCache::new(weak.clone());
+    store.started.lock().clear();
+    let mut buf = vec![0u8; 4 * PAGE_SIZE];
+    c.check(
+        cache.read(0, &mut buf, size) == Ok(4 * PAGE_SIZE)
+            && buf.iter().enumerate().all(|(i, &x)| x == byte(i)),
+        "a first read of 4 pages returns the store's bytes",
+    );
+    c.check(
+        !store.started.lock().is_empty() && cache.contains(5),
+        "the first read started readahead past its own pages",
+    );
+    // The next sequential reads start the next window in the background:
+    // held (never completed) by the store, the reads still return.
+    store.defer.store(true, Ordering::Relaxed);
+    let mut p = 4;
+    let mut ok = true;
+    while store.deferred.lock().is_empty() && p < 12 {
+        ok &= read_one(&cache, p, size).is_ok();
+        p += 1;
+    }
+    c.check(ok, "sequential reads return the store's bytes");
+    let held: Vec<(u64, usize)> = store
+        .deferred
+        .lock()
+        .iter()
+        .map(|(f, v, _)| (*f, v.len()))
+        .collect();
+    c.check(
+        !held.is_empty() && held.iter().all(|&(f, _)| f >= p),
+        "a read returned while the readahead it started was in flight",
+    );
+    let (ra_first, ra_len) = held.first().copied().unwrap_or((0, 0));
+    c.check(
+        ra_len > 0 && cache.contains(ra_first),
+        "pages in flight are in the cache",
+    );
+    // The background read fails: nothing is reported yet; the pages go.
+    store.defer.store(false, Ordering::Relaxed);
+    store.fail_reads_from.store(ra_first, Ordering::Relaxed);
+    c.check(store.complete_deferred(true) > 0, "held reads completed");
+    c.check(
+        !cache.contains(ra_first),
+        "pages of a failed readahead are dropped",
+    );
+    c.check(
+        (p..ra_first).all(|q| read_one(&cache, q, size).is_ok()),
+        "a failed readahead does not fail reads of the pages before it",
+    );
+    c.check(
+        read_one(&cache, ra_first, size) == Err(Errno::EIO),
+        "its error surfaces on the read that needs the page",
+    );
+    store.fail_reads_from.store(u64::MAX, Ordering::Relaxed);
+    c.check(
+        read_one(&cache, ra_first, size).is_ok(),
+        "a read after the error reads the page again",
+    );
+
+    // Pages read ahead and never used are the first reclaim drops; the
+    // pages that were read get their second chance.
+    // Other caches are drained first, so that reclaim's first pass finds
+    // only this one's pages.
+    let _ = reclaim(usize::MAX / 2);
+    let _ = reclaim(usize::MAX / 2);
+    let cache = PageCache::new(weak.clone());
+    let ok = read_one(&cache, 0, size).is_ok() && read_one(&cache, 1, size).is_ok();
+    let ahead: Vec<u64> = (2..PAGES as u64).filter(|&q| cache.contains(q)).collect();
+    let _ = reclaim(ahead.len());
+    c.check(
+        ok && !ahead.is_empty(),
+        "two reads of a fresh cache read ahead",
+    );
+    c.check(
+        ahead.iter().all(|&q| !cache.contains(q)),
+        "reclaim drops pages read ahead but not used",
+    );
+    c.check(
+        cache.contains(0) && cache.contains(1),
+        "pages that were read stay for a second pass",
+    );
+
+    // A truncate overtaking a background read: its pages are dropped.
+    let cache = PageCache::new(weak.clone());
+    c.check(
+        read_one(&cache, 0, size).is_ok(),
+        "a fresh cache reads page 0",
+    );
+    store.defer.store(true, Ordering::Relaxed);
+    c.check(read_one(&cache, 1, size).is_ok(), "and page 1");
+    let held: Vec<u64> = store.deferred.lock().iter().map(|(f, _, _)| *f).collect();
+    c.check(!held.is_empty(), "reading page 1 started readahead");
+    store.defer.store(false, Ordering::Relaxed);
+    let cut = held.first().copied().unwrap_or(0);
+    cache.truncate(cut as usize * PAGE_SIZE + 100);
+    store.complete_deferred(false);
+    c.check(
+        held.iter().all(|&f| !cache.contains(f)),
+        "a background read overtaken by a truncate leaves no pages",
+    );
+
+    // Random reads start no readahead and read one page each.
+    let cache = PageCache::new(weak);
+    store.started.lock().clear();
+    store.batches.lock().clear();
+    let ok = [30u64, 3, 50, 17, 41, 9]
+        .iter()
+        .all(|&q| read_one(&cache, q, size).is_ok());
+    c.check(ok, "random reads return the store's bytes");
+    c.check(
+        store.started.lock().is_empty() && store.batches.lock().is_empty(),
+        "random reads start no readahead",
+    );
+    c.check(cache.resident() == 6, "random reads cache only their pages");
 }
 
 /// `write_pages_nofault`: a copy that stops at a fault part way has the

@@ -18,7 +18,9 @@ use crate::fs::inode::{
     DirEntry, FileType, Inode, Metadata, NewNode, NodeKind, RenameFlags, Timespec, dev_major,
     dev_minor, makedev,
 };
-use crate::mm::page_cache::{PageCache, PageIo, PageSink, PageSource, PageWrite, sector_runs};
+use crate::mm::page_cache::{
+    PageCache, PageIo, PageSink, PageSource, PageWrite, ReadDone, sector_runs,
+};
 
 /// Serialises writers and size changes of one file (below the volume).
 const FILE_IO_LEVEL: u8 = 30;
@@ -95,14 +97,18 @@ impl FileState {
         self.vol.upgrade().ok_or(Error::new(Errno::EIO))
     }
 
-    /// The bios moving the blocks of page `index` that intersect bytes
-    /// `[from, to)` of the page, for a file of `size` bytes. Holes are
+    /// Appends to `bios` the requests moving the blocks of page `index`
+    /// that intersect bytes `[from, to)` of the page, for a file of `size`
+    /// bytes, merging what continues the last request on the disk (a run
+    /// of pages builds its merged requests in place, with no list per
+    /// page). Holes are
     /// zeroed in the frame (reads) or allocated (writes); a newly
     /// allocated block is written whole (the frame holds zeros where the
     /// file has none). `known` holds blocks already mapped for the batch.
     #[allow(clippy::too_many_arguments)]
     fn page_bios(
         &self,
+        bios: &mut Vec<Bio>,
         fs: &mut disk::Fs<super::DevIo>,
         op: BioOp,
         index: u64,
@@ -111,10 +117,9 @@ impl FileState {
         to: usize,
         size: u64,
         known: &BlockRun,
-    ) -> Result<Vec<Bio>> {
+    ) -> Result<()> {
         let bs = fs.block_size() as usize;
         let page_start = index * PAGE_SIZE as u64;
-        let mut bios = Vec::new();
         let mut off = 0;
         while off < PAGE_SIZE {
             let (bstart, bend) = (off, off + bs);
@@ -151,7 +156,7 @@ impl FileState {
             };
             let sector = phys * (bs as u64 / 512) + ((s - bstart) / 512) as u64;
             push_segment(
-                &mut bios,
+                bios,
                 op,
                 sector,
                 BioSegment {
@@ -161,7 +166,7 @@ impl FileState {
                 },
             );
         }
-        Ok(bios)
+        Ok(())
     }
 
     /// The file's size and the mapping of the blocks behind pages
@@ -246,33 +251,11 @@ fn push_segment(bios: &mut Vec<Bio>, op: BioOp, sector: u64, seg: BioSegment) {
     });
 }
 
-/// Appends the segments of `page` (one page's bios) to `bios`, merging
-/// what continues the last bio on the disk.
-fn merge_bios(bios: &mut Vec<Bio>, page: Vec<Bio>) {
-    for b in page {
-        let mut sector = b.sector;
-        for seg in b.segments {
-            let n = (seg.len / 512) as u64;
-            push_segment(bios, b.op, sector, seg);
-            sector += n;
-        }
-    }
-}
-
-impl PageIo for FileState {
-    fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
-        let vol = self.vol()?;
-        let mut fs = vol.fs.lock();
-        let size = fs.inode(self.ino).map_err(errno)?.size();
-        let bios = self.page_bios(&mut fs, BioOp::Read, index, frame, 0, PAGE_SIZE, size, &BlockRun::NONE)?;
-        drop(fs);
-        if bios.is_empty() {
-            return Ok(());
-        }
-        vol.bdev.submit_all(bios)
-    }
-
-    fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
+impl FileState {
+    /// The read requests of pages `first..first + frames.len()`: the
+    /// blocks mapped under one hold of the volume lock, merged where the
+    /// file is contiguous on the disk; holes are zeroed in the frames.
+    fn read_bios(&self, first: u64, frames: &[UFrame]) -> Result<(Arc<Volume>, Vec<Bio>)> {
         let vol = self.vol()?;
         let mut bios = Vec::new();
         {
@@ -281,15 +264,64 @@ impl PageIo for FileState {
             let (size, known) = self.map_pages(&mut fs, first, last)?;
             for (i, f) in frames.iter().enumerate() {
                 let index = first + i as u64;
-                let page =
-                    self.page_bios(&mut fs, BioOp::Read, index, f, 0, PAGE_SIZE, size, &known)?;
-                merge_bios(&mut bios, page);
+                self.page_bios(
+                    &mut bios,
+                    &mut fs,
+                    BioOp::Read,
+                    index,
+                    f,
+                    0,
+                    PAGE_SIZE,
+                    size,
+                    &known,
+                )?;
             }
         }
+        Ok((vol, bios))
+    }
+}
+
+impl PageIo for FileState {
+    fn read_page(&self, index: u64, frame: &UFrame) -> Result<()> {
+        let vol = self.vol()?;
+        let mut fs = vol.fs.lock();
+        let size = fs.inode(self.ino).map_err(errno)?.size();
+        let mut bios = Vec::new();
+        self.page_bios(
+            &mut bios,
+            &mut fs,
+            BioOp::Read,
+            index,
+            frame,
+            0,
+            PAGE_SIZE,
+            size,
+            &BlockRun::NONE,
+        )?;
+        drop(fs);
         if bios.is_empty() {
             return Ok(());
         }
         vol.bdev.submit_all(bios)
+    }
+
+    fn read_pages(&self, first: u64, frames: &[UFrame]) -> Result<()> {
+        let (vol, bios) = self.read_bios(first, frames)?;
+        if bios.is_empty() {
+            return Ok(());
+        }
+        vol.bdev.submit_all(bios)
+    }
+
+    /// The same requests as `read_pages`, not waited for (background
+    /// readahead): the blocks are mapped under the volume lock, which is
+    /// let go before the requests are queued.
+    fn start_read_pages(&self, first: u64, frames: Vec<UFrame>, done: ReadDone) {
+        match self.read_bios(first, &frames) {
+            Ok((_, bios)) if bios.is_empty() => done(Ok(())),
+            Ok((vol, bios)) => vol.bdev.submit_group(bios, done),
+            Err(e) => done(Err(e)),
+        }
     }
 
     fn write_page(&self, index: u64, frame: &UFrame, len: usize) -> Result<()> {
@@ -306,7 +338,18 @@ impl PageIo for FileState {
         let mut fs = vol.fs.lock();
         let size = fs.inode(self.ino).map_err(errno)?.size();
         let to = to.min(PAGE_SIZE);
-        let bios = self.page_bios(&mut fs, BioOp::Write, index, frame, from, to, size, &BlockRun::NONE)?;
+        let mut bios = Vec::new();
+        self.page_bios(
+            &mut bios,
+            &mut fs,
+            BioOp::Write,
+            index,
+            frame,
+            from,
+            to,
+            size,
+            &BlockRun::NONE,
+        )?;
         if bios.is_empty() {
             return Ok(());
         }
@@ -333,9 +376,17 @@ impl PageIo for FileState {
         for p in pages {
             for (start, len) in sector_runs(p.mask) {
                 let (index, end) = (p.index, start + len);
-                let page =
-                    self.page_bios(&mut fs, BioOp::Write, index, &p.frame, start, end, size, &known)?;
-                merge_bios(&mut bios, page);
+                self.page_bios(
+                    &mut bios,
+                    &mut fs,
+                    BioOp::Write,
+                    index,
+                    &p.frame,
+                    start,
+                    end,
+                    size,
+                    &known,
+                )?;
             }
         }
         if bios.is_empty() {
