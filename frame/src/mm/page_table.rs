@@ -406,14 +406,8 @@ impl PageTable {
         (e & P != 0).then(|| ((e & ADDR_MASK) as Paddr, PageFlags::from_bits(e)))
     }
 
-    /// The physical address `va` maps to, if a present 4 KiB leaf maps it
-    /// (writable, if `write`): what [`PageTable::query`] answers, for a
-    /// user copy, in one walk without building the flags.
-    pub(crate) fn translate(&self, va: Vaddr, write: bool) -> Option<Paddr> {
-        translate_in_leaf(self.leaf_table(va)?, va, write)
-    }
-
-    /// The last-level table that maps the 2 MiB region holding `va`, if
+    /// The last-level table that maps the 2 MiB region holding `va` (for a
+    /// user copy: see [`translate_in_leaf`]), if
     /// the three levels above it are present (and none is a huge page).
     /// It stays a table of this page table as long as the borrow of `self`
     /// (the caller's lock) lasts: tables are freed only through `&mut self`
