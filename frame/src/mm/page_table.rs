@@ -406,11 +406,14 @@ impl PageTable {
         (e & P != 0).then(|| ((e & ADDR_MASK) as Paddr, PageFlags::from_bits(e)))
     }
 
-    /// The physical address `va` maps to, if a present 4 KiB leaf maps it
-    /// (writable, if `write`): what [`PageTable::query`] answers, for a
-    /// user copy, in one walk without building the flags.
-    pub(crate) fn translate(&self, va: Vaddr, write: bool) -> Option<Paddr> {
-        let need = if write { P | W } else { P };
+    /// The last-level table that maps the 2 MiB region holding `va` (for a
+    /// user copy: see [`translate_in_leaf`]), if
+    /// the three levels above it are present (and none is a huge page).
+    /// It stays a table of this page table as long as the borrow of `self`
+    /// (the caller's lock) lasts: tables are freed only through `&mut self`
+    /// or under the lock by `unmap_range`, which a caller holding the lock
+    /// for a copy does not call.
+    pub(crate) fn leaf_table(&self, va: Vaddr) -> Option<Paddr> {
         let mut table = self.root.paddr();
         for level in (2..=4).rev() {
             let e = read_entry(table, index(va, level));
@@ -420,8 +423,7 @@ impl PageTable {
             }
             table = (e & ADDR_MASK) as Paddr;
         }
-        let e = read_entry(table, index(va, 1));
-        (e & need == need).then_some((e & ADDR_MASK) as Paddr + (va & (PAGE_SIZE - 1)))
+        Some(table)
     }
 
     /// Visits every present leaf mapping in the user half in address order.
@@ -615,6 +617,16 @@ pub(crate) fn translate(root: Paddr, va: Vaddr) -> Option<Paddr> {
         table = (e & ADDR_MASK) as Paddr;
     }
     None
+}
+
+/// The physical address of `va` through `leaf`, the last-level table
+/// [`PageTable::leaf_table`] returned for an address in the same 2 MiB
+/// region (under the same lock), if its page is present (and writable,
+/// for `write`).
+pub(crate) fn translate_in_leaf(leaf: Paddr, va: Vaddr, write: bool) -> Option<Paddr> {
+    let need = if write { P | W } else { P };
+    let e = read_entry(leaf, index(va, 1));
+    (e & need == need).then_some((e & ADDR_MASK) as Paddr + (va & (PAGE_SIZE - 1)))
 }
 
 /// Whether the 4 KiB mapping of `va` under `root` is uncached (PCD|PWT).

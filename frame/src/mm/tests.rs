@@ -937,3 +937,50 @@ fn vm_space_unmap_range_removes_exactly_the_range() {
         assert_eq!(free_frames(), before);
     })
 }
+
+#[test]
+fn vm_space_copy_across_last_level_tables_uses_each_regions_table() {
+    sim::run(move || {
+        let vm = VmSpace::new().unwrap();
+        // The last page of one 2 MiB region and the first of the next: two
+        // last-level tables. Then a third page in a region with no table.
+        let (lo, hi) = (0x3f_f000, 0x40_0000);
+        let (a, b) = (
+            UFrame::alloc_zeroed().unwrap(),
+            UFrame::alloc_zeroed().unwrap(),
+        );
+        a.write_bytes(0, &[1; PAGE_SIZE]).unwrap();
+        b.write_bytes(0, &[2; PAGE_SIZE]).unwrap();
+        vm.map(lo, a.clone(), PageFlags::RW).unwrap();
+        vm.map(hi, b.clone(), PageFlags::RW).unwrap();
+        // Same page index in the second region is unmapped in the first
+        // one's table: reusing the first table past the boundary would
+        // miss `hi` (or read the wrong page).
+        let mut got = [0u8; 32];
+        vm.read_bytes(hi - 16, &mut got).unwrap();
+        assert_eq!(got[..16], [1; 16]);
+        assert_eq!(got[16..], [2; 16]);
+        // Writes cross the boundary too.
+        vm.write_bytes(hi - 8, &[7; 16]).unwrap();
+        let mut back = [0u8; 8];
+        a.read_bytes(PAGE_SIZE - 8, &mut back).unwrap();
+        assert_eq!(back, [7; 8]);
+        b.read_bytes(0, &mut back).unwrap();
+        assert_eq!(back, [7; 8]);
+        // Into a region with no last-level table: the fault names its
+        // first byte, the bytes before it were copied.
+        let far = 0x60_0000;
+        vm.map(far - PAGE_SIZE, UFrame::alloc_zeroed().unwrap(), PageFlags::RW)
+            .unwrap();
+        assert_eq!(
+            vm.write_bytes(far - 4, &[5; 8]),
+            Err(UserFault {
+                addr: far,
+                write: true
+            })
+        );
+        let (f, _) = vm.query(far - PAGE_SIZE).unwrap();
+        f.read_bytes(PAGE_SIZE - 4, &mut back[..4]).unwrap();
+        assert_eq!(back[..4], [5; 4]);
+    })
+}

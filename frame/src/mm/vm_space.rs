@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::frame::UFrame;
-use super::page_table::{CachePolicy, PageFlags, PageTable, Privilege};
+use super::page_table::{CachePolicy, PageFlags, PageTable, Privilege, translate_in_leaf};
 use super::{PAGE_SIZE, Paddr, Vaddr, paddr_to_ptr};
 use crate::Error;
 use crate::sync::{SpinLock, level};
@@ -20,6 +20,9 @@ use crate::sync::{SpinLock, level};
 /// One past the highest user virtual address (the top page below the
 /// canonical hole is left unmapped, as on Linux).
 pub const USER_SPACE_END: Vaddr = 0x0000_7fff_ffff_f000;
+
+/// What one last-level page table maps (2 MiB).
+const LEAF_REGION: usize = PAGE_SIZE * 512;
 
 /// Root of the page table currently loaded in CR3 (single CPU for now).
 static ACTIVE_ROOT: AtomicUsize = AtomicUsize::new(0);
@@ -221,9 +224,18 @@ impl VmSpace {
             })?;
         let pt = self.pt.lock();
         let mut cur = va;
+        // The last-level table of the 2 MiB region `cur` is in: the upper
+        // three levels are walked once per region, not once per page. The
+        // lock held across the loop keeps the table alive (`leaf_table`).
+        let mut leaf: Option<(Vaddr, Paddr)> = None;
         while cur < end {
             let chunk = ((cur | (PAGE_SIZE - 1)) + 1).min(end) - cur;
-            match pt.translate(cur, write) {
+            let region = cur & !(LEAF_REGION - 1);
+            let table = match leaf {
+                Some((r, t)) if r == region => Some(t),
+                _ => pt.leaf_table(cur).inspect(|t| leaf = Some((region, *t))),
+            };
+            match table.and_then(|t| translate_in_leaf(t, cur, write)) {
                 Some(pa) => f(cur - va, pa, chunk),
                 None => return Err(UserFault { addr: cur, write }),
             }
