@@ -120,5 +120,36 @@ int main(void)
 	CHECK_EQ(sigpending(&pend), 0);
 	CHECK(sigismember(&pend, SIGWINCH));
 	t_block(SIGWINCH, SIG_UNBLOCK);
+
+	/* Installing a disposition that ignores the signal discards it from
+	 * both sets (thread and process), also when the disposition is the
+	 * one already installed (SIG_DFL for SIGWINCH, then SIG_IGN twice). */
+	t_block(SIGWINCH, SIG_BLOCK);
+	t_raise(SIGWINCH);
+	CHECK_EQ(kill(getpid(), SIGWINCH), 0);
+	CHECK_EQ(sigpending(&pend), 0);
+	CHECK(sigismember(&pend, SIGWINCH));
+	CHECK(signal(SIGWINCH, SIG_DFL) != SIG_ERR);
+	CHECK_EQ(sigpending(&pend), 0);
+	CHECK(!sigismember(&pend, SIGWINCH));
+	t_block(SIGWINCH, SIG_UNBLOCK);
+
+	t_block(SIGUSR2, SIG_BLOCK);
+	CHECK(signal(SIGUSR2, SIG_IGN) != SIG_ERR);
+	t_sigaction(SIGUSR2, on_sig, 0);
+	t_raise(SIGUSR2);
+	CHECK_EQ(kill(getpid(), SIGUSR2), 0);
+	CHECK(signal(SIGUSR2, SIG_IGN) != SIG_ERR);
+	CHECK_EQ(sigpending(&pend), 0);
+	CHECK(!sigismember(&pend, SIGUSR2));
+	t_raise(SIGUSR2);
+	CHECK_EQ(kill(getpid(), SIGUSR2), 0);
+	CHECK(signal(SIGUSR2, SIG_IGN) == SIG_IGN);
+	CHECK_EQ(sigpending(&pend), 0);
+	CHECK(!sigismember(&pend, SIGUSR2));
+	t_sigaction(SIGUSR2, on_sig, 0);
+	n_usr2 = 0;
+	t_block(SIGUSR2, SIG_UNBLOCK);
+	CHECK_EQ(n_usr2, 0);
 	DONE();
 }

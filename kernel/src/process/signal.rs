@@ -372,25 +372,29 @@ impl SignalState {
     }
 
     /// rt_sigaction: the disposition of `sig` before the call, and `new`
-    /// installed in its place if given, in one critical section. A
-    /// disposition that ignores the signal discards it where pending
-    /// (POSIX), here for the process-wide set; the thread-directed
-    /// copies are dropped by `discard_pending`.
-    pub fn swap_action(&self, sig: usize, new: Option<SigAction>) -> SigAction {
+    /// installed in its place if given, in one critical section, with
+    /// whether the new disposition ignores `sig`. A disposition that
+    /// ignores the signal discards it where pending (POSIX), here for the
+    /// process-wide set; the caller drops the thread-directed copies with
+    /// `discard_threads_pending`. An unchanged disposition is not written again.
+    pub fn swap_action(&self, sig: usize, new: Option<SigAction>) -> (SigAction, bool) {
+        let Some(mut act) = new else {
+            return (self.action(sig), false);
+        };
+        act.mask &= !UNBLOCKABLE;
         let old = self.with_table(|t| {
-            let old = t[sig - 1];
-            if let Some(mut act) = new {
-                act.mask &= !UNBLOCKABLE;
-                t[sig - 1] = act;
+            let slot = &mut t[sig - 1];
+            let old = *slot;
+            if old != act {
+                *slot = act;
             }
             old
         });
-        if let Some(act) = new
-            && is_ignored(sig, &act)
-        {
+        let ignored = is_ignored(sig, &act);
+        if ignored {
             self.shared.lock().take(sig);
         }
-        old
+        (old, ignored)
     }
 
     /// SA_RESETHAND at delivery: the handler becomes SIG_DFL, the flags
@@ -403,7 +407,7 @@ impl SignalState {
         act.mask &= !UNBLOCKABLE;
         self.table().lock()[sig - 1] = act;
         // Setting a signal to be ignored discards it if pending (POSIX);
-        // the thread-directed copies are dropped by `discard_pending`.
+        // the thread-directed copies are dropped by `discard_threads_pending`.
         if is_ignored(sig, &act) {
             self.shared.lock().take(sig);
         }
@@ -647,9 +651,9 @@ fn generate(p: &Arc<Process>, info: &SigInfo, blocked: bool) -> bool {
     blocked || !is_ignored(sig, &act) || sig == SIGKILL || sig == SIGSTOP
 }
 
-/// Drops `sig` from every pending set of `p` (it became ignored).
-pub fn discard_pending(p: &Process, sig: usize) {
-    p.signals.shared.lock().take(sig);
+/// Drops `sig` from the thread-directed pending sets of `p` (it became
+/// ignored; `SignalState::swap_action` has dropped the process-wide copy).
+pub fn discard_threads_pending(p: &Process, sig: usize) {
     p.for_each_thread(|t| {
         t.signals.pending.lock().take(sig);
     });

@@ -44,11 +44,9 @@ fn sys_rt_sigaction(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
     let new = if act != 0 { Some(ctx.read_val::<SigAction>(act)?) } else { None };
     // The new action is in place before the old one is written out
     // (EFAULT then), as Linux's do_sigaction and copy_to_user order them.
-    let old = ctx.process.signals.swap_action(sig, new);
-    if let Some(new) = new
-        && crate::process::signal::is_ignored(sig, &new)
-    {
-        crate::process::signal::discard_pending(ctx.process, sig);
+    let (old, ignored) = ctx.process.signals.swap_action(sig, new);
+    if ignored {
+        crate::process::signal::discard_threads_pending(ctx.process, sig);
     }
     if oldact != 0 {
         ctx.write_val(oldact, &old)?;
