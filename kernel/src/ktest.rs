@@ -161,6 +161,13 @@ pub fn run(name: &str) {
             }
             frame::println!("trellis: ktest page_cache: {failed} checks failed");
         }
+        "exit_placeholder" => {
+            let failed = crate::mm::placeholder_ktest::run();
+            if failed == 0 {
+                pass(name);
+            }
+            frame::println!("trellis: ktest exit_placeholder: {failed} checks failed");
+        }
         "net_iface" => {
             let failed = crate::net::iface_ktest::run();
             if failed == 0 {

@@ -128,6 +128,11 @@ const CASES: &[Case] = &[
         nic: Nic::Default,
     },
     Case {
+        name: "exit_placeholder",
+        expect: Expect::Poweroff("ktest exit_placeholder: ok"),
+        nic: Nic::Default,
+    },
+    Case {
         name: "net_iface",
         expect: Expect::Poweroff("ktest net_iface: ok"),
         nic: Nic::Default,

@@ -5,6 +5,7 @@ pub mod limits;
 pub mod oom;
 pub mod page_cache;
 pub mod page_cache_ktest;
+pub mod placeholder_ktest;
 pub mod vmar;
 
 pub use self::limits::MapLimits;

@@ -261,7 +261,13 @@ pub struct Vmar {
     /// Pages of the areas charged to the commit (VM_ACCOUNT), as last
     /// settled with the global total (commit.rs); given back on drop.
     committed: AtomicUsize,
+    /// The shared address space of exited processes (`Vmar::placeholder`):
+    /// no area may be added, so nothing is ever mapped in it.
+    sealed: bool,
 }
+
+/// The one sealed placeholder, made at the first exit.
+static PLACEHOLDER: frame::sync::SpinLock<Option<Arc<Vmar>>> = frame::sync::SpinLock::new(None);
 
 impl Drop for Vmar {
     fn drop(&mut self) {
@@ -284,6 +290,10 @@ fn page_up(v: usize) -> Option<usize> {
 
 impl Vmar {
     pub fn new() -> Result<Vmar> {
+        Vmar::build(false)
+    }
+
+    fn build(sealed: bool) -> Result<Vmar> {
         Ok(Vmar {
             space: VmSpace::new()?,
             state: Mutex::new(State {
@@ -304,7 +314,29 @@ impl Vmar {
             membarrier: core::sync::atomic::AtomicU32::new(0),
             exe_deny_write: frame::sync::Once::new(),
             committed: AtomicUsize::new(0),
+            sealed,
         })
+    }
+
+    /// The empty address space an exiting process keeps until it is
+    /// reaped: one for all of them, made once, sealed (no area can be
+    /// added: a thread of the process still in mmap or brk when exit
+    /// swaps it in gets ENOMEM, and the space stays empty), so exit
+    /// allocates no page table. Errors only if the first one cannot be
+    /// made.
+    pub fn placeholder() -> Result<Arc<Vmar>> {
+        let mut slot = PLACEHOLDER.lock();
+        if let Some(p) = slot.as_ref() {
+            return Ok(p.clone());
+        }
+        let p = Arc::new(Vmar::build(true)?);
+        *slot = Some(p.clone());
+        Ok(p)
+    }
+
+    /// Whether this is the exited processes' placeholder.
+    pub fn is_sealed(&self) -> bool {
+        self.sealed
     }
 
     /// Pages charged to the commit.
@@ -362,6 +394,9 @@ impl Vmar {
 
     /// Adds an area; the range must be free and page-aligned.
     pub fn add_area(&self, vma: Vma) -> Result<()> {
+        if self.sealed {
+            return Err(Error::new(Errno::ENOMEM));
+        }
         let mut st = self.state.lock();
         if vma.start % PAGE_SIZE != 0 || vma.end % PAGE_SIZE != 0 || vma.start >= vma.end || vma.end > USER_SPACE_END {
             return Err(Error::new(Errno::EINVAL));
@@ -760,6 +795,7 @@ impl Vmar {
             membarrier: core::sync::atomic::AtomicU32::new(self.membarrier.load(Ordering::Relaxed)),
             exe_deny_write: frame::sync::Once::new(),
             committed: AtomicUsize::new(0),
+            sealed: false,
         };
         // Same areas, same charge (the parent's lock is held: its areas
         // are the child's).
@@ -840,7 +876,7 @@ impl Vmar {
     /// RLIMIT_MEMLOCK, ENOMEM beyond RLIMIT_AS or RLIMIT_DATA (only what
     /// the mapping adds counts: areas it replaces are subtracted).
     pub fn map_area(&self, hint: usize, len: usize, fixed: bool, noreplace: bool, mut vma: Vma, limits: &MapLimits) -> Result<usize> {
-        let len = page_up(len).filter(|l| *l > 0 && *l <= USER_SPACE_END).ok_or(Error::new(Errno::ENOMEM))?;
+        let len = page_up(len).filter(|l| *l > 0 && *l <= USER_SPACE_END && !self.sealed).ok_or(Error::new(Errno::ENOMEM))?;
         let mut st = self.state.lock();
         let start = if fixed {
             let end = hint.checked_add(len).filter(|e| *e <= USER_SPACE_END).ok_or(Error::new(Errno::ENOMEM))?;
@@ -1399,7 +1435,7 @@ impl Vmar {
     pub fn brk(&self, new: usize, limits: &MapLimits) -> usize {
         let mut st = self.state.lock();
         let (base, cur) = (st.brk_start, st.brk);
-        if new < base || new > base + BRK_MAX {
+        if self.sealed || new < base || new > base + BRK_MAX {
             return cur;
         }
         let (old_end, new_end) = (page_up(cur).unwrap_or(cur), page_up(new).unwrap_or(new));

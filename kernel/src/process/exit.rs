@@ -32,8 +32,9 @@ pub fn do_exit(process: &Arc<Process>, status: i32) {
     super::itimer::cancel_real(process);
     crate::ipc::on_exit(process.pid());
     crate::fs::on_process_exit(process.pid(), process.sid());
-    if let Ok(empty) = crate::mm::Vmar::new() {
-        drop(process.replace_vm(Arc::new(empty)));
+    // The shared sealed placeholder: no page table to allocate per exit.
+    if let Ok(empty) = crate::mm::Vmar::placeholder() {
+        drop(process.replace_vm(empty));
     }
     super::fork::release_vfork_parent(process);
     process.exit_readiness.notify(crate::fs::POLLIN);
