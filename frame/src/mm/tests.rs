@@ -939,6 +939,47 @@ fn vm_space_unmap_range_removes_exactly_the_range() {
 }
 
 #[test]
+fn vm_space_writes_a_run_of_frame_pieces_across_user_pages() {
+    sim::run(move || {
+        let vm = VmSpace::new().unwrap();
+        // Two user pages, then a hole.
+        let base = 0x20_0000;
+        let (u0, u1) = (UFrame::alloc_zeroed().unwrap(), UFrame::alloc_zeroed().unwrap());
+        vm.map(base, u0.clone(), PageFlags::RW).unwrap();
+        vm.map(base + PAGE_SIZE, u1.clone(), PageFlags::RW).unwrap();
+        // A run of three source pages read from the tail of the first to
+        // the head of the third; the user range is not aligned with them,
+        // so pages and user pages split each other.
+        let srcs: Vec<UFrame> = (1..=3u8)
+            .map(|k| {
+                let f = UFrame::alloc_zeroed().unwrap();
+                f.write_bytes(0, &[k; PAGE_SIZE]).unwrap();
+                f
+            })
+            .collect();
+        let va = base + PAGE_SIZE - 1000;
+        vm.write_from_frames(va, &srcs, PAGE_SIZE - 100, 100 + PAGE_SIZE + 50).unwrap();
+        let mut got = vec![0u8; 100 + PAGE_SIZE + 50];
+        vm.read_bytes(va, &mut got).unwrap();
+        assert!(got[..100].iter().all(|b| *b == 1));
+        assert!(got[100..100 + PAGE_SIZE].iter().all(|b| *b == 2));
+        assert!(got[100 + PAGE_SIZE..].iter().all(|b| *b == 3));
+        // Into the hole: the fault names its first byte; the bytes before
+        // it were copied.
+        let va = base + 2 * PAGE_SIZE - 60;
+        assert_eq!(
+            vm.write_from_frames(va, &srcs[1..], PAGE_SIZE - 50, 100),
+            Err(UserFault { addr: base + 2 * PAGE_SIZE, write: true })
+        );
+        let mut back = [0u8; 60];
+        vm.read_bytes(va, &mut back).unwrap();
+        assert!(back[..50].iter().all(|b| *b == 2) && back[50..].iter().all(|b| *b == 3));
+        // A range past the end of user space copies nothing.
+        assert!(vm.write_from_frames(USER_SPACE_END - 10, &srcs, 0, 20).unwrap_err().is_outside_user_space());
+    });
+}
+
+#[test]
 fn vm_space_copy_across_last_level_tables_uses_each_regions_table() {
     sim::run(move || {
         let vm = VmSpace::new().unwrap();

@@ -288,6 +288,39 @@ impl VmSpace {
         })
     }
 
+    /// Copies `len` bytes of the pages `frames` taken back to back, from
+    /// byte `offset` of the first, to user memory at `va`, under one round
+    /// of the page-table lock (read(2) of a run of page-cache pages).
+    /// Faults as [`VmSpace::write_bytes`] does: the bytes below the
+    /// reported address were copied.
+    ///
+    /// Panics if `offset + len` leaves the pages (a caller's broken
+    /// invariant: it names a part of the run).
+    pub fn write_from_frames(&self, va: Vaddr, frames: &[UFrame], offset: usize, len: usize) -> Result<(), UserFault> {
+        assert!(
+            offset
+                .checked_add(len)
+                .is_some_and(|end| end <= frames.len().saturating_mul(PAGE_SIZE)),
+            "a frame-run copy stays inside its pages"
+        );
+        self.copy(va, len, true, |off, mut pa, mut n| {
+            let mut at = offset + off;
+            while n > 0 {
+                let (frame, in_page) = (&frames[at / PAGE_SIZE], at % PAGE_SIZE);
+                let k = n.min(PAGE_SIZE - in_page);
+                // SAFETY: source: bytes `in_page..in_page + k` of the untyped
+                // page `frame` keeps alive (inside it: `k <= PAGE_SIZE -
+                // in_page`; the asserted bound keeps `at / PAGE_SIZE` in
+                // `frames`); destination: `k <= n` bytes of the mapped,
+                // writable untyped user page the locked page table keeps
+                // alive (the piece `copy` handed us). Plain bytes on both
+                // sides (see `write_from_frame`).
+                unsafe { core::ptr::copy(paddr_to_ptr::<u8>(frame.paddr() + in_page), paddr_to_ptr::<u8>(pa), k) };
+                (at, pa, n) = (at + k, pa + k, n - k);
+            }
+        })
+    }
+
     /// Copies `len` bytes of user memory at `va` into `frame` at `offset`
     /// (write(2) into the page cache with no kernel buffer between). Faults
     /// as [`VmSpace::read_bytes`] does: the bytes below the reported

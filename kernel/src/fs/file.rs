@@ -17,7 +17,7 @@ use frame::sync::Once;
 use super::inode::{FileType, Inode};
 use super::stream::*;
 use crate::error::{Errno, Error, Result};
-use crate::mm::page_cache::{PageSink, PageSource};
+use crate::mm::page_cache::{PageRunSink, PageSource};
 
 pub const O_ACCMODE: u32 = 0o3;
 pub const O_RDONLY: u32 = 0o0;
@@ -286,7 +286,7 @@ impl File {
         &self,
         len: usize,
         sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
-        pages: Option<&mut PageSink<'_>>,
+        pages: Option<&mut PageRunSink<'_>>,
         caller: &dyn Caller,
         rw: RwFlags,
     ) -> Result<usize> {
@@ -340,7 +340,7 @@ impl File {
         offset: usize,
         len: usize,
         sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
-        pages: Option<&mut PageSink<'_>>,
+        pages: Option<&mut PageRunSink<'_>>,
         caller: &dyn Caller,
         rw: RwFlags,
     ) -> Result<usize> {
@@ -455,7 +455,7 @@ impl File {
         offset: usize,
         len: usize,
         sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>,
-        pages: Option<&mut PageSink<'_>>,
+        pages: Option<&mut PageRunSink<'_>>,
     ) -> Result<usize> {
         if let Some(pages) = pages
             && let Some(r) = self.node.read_pages(offset, len, pages)

@@ -237,7 +237,7 @@ pub trait Inode: Any + Send + Sync {
         &self,
         _offset: usize,
         _len: usize,
-        _sink: &mut crate::mm::page_cache::PageSink<'_>,
+        _sink: &mut crate::mm::page_cache::PageRunSink<'_>,
     ) -> Option<Result<usize>> {
         None
     }

@@ -38,6 +38,13 @@ use crate::error::{Errno, Error, Result};
 /// `done` bytes into the transfer; returns how many it moved.
 pub type PageSink<'a> = dyn FnMut(usize, &UFrame, usize, usize) -> Result<usize> + 'a;
 
+/// Moves bytes of a run of consecutive cached pages where they go (read(2):
+/// straight to user memory, one round of the page-table lock for the run):
+/// `(done, frames, in_first, n)` for `n` bytes of `frames` taken back to
+/// back from byte `in_first` of the first, `done` bytes into the transfer;
+/// returns how many it moved.
+pub type PageRunSink<'a> = dyn FnMut(usize, &[UFrame], usize, usize) -> Result<usize> + 'a;
+
 /// Where write(2) takes the bytes of each page from
 /// ([`PageCache::write_pages_nofault`]): `copy` runs with the page claimed
 /// and resolves no fault, `fetch` runs with no page claimed.
@@ -443,19 +450,26 @@ impl PageCache {
     /// Reads up to `buf.len()` bytes at `offset` of a file of `size` bytes;
     /// sequential reads trigger readahead.
     pub fn read(&self, offset: usize, buf: &mut [u8], size: usize) -> Result<usize> {
-        self.read_pages(offset, buf.len(), size, &mut |done, frame, in_page, n| {
-            frame.read_bytes(in_page, &mut buf[done..done + n])?;
+        self.read_pages(offset, buf.len(), size, &mut |done, frames, in_first, n| {
+            let mut at = 0;
+            while at < n {
+                let (page, in_page) = ((in_first + at) / PAGE_SIZE, (in_first + at) % PAGE_SIZE);
+                let k = (n - at).min(PAGE_SIZE - in_page);
+                frames[page].read_bytes(in_page, &mut buf[done + at..done + at + k])?;
+                at += k;
+            }
             Ok(n)
         })
     }
 
-    /// Reads up to `len` bytes at `offset` of a file of `size` bytes page by
-    /// page: `sink(done, frame, in_page, n)` copies bytes `in_page..in_page
-    /// + n` of the page at `offset + done` where they go (read(2): straight
-    /// to user memory) and returns how many it copied; a short count ends
-    /// the read there. No lock is held while it runs. Returns the bytes
-    /// read; a failure past the first byte is a short read.
-    pub fn read_pages(&self, offset: usize, len: usize, size: usize, sink: &mut PageSink<'_>) -> Result<usize> {
+    /// Reads up to `len` bytes at `offset` of a file of `size` bytes, a run
+    /// of pages at a time: `sink(done, frames, in_first, n)` copies `n`
+    /// bytes of the consecutive pages `frames` from byte `in_first` of the
+    /// first (the file's bytes from `offset + done`) where they go (read(2): straight to user
+    /// memory) and returns how many it copied; a short count ends the read
+    /// there. No lock is held while it runs. Returns the bytes read; a
+    /// failure past the first byte is a short read.
+    pub fn read_pages(&self, offset: usize, len: usize, size: usize, sink: &mut PageRunSink<'_>) -> Result<usize> {
         if offset >= size || len == 0 {
             return Ok(0);
         }
@@ -500,12 +514,27 @@ impl PageCache {
         // pay for setting up and dropping it).
         let mut batch: Option<[Option<UFrame>; BATCH]> = None;
         let (mut batch_first, mut batch_at, mut batch_len) = (0u64, 0usize, 0usize);
+        // Pieces found but not yet handed to `sink`: `done` counts what it
+        // took, `queued` what is waiting (both from `offset`).
+        // The run is consecutive pages; only its first piece can start
+        // inside its page (`run_at`). Its vector is made for a read of
+        // several pages only.
+        let mut run: Vec<UFrame> = Vec::new();
+        let mut run_at = 0;
         let mut done = 0;
-        while done < len {
-            let pos = offset + done;
+        let mut queued = 0;
+        while done + queued < len {
+            if run.len() == BATCH {
+                match flush_run(sink, done, &mut run, run_at, queued)? {
+                    (n, true) => done += n,
+                    (n, false) => return Ok(done + n),
+                }
+                queued = 0;
+            }
+            let pos = offset + done + queued;
             let index = (pos / PAGE_SIZE) as u64;
             let in_page = pos % PAGE_SIZE;
-            let n = (PAGE_SIZE - in_page).min(len - done);
+            let n = (PAGE_SIZE - in_page).min(len - done - queued);
             let cached = match first_frame.take() {
                 Some(f) if index == first => Some(f),
                 _ => {
@@ -529,10 +558,21 @@ impl PageCache {
                     if io.is_none() {
                         io = Some(self.io()?);
                     }
+                    // What is found so far goes out before waiting for I/O.
+                    if !run.is_empty() {
+                        match flush_run(sink, done, &mut run, run_at, queued)? {
+                            (n, true) => done += n,
+                            (n, false) => return Ok(done + n),
+                        }
+                        queued = 0;
+                    }
                     let Some(io) = io.as_deref() else {
                         return Ok(done);
                     };
-                    let (frame, have) = self.lock_page(index)?;
+                    let (frame, have) = match self.lock_page(index) {
+                        Ok(p) => p,
+                        Err(e) => return if done > 0 { Ok(done) } else { Err(e) },
+                    };
                     match self.fill(io, index, &frame, have, ALL_SECTORS) {
                         Ok(up) => self.unlock_page(index, up, 0),
                         Err(e) => {
@@ -543,15 +583,18 @@ impl PageCache {
                     frame
                 }
             };
-            let copied = match sink(done, &frame, in_page, n) {
-                Ok(c) => c.min(n),
-                Err(e) if done == 0 => return Err(e),
-                Err(_) => 0,
-            };
-            done += copied;
-            if copied < n {
-                break;
+            if run.is_empty() {
+                run_at = in_page;
+                if run.capacity() == 0 && n < len - done {
+                    run.reserve_exact(BATCH);
+                }
             }
+            run.push(frame);
+            queued += n;
+        }
+        if !run.is_empty() {
+            let (n, _) = flush_run(sink, done, &mut run, run_at, queued)?;
+            done += n;
         }
         Ok(done)
     }
@@ -1562,4 +1605,24 @@ fn idle_page(st: &mut State, offset: usize, len: usize) -> Option<(&mut Page, us
     }
     let p = st.pages.get_mut(&((offset / PAGE_SIZE) as u64))?;
     (!p.busy && p.uptodate == ALL_SECTORS).then_some((p, in_page))
+}
+
+/// Hands the `n` bytes of `run` from byte `at` of its first page (the
+/// read's bytes from `done` on) to `sink` and empties it: `(copied, all)`,
+/// where `all` says every byte went; an error only when nothing was read at
+/// all (a failure past the first byte is a short read).
+fn flush_run(
+    sink: &mut PageRunSink<'_>,
+    done: usize,
+    run: &mut Vec<UFrame>,
+    at: usize,
+    n: usize,
+) -> Result<(usize, bool)> {
+    let copied = match sink(done, run, at, n) {
+        Ok(c) => c.min(n),
+        Err(e) if done == 0 => return Err(e),
+        Err(_) => 0,
+    };
+    run.clear();
+    Ok((copied, copied == n))
 }

@@ -692,20 +692,21 @@ impl Vmar {
         self.with_faults(|| self.space.write_bytes(addr, buf))
     }
 
-    /// Copies `len` bytes of `frame` at `offset` to user memory at `addr`
-    /// (read(2) from the page cache), resolving faults as
-    /// [`Vmar::write_bytes`] does. Returns the bytes copied: fewer than
-    /// `len` if a fault past the first byte could not be resolved (the
-    /// bytes before it were copied, as Linux's copy_to_user reports), the
-    /// error if nothing could be.
-    pub fn write_from_frame(&self, addr: usize, frame: &UFrame, offset: usize, len: usize) -> Result<usize> {
+    /// Copies `len` bytes of the pages `frames` taken back to back, from
+    /// byte `offset` of the first, to user memory at `addr` (read(2) of a
+    /// run of cached pages, one round of the page-table lock for the run),
+    /// resolving faults as [`Vmar::write_bytes`] does. Returns the bytes
+    /// copied: fewer than `len` if a fault past the first byte could not be
+    /// resolved (the bytes before it were copied, as Linux's copy_to_user
+    /// reports), the error if nothing could be.
+    pub fn write_from_frames(&self, addr: usize, frames: &[UFrame], offset: usize, len: usize) -> Result<usize> {
         if len == 0 {
             return Ok(0);
         }
         let mut reached = addr;
         let r = self.with_faults(|| {
             self.space
-                .write_from_frame(addr, frame, offset, len)
+                .write_from_frames(addr, frames, offset, len)
                 .inspect_err(|f| note_progress(&mut reached, f))
         });
         partial_copy(r, addr, reached, len)
@@ -713,7 +714,7 @@ impl Vmar {
 
     /// Copies `len` bytes of user memory at `addr` into `frame` at
     /// `offset` (write(2) into the page cache); bytes copied as
-    /// [`Vmar::write_from_frame`] counts them.
+    /// [`Vmar::write_from_frames`] counts them.
     pub fn read_into_frame(&self, addr: usize, frame: &UFrame, offset: usize, len: usize) -> Result<usize> {
         if len == 0 {
             return Ok(0);

@@ -76,8 +76,8 @@ impl Context<'_> {
 
     /// Copies part of a page-cache page to user memory at `addr`: the
     /// bytes copied (fewer if a fault past the first byte stopped it).
-    pub fn write_from_frame(&self, addr: u64, frame: &frame::mm::UFrame, offset: usize, len: usize) -> Result<usize> {
-        self.vm.write_from_frame(addr as usize, frame, offset, len)
+    pub fn write_from_frames(&self, addr: u64, frames: &[frame::mm::UFrame], offset: usize, len: usize) -> Result<usize> {
+        self.vm.write_from_frames(addr as usize, frames, offset, len)
     }
 
     /// Copies user memory at `addr` into part of a page-cache page: the

@@ -19,7 +19,7 @@ use crate::fs::inode::{
     dev_minor, makedev,
 };
 use crate::mm::page_cache::{
-    PageCache, PageIo, PageSink, PageSource, PageWrite, ReadDone, sector_runs,
+    PageCache, PageIo, PageRunSink, PageSource, PageWrite, ReadDone, sector_runs,
 };
 
 /// Serialises writers and size changes of one file (below the volume).
@@ -651,7 +651,7 @@ impl Inode for Ext2Inode {
         self.write_locked(offset, buf)
     }
 
-    fn read_pages(&self, offset: usize, len: usize, sink: &mut PageSink<'_>) -> Option<Result<usize>> {
+    fn read_pages(&self, offset: usize, len: usize, sink: &mut PageRunSink<'_>) -> Option<Result<usize>> {
         let cache = self.state.cache.as_ref()?;
         Some(self.disk_inode().and_then(|i| {
             cache.read_pages(offset, len, usize::try_from(i.size()).unwrap_or(usize::MAX), sink)

@@ -56,7 +56,7 @@ pub fn sys_read(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
     let n = file.read_paged(
         count,
         &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data),
-        Some(&mut |done, frame, at, n| ctx.write_from_frame(buf.wrapping_add(done as u64), frame, at, n)),
+        Some(&mut |done, frames, at, n| ctx.write_from_frames(buf.wrapping_add(done as u64), frames, at, n)),
         &CallerCtx(ctx),
         RwFlags::default(),
     )?;
@@ -98,7 +98,7 @@ pub fn sys_pread64(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
         offset,
         count,
         &mut |done, data| ctx.write_bytes(buf.wrapping_add(done as u64), data),
-        Some(&mut |done, frame, at, n| ctx.write_from_frame(buf.wrapping_add(done as u64), frame, at, n)),
+        Some(&mut |done, frames, at, n| ctx.write_from_frames(buf.wrapping_add(done as u64), frames, at, n)),
         &CallerCtx(ctx),
         RwFlags::default(),
     )?;
