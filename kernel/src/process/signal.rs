@@ -377,6 +377,7 @@ impl SignalState {
     /// ignores the signal discards it where pending (POSIX), here for the
     /// process-wide set; the caller drops the thread-directed copies with
     /// `discard_threads_pending`. An unchanged disposition is not written again.
+    #[inline]
     pub fn swap_action(&self, sig: usize, new: Option<SigAction>) -> (SigAction, bool) {
         let Some(mut act) = new else {
             return (self.action(sig), false);
