@@ -308,14 +308,13 @@ impl VmSpace {
             while n > 0 {
                 let (frame, in_page) = (&frames[at / PAGE_SIZE], at % PAGE_SIZE);
                 let k = n.min(PAGE_SIZE - in_page);
-                // SAFETY: source: bytes `in_page..in_page + k` of the untyped
-                // page `frame` keeps alive (inside it: `k <= PAGE_SIZE -
-                // in_page`; the asserted bound keeps `at / PAGE_SIZE` in
-                // `frames`); destination: `k <= n` bytes of the mapped,
-                // writable untyped user page the locked page table keeps
-                // alive (the piece `copy` handed us). Plain bytes on both
-                // sides (see `write_from_frame`).
-                unsafe { core::ptr::copy(paddr_to_ptr::<u8>(frame.paddr() + in_page), paddr_to_ptr::<u8>(pa), k) };
+                let src = paddr_to_ptr::<u8>(frame.paddr() + in_page);
+                // SAFETY: source: bytes `in_page..in_page + k` of the page
+                // `frame` keeps alive (`k <= PAGE_SIZE - in_page`; the assert
+                // keeps `at / PAGE_SIZE` in `frames`); destination: `k <= n`
+                // bytes of the mapped, writable untyped user page the locked
+                // page table keeps alive. Plain bytes (see `write_from_frame`).
+                unsafe { core::ptr::copy(src, paddr_to_ptr::<u8>(pa), k) };
                 (at, pa, n) = (at + k, pa + k, n - k);
             }
         })
