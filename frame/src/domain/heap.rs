@@ -77,6 +77,15 @@ fn publish_pages(index: usize, pages: usize) {
     PAGES[index].store(pages, Ordering::Relaxed);
 }
 
+/// Gives an emptied slab of heap `index` (whose page count is `pages`) back
+/// to the frame allocator, untagged.
+fn free_empty_slab(slab: Slab, pages: &mut usize, index: usize) {
+    slot_of_owned(slab.paddr()).owner.store(0, Ordering::Relaxed);
+    *pages -= 1;
+    publish_pages(index, *pages);
+    drop(slab);
+}
+
 /// Heap ids; never reused (a 64-bit counter).
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -331,12 +340,7 @@ pub(crate) fn dealloc(slot: HeapSlot) {
         Ok(emptied) => {
             st.live_bytes -= size;
             if let Some(slab) = emptied {
-                slot_of_owned(slab.paddr())
-                    .owner
-                    .store(0, Ordering::Relaxed);
-                st.pages -= 1;
-                publish_pages(usize::from(tag) - 1, st.pages);
-                drop(slab);
+                free_empty_slab(slab, &mut st.pages, usize::from(tag) - 1);
             }
             return;
         }
@@ -351,12 +355,7 @@ pub(crate) fn dealloc(slot: HeapSlot) {
     let _ = slab.dealloc(slot);
     st.live_bytes -= size;
     if slab.is_empty() {
-        slot_of_owned(slab.paddr())
-            .owner
-            .store(0, Ordering::Relaxed);
-        st.pages -= 1;
-        publish_pages(usize::from(tag) - 1, st.pages);
-        drop(slab);
+        free_empty_slab(slab, &mut st.pages, usize::from(tag) - 1);
     } else {
         class.partial.push(slab);
     }
