@@ -584,8 +584,14 @@ impl PageCache {
                 }
             };
             if run.is_empty() {
+                if n == len - done {
+                    // The read's last page and nothing queued: no run to
+                    // build (a one-page read allocates nothing).
+                    let (copied, _) = sink_run(sink, done, core::slice::from_ref(&frame), in_page, n)?;
+                    return Ok(done + copied);
+                }
                 run_at = in_page;
-                if run.capacity() == 0 && n < len - done {
+                if run.capacity() == 0 {
                     run.reserve_exact(BATCH);
                 }
             }
@@ -1607,22 +1613,22 @@ fn idle_page(st: &mut State, offset: usize, len: usize) -> Option<(&mut Page, us
     (!p.busy && p.uptodate == ALL_SECTORS).then_some((p, in_page))
 }
 
-/// Hands the `n` bytes of `run` from byte `at` of its first page (the
-/// read's bytes from `done` on) to `sink` and empties it: `(copied, all)`,
+/// Hands the `n` bytes of the consecutive pages `frames`, from byte `at` of
+/// the first (the read's bytes from `done` on), to `sink`: `(copied, all)`,
 /// where `all` says every byte went; an error only when nothing was read at
 /// all (a failure past the first byte is a short read).
-fn flush_run(
-    sink: &mut PageRunSink<'_>,
-    done: usize,
-    run: &mut Vec<UFrame>,
-    at: usize,
-    n: usize,
-) -> Result<(usize, bool)> {
-    let copied = match sink(done, run, at, n) {
+fn sink_run(sink: &mut PageRunSink<'_>, done: usize, frames: &[UFrame], at: usize, n: usize) -> Result<(usize, bool)> {
+    let copied = match sink(done, frames, at, n) {
         Ok(c) => c.min(n),
         Err(e) if done == 0 => return Err(e),
         Err(_) => 0,
     };
-    run.clear();
     Ok((copied, copied == n))
+}
+
+/// [`sink_run`] for the queued run, which it empties.
+fn flush_run(sink: &mut PageRunSink<'_>, done: usize, run: &mut Vec<UFrame>, at: usize, n: usize) -> Result<(usize, bool)> {
+    let r = sink_run(sink, done, run, at, n);
+    run.clear();
+    r
 }
