@@ -10,8 +10,10 @@
 //! file system keeps its metadata in.
 //!
 //! Requests are owned values: a [`Bio`] names whole frames, the driver
-//! calls the completion exactly once (possibly in interrupt context, where
-//! it only records the result and wakes the sleeper).
+//! calls the completion exactly once, in task context (the worker thread of
+//! virtio-blk and loop, or the submitter for brd; never an interrupt handler),
+//! where it records the result and wakes the sleeper. It may take spin
+//! locks but must not sleep.
 
 pub mod brd;
 pub mod devfile;
@@ -96,8 +98,8 @@ pub trait BlockDriver: Send + Sync {
     /// otherwise).
     fn logical_block_size(&self) -> u32;
     fn read_only(&self) -> bool;
-    /// Queues `bio`; calls `done` exactly once (maybe in interrupt context:
-    /// it may only wake) with Ok or EIO. Several bios may be in flight.
+    /// Queues `bio`; calls `done` exactly once, in task context (it may take
+    /// spin locks, must not sleep), with Ok or EIO. Several bios may be in flight.
     /// Returns Err (EAGAIN when full, ...) without calling `done` if not
     /// queued.
     fn submit(&self, bio: Bio, done: BioDone) -> Result<()>;

@@ -302,6 +302,11 @@ fn kill(victim: &Arc<Process>, vm: &Arc<Vmar>, why: &str) {
         victim.oom_score_adj.load(Ordering::Relaxed)
     );
     signal::send_to_process(victim, SigInfo::new(SIGKILL, SI_KERNEL));
+    // An exited process holds the shared sealed placeholder, which every
+    // zombie "shares": it owns no memory, so there is nobody else to kill.
+    if vm.is_sealed() {
+        return;
+    }
     for p in crate::process::all_processes() {
         if !Arc::ptr_eq(&p, victim) && p.pid() != INIT_PID && Arc::ptr_eq(&p.vm(), vm) {
             signal::send_to_process(&p, SigInfo::new(SIGKILL, SI_KERNEL));
