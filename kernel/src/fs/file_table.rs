@@ -71,6 +71,13 @@ impl FileTable {
         }
     }
 
+    /// The file open on `fd`, borrowed from the table (no reference
+    /// taken: the caller keeps the table locked while it uses it).
+    #[inline]
+    pub fn file(&self, fd: usize) -> Option<&Arc<File>> {
+        Some(&self.slots.get(fd)?.as_ref()?.file)
+    }
+
     /// The open descriptors and their files, in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = (i32, &Arc<File>)> {
         self.slots
