@@ -5,6 +5,10 @@
 //! descriptions and copies the flags. The table lives behind the process's
 //! `FILE_TABLE` mutex; callers clone the `Arc<File>` they need and release
 //! the lock before doing I/O, and drop closed files after releasing it.
+//! The one exception is `FileOps::poll_light`, which select(2) and poll(2)
+//! call on borrowed files with the table locked: it promises to take no
+//! lock ranked at or below the table's, never to sleep and never to drop a
+//! last reference.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
