@@ -450,6 +450,20 @@ impl File {
         }
     }
 
+    /// [`FileOps::poll_light`] for any file: an O_PATH descriptor
+    /// (POLLNVAL) and a file without stream operations (always ready both
+    /// ways) answer lightly, a stream as its operations say.
+    #[inline]
+    pub fn poll_light(&self) -> Option<u16> {
+        if self.is_path_only() {
+            return Some(POLLNVAL);
+        }
+        match &self.ops {
+            Some(ops) => ops.poll_light(),
+            None => Some(DEFAULT_POLLMASK),
+        }
+    }
+
     fn read_inode(
         &self,
         offset: usize,

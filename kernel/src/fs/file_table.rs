@@ -5,6 +5,10 @@
 //! descriptions and copies the flags. The table lives behind the process's
 //! `FILE_TABLE` mutex; callers clone the `Arc<File>` they need and release
 //! the lock before doing I/O, and drop closed files after releasing it.
+//! The one exception is `FileOps::poll_light`, which select(2) and poll(2)
+//! call on borrowed files with the table locked: it promises to take no
+//! lock ranked at or below the table's, never to sleep and never to drop a
+//! last reference.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -69,6 +73,13 @@ impl FileTable {
             Some(Some(slot)) => Ok(slot.file.clone()),
             _ => Err(Error::new(Errno::EBADF)),
         }
+    }
+
+    /// The file open on `fd`, borrowed from the table (no reference
+    /// taken: the caller keeps the table locked while it uses it).
+    #[inline]
+    pub fn file(&self, fd: usize) -> Option<&Arc<File>> {
+        Some(&self.slots.get(fd)?.as_ref()?.file)
     }
 
     /// The open descriptors and their files, in increasing order.

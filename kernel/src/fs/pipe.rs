@@ -304,6 +304,31 @@ pub struct PipeEnd {
 }
 
 impl PipeEnd {
+    /// The end's poll events, from the word the last holder of the lock
+    /// published.
+    #[inline]
+    fn events(&self) -> u16 {
+        let w = self.pipe.word.load(Ordering::Acquire);
+        let mut events = 0;
+        if self.ends.reads() {
+            if w & HAS_DATA != 0 {
+                events |= POLLIN | POLLRDNORM;
+            }
+            if w & NO_WRITERS != 0 && w >> OPENS_SHIFT != self.writers_seen {
+                events |= POLLHUP;
+            }
+        }
+        if self.ends.writes() {
+            if w & HAS_ROOM != 0 {
+                events |= POLLOUT | POLLWRNORM;
+            }
+            if w & NO_READERS != 0 {
+                events |= POLLERR;
+            }
+        }
+        events
+    }
+
     /// Attaches `ends` to `pipe`. For a FIFO opened O_WRONLY|O_NONBLOCK
     /// without readers, ENXIO (fifo(7)).
     pub fn attach(pipe: Arc<Pipe>, ends: Ends, fifo: bool, nonblocking: bool) -> Result<PipeEnd> {
@@ -454,25 +479,13 @@ impl FileOps for PipeEnd {
     /// Without the lock: the word the last holder of the lock published
     /// (see [`StateGuard`]).
     fn poll(&self, _caller: &dyn Caller) -> u16 {
-        let w = self.pipe.word.load(Ordering::Acquire);
-        let mut events = 0;
-        if self.ends.reads() {
-            if w & HAS_DATA != 0 {
-                events |= POLLIN | POLLRDNORM;
-            }
-            if w & NO_WRITERS != 0 && w >> OPENS_SHIFT != self.writers_seen {
-                events |= POLLHUP;
-            }
-        }
-        if self.ends.writes() {
-            if w & HAS_ROOM != 0 {
-                events |= POLLOUT | POLLWRNORM;
-            }
-            if w & NO_READERS != 0 {
-                events |= POLLERR;
-            }
-        }
-        events
+        self.events()
+    }
+
+    /// Light (see [`FileOps::poll_light`]): one atomic load, no lock; the
+    /// end holds its pipe, so nothing is dropped; the pipe has a notifier.
+    fn poll_light(&self) -> Option<u16> {
+        Some(self.events())
     }
 
     fn readiness(&self) -> Option<&Readiness> {

@@ -99,6 +99,26 @@ pub trait FileOps: Any + Send + Sync {
         DEFAULT_POLLMASK
     }
 
+    /// [`FileOps::poll`]'s answer, if it can be given *lightly*; None (the
+    /// default) otherwise. select(2) and poll(2) ask with the descriptor
+    /// table locked (so that they need no reference of their own to each
+    /// file), so an implementation that answers must:
+    /// 1. take no lock ranked at or below `level::FILE_TABLE` (the process
+    ///    table, a process's or a thread's signal state: a signalfd's or a
+    ///    pidfd's poll does), nor any sleeping lock, and never sleep;
+    /// 2. drop no reference that may be the last one to a file, a socket
+    ///    or a process (whose release may take any lock: an epoll
+    ///    instance's poll upgrades and drops its entries' files);
+    /// 3. have a [`FileOps::readiness`] notifier, so that a caller about to
+    ///    sleep needs to ask no more about this file (select's periodic
+    ///    recheck is only for files without one).
+    ///
+    /// For a file that answers None, the callers take a reference under
+    /// the table lock and call [`FileOps::poll`] after releasing it.
+    fn poll_light(&self) -> Option<u16> {
+        None
+    }
+
     /// Woken when readiness may have changed; waiters also recheck every
     /// [`RECHECK_NS`].
     fn wait_queue(&self) -> &WaitQueue {

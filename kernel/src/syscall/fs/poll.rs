@@ -1,10 +1,16 @@
 //! poll(2), ppoll(2), select(2) and pselect6(2).
 //!
-//! Readiness comes from each file's `poll`. The waiter sleeps on the global
-//! poll queue that every notifying stream wakes (see `fs::readiness`), and
-//! rechecks every `RECHECK_NS` only when some file cannot wake it. ppoll
-//! and pselect6 run with their signal mask in place; if a signal interrupts
-//! them, the caller's mask comes back only after its handler ran.
+//! Readiness comes from each file's `poll`. A round walks the descriptors
+//! with the descriptor table locked and asks each file for its answer
+//! lightly (`File::poll_light`: regular files, pipes); a file that cannot
+//! answer so (a signalfd, a pidfd, an epoll instance, a socket...) is
+//! referenced and polled after the table is unlocked, so no `poll` that
+//! takes a lower-ranked lock, sleeps or drops a last reference runs under
+//! it. The waiter sleeps on the global poll queue that every notifying
+//! stream wakes (see `fs::readiness`), and rechecks every `RECHECK_NS`
+//! only when some file cannot wake it. ppoll and pselect6 run with their
+//! signal mask in place; if a signal interrupts them, the caller's mask
+//! comes back only after its handler ran.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -81,34 +87,28 @@ pub(super) fn with_sigmask<R>(
     r
 }
 
-/// The files open on `fds` (None where not open), looked up in one go.
-/// ENOMEM if there is no memory for the list (poll(2), select(2)).
-fn files_of(ctx: &Context, fds: impl ExactSizeIterator<Item = i32>) -> Result<Vec<Option<Arc<File>>>> {
-    let mut files = crate::fallible::with_capacity(fds.len())?;
-    let table = ctx.files.lock();
-    files.extend(fds.map(|fd| if fd < 0 { None } else { table.get(fd).ok() }));
-    Ok(files)
+/// Files that cannot be polled lightly, referenced under the table lock
+/// and polled after it, each with its place (a poll entry's index, a
+/// select descriptor). Allocates only when there is one.
+type Deferred = Vec<(usize, Arc<File>)>;
+
+/// Whether some deferred file cannot wake a sleeper (light ones all can).
+fn any_silent(deferred: &Deferred) -> bool {
+    deferred
+        .iter()
+        .filter_map(|(_, f)| f.ops())
+        .any(|o| o.readiness().is_none())
 }
 
 /// Sleeps until a readiness notification after `seen`, or until
-/// `deadline` (None: forever). Files that cannot wake a sleeper are
-/// rechecked every `RECHECK_NS`. False once the deadline has passed;
-/// ERESTARTNOHAND if a signal comes first.
-fn wait_round(
-    ctx: &Context,
-    files: &[Option<Arc<File>>],
-    seen: u64,
-    deadline: Option<u64>,
-) -> Result<bool> {
+/// `deadline` (None: forever). With `silent` (some file cannot wake a
+/// sleeper) it rechecks every `RECHECK_NS`. False once the deadline has
+/// passed; ERESTARTNOHAND if a signal comes first.
+fn wait_round(ctx: &Context, silent: bool, seen: u64, deadline: Option<u64>) -> Result<bool> {
     let now = frame::timer::monotonic_ns();
     if deadline.is_some_and(|d| now >= d) {
         return Ok(false);
     }
-    let silent = files
-        .iter()
-        .flatten()
-        .filter_map(|f| f.ops())
-        .any(|o| o.readiness().is_none());
     let mut until = deadline.unwrap_or(u64::MAX);
     if silent {
         until = until.min(now.saturating_add(RECHECK_NS));
@@ -137,21 +137,41 @@ fn do_poll(ctx: &Context, addr: u64, nfds: u64, deadline: Option<u64>) -> Result
     let caller = CallerCtx(ctx);
     loop {
         let seen = readiness::epoch();
-        let files = files_of(ctx, (0..nfds).map(|i| entry(&raw, i).0))?;
         let mut ready = 0;
-        for (i, file) in files.iter().enumerate() {
-            let (fd, events) = entry(&raw, i);
-            let revents = match file {
-                _ if fd < 0 => 0,
-                None => POLLNVAL,
-                Some(f) => f.poll(&caller) & (events | POLLERR | POLLHUP | POLLNVAL),
-            };
+        let mut revents_at = |raw: &mut [u8], i: usize, revents: u16| {
             raw[i * 8 + 6..i * 8 + 8].copy_from_slice(&revents.to_ne_bytes());
             if revents != 0 {
                 ready += 1;
             }
+        };
+        let mut deferred = Deferred::new();
+        {
+            let table = ctx.files.lock();
+            for i in 0..nfds {
+                let (fd, events) = entry(&raw, i);
+                let revents = if fd < 0 {
+                    0
+                } else {
+                    match table.file(fd as usize) {
+                        None => POLLNVAL,
+                        Some(f) => match f.poll_light() {
+                            Some(r) => r & (events | POLLERR | POLLHUP | POLLNVAL),
+                            None => {
+                                crate::fallible::push(&mut deferred, (i, f.clone()))?;
+                                continue;
+                            }
+                        },
+                    }
+                };
+                revents_at(&mut raw, i, revents);
+            }
         }
-        if ready > 0 || !wait_round(ctx, &files, seen, deadline)? {
+        for (i, f) in &deferred {
+            let events = entry(&raw, *i).1;
+            let revents = f.poll(&caller) & (events | POLLERR | POLLHUP | POLLNVAL);
+            revents_at(&mut raw, *i, revents);
+        }
+        if ready > 0 || !wait_round(ctx, any_silent(&deferred), seen, deadline)? {
             // Even an empty array must lie in user space (access_ok).
             if !crate::syscall::access_ok(addr, raw.len() as u64) {
                 return Err(Error::new(Errno::EFAULT));
@@ -244,14 +264,11 @@ struct SetBits<'a> {
     /// Bits of the current byte not yet returned, and its first fd.
     cur: u8,
     base: usize,
-    left: usize,
 }
 
 impl<'a> SetBits<'a> {
     fn new(set: &'a FdSet) -> SetBits<'a> {
-        let bytes = set.bytes();
-        let left = bytes.iter().map(|b| b.count_ones() as usize).sum();
-        SetBits { bytes, next: 0, cur: 0, base: 0, left }
+        SetBits { bytes: set.bytes(), next: 0, cur: 0, base: 0 }
     }
 }
 
@@ -273,20 +290,14 @@ impl Iterator for SetBits<'_> {
         }
         let bit = self.cur.trailing_zeros() as usize;
         self.cur &= self.cur - 1;
-        self.left -= 1;
         Some(self.base + bit)
-    }
-
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
     }
 }
 
-impl ExactSizeIterator for SetBits<'_> {}
-
 /// select(2): the sets are read into stack buffers and walked a byte at a
-/// time; the only allocation per round is the list of files (one `Arc`
-/// each, so that no descriptor-table lock is held across `poll`).
+/// time, once per round, with the descriptor table locked: a file that
+/// answers lightly costs no reference (see the module doc); the others
+/// are polled after the walk.
 fn do_select(ctx: &Context, nfds: u64, sets: [u64; 3], deadline: Option<u64>) -> Result<isize> {
     let nfds = usize::try_from(nfds as i32).map_err(|_| Error::new(Errno::EINVAL))?;
     // Like Linux, bits past the descriptor table are ignored.
@@ -305,10 +316,8 @@ fn do_select(ctx: &Context, nfds: u64, sets: [u64; 3], deadline: Option<u64>) ->
         }
     }
     let caller = CallerCtx(ctx);
-    let hits = [POLLIN | POLLHUP | POLLERR, POLLOUT | POLLERR, POLLPRI];
     loop {
         let seen = readiness::epoch();
-        let files = files_of(ctx, SetBits::new(&wanted).map(|fd| fd as i32))?;
         let mut outputs = [None, None, None];
         for (out, input) in outputs.iter_mut().zip(inputs.iter()) {
             if input.is_some() {
@@ -316,28 +325,28 @@ fn do_select(ctx: &Context, nfds: u64, sets: [u64; 3], deadline: Option<u64>) ->
             }
         }
         let mut ready = 0;
+        let mut deferred = Deferred::new();
         {
             // The sets' bytes, sliced once for the whole walk.
             let ins = [0, 1, 2].map(|k| inputs[k].as_ref().map(FdSet::bytes));
             let mut outs = outputs.each_mut().map(|o| o.as_mut().map(FdSet::bytes_mut));
-            for (fd, file) in SetBits::new(&wanted).zip(files.iter()) {
-                let Some(file) = file else {
-                    return Err(Error::new(Errno::EBADF));
-                };
-                let revents = file.poll(&caller);
-                let (byte, bit) = (fd / 8, 1u8 << (fd % 8));
-                for k in 0..3 {
-                    if revents & hits[k] != 0
-                        && ins[k].is_some_and(|s| s.get(byte).is_some_and(|b| b & bit != 0))
-                        && let Some(out) = outs[k].as_deref_mut().and_then(|o| o.get_mut(byte))
-                    {
-                        *out |= bit;
-                        ready += 1;
+            {
+                let table = ctx.files.lock();
+                for fd in SetBits::new(&wanted) {
+                    let Some(file) = table.file(fd) else {
+                        return Err(Error::new(Errno::EBADF));
+                    };
+                    match file.poll_light() {
+                        Some(revents) => ready += report(&ins, &mut outs, fd, revents),
+                        None => crate::fallible::push(&mut deferred, (fd, file.clone()))?,
                     }
                 }
             }
+            for (fd, file) in &deferred {
+                ready += report(&ins, &mut outs, *fd, file.poll(&caller));
+            }
         }
-        if ready > 0 || !wait_round(ctx, &files, seen, deadline)? {
+        if ready > 0 || !wait_round(ctx, any_silent(&deferred), seen, deadline)? {
             for (addr, out) in sets.iter().zip(outputs.iter()) {
                 if let Some(out) = out {
                     ctx.write_bytes(*addr, out.bytes())?;
@@ -346,6 +355,31 @@ fn do_select(ctx: &Context, nfds: u64, sets: [u64; 3], deadline: Option<u64>) ->
             return Ok(ready);
         }
     }
+}
+
+/// Sets `fd`'s bit in each output set whose input set has it and whose
+/// events `revents` holds; how many it set. Inlined into both of
+/// `do_select`'s loops (as a closure it was a call per descriptor).
+#[inline(always)]
+fn report(
+    ins: &[Option<&[u8]>; 3],
+    outs: &mut [Option<&mut [u8]>; 3],
+    fd: usize,
+    revents: u16,
+) -> isize {
+    const HITS: [u16; 3] = [POLLIN | POLLHUP | POLLERR, POLLOUT | POLLERR, POLLPRI];
+    let (byte, bit) = (fd / 8, 1u8 << (fd % 8));
+    let mut n = 0;
+    for k in 0..3 {
+        if revents & HITS[k] != 0
+            && ins[k].is_some_and(|s| s.get(byte).is_some_and(|b| b & bit != 0))
+            && let Some(out) = outs[k].as_deref_mut().and_then(|o| o.get_mut(byte))
+        {
+            *out |= bit;
+            n += 1;
+        }
+    }
+    n
 }
 
 /// Writes the time left until `deadline` back to the timeout at `addr`
