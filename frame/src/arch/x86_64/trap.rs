@@ -139,12 +139,11 @@ __trellis_trap_from_user:
 
     /* A trap or syscall from user mode: the user registers are saved in the
        UserContext; resume the kernel code that called __trellis_enter_user. */
+    /* Only RBX and RBP are restored: the caller's inline `asm!` (cpu.rs
+       `enter_user`) declares every other register clobbered, so the
+       compiler keeps nothing it needs in them across the round trip. */
 __trellis_return_to_kernel:
     mov rsp, [rip + {kernel_rsp}]
-    pop r15
-    pop r14
-    pop r13
-    pop r12
     pop rbx
     pop rbp
     ret
@@ -180,6 +179,9 @@ __trellis_syscall_entry:
     jmp __trellis_return_to_kernel
 
     /* fn(frame: *mut TrapFrame): runs the user context until the next trap.
+       Called only from the inline `asm!` of cpu.rs `enter_user`, which
+       declares every register but RBX, RBP and RSP clobbered (it is not
+       an `extern "C"` function: R12-R15 are not preserved).
        How it returns is decided here, on the registers just loaded:
        `sysretq` when RCX is the frame's RIP, R11 its RFLAGS and the trap
        flag is clear (what `syscall` left, when the kernel changed neither
@@ -198,10 +200,6 @@ __trellis_syscall_entry:
 __trellis_enter_user:
     push rbp
     push rbx
-    push r12
-    push r13
-    push r14
-    push r15
     mov [rip + {kernel_rsp}], rsp
     mov rsp, rdi
     pop rax
@@ -365,7 +363,10 @@ pub(crate) fn enter_user(frame: &mut TrapFrame, _irq: &crate::irq::DisabledLocal
         !cpu::interrupts_enabled(),
         "invariant: user mode is entered with interrupts disabled"
     );
-    if frame.rip >= USER_ADDR_END || frame.rsp >= USER_ADDR_END {
+    // One test for both: the end is a power of two, so an address lies
+    // at or above it exactly when it has a bit at or above the end's, and
+    // then so does the OR of the two.
+    if (frame.rip | frame.rsp) >= USER_ADDR_END {
         return false;
     }
     frame.cs = u64::from(USER_CS);
@@ -388,6 +389,7 @@ pub(crate) fn enter_user(frame: &mut TrapFrame, _irq: &crate::irq::DisabledLocal
 
 /// The end of the canonical lower half: user RIP and RSP lie below it.
 const USER_ADDR_END: u64 = 0x0000_8000_0000_0000;
+const _: () = assert!(USER_ADDR_END.is_power_of_two());
 const RFLAGS_TF: u64 = 1 << 8;
 const _: () = assert!(size_of::<TrapFrame>().is_multiple_of(16));
 
