@@ -671,6 +671,20 @@ mod tests {
             };
             assert_eq!(e.vector, CpuException::GENERAL_PROTECTION);
             assert_eq!(sim::cpu::state().user_entries, entries, "never entered");
+            // So is a non-canonical RSP with a good RIP (one test covers
+            // both), and one just past the end of user space.
+            for rsp in [0x8000_0000_0000, u64::MAX] {
+                ctx.set_rip(0x40_0000);
+                ctx.set_rsp(rsp);
+                let ReturnReason::Exception(e) = ctx.execute(&vm) else {
+                    panic!("not an exception");
+                };
+                assert_eq!(e.vector, CpuException::GENERAL_PROTECTION);
+                assert_eq!(sim::cpu::state().user_entries, entries, "never entered");
+            }
+            ctx.set_rsp(0x7fff_f000);
+            sim::cpu::set_user_program(|_| UserExit::Syscall);
+            assert_eq!(ctx.execute(&vm), ReturnReason::Syscall, "the highest page is fine");
         });
     }
 
