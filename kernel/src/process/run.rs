@@ -192,8 +192,8 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
 /// refetch).
 ///
 /// One round of a system call that needs nothing else is: the generation
-/// check, `work_pending`, user mode (`execute`) between two cycle-counter
-/// reads, the table lookup and the handler, the restart and OOM checks,
+/// check, `work_pending`, user mode (`execute`, which counts the cycles
+/// spent there), the table lookup and the handler, the restart and OOM checks,
 /// the preemption point and the exit flag.
 #[inline(never)]
 fn run_generation(ctx: &mut Context, generation: u64, restart: &mut Option<u64>) -> Leave {
@@ -216,11 +216,10 @@ fn run_generation(ctx: &mut Context, generation: u64, restart: &mut Option<u64>)
             }
         }
         // User time: the time in user mode, which only a trap ends (the task
-        // is never switched away while there). The rest of the task's CPU
-        // time is system time (usage.rs).
-        let t0 = frame::timer::cycles();
+        // is never switched away while there), as the entry assembly counts
+        // it. The rest of the task's CPU time is system time (usage.rs).
         let reason = ctx.user.execute(ctx.vm.space());
-        thread.add_user_cycles(frame::timer::cycles().wrapping_sub(t0));
+        thread.add_user_cycles(ctx.user.user_cycles());
         match reason {
             ReturnReason::Syscall => {
                 let nr = ctx.user.syscall().0;
