@@ -706,7 +706,11 @@ mod tests {
             }
             ctx.set_rsp(0x7fff_f000);
             sim::cpu::set_user_program(|_| UserExit::Syscall);
-            assert_eq!(ctx.execute(&vm), ReturnReason::Syscall, "the highest page is fine");
+            assert_eq!(
+                ctx.execute(&vm),
+                ReturnReason::Syscall,
+                "the highest page is fine"
+            );
         });
     }
 

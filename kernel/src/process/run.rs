@@ -171,7 +171,13 @@ fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) 
         // the table bump it, and they are dropped before the thread is
         // retired or the OOM killer runs.
         let (vm, files, generation) = process.vm_files_and_generation();
-        let mut ctx = Context { process: &process, thread: &thread, vm: &vm, files: &files, user: &mut user };
+        let mut ctx = Context {
+            process: &process,
+            thread: &thread,
+            vm: &vm,
+            files: &files,
+            user: &mut user,
+        };
         match run_generation(&mut ctx, generation, &mut restart) {
             Leave::Exit => break,
             Leave::Refetch => {}
