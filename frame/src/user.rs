@@ -111,6 +111,8 @@ pub struct UserContext {
     /// state ([`FPU_OWNER`]), the next load of another image saves them
     /// here first.
     fpu: Arc<FpuArea>,
+    /// See [`UserContext::user_cycles`].
+    user_cycles: u64,
 }
 
 /// A context's FXSAVE image. Only touched with interrupts off: by the
@@ -190,6 +192,7 @@ impl Clone for UserContext {
             seg_tag: fresh_fpu_tag(),
             fpu_tag: fresh_fpu_tag(),
             fpu: FpuArea::new(self.fpu_state()),
+            user_cycles: 0,
         }
     }
 }
@@ -253,6 +256,7 @@ impl UserContext {
             seg_tag: fresh_fpu_tag(),
             fpu_tag: fresh_fpu_tag(),
             fpu: FpuArea::new_init(),
+            user_cycles: 0,
         }
     }
 
@@ -433,6 +437,16 @@ impl UserContext {
         Ok(())
     }
 
+    /// The cycle-counter ticks ([`crate::timer::cycles`]) the last
+    /// [`UserContext::execute`] spent in user mode: read by the entry
+    /// assembly just before it loads the user registers and just after a
+    /// trap or system call saved them (one read per crossing, no kernel
+    /// work in between); 0 if it refused to enter, and for a new context
+    /// or a copy. For user-time accounting ([`crate::timer::cycles_to_ns`]).
+    pub fn user_cycles(&self) -> u64 {
+        self.user_cycles
+    }
+
     /// Runs the context in user mode in `vm` until it traps back.
     ///
     /// Inlined into the kernel's thread loop: a system call's round trip
@@ -456,14 +470,16 @@ impl UserContext {
         {
             self.load_state();
         }
-        if !enter_user(&mut self.frame, &irq) {
+        let Some(cycles) = enter_user(&mut self.frame, &irq) else {
             // iretq would fault in kernel mode; report what the CPU would.
+            self.user_cycles = 0;
             return ReturnReason::Exception(CpuException {
                 vector: CpuException::GENERAL_PROTECTION,
                 error_code: 0,
                 fault_addr: 0,
             });
-        }
+        };
+        self.user_cycles = cycles;
         crate::arch::trap::assert_entry_flags();
         // Not saved here: the registers stay this context's until another
         // image is loaded or the kernel reads this one (`save_owner`).
@@ -618,7 +634,12 @@ mod tests {
                 u.regs.rax = 7;
                 UserExit::Syscall
             });
+            assert_eq!(ctx.user_cycles(), 0, "never ran");
+            let t0 = crate::timer::cycles();
             assert_eq!(ctx.execute(&vm), ReturnReason::Syscall);
+            let t1 = crate::timer::cycles();
+            // The stay in user mode, counted inside the round trip.
+            assert!(ctx.user_cycles() > 0 && ctx.user_cycles() < t1 - t0);
             let entry = sim::cpu::state().last_user_entry.unwrap();
             assert_eq!(entry.rflags & (RFLAGS_IOPL3 | RFLAGS_IF), RFLAGS_IF);
             assert_eq!(
@@ -671,6 +692,25 @@ mod tests {
             };
             assert_eq!(e.vector, CpuException::GENERAL_PROTECTION);
             assert_eq!(sim::cpu::state().user_entries, entries, "never entered");
+            assert_eq!(ctx.user_cycles(), 0, "no time in user mode");
+            // So is a non-canonical RSP with a good RIP (one test covers
+            // both), and one just past the end of user space.
+            for rsp in [0x8000_0000_0000, u64::MAX] {
+                ctx.set_rip(0x40_0000);
+                ctx.set_rsp(rsp);
+                let ReturnReason::Exception(e) = ctx.execute(&vm) else {
+                    panic!("not an exception");
+                };
+                assert_eq!(e.vector, CpuException::GENERAL_PROTECTION);
+                assert_eq!(sim::cpu::state().user_entries, entries, "never entered");
+            }
+            ctx.set_rsp(0x7fff_f000);
+            sim::cpu::set_user_program(|_| UserExit::Syscall);
+            assert_eq!(
+                ctx.execute(&vm),
+                ReturnReason::Syscall,
+                "the highest page is fine"
+            );
         });
     }
 

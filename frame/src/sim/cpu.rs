@@ -605,7 +605,10 @@ pub fn set_user_program(p: impl FnMut(&mut UserState) -> UserExit + Send + 'stat
 /// # Safety
 /// As `arch::x86_64::cpu::enter_user`; the model checks the frame as
 /// `iretq` to ring 3 needs it, and that interrupts are off.
-pub unsafe fn enter_user(frame: &mut TrapFrame) {
+pub unsafe fn enter_user(frame: &mut TrapFrame) -> u64 {
+    // Like the assembly: the counter just before user mode and just after
+    // the trap; the difference is the stay's ticks.
+    let t0 = rdtsc();
     let (fs_base, gs_base, fs_sel, gs_sel, pending) = {
         let mut c = state();
         assert!(!c.interrupts, "sim: user entry with interrupts enabled");
@@ -644,7 +647,7 @@ pub unsafe fn enter_user(frame: &mut TrapFrame) {
     // An interrupt raised meanwhile is taken as soon as user mode runs.
     if let Some(v) = pending {
         frame.vector = u64::from(v);
-        return;
+        return rdtsc() - t0;
     }
     let mut fpu = state().fpu;
     let mut user = UserState {
@@ -688,6 +691,8 @@ pub unsafe fn enter_user(frame: &mut TrapFrame) {
             }
         }
     }
+    drop(c);
+    rdtsc() - t0
 }
 
 /// Which host thread may run kernel code: the token of the context that

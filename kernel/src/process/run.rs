@@ -8,7 +8,7 @@ use frame::user::{CpuException, ReturnReason, UserContext};
 
 use super::signal::{self, SigInfo, SIGBUS, SIGFPE, SIGILL, SIGSEGV, SIGTRAP, SI_KERNEL};
 use super::signal_frame::{handle_signals, work_pending};
-use super::{Pid, Process, SharedFiles, Thread};
+use super::{Pid, Process, Thread};
 use crate::error::{Errno, Error, Result};
 use crate::mm::Vmar;
 use crate::syscall::{dispatch, Context};
@@ -143,99 +143,120 @@ fn fp_code(flags: u32) -> i32 {
     }
 }
 
-/// The address space a thread ran in last and its descriptor table, kept
-/// from one return to user mode to the next without the process's locks or
-/// a reference-count update: the loop holds them (as it would anyway for
-/// the whole stay in user mode and the system call that follows), tagged
-/// with the generation they were fetched at; execve, exit and unsharing
-/// the table bump the generation, and the thread drops them before it is
-/// retired.
-struct CallCache {
-    generation: u64,
-    held: Option<(Arc<Vmar>, Arc<SharedFiles>)>,
-}
-
-impl CallCache {
-    fn get(&mut self, process: &Process) -> &(Arc<Vmar>, Arc<SharedFiles>) {
-        if process.vm_generation() != self.generation {
-            // The old ones go first: nothing of them is kept past a change.
-            self.held = None;
-        }
-        let generation = &mut self.generation;
-        self.held.get_or_insert_with(|| {
-            let (vm, files, g) = process.vm_files_and_generation();
-            *generation = g;
-            (vm, files)
-        })
-    }
-
-    fn clear(&mut self) {
-        self.held = None;
-    }
+/// Why [`run_generation`] returned to [`user_loop`].
+enum Leave {
+    /// The thread is to exit: its loop ends.
+    Exit,
+    /// execve or exit installed another address space or descriptor
+    /// table (the process's vm generation moved): fetch them again.
+    Refetch,
+    /// A user page could not be allocated: the OOM killer runs with the
+    /// address space and descriptor table dropped.
+    OutOfMemory,
 }
 
 fn user_loop(process: Arc<Process>, thread: Arc<Thread>, mut user: UserContext) {
     let mut restart = None;
-    let mut cache = CallCache { generation: u64::MAX, held: None };
     // The thread is checked for an exit request before it first runs, and
     // after each place it can be made to exit while not running: handling
     // signals, and the system call and preemption point at the end of
     // each round (on one CPU nothing else runs while it is in user mode).
-    let mut exiting = thread.exiting.load(Ordering::Acquire);
-    while !exiting {
-        if restart.is_some() || work_pending(&process, &thread) {
-            // The address space and descriptor table stay held: a stop
-            // parks the thread with them (its process's own, which stay
-            // alive while it is stopped anyway), and after a fatal signal
-            // the thread leaves the loop and drops them before its exit
-            // is reported.
-            let (vm, _) = cache.get(&process);
-            handle_signals(&process, &thread, vm, &mut user, restart.take());
-            if thread.exiting.load(Ordering::Acquire) {
-                break;
+    while !thread.exiting.load(Ordering::Acquire) {
+        // The address space and descriptor table are held from one system
+        // call to the next, without the process's locks or a
+        // reference-count update per call, and so is the `Context` the
+        // handlers get (built once, not per call): tagged with the
+        // generation they were fetched at (read first, so that a change
+        // made meanwhile leaves an older one); execve, exit and unsharing
+        // the table bump it, and they are dropped before the thread is
+        // retired or the OOM killer runs.
+        let (vm, files, generation) = process.vm_files_and_generation();
+        let mut ctx = Context {
+            process: &process,
+            thread: &thread,
+            vm: &vm,
+            files: &files,
+            user: &mut user,
+        };
+        match run_generation(&mut ctx, generation, &mut restart) {
+            Leave::Exit => break,
+            Leave::Refetch => {}
+            Leave::OutOfMemory => {
+                drop((vm, files));
+                crate::mm::oom::out_of_memory(&process, &thread);
+                frame::task::preempt_point();
             }
         }
-        let (vm, files) = cache.get(&process);
+    }
+    super::exit::thread_exited(&process, &thread);
+}
+
+/// Runs the thread in user mode and serves its system calls and faults
+/// for as long as the address space and descriptor table in `ctx` are the
+/// process's (vm generation `generation`). `restart` carries a system call
+/// interrupted by a signal from one round to the next (and across a
+/// refetch).
+///
+/// One round of a system call that needs nothing else is: the generation
+/// check, `work_pending`, user mode (`execute`, which counts the cycles
+/// spent there), the table lookup and the handler, the restart and OOM checks,
+/// the preemption point and the exit flag.
+#[inline(never)]
+fn run_generation(ctx: &mut Context, generation: u64, restart: &mut Option<u64>) -> Leave {
+    let (process, thread) = (ctx.process, ctx.thread);
+    loop {
+        if process.vm_generation() != generation {
+            return Leave::Refetch;
+        }
+        if restart.is_some() || work_pending(process, thread) {
+            // A stop parks the thread with the address space and table
+            // held (its process's own, which stay alive while it is
+            // stopped anyway); after a fatal signal the thread leaves the
+            // loop and drops them before its exit is reported.
+            handle_signals(process, thread, ctx.vm, ctx.user, restart.take());
+            if thread.exiting.load(Ordering::Acquire) {
+                return Leave::Exit;
+            }
+            if process.vm_generation() != generation {
+                return Leave::Refetch;
+            }
+        }
         // User time: the time in user mode, which only a trap ends (the task
-        // is never switched away while there). The rest of the task's CPU
-        // time is system time (usage.rs).
-        let t0 = frame::timer::cycles();
-        let reason = user.execute(vm.space());
-        thread.add_user_cycles(frame::timer::cycles().wrapping_sub(t0));
+        // is never switched away while there), as the entry assembly counts
+        // it. The rest of the task's CPU time is system time (usage.rs).
+        let reason = ctx.user.execute(ctx.vm.space());
+        thread.add_user_cycles(ctx.user.user_cycles());
         match reason {
             ReturnReason::Syscall => {
-                let nr = user.syscall().0;
-                let mut ctx = Context { process: &process, thread: &thread, vm, files, user: &mut user };
-                dispatch(&mut ctx);
+                let nr = ctx.user.syscall().0;
+                dispatch(ctx);
                 // rt_sigreturn's result is the restored rax, never a restart
                 // request (Linux clears orig_ax there).
                 const RT_SIGRETURN: u64 = 15;
-                if is_restart_request(user.rax() as i64) && nr != RT_SIGRETURN {
-                    restart = Some(nr);
+                if is_restart_request(ctx.user.rax() as i64) && nr != RT_SIGRETURN {
+                    *restart = Some(nr);
                 }
                 // A user page the syscall needed could not be allocated.
                 if crate::mm::oom::take_pending() {
-                    cache.clear();
-                    crate::mm::oom::out_of_memory(&process, &thread);
+                    return Leave::OutOfMemory;
                 }
             }
             ReturnReason::Exception(e) => {
-                if handle_exception(&process, &thread, &user, vm, &e) {
+                if handle_exception(process, thread, ctx.user, ctx.vm, &e) {
                     // No memory for the page: the OOM killer (Linux's
                     // pagefault_out_of_memory), then the instruction runs
                     // again, or the thread dies of a pending SIGKILL.
-                    cache.clear();
                     crate::mm::oom::take_pending();
-                    crate::mm::oom::out_of_memory(&process, &thread);
+                    return Leave::OutOfMemory;
                 }
             }
             ReturnReason::Interrupt => {}
         }
         frame::task::preempt_point();
-        exiting = thread.exiting.load(Ordering::Acquire);
+        if thread.exiting.load(Ordering::Acquire) {
+            return Leave::Exit;
+        }
     }
-    drop(cache);
-    super::exit::thread_exited(&process, &thread);
 }
 
 /// A CPU exception in user mode: a page fault resolved, or the signal it

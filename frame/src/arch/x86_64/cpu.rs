@@ -365,6 +365,9 @@ pub unsafe fn load_idt(idt: &'static [IdtEntry; 256]) {
 unsafe extern "C" {
     static __trellis_trap_stubs: u8;
     fn __trellis_syscall_entry();
+    /// Not an `extern "C"` function: it preserves only RBX, RBP and RSP
+    /// and returns the ticks spent in user mode in RAX (called through
+    /// [`enter_user`]'s `asm!`, which says so).
     fn __trellis_enter_user(frame: *mut TrapFrame);
     fn __trellis_context_switch(save_rsp: *mut usize, next_rsp: usize);
     fn __trellis_task_trampoline();
@@ -402,10 +405,37 @@ pub fn task_trampoline() -> u64 {
 /// context pointer must point just past it, and interrupts must be off.
 // MIRI: not reached: the contract of the user-mode entry (assembly); the model's `enter_user` checks it.
 #[inline(always)]
-pub unsafe fn enter_user(frame: &mut TrapFrame) {
+pub unsafe fn enter_user(frame: &mut TrapFrame) -> u64 {
     // MIRI: not reached: calls the assembly routine that does `iretq`.
-    // SAFETY: the caller upholds this function's contract.
-    unsafe { __trellis_enter_user(frame) }
+    // SAFETY: the caller upholds this function's contract. The routine
+    // (trap.rs) saves RBX and RBP on this stack and restores them, with
+    // RSP, when the next trap or system call from user mode resumes it at
+    // `__trellis_return_to_kernel`; every other general register, the
+    // vector registers and the flags hold whatever user mode or the entry
+    // path left in them, which the clobbers below declare (`clobber_abi`
+    // for the caller-saved ones and the FPU/SSE state, R12-R15 by name), so
+    // the compiler keeps nothing live in them across the call. Memory is
+    // not declared untouched: the CPU writes the next trap into `frame`.
+    // The routine pushes below RSP (no `nostack`), and leaves DF clear
+    // (SFMASK on `syscall`, `popfq` of 0x2 on a trap). The x87 control
+    // word and MXCSR may be user mode's, as they always were after a
+    // return from user mode: the kernel is built soft-float and never
+    // uses them. RAX returns the ticks spent in user mode.
+    let user_cycles: u64;
+    unsafe {
+        core::arch::asm!(
+            "call {entry}",
+            entry = sym __trellis_enter_user,
+            in("rdi") frame as *mut TrapFrame,
+            lateout("rax") user_cycles,
+            out("r12") _,
+            out("r13") _,
+            out("r14") _,
+            out("r15") _,
+            clobber_abi("C"),
+        )
+    }
+    user_cycles
 }
 
 /// Saves the current task's stack pointer into `*save_rsp` and resumes the

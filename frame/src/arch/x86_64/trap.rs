@@ -139,12 +139,17 @@ __trellis_trap_from_user:
 
     /* A trap or syscall from user mode: the user registers are saved in the
        UserContext; resume the kernel code that called __trellis_enter_user. */
+    /* Only RBX and RBP are restored: the caller's inline `asm!` (cpu.rs
+       `enter_user`) declares every other register clobbered, so the
+       compiler keeps nothing it needs in them across the round trip. RAX
+       returns the cycle-counter ticks since the entry read it: the stay
+       in user mode, for the kernel's user-time accounting. */
 __trellis_return_to_kernel:
+    rdtsc
+    shl rdx, 32
+    or rax, rdx
+    sub rax, [rip + {user_tsc}]
     mov rsp, [rip + {kernel_rsp}]
-    pop r15
-    pop r14
-    pop r13
-    pop r12
     pop rbx
     pop rbp
     ret
@@ -180,6 +185,9 @@ __trellis_syscall_entry:
     jmp __trellis_return_to_kernel
 
     /* fn(frame: *mut TrapFrame): runs the user context until the next trap.
+       Called only from the inline `asm!` of cpu.rs `enter_user`, which
+       declares every register but RBX, RBP and RSP clobbered (it is not
+       an `extern "C"` function: R12-R15 are not preserved).
        How it returns is decided here, on the registers just loaded:
        `sysretq` when RCX is the frame's RIP, R11 its RFLAGS and the trap
        flag is clear (what `syscall` left, when the kernel changed neither
@@ -198,11 +206,11 @@ __trellis_syscall_entry:
 __trellis_enter_user:
     push rbp
     push rbx
-    push r12
-    push r13
-    push r14
-    push r15
     mov [rip + {kernel_rsp}], rsp
+    rdtsc
+    shl rdx, 32
+    or rax, rdx
+    mov [rip + {user_tsc}], rax
     mov rsp, rdi
     pop rax
     pop rbx
@@ -238,6 +246,7 @@ __trellis_enter_user:
     rflags_tf = const RFLAGS_TF,
     kernel_rsp = sym KERNEL_RSP,
     user_rsp = sym USER_RSP_SCRATCH,
+    user_tsc = sym USER_ENTRY_TSC,
     ctx_top = sym USER_CTX_TOP,
     user_ds = const USER_DS,
     user_cs = const USER_CS,
@@ -257,6 +266,8 @@ unsafe impl Sync for AsmWord {}
 static KERNEL_RSP: AsmWord = AsmWord(UnsafeCell::new(0));
 static USER_RSP_SCRATCH: AsmWord = AsmWord(UnsafeCell::new(0));
 static USER_CTX_TOP: AsmWord = AsmWord(UnsafeCell::new(0));
+/// The cycle counter when `__trellis_enter_user` last left for user mode.
+static USER_ENTRY_TSC: AsmWord = AsmWord(UnsafeCell::new(0));
 
 /// An IDT gate (Intel SDM vol. 3, 6.14.1).
 #[derive(Clone, Copy, Debug)]
@@ -348,8 +359,11 @@ pub(crate) extern "C" fn kernel_trap_entry(frame: &mut TrapFrame) {
 }
 
 /// Runs `frame` in user mode until the next trap or syscall, which is saved
-/// back into `frame`; false (and nothing run) if its RIP or RSP is not a
-/// canonical user address, which `iretq` would fault on in ring 0.
+/// back into `frame`, and returns the cycle-counter ticks of the stay in
+/// user mode (read by the assembly just before it loads the user registers
+/// and just after the trap saved them); `None` (and nothing run) if its RIP
+/// or RSP is not a canonical user address, which `iretq` would fault on in
+/// ring 0.
 ///
 /// Invariant 2 rests here, so the frame is made safe to enter right
 /// before the assembly, whatever the caller left in it: CS and SS are set
@@ -360,13 +374,19 @@ pub(crate) extern "C" fn kernel_trap_entry(frame: &mut TrapFrame) {
 /// user mode nothing may run, and TSS.RSP0 may only change then.
 /// Inlined into its one caller, `execute`.
 #[inline(always)]
-pub(crate) fn enter_user(frame: &mut TrapFrame, _irq: &crate::irq::DisabledLocalIrqGuard) -> bool {
+pub(crate) fn enter_user(
+    frame: &mut TrapFrame,
+    _irq: &crate::irq::DisabledLocalIrqGuard,
+) -> Option<u64> {
     debug_assert!(
         !cpu::interrupts_enabled(),
         "invariant: user mode is entered with interrupts disabled"
     );
-    if frame.rip >= USER_ADDR_END || frame.rsp >= USER_ADDR_END {
-        return false;
+    // One test for both: the end is a power of two, so an address lies
+    // at or above it exactly when it has a bit at or above the end's, and
+    // then so does the OR of the two.
+    if (frame.rip | frame.rsp) >= USER_ADDR_END {
+        return None;
     }
     frame.cs = u64::from(USER_CS);
     frame.ss = u64::from(USER_DS);
@@ -382,12 +402,12 @@ pub(crate) fn enter_user(frame: &mut TrapFrame, _irq: &crate::irq::DisabledLocal
     // above, that outlives the call: the CPU writes the next trap into it
     // through TSS.RSP0 / USER_CTX_TOP (both set just above) and the stub
     // returns here; interrupts are off (`_irq`).
-    unsafe { cpu::enter_user(frame) };
-    true
+    Some(unsafe { cpu::enter_user(frame) })
 }
 
 /// The end of the canonical lower half: user RIP and RSP lie below it.
 const USER_ADDR_END: u64 = 0x0000_8000_0000_0000;
+const _: () = assert!(USER_ADDR_END.is_power_of_two());
 const RFLAGS_TF: u64 = 1 << 8;
 const _: () = assert!(size_of::<TrapFrame>().is_multiple_of(16));
 
