@@ -152,13 +152,19 @@ impl<'a> Walk<'a> {
         if path.is_empty() {
             return Err(Error::new(Errno::ENOENT));
         }
-        if name::user_len(path) >= PATH_MAX {
+        // (A stored path is never shorter in bytes than user space sees it.)
+        if path.len() >= PATH_MAX && name::user_len(path) >= PATH_MAX {
             return Err(Error::new(Errno::ENAMETOOLONG));
         }
         let mut walk = Walk {
             root: fs.root(),
             cred: fs.cred(),
-            cur: start.clone(),
+            // An absolute path starts at the root (as `push` reports).
+            cur: if path.starts_with('/') {
+                fs.root().clone()
+            } else {
+                start.clone()
+            },
             path,
             links: Vec::new(),
             segs: [Segment::default(); MAX_TEXTS],
@@ -185,10 +191,11 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Puts the components of text `text` in front of the remaining ones
-    /// (an absolute text restarts from the root). Every component is
-    /// checked against NAME_MAX first, as a whole path is.
-    fn push(&mut self, text: u8) -> Result<()> {
+    /// Puts the components of text `text` in front of the remaining ones;
+    /// true if the text is absolute (the caller restarts from the root).
+    /// Every component is checked against NAME_MAX first, as a whole path
+    /// is.
+    fn push(&mut self, text: u8) -> Result<bool> {
         let t = self.text(text);
         // (A text no longer than NAME_MAX cannot hold a longer name.)
         if t.len() > NAME_MAX && t.split('/').any(|c| name::user_len(c) > NAME_MAX) {
@@ -196,9 +203,6 @@ impl<'a> Walk<'a> {
         }
         let skip = leading_slashes(t);
         let (absolute, empty) = (skip > 0, skip == t.len());
-        if absolute {
-            self.cur = self.root.clone();
-        }
         // Texts are shorter than PATH_MAX (u16) and at most MAX_TEXTS.
         let at = u16::try_from(skip).map_err(|_| Error::new(Errno::ENAMETOOLONG))?;
         if !empty {
@@ -209,19 +213,7 @@ impl<'a> Walk<'a> {
             *slot = Segment { text, at };
             self.nsegs += 1;
         }
-        Ok(())
-    }
-
-    /// Whether more than one component remains.
-    fn more_than_one(&self) -> bool {
-        match self.nsegs {
-            0 => false,
-            1 => {
-                let s = self.segs[0];
-                first_component(&self.text(s.text)[usize::from(s.at)..]).1
-            }
-            _ => true,
-        }
+        Ok(absolute)
     }
 
     /// Takes the next component: (text, start, end).
@@ -292,14 +284,24 @@ impl<'a> Walk<'a> {
         }
         self.links.push(target);
         // At most MAX_SYMLINKS links, so the index fits.
-        self.push(self.links.len() as u8)?;
+        if self.push(self.links.len() as u8)? {
+            self.cur = self.root.clone();
+        }
         Ok(None)
     }
 
-    /// Walks every component but the last, which stays on the stack.
-    fn walk_to_parent(&mut self) -> Result<()> {
-        while self.more_than_one() {
-            let Some(comp) = self.next() else { break };
+    /// Walks every component but the last, which it returns (None when no
+    /// component is left: the path, or the rest of it, was only slashes).
+    /// Each component is scanned once: the last is the one after which
+    /// the stack is empty.
+    fn walk_to_parent(&mut self) -> Result<Option<(u8, usize, usize)>> {
+        loop {
+            let Some(comp) = self.next() else {
+                return Ok(None);
+            };
+            if self.nsegs == 0 {
+                return Ok(Some(comp));
+            }
             let next = self.step_at(comp)?;
             match next.file_type() {
                 FileType::Directory => self.cur = next,
@@ -315,15 +317,13 @@ impl<'a> Walk<'a> {
                 _ => return Err(Error::new(Errno::ENOTDIR)),
             }
         }
-        Ok(())
     }
 
     /// Resolves the whole path; `origin` asks for where the result was
     /// found (which costs a copy of its name).
     fn resolve(mut self, follow: bool, origin: bool) -> Result<Found> {
         loop {
-            self.walk_to_parent()?;
-            let Some(comp) = self.next() else {
+            let Some(comp) = self.walk_to_parent()? else {
                 return Ok(Found {
                     node: self.cur,
                     parent: None,
@@ -355,8 +355,7 @@ impl<'a> Walk<'a> {
     }
 
     fn parent(mut self) -> Result<Parent> {
-        self.walk_to_parent()?;
-        let last = match self.next() {
+        let last = match self.walk_to_parent()? {
             None => Last::Root,
             Some((t, s, e)) => match &self.text(t)[s..e] {
                 "." => Last::Dot,
