@@ -102,7 +102,7 @@ const MAX_TEXTS: usize = MAX_SYMLINKS as usize + 1;
 /// Where a walk's remaining components are: the rest of one text, from a
 /// byte offset. The rest always starts with a component (never a slash)
 /// and the texts above it on the stack come first.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct Segment {
     text: u8,
     at: u16,
@@ -119,9 +119,12 @@ struct Walk<'a> {
     path: &'a str,
     /// Texts 1..: the targets of the links followed so far.
     links: Vec<String>,
-    /// The parts of the texts still to visit, the next one last.
-    segs: [Segment; MAX_TEXTS],
-    nsegs: usize,
+    /// Where the rest of the path (text 0) starts, if any is left: the
+    /// bottom of the stack of parts still to visit.
+    path_at: Option<u16>,
+    /// The parts of link targets still to visit, above the path's, the
+    /// next one last (empty, so not allocated, until a link is followed).
+    link_segs: Vec<Segment>,
     must_be_dir: bool,
     links_followed: u32,
     /// The open file a final magic link led to.
@@ -167,8 +170,8 @@ impl<'a> Walk<'a> {
             },
             path,
             links: Vec::new(),
-            segs: [Segment::default(); MAX_TEXTS],
-            nsegs: 0,
+            path_at: None,
+            link_segs: Vec::new(),
             must_be_dir: path.ends_with('/'),
             links_followed: 0,
             file: None,
@@ -206,20 +209,31 @@ impl<'a> Walk<'a> {
         // Texts are shorter than PATH_MAX (u16) and at most MAX_TEXTS.
         let at = u16::try_from(skip).map_err(|_| Error::new(Errno::ENAMETOOLONG))?;
         if !empty {
-            let slot = self
-                .segs
-                .get_mut(self.nsegs)
-                .ok_or(Error::new(Errno::ELOOP))?;
-            *slot = Segment { text, at };
-            self.nsegs += 1;
+            if text == 0 {
+                self.path_at = Some(at);
+            } else if self.link_segs.len() + 1 < MAX_TEXTS {
+                self.link_segs.push(Segment { text, at });
+            } else {
+                return Err(Error::new(Errno::ELOOP));
+            }
         }
         Ok(absolute)
     }
 
+    /// Whether no component is left to visit.
+    fn done(&self) -> bool {
+        self.link_segs.is_empty() && self.path_at.is_none()
+    }
+
     /// Takes the next component: (text, start, end).
     fn next(&mut self) -> Option<(u8, usize, usize)> {
-        let top = self.nsegs.checked_sub(1)?;
-        let s = self.segs[top];
+        let s = match self.link_segs.last() {
+            Some(s) => *s,
+            None => Segment {
+                text: 0,
+                at: self.path_at?,
+            },
+        };
         let start = usize::from(s.at);
         let rest = &self.text(s.text)[start..];
         let (len, more) = first_component(rest);
@@ -227,9 +241,13 @@ impl<'a> Walk<'a> {
         if more {
             let skip = leading_slashes(&rest[len..]);
             // Within the text, so within u16 as the text is.
-            self.segs[top].at = (end + skip) as u16;
-        } else {
-            self.nsegs = top;
+            let at = (end + skip) as u16;
+            match self.link_segs.last_mut() {
+                Some(top) => top.at = at,
+                None => self.path_at = Some(at),
+            }
+        } else if self.link_segs.pop().is_none() {
+            self.path_at = None;
         }
         Some((s.text, start, end))
     }
@@ -276,7 +294,7 @@ impl<'a> Walk<'a> {
         if target.is_empty() {
             return Err(Error::new(Errno::ENOENT));
         }
-        if self.nsegs == 0 && target.ends_with('/') {
+        if self.done() && target.ends_with('/') {
             self.must_be_dir = true;
         }
         if self.links.len() + 1 >= MAX_TEXTS {
@@ -299,7 +317,7 @@ impl<'a> Walk<'a> {
             let Some(comp) = self.next() else {
                 return Ok(None);
             };
-            if self.nsegs == 0 {
+            if self.done() {
                 return Ok(Some(comp));
             }
             let next = self.step_at(comp)?;

@@ -140,9 +140,7 @@ impl Context<'_> {
         let cur = addr as usize;
         let n = chunk.len().min(4096 - (cur % 4096));
         self.vm.read_bytes(cur, &mut chunk[..n])?;
-        if let Some(pos) = chunk[..n].iter().position(|&b| b == 0)
-            && let Some(path) = crate::fs::name::stored_as_is(&chunk[..pos])
-        {
+        if let Some(path) = crate::fs::name::stored_as_is_until_nul(&chunk[..n]) {
             return f(path);
         }
         f(&self.read_path(addr)?)
