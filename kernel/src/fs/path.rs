@@ -253,22 +253,24 @@ impl<'a> Walk<'a> {
     }
 
     /// Looks up one component in the current directory, which the caller
-    /// must be allowed to search.
-    fn step(&self, name: &str) -> Result<Arc<dyn Inode>> {
+    /// must be allowed to search; true with an inode the directory's own
+    /// lookup found, whose mounts the caller applies ([`covered`]) once it
+    /// knows the inode is a directory.
+    fn step(&self, name: &str) -> Result<(Arc<dyn Inode>, bool)> {
         // `cur` is a directory, which CAP_DAC_OVERRIDE may always search
         // (Cred::may): then its mode need not be read.
         if !self.cred.capable(CAP_DAC_OVERRIDE) {
             self.cred.check(&*self.cur, MAY_EXEC)?;
         }
         match name {
-            "." => Ok(self.cur.clone()),
-            ".." => parent_of(self.root, &self.cur),
-            _ => Ok(mount::covering(self.cur.lookup(name)?)),
+            "." => Ok((self.cur.clone(), false)),
+            ".." => Ok((parent_of(self.root, &self.cur)?, false)),
+            _ => Ok((self.cur.lookup(name)?, true)),
         }
     }
 
     /// [`Walk::step`] for the component at `text[start..end]`.
-    fn step_at(&self, (text, start, end): (u8, usize, usize)) -> Result<Arc<dyn Inode>> {
+    fn step_at(&self, (text, start, end): (u8, usize, usize)) -> Result<(Arc<dyn Inode>, bool)> {
         self.step(&self.text(text)[start..end])
     }
 
@@ -320,9 +322,9 @@ impl<'a> Walk<'a> {
             if self.done() {
                 return Ok(Some(comp));
             }
-            let next = self.step_at(comp)?;
+            let (next, found) = self.step_at(comp)?;
             match next.file_type() {
-                FileType::Directory => self.cur = next,
+                FileType::Directory => self.cur = covered(next, found),
                 FileType::Symlink => {
                     if let Some(dir) = self.follow(&next)? {
                         if !dir.is_dir() {
@@ -348,11 +350,14 @@ impl<'a> Walk<'a> {
                     file: None,
                 });
             };
-            let mut node = self.step_at(comp)?;
+            let (mut node, found) = self.step_at(comp)?;
             let name = &self.text(comp.0)[comp.1..comp.2];
             let mut parent = (origin && name != "." && name != "..")
                 .then(|| (self.cur.clone(), name.to_string()));
-            if node.file_type() == FileType::Symlink && (follow || self.must_be_dir) {
+            let file_type = node.file_type();
+            if file_type == FileType::Directory {
+                node = covered(node, found);
+            } else if file_type == FileType::Symlink && (follow || self.must_be_dir) {
                 match self.follow(&node)? {
                     Some(target) => {
                         node = target;
@@ -387,6 +392,14 @@ impl<'a> Walk<'a> {
             trailing_slash: self.must_be_dir,
         })
     }
+}
+
+/// `dir` as the walk goes on from it: the root mounted on it if `found` (a
+/// directory's lookup found it), else `dir` (".", "..", already covered).
+/// Only directories are mount points (`mount::mount` refuses anything
+/// else), so the walk asks only for those.
+fn covered(dir: Arc<dyn Inode>, found: bool) -> Arc<dyn Inode> {
+    if found { mount::covering(dir) } else { dir }
 }
 
 /// The directory ".." names in `dir`: `dir` itself at the process's root,
