@@ -17,6 +17,42 @@ int main(void)
 	t_join(path, sizeof path, dir, "f");
 	CHECK_EQ(t_write_file(path, "1234567", 7, 0644), 0);
 	CHECK_EQ(stat(path, &ref), 0);
+
+	/* Paths of every length around the kernel's first 64-byte read of a
+	 * path, and a long one: the same file (and unlink/mkdir of such a
+	 * path work). */
+	{
+		static const int lens[] = { 62, 63, 64, 65, 66, 127, 128, 300 };
+		char lp[400];
+		for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+			int want = lens[i];
+			size_t n = (size_t)snprintf(lp, sizeof lp, "%s/", dir);
+			if ((int)n + 1 > want)
+				continue;
+			while ((int)n + 1 < want) {
+				if (want - 1 - (int)n >= 2) {
+					memcpy(lp + n, "./", 2);
+					n += 2;
+				} else {
+					lp[n++] = '/';
+				}
+			}
+			lp[n++] = 'f';
+			lp[n] = 0;
+			CHECK_EQ((int)strlen(lp), want);
+			memset(&st, 0, sizeof st);
+			CHECK_EQ(stat(lp, &st), 0);
+			CHECK_EQ(st.st_ino, ref.st_ino);
+			lp[n - 1] = 'g';
+			CHECK_EQ(mkdir(lp, 0755), 0);
+			CHECK_EQ(stat(lp, &st), 0);
+			CHECK(S_ISDIR(st.st_mode));
+			CHECK_EQ(rmdir(lp), 0);
+			CHECK_EQ(t_write_file(lp, "x", 1, 0644), 0);
+			CHECK_EQ(unlink(lp), 0);
+			CHECK_ERR(stat(lp, &st), ENOENT);
+		}
+	}
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
 	CHECK(dfd >= 0);
 

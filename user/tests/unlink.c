@@ -55,6 +55,55 @@ int main(void)
 	t_join(bad, sizeof bad, dir, "file/x");
 	CHECK_ERR(unlink(bad), ENOTDIR);
 
+	/* A trailing slash: ENOTDIR for a file, EISDIR for a directory; the
+	 * file stays. */
+	t_join(bad, sizeof bad, dir, "file/");
+	CHECK_ERR(unlink(bad), ENOTDIR);
+	CHECK_EQ(stat(path, &st), 0);
+	t_join(bad, sizeof bad, dir, "sub/");
+	CHECK_ERR(unlink(bad), EISDIR);
+
+	/* Many names in one directory: unlinking every other one removes
+	 * exactly those, and the listing shows exactly the rest. */
+	{
+		char name[300];
+		int i, seen = 0, wrong = 0;
+		for (i = 0; i < 200; i++) {
+			snprintf(name, sizeof name, "%s/n%d", sub, i);
+			CHECK_EQ(t_write_file(name, "x", 1, 0644), 0);
+		}
+		for (i = 0; i < 200; i += 2) {
+			snprintf(name, sizeof name, "%s/n%d", sub, i);
+			CHECK_EQ(unlink(name), 0);
+		}
+		for (i = 0; i < 200; i++) {
+			snprintf(name, sizeof name, "%s/n%d", sub, i);
+			if (i % 2)
+				CHECK_EQ(stat(name, &st), 0);
+			else
+				CHECK_ERR(stat(name, &st), ENOENT);
+		}
+		DIR *d = opendir(sub);
+		CHECK(d != NULL);
+		if (d) {
+			struct dirent *e;
+			while ((e = readdir(d))) {
+				if (e->d_name[0] == '.')
+					continue;
+				seen++;
+				if (e->d_name[0] != 'n' || atoi(e->d_name + 1) % 2 == 0)
+					wrong++;
+			}
+			closedir(d);
+		}
+		CHECK_EQ(seen, 100);
+		CHECK_EQ(wrong, 0);
+		for (i = 1; i < 200; i += 2) {
+			snprintf(name, sizeof name, "%s/n%d", sub, i);
+			CHECK_EQ(unlink(name), 0);
+		}
+	}
+
 	/* EFAULT. */
 	CHECK_ERR(unlink(BAD_PTR), EFAULT);
 

@@ -429,6 +429,17 @@ pub trait Inode: Any + Send + Sync {
         Err(Error::new(Errno::ENOTDIR))
     }
 
+    /// unlink(2)'s lookup, checks and removal: finds `name`, lets `check`
+    /// refuse its inode (that error is returned and nothing changes), then
+    /// removes it as [`Inode::unlink`]. A file system that can keep the
+    /// entry it found overrides this to look the name up once; `check`
+    /// may take inode locks, so it runs with none of them held.
+    fn unlink_checked(&self, name: &str, check: &dyn Fn(&dyn Inode) -> Result<()>) -> Result<()> {
+        let node = self.lookup(name)?;
+        check(&*node)?;
+        self.unlink(name)
+    }
+
     /// Removes the empty directory `name`.
     fn rmdir(&self, _name: &str) -> Result<()> {
         Err(Error::new(Errno::ENOTDIR))

@@ -112,6 +112,18 @@ impl FsContext {
         &self.cred
     }
 
+    /// A copy of this context acting for `cred` (the system calls' snapshot
+    /// of the caller's context): shares the root and cwd, and does not
+    /// copy this context's own credentials only to drop them.
+    pub fn snapshot_for(&self, cred: Cred) -> Self {
+        FsContext {
+            root: self.root.clone(),
+            cwd: self.cwd.clone(),
+            umask: self.umask,
+            cred,
+        }
+    }
+
     /// The same context acting for `cred`.
     pub fn with_cred(mut self, cred: Cred) -> Self {
         self.cred = cred;

@@ -60,14 +60,17 @@ pub fn from_user(bytes: Vec<u8>) -> String {
     out
 }
 
-/// `bytes` as the VFS stores them, if that is the same bytes (valid
-/// UTF-8 with nothing to escape): what [`from_user`] would return,
-/// without a copy.
-pub fn stored_as_is(bytes: &[u8]) -> Option<&str> {
-    if bytes.contains(&ESCAPE_LEAD) {
+/// The bytes of `buf` before its first NUL as the VFS stores them, if
+/// that is the same bytes (valid UTF-8 with nothing to escape): what
+/// [`from_user`] would return, without a copy. None if `buf` holds no NUL
+/// or the bytes need a conversion. One scan finds the NUL and the escape
+/// lead byte (a path read from user memory).
+pub fn stored_as_is_until_nul(buf: &[u8]) -> Option<&str> {
+    let end = buf.iter().position(|&b| b == 0 || b == ESCAPE_LEAD)?;
+    if buf[end] != 0 {
         return None;
     }
-    core::str::from_utf8(bytes).ok()
+    core::str::from_utf8(&buf[..end]).ok()
 }
 
 /// The bytes user space sees for a stored name or path.

@@ -140,15 +140,17 @@ pub fn unlink(fs: &FsContext, start: &Arc<dyn Inode>, path: &str) -> Result<()> 
     };
     let name = name.as_str();
     mount::check_writable(&parent.dir)?;
-    let node = parent.dir.lookup(name)?;
-    if node.is_dir() {
-        return Err(Error::new(Errno::EISDIR));
-    }
-    if parent.trailing_slash {
-        return Err(Error::new(Errno::ENOTDIR));
-    }
-    fs.cred().check_delete(&*parent.dir, &*node)?;
-    parent.dir.unlink(name)
+    // One lookup of the name: the file system shows the inode it found to
+    // these checks and removes that entry.
+    parent.dir.unlink_checked(name, &|node| {
+        if node.is_dir() {
+            return Err(Error::new(Errno::EISDIR));
+        }
+        if parent.trailing_slash {
+            return Err(Error::new(Errno::ENOTDIR));
+        }
+        fs.cred().check_delete(&*parent.dir, node)
+    })
 }
 
 /// rmdir(2).

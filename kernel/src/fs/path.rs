@@ -102,7 +102,7 @@ const MAX_TEXTS: usize = MAX_SYMLINKS as usize + 1;
 /// Where a walk's remaining components are: the rest of one text, from a
 /// byte offset. The rest always starts with a component (never a slash)
 /// and the texts above it on the stack come first.
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 struct Segment {
     text: u8,
     at: u16,
@@ -119,9 +119,12 @@ struct Walk<'a> {
     path: &'a str,
     /// Texts 1..: the targets of the links followed so far.
     links: Vec<String>,
-    /// The parts of the texts still to visit, the next one last.
-    segs: [Segment; MAX_TEXTS],
-    nsegs: usize,
+    /// Where the rest of the path (text 0) starts, if any is left: the
+    /// bottom of the stack of parts still to visit.
+    path_at: Option<u16>,
+    /// The parts of link targets still to visit, above the path's, the
+    /// next one last (empty, so not allocated, until a link is followed).
+    link_segs: Vec<Segment>,
     must_be_dir: bool,
     links_followed: u32,
     /// The open file a final magic link led to.
@@ -152,17 +155,23 @@ impl<'a> Walk<'a> {
         if path.is_empty() {
             return Err(Error::new(Errno::ENOENT));
         }
-        if name::user_len(path) >= PATH_MAX {
+        // (A stored path is never shorter in bytes than user space sees it.)
+        if path.len() >= PATH_MAX && name::user_len(path) >= PATH_MAX {
             return Err(Error::new(Errno::ENAMETOOLONG));
         }
         let mut walk = Walk {
             root: fs.root(),
             cred: fs.cred(),
-            cur: start.clone(),
+            // An absolute path starts at the root (as `push` reports).
+            cur: if path.starts_with('/') {
+                fs.root().clone()
+            } else {
+                start.clone()
+            },
             path,
             links: Vec::new(),
-            segs: [Segment::default(); MAX_TEXTS],
-            nsegs: 0,
+            path_at: None,
+            link_segs: Vec::new(),
             must_be_dir: path.ends_with('/'),
             links_followed: 0,
             file: None,
@@ -185,10 +194,11 @@ impl<'a> Walk<'a> {
         }
     }
 
-    /// Puts the components of text `text` in front of the remaining ones
-    /// (an absolute text restarts from the root). Every component is
-    /// checked against NAME_MAX first, as a whole path is.
-    fn push(&mut self, text: u8) -> Result<()> {
+    /// Puts the components of text `text` in front of the remaining ones;
+    /// true if the text is absolute (the caller restarts from the root).
+    /// Every component is checked against NAME_MAX first, as a whole path
+    /// is.
+    fn push(&mut self, text: u8) -> Result<bool> {
         let t = self.text(text);
         // (A text no longer than NAME_MAX cannot hold a longer name.)
         if t.len() > NAME_MAX && t.split('/').any(|c| name::user_len(c) > NAME_MAX) {
@@ -196,38 +206,34 @@ impl<'a> Walk<'a> {
         }
         let skip = leading_slashes(t);
         let (absolute, empty) = (skip > 0, skip == t.len());
-        if absolute {
-            self.cur = self.root.clone();
-        }
         // Texts are shorter than PATH_MAX (u16) and at most MAX_TEXTS.
         let at = u16::try_from(skip).map_err(|_| Error::new(Errno::ENAMETOOLONG))?;
         if !empty {
-            let slot = self
-                .segs
-                .get_mut(self.nsegs)
-                .ok_or(Error::new(Errno::ELOOP))?;
-            *slot = Segment { text, at };
-            self.nsegs += 1;
+            if text == 0 {
+                self.path_at = Some(at);
+            } else if self.link_segs.len() + 1 < MAX_TEXTS {
+                self.link_segs.push(Segment { text, at });
+            } else {
+                return Err(Error::new(Errno::ELOOP));
+            }
         }
-        Ok(())
+        Ok(absolute)
     }
 
-    /// Whether more than one component remains.
-    fn more_than_one(&self) -> bool {
-        match self.nsegs {
-            0 => false,
-            1 => {
-                let s = self.segs[0];
-                first_component(&self.text(s.text)[usize::from(s.at)..]).1
-            }
-            _ => true,
-        }
+    /// Whether no component is left to visit.
+    fn done(&self) -> bool {
+        self.link_segs.is_empty() && self.path_at.is_none()
     }
 
     /// Takes the next component: (text, start, end).
     fn next(&mut self) -> Option<(u8, usize, usize)> {
-        let top = self.nsegs.checked_sub(1)?;
-        let s = self.segs[top];
+        let s = match self.link_segs.last() {
+            Some(s) => *s,
+            None => Segment {
+                text: 0,
+                at: self.path_at?,
+            },
+        };
         let start = usize::from(s.at);
         let rest = &self.text(s.text)[start..];
         let (len, more) = first_component(rest);
@@ -235,30 +241,36 @@ impl<'a> Walk<'a> {
         if more {
             let skip = leading_slashes(&rest[len..]);
             // Within the text, so within u16 as the text is.
-            self.segs[top].at = (end + skip) as u16;
-        } else {
-            self.nsegs = top;
+            let at = (end + skip) as u16;
+            match self.link_segs.last_mut() {
+                Some(top) => top.at = at,
+                None => self.path_at = Some(at),
+            }
+        } else if self.link_segs.pop().is_none() {
+            self.path_at = None;
         }
         Some((s.text, start, end))
     }
 
     /// Looks up one component in the current directory, which the caller
-    /// must be allowed to search.
-    fn step(&self, name: &str) -> Result<Arc<dyn Inode>> {
+    /// must be allowed to search; true with an inode the directory's own
+    /// lookup found, whose mounts the caller applies ([`covered`]) once it
+    /// knows the inode is a directory.
+    fn step(&self, name: &str) -> Result<(Arc<dyn Inode>, bool)> {
         // `cur` is a directory, which CAP_DAC_OVERRIDE may always search
         // (Cred::may): then its mode need not be read.
         if !self.cred.capable(CAP_DAC_OVERRIDE) {
             self.cred.check(&*self.cur, MAY_EXEC)?;
         }
         match name {
-            "." => Ok(self.cur.clone()),
-            ".." => parent_of(self.root, &self.cur),
-            _ => Ok(mount::covering(self.cur.lookup(name)?)),
+            "." => Ok((self.cur.clone(), false)),
+            ".." => Ok((parent_of(self.root, &self.cur)?, false)),
+            _ => Ok((self.cur.lookup(name)?, true)),
         }
     }
 
     /// [`Walk::step`] for the component at `text[start..end]`.
-    fn step_at(&self, (text, start, end): (u8, usize, usize)) -> Result<Arc<dyn Inode>> {
+    fn step_at(&self, (text, start, end): (u8, usize, usize)) -> Result<(Arc<dyn Inode>, bool)> {
         self.step(&self.text(text)[start..end])
     }
 
@@ -284,7 +296,7 @@ impl<'a> Walk<'a> {
         if target.is_empty() {
             return Err(Error::new(Errno::ENOENT));
         }
-        if self.nsegs == 0 && target.ends_with('/') {
+        if self.done() && target.ends_with('/') {
             self.must_be_dir = true;
         }
         if self.links.len() + 1 >= MAX_TEXTS {
@@ -292,17 +304,27 @@ impl<'a> Walk<'a> {
         }
         self.links.push(target);
         // At most MAX_SYMLINKS links, so the index fits.
-        self.push(self.links.len() as u8)?;
+        if self.push(self.links.len() as u8)? {
+            self.cur = self.root.clone();
+        }
         Ok(None)
     }
 
-    /// Walks every component but the last, which stays on the stack.
-    fn walk_to_parent(&mut self) -> Result<()> {
-        while self.more_than_one() {
-            let Some(comp) = self.next() else { break };
-            let next = self.step_at(comp)?;
+    /// Walks every component but the last, which it returns (None when no
+    /// component is left: the path, or the rest of it, was only slashes).
+    /// Each component is scanned once: the last is the one after which
+    /// the stack is empty.
+    fn walk_to_parent(&mut self) -> Result<Option<(u8, usize, usize)>> {
+        loop {
+            let Some(comp) = self.next() else {
+                return Ok(None);
+            };
+            if self.done() {
+                return Ok(Some(comp));
+            }
+            let (next, found) = self.step_at(comp)?;
             match next.file_type() {
-                FileType::Directory => self.cur = next,
+                FileType::Directory => self.cur = covered(next, found),
                 FileType::Symlink => {
                     if let Some(dir) = self.follow(&next)? {
                         if !dir.is_dir() {
@@ -315,26 +337,27 @@ impl<'a> Walk<'a> {
                 _ => return Err(Error::new(Errno::ENOTDIR)),
             }
         }
-        Ok(())
     }
 
     /// Resolves the whole path; `origin` asks for where the result was
     /// found (which costs a copy of its name).
     fn resolve(mut self, follow: bool, origin: bool) -> Result<Found> {
         loop {
-            self.walk_to_parent()?;
-            let Some(comp) = self.next() else {
+            let Some(comp) = self.walk_to_parent()? else {
                 return Ok(Found {
                     node: self.cur,
                     parent: None,
                     file: None,
                 });
             };
-            let mut node = self.step_at(comp)?;
+            let (mut node, found) = self.step_at(comp)?;
             let name = &self.text(comp.0)[comp.1..comp.2];
             let mut parent = (origin && name != "." && name != "..")
                 .then(|| (self.cur.clone(), name.to_string()));
-            if node.file_type() == FileType::Symlink && (follow || self.must_be_dir) {
+            let file_type = node.file_type();
+            if file_type == FileType::Directory {
+                node = covered(node, found);
+            } else if file_type == FileType::Symlink && (follow || self.must_be_dir) {
                 match self.follow(&node)? {
                     Some(target) => {
                         node = target;
@@ -355,8 +378,7 @@ impl<'a> Walk<'a> {
     }
 
     fn parent(mut self) -> Result<Parent> {
-        self.walk_to_parent()?;
-        let last = match self.next() {
+        let last = match self.walk_to_parent()? {
             None => Last::Root,
             Some((t, s, e)) => match &self.text(t)[s..e] {
                 "." => Last::Dot,
@@ -370,6 +392,14 @@ impl<'a> Walk<'a> {
             trailing_slash: self.must_be_dir,
         })
     }
+}
+
+/// `dir` as the walk goes on from it: the root mounted on it if `found` (a
+/// directory's lookup found it), else `dir` (".", "..", already covered).
+/// Only directories are mount points (`mount::mount` refuses anything
+/// else), so the walk asks only for those.
+fn covered(dir: Arc<dyn Inode>, found: bool) -> Arc<dyn Inode> {
+    if found { mount::covering(dir) } else { dir }
 }
 
 /// The directory ".." names in `dir`: `dir` itself at the process's root,

@@ -196,7 +196,7 @@ fn get_io_file(ctx: &Context, fd: i32) -> Result<Arc<File>> {
 /// acting with the caller's file-system ids.
 fn fs_context(ctx: &Context) -> FsContext {
     let cred = caller_cred(ctx);
-    ctx.process.fs().lock().clone().with_cred(cred)
+    ctx.process.fs().lock().snapshot_for(cred)
 }
 
 /// The caller's file-system ids, for permission checks.

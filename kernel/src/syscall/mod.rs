@@ -132,15 +132,15 @@ impl Context<'_> {
     /// reads it; a short path that needs no conversion is read into a
     /// stack buffer, without an allocation.
     pub fn with_path<R>(&self, addr: u64, f: impl FnOnce(&str) -> Result<R>) -> Result<R> {
-        // The first step of read_cstring, with the same bounds: the same
-        // bytes are read and the same faults seen.
-        let mut chunk = [0u8; 256];
+        // A first step like read_cstring's, but of 64 bytes (most paths are
+        // shorter; every byte read costs a copy), and within the same page:
+        // it faults only where read_cstring's first step would. A longer
+        // path is read again whole by read_path.
+        let mut chunk = [0u8; 64];
         let cur = addr as usize;
         let n = chunk.len().min(4096 - (cur % 4096));
         self.vm.read_bytes(cur, &mut chunk[..n])?;
-        if let Some(pos) = chunk[..n].iter().position(|&b| b == 0)
-            && let Some(path) = crate::fs::name::stored_as_is(&chunk[..pos])
-        {
+        if let Some(path) = crate::fs::name::stored_as_is_until_nul(&chunk[..n]) {
             return f(path);
         }
         f(&self.read_path(addr)?)

@@ -675,6 +675,38 @@ impl Inode for RamInode {
         Ok(child)
     }
 
+    fn unlink_checked(&self, name: &str, check: &dyn Fn(&dyn Inode) -> Result<()>) -> Result<()> {
+        // The tree mutex keeps the entry found here in place until it is
+        // removed, so the name is hashed and compared once, and `check`
+        // runs with no inode lock held (it reads this directory's and the
+        // child's attributes).
+        let _tree = self.fs.tree.lock();
+        let (key, child) = {
+            let st = self.state.lock();
+            let (key, child) = st.dir()?.find(name).ok_or(Error::new(Errno::ENOENT))?;
+            (key, child.clone())
+        };
+        check(&*child)?;
+        if child.file_type == FileType::Directory {
+            return Err(Error::new(Errno::EISDIR));
+        }
+        let now = Timespec::now();
+        {
+            let mut guard = self.state.lock();
+            let st = &mut *guard;
+            if !st.dir_mut()?.remove_found(key, name, &child) {
+                // Only a change of the tree without the tree mutex could
+                // get here.
+                return Err(Error::new(Errno::ENOENT));
+            }
+            st.touch(now);
+        }
+        let mut st = child.state.lock();
+        st.nlink = st.nlink.saturating_sub(1);
+        st.ctime = now;
+        Ok(())
+    }
+
     fn unlink(&self, name: &str) -> Result<()> {
         let _tree = self.fs.tree.lock();
         let now = Timespec::now();

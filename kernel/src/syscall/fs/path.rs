@@ -53,10 +53,11 @@ pub fn sys_creat(ctx: &mut Context, args: &SyscallArgs) -> Result<isize> {
 }
 
 fn mkdirat(ctx: &Context, dirfd: i32, path_addr: u64, mode: u32) -> Result<isize> {
-    let path = ctx.read_path(path_addr)?;
-    let fs = fs_context(ctx);
-    let start = start_dir(ctx, &fs, dirfd, &path)?;
-    fs::mkdir(&fs, &start, &path, mode)?;
+    ctx.with_path(path_addr, |path| {
+        let fs = fs_context(ctx);
+        let start = start_dir(ctx, &fs, dirfd, path)?;
+        fs::mkdir(&fs, &start, path, mode)
+    })?;
     Ok(0)
 }
 
@@ -104,14 +105,15 @@ fn unlinkat(ctx: &Context, dirfd: i32, path_addr: u64, flags: u32) -> Result<isi
     if flags & !AT_REMOVEDIR != 0 {
         return Err(Error::new(Errno::EINVAL));
     }
-    let path = ctx.read_path(path_addr)?;
-    let fs = fs_context(ctx);
-    let start = start_dir(ctx, &fs, dirfd, &path)?;
-    if flags & AT_REMOVEDIR != 0 {
-        fs::rmdir(&fs, &start, &path)?;
-    } else {
-        fs::unlink(&fs, &start, &path)?;
-    }
+    ctx.with_path(path_addr, |path| {
+        let fs = fs_context(ctx);
+        let start = start_dir(ctx, &fs, dirfd, path)?;
+        if flags & AT_REMOVEDIR != 0 {
+            fs::rmdir(&fs, &start, path)
+        } else {
+            fs::unlink(&fs, &start, path)
+        }
+    })?;
     Ok(0)
 }
 
