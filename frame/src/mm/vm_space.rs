@@ -69,6 +69,8 @@ use super::frame::UFrame;
 use super::page_table::{CachePolicy, PageFlags, PageTable, Privilege, translate_in_leaf};
 use super::{PAGE_SIZE, Paddr, Vaddr, paddr_to_ptr};
 use crate::Error;
+#[cfg(target_os = "none")]
+use crate::arch::usercopy;
 use crate::sync::{SpinLock, level};
 
 /// One past the highest user virtual address (the top page below the
@@ -360,15 +362,17 @@ impl VmSpace {
         #[cfg(target_os = "none")]
         if self.loaded() {
             check_user_range(va, buf.len(), false)?;
+            let (dst, len) = (buf.as_mut_ptr(), buf.len());
+            // MIRI: not reached: bare metal only (host builds copy through
+            // the page-table walk).
             // SAFETY: the user range is below USER_SPACE_END (checked just
             // above); `buf` is a kernel slice the caller lends us mutably,
             // valid for `buf.len()` bytes; SMAP and CR0.WP are on and this
             // space is loaded with no switch possible until the routine
             // returns, and no frame it reaches can be freed meanwhile
             // (`loaded`, module docs, "Copies to and from user memory").
-            let left =
-                unsafe { crate::arch::usercopy::copy(buf.as_mut_ptr(), user_ptr(va), buf.len()) };
-            return direct_result(va, buf.len(), left, false);
+            let left = unsafe { usercopy::copy(dst, user_ptr(va), len) };
+            return direct_result(va, len, left, false);
         }
         let dst = buf.as_mut_ptr();
         self.copy(va, buf.len(), false, |off, pa, n| {
@@ -383,13 +387,15 @@ impl VmSpace {
         #[cfg(target_os = "none")]
         if self.loaded() {
             check_user_range(va, buf.len(), true)?;
+            let (src, len) = (buf.as_ptr(), buf.len());
+            // MIRI: not reached: bare metal only (host builds copy through
+            // the page-table walk).
             // SAFETY: as in `read_bytes`, the other way round: `buf` is a
             // kernel slice valid for `buf.len()` bytes of reads; the user
             // range is below USER_SPACE_END, and a read-only page faults
             // (CR0.WP).
-            let left =
-                unsafe { crate::arch::usercopy::copy(user_ptr(va), buf.as_ptr(), buf.len()) };
-            return direct_result(va, buf.len(), left, true);
+            let left = unsafe { usercopy::copy(user_ptr(va), src, len) };
+            return direct_result(va, len, left, true);
         }
         let src = buf.as_ptr();
         self.copy(va, buf.len(), true, |off, pa, n| {
@@ -416,12 +422,14 @@ impl VmSpace {
         #[cfg(target_os = "none")]
         if self.loaded() {
             check_user_range(va, len, true)?;
+            // MIRI: not reached: bare metal only (host builds copy through
+            // the page-table walk).
             // SAFETY: source: bytes `offset..offset + len` of the untyped
             // page `frame` keeps alive (`frame_part` asserts they are in
             // it), plain bytes other handles may change concurrently (a
             // race on bytes, never on Rust objects); destination: the user
             // range, as in `write_bytes`.
-            let left = unsafe { crate::arch::usercopy::copy(user_ptr(va), src, len) };
+            let left = unsafe { usercopy::copy(user_ptr(va), src, len) };
             return direct_result(va, len, left, true);
         }
         self.copy(va, len, true, |off, pa, n| {
@@ -465,13 +473,15 @@ impl VmSpace {
                 let (frame, in_page) = (&frames[at / PAGE_SIZE], at % PAGE_SIZE);
                 let k = (len - done).min(PAGE_SIZE - in_page);
                 let src = paddr_to_ptr::<u8>(frame.paddr() + in_page);
+                // MIRI: not reached: bare metal only (host builds copy through
+                // the page-table walk).
                 // SAFETY: source: bytes `in_page..in_page + k` of the page
                 // `frame` keeps alive (`k <= PAGE_SIZE - in_page`; the
                 // assert keeps `at / PAGE_SIZE` in `frames`), plain bytes;
                 // destination: `[va + done, va + done + k)`, inside the
                 // user range checked above (`done + k <= len`), as in
                 // `write_bytes`.
-                let left = unsafe { crate::arch::usercopy::copy(user_ptr(va + done), src, k) };
+                let left = unsafe { usercopy::copy(user_ptr(va + done), src, k) };
                 direct_result(va + done, k, left, true)?;
                 done += k;
             }
@@ -511,10 +521,12 @@ impl VmSpace {
         #[cfg(target_os = "none")]
         if self.loaded() {
             check_user_range(va, len, false)?;
+            // MIRI: not reached: bare metal only (host builds copy through
+            // the page-table walk).
             // SAFETY: as in `write_from_frame`, the other way round: the
             // destination is bytes `offset..offset + len` of `frame`, the
             // source the user range (as in `read_bytes`).
-            let left = unsafe { crate::arch::usercopy::copy(dst, user_ptr(va), len) };
+            let left = unsafe { usercopy::copy(dst, user_ptr(va), len) };
             return direct_result(va, len, left, false);
         }
         self.copy(va, len, false, |off, pa, n| {
@@ -530,10 +542,12 @@ impl VmSpace {
         #[cfg(target_os = "none")]
         if self.loaded() {
             check_user_range(va, len, true)?;
+            // MIRI: not reached: bare metal only (host builds copy through
+            // the page-table walk).
             // SAFETY: the user range is below USER_SPACE_END (checked just
             // above), SMAP and CR0.WP are on and this space is loaded, as in
             // `write_bytes`; no kernel memory is touched.
-            let left = unsafe { crate::arch::usercopy::zero(user_ptr(va), len) };
+            let left = unsafe { usercopy::zero(user_ptr(va), len) };
             return direct_result(va, len, left, true);
         }
         self.copy(va, len, true, |_, pa, n| {

@@ -121,6 +121,8 @@ unsafe extern "C" {
 /// - The page table loaded in CR3 is the one the caller means, and no
 ///   frame it maps at the user range can be freed during the call (single
 ///   CPU, kernel code not preempted: see `mm::vm_space`).
+// MIRI: not reached: the contract of the assembly routine (bare metal
+// only; host builds copy through the page-table walk).
 pub unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) -> usize {
     // MIRI: not reached: assembly.
     // SAFETY: the caller upholds the contract above; the routine follows
@@ -135,6 +137,7 @@ pub unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) -> usize {
 ///
 /// # Safety
 /// As [`copy`], with `dst` the user range and no kernel range.
+// MIRI: not reached: as `copy`.
 pub unsafe fn zero(dst: *mut u8, len: usize) -> usize {
     // MIRI: not reached: assembly.
     // SAFETY: as in `copy`.
@@ -144,14 +147,25 @@ pub unsafe fn zero(dst: *mut u8, len: usize) -> usize {
 /// Where a ring-0 page fault at `rip` resumes: the fixup of one of the
 /// `rep` instructions above, or `None` (the fault is a kernel bug).
 pub fn fixup(rip: u64) -> Option<u64> {
-    let table: [(unsafe extern "C" fn(), unsafe extern "C" fn()); 4] = [
-        (__trellis_user_copy_q, __trellis_user_copy_q_fix),
-        (__trellis_user_copy_b, __trellis_user_copy_b_fix),
-        (__trellis_user_zero_q, __trellis_user_zero_q_fix),
-        (__trellis_user_zero_b, __trellis_user_zero_b_fix),
-    ];
-    table
-        .iter()
-        .find(|(at, _)| *at as usize as u64 == rip)
-        .map(|(_, fix)| *fix as usize as u64)
+    [
+        (
+            __trellis_user_copy_q as *const () as u64,
+            __trellis_user_copy_q_fix as *const () as u64,
+        ),
+        (
+            __trellis_user_copy_b as *const () as u64,
+            __trellis_user_copy_b_fix as *const () as u64,
+        ),
+        (
+            __trellis_user_zero_q as *const () as u64,
+            __trellis_user_zero_q_fix as *const () as u64,
+        ),
+        (
+            __trellis_user_zero_b as *const () as u64,
+            __trellis_user_zero_b_fix as *const () as u64,
+        ),
+    ]
+    .into_iter()
+    .find(|(at, _)| *at == rip)
+    .map(|(_, fix)| fix)
 }
