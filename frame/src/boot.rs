@@ -170,9 +170,16 @@ fn enable_protection_features() {
     if leaf7.ebx & (1 << 20) != 0 {
         cr4 |= 1 << 21; // SMAP: the kernel never touches user pages directly
     }
-    // SAFETY: SMEP/SMAP only restrict the kernel; frame copies user memory
-    // through the direct map, never through user addresses.
+    // SAFETY: SMEP/SMAP only restrict the kernel; frame touches user
+    // memory only through the direct map or the user-copy routine, which
+    // lifts SMAP itself (`stac`) and only once `enable_direct_copy` has
+    // seen SMAP on.
     unsafe { cpu::write_cr4(cr4) };
+    // User copies may go through the user address only with SMAP on (the
+    // routine's `stac`/`clac` exist) and CR0.WP set (a kernel write to a
+    // read-only user page faults): see `mm::vm_space`.
+    let (_, smap) = smep_smap_enabled();
+    crate::mm::vm_space::enable_direct_copy(smap, cpu::read_cr0() & (1 << 16) != 0);
 }
 
 /// Whether SMEP and SMAP are active.

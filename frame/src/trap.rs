@@ -76,12 +76,39 @@ pub(crate) fn handle_kernel_trap(frame: &mut TrapFrame) {
         handle_irq(frame.vector);
         return;
     }
+    if frame.vector == 14 && resume_user_copy(frame) {
+        return;
+    }
     if frame.vector == 1 {
         // A debug trap in ring 0 can only be a single step left over from a
         // user's TF (the entry paths clear TF); it needs nothing.
         return;
     }
     kernel_fault(frame)
+}
+
+/// A page fault inside a user copy (`arch::x86_64::usercopy`): resumes at
+/// the copy's fixup, which returns the bytes left to its caller. Only a
+/// fault at one of the copy's `rep` instructions, on a user-half address,
+/// that is not a reserved-bit violation (a corrupt page table) qualifies;
+/// every other ring-0 fault stays fatal.
+#[cfg(target_os = "none")]
+fn resume_user_copy(frame: &mut TrapFrame) -> bool {
+    const PF_RESERVED: u64 = 1 << 3;
+    let Some(fix) = crate::arch::x86_64::usercopy::fixup(frame.rip) else {
+        return false;
+    };
+    if frame.error_code & PF_RESERVED != 0 || cpu::read_cr2() >= crate::mm::USER_SPACE_END as u64 {
+        return false;
+    }
+    frame.rip = fix;
+    true
+}
+
+/// Host builds copy through the page-table walk only: no fixups.
+#[cfg(not(target_os = "none"))]
+fn resume_user_copy(_frame: &mut TrapFrame) -> bool {
+    false
 }
 
 fn kernel_fault(f: &TrapFrame) -> ! {

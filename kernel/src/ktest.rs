@@ -161,6 +161,13 @@ pub fn run(name: &str) {
             }
             frame::println!("trellis: ktest page_cache: {failed} checks failed");
         }
+        "user_copy" => {
+            let failed = crate::mm::user_copy_ktest::run();
+            if failed == 0 {
+                pass(name);
+            }
+            frame::println!("trellis: ktest user_copy: {failed} checks failed");
+        }
         "exit_placeholder" => {
             let failed = crate::mm::placeholder_ktest::run();
             if failed == 0 {

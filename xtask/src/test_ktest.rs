@@ -128,6 +128,11 @@ const CASES: &[Case] = &[
         nic: Nic::Default,
     },
     Case {
+        name: "user_copy",
+        expect: Expect::Poweroff("ktest user_copy: ok"),
+        nic: Nic::Default,
+    },
+    Case {
         name: "exit_placeholder",
         expect: Expect::Poweroff("ktest exit_placeholder: ok"),
         nic: Nic::Default,

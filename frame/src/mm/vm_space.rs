@@ -2,19 +2,75 @@
 //!
 //! A [`VmSpace`] maps only untyped frames ([`UFrame`]) into the user half
 //! (invariant 5). Each mapped page keeps one reference to its frame, owned by
-//! the page-table entry. Kernel access to user memory never dereferences a
-//! user pointer: [`VmSpace::read_bytes`]/[`VmSpace::write_bytes`] walk the
-//! page table and copy through the direct map, reporting the first address
-//! that is not mapped (or not writable) so the kernel can fault it in or
-//! return `EFAULT`. SMAP therefore never needs to be lifted.
+//! the page-table entry.
+//!
+//! # Copies to and from user memory
+//!
+//! Kernel access to user memory goes through [`VmSpace::read_bytes`],
+//! [`VmSpace::write_bytes`] and their frame and zero-fill variants, which
+//! report the first byte they could not copy as a [`UserFault`] (so the
+//! kernel can fault the page in and retry, or return `EFAULT`). A range that
+//! does not lie wholly below [`USER_SPACE_END`] is refused first, with
+//! overflow-safe arithmetic, before any byte moves. Then one of two paths:
+//!
+//! - **Through the user address** (bare metal, when this space is the one
+//!   loaded in CR3 and boot found SMAP and CR0.WP on): a small assembly
+//!   routine (`arch::x86_64::usercopy`) lifts SMAP with `stac`, copies with
+//!   `rep movsq`/`rep movsb` through the user virtual address, and lowers
+//!   it with `clac`. A page fault at one of its two `rep` instructions, on
+//!   a user-half address, resumes at a fixup that returns the bytes left;
+//!   any other ring-0 fault stays fatal (`trap::handle_kernel_trap`). This
+//!   takes no lock and walks nothing in software. Why it is sound:
+//!   - *Rights.* The MMU checks each access as the walk below does: present
+//!     for reads, present and writable for writes. CR0.WP is set (checked
+//!     before the path is enabled), so a kernel write to a read-only
+//!     (copy-on-write) page faults instead of landing. Only user pages are
+//!     reachable: the range is below `USER_SPACE_END`.
+//!   - *AC never leaks.* AC is set only between the routine's `stac` and
+//!     the `clac` on each of its exits (the fixups included). An interrupt
+//!     or exception taken inside it enters through the common trap stub,
+//!     which loads RFLAGS = 0x2 before anything else runs, so no handler
+//!     runs with SMAP lifted; `iretq` gives the copy its AC back. `syscall`
+//!     cannot happen in ring 0, and SFMASK clears AC anyway.
+//!   - *The right page table.* The path is taken only when `ACTIVE_ROOT`
+//!     (what CR3 holds: `activate` and `Drop` are the only writers of a
+//!     user root) is this space's root. One CPU, and kernel code is not
+//!     preempted (`task`: switches happen only when a task blocks or
+//!     yields, never from an interrupt handler, which `reschedule` asserts),
+//!     so nothing can load another table between that check and the end of
+//!     the routine.
+//!   - *No frame freed under the copy.* Every path that takes a frame out
+//!     of a user mapping (`unmap`, `unmap_range`, `map` replacing a page,
+//!     a copy-on-write break, which replaces through `map`) clears the
+//!     entry and flushes the TLB entry on this CPU before the frame
+//!     reference is released; `Drop` switches CR3 away first. A task that
+//!     sleeps between two copies rechecks `ACTIVE_ROOT` at the next one,
+//!     and a thread of the same process that unmaps a page meanwhile has
+//!     flushed it: the next copy faults and reports it. Within one copy no
+//!     other code runs but interrupt handlers, which do not change user
+//!     mappings.
+//!   - *Kernel side.* It is a Rust slice the caller owns, or bytes of a
+//!     [`UFrame`] the caller holds, through the direct map; user pages map
+//!     only untyped frames, so no Rust object is reached through the user
+//!     address. The user bytes are copied as bytes: nothing assumes they
+//!     are initialised or stable.
+//! - **Through the page table** (a space not loaded, e.g. a copy from a
+//!   kernel task into another process, and every host and Miri build):
+//!   walk the page table under its lock and copy through the direct map,
+//!   page by page ([`VmSpace::copy`]). SMAP is never lifted on this path.
+//!
+//! Both report the same fault: the first byte not copied, and `write` for
+//! the direction of the copy.
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::frame::UFrame;
 use super::page_table::{CachePolicy, PageFlags, PageTable, Privilege, translate_in_leaf};
 use super::{PAGE_SIZE, Paddr, Vaddr, paddr_to_ptr};
 use crate::Error;
+#[cfg(target_os = "none")]
+use crate::arch::usercopy;
 use crate::sync::{SpinLock, level};
 
 /// One past the highest user virtual address (the top page below the
@@ -26,6 +82,54 @@ const LEAF_REGION: usize = PAGE_SIZE * 512;
 
 /// Root of the page table currently loaded in CR3 (single CPU for now).
 static ACTIVE_ROOT: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether copies may go through the user address (see the module docs):
+/// set once at boot when SMAP and CR0.WP are found on.
+static DIRECT_COPY: AtomicBool = AtomicBool::new(false);
+
+/// Lets copies into the loaded space go through the user address. Boot
+/// calls it after turning SMAP on; it does nothing unless SMAP (for
+/// `stac`/`clac`) and CR0.WP (kernel writes honour read-only pages) are
+/// both set.
+pub(crate) fn enable_direct_copy(smap: bool, cr0_wp: bool) {
+    DIRECT_COPY.store(smap && cr0_wp, Ordering::Relaxed);
+}
+
+/// Refuses a range that does not lie wholly below [`USER_SPACE_END`] (or
+/// whose end overflows), with a fault at `max(va, USER_SPACE_END)`.
+#[inline]
+fn check_user_range(va: Vaddr, len: usize, write: bool) -> Result<(), UserFault> {
+    match va.checked_add(len) {
+        Some(end) if end <= USER_SPACE_END => Ok(()),
+        _ => Err(UserFault {
+            addr: va.max(USER_SPACE_END),
+            write,
+        }),
+    }
+}
+
+/// The result of a copy of `len` bytes at user address `va` that left
+/// `left` bytes at the end (see `usercopy`: exact).
+#[cfg(target_os = "none")]
+#[inline]
+fn direct_result(va: Vaddr, len: usize, left: usize, write: bool) -> Result<(), UserFault> {
+    if left == 0 {
+        return Ok(());
+    }
+    debug_assert!(left <= len);
+    Err(UserFault {
+        addr: va + (len - left.min(len)),
+        write,
+    })
+}
+
+/// A user address as a pointer for the copy routine only (never
+/// dereferenced by Rust).
+#[cfg(target_os = "none")]
+#[inline]
+fn user_ptr(va: Vaddr) -> *mut u8 {
+    core::ptr::without_provenance_mut(va)
+}
 
 /// A user access that hit a missing or read-only page, or left user space.
 ///
@@ -113,7 +217,13 @@ impl VmSpace {
                 continue;
             };
             // Absent (checked under the same lock): nothing is replaced.
-            pt.map(va, frame.paddr(), flags, Privilege::User, CachePolicy::WriteBack)?;
+            pt.map(
+                va,
+                frame.paddr(),
+                flags,
+                Privilege::User,
+                CachePolicy::WriteBack,
+            )?;
             // The entry owns this reference now (see `map`).
             let _ = frame.into_raw();
             mapped += 1;
@@ -215,13 +325,8 @@ impl VmSpace {
         write: bool,
         mut f: impl FnMut(usize, Paddr, usize),
     ) -> Result<(), UserFault> {
-        let end = va
-            .checked_add(len)
-            .filter(|e| *e <= USER_SPACE_END)
-            .ok_or(UserFault {
-                addr: va.max(USER_SPACE_END),
-                write,
-            })?;
+        check_user_range(va, len, write)?;
+        let end = va + len;
         let pt = self.pt.lock();
         let mut cur = va;
         // The last-level table of the 2 MiB region `cur` is in: the upper
@@ -244,8 +349,31 @@ impl VmSpace {
         Ok(())
     }
 
+    /// Whether copies may go through the user address: this space is the
+    /// one loaded in CR3 and boot enabled the path (module docs).
+    #[cfg(target_os = "none")]
+    #[inline]
+    fn loaded(&self) -> bool {
+        ACTIVE_ROOT.load(Ordering::Relaxed) == self.root && DIRECT_COPY.load(Ordering::Relaxed)
+    }
+
     /// Copies user memory at `va` into `buf`.
     pub fn read_bytes(&self, va: Vaddr, buf: &mut [u8]) -> Result<(), UserFault> {
+        #[cfg(target_os = "none")]
+        if self.loaded() {
+            check_user_range(va, buf.len(), false)?;
+            let (dst, len) = (buf.as_mut_ptr(), buf.len());
+            // MIRI: not reached: bare metal only (host builds copy through
+            // the page-table walk).
+            // SAFETY: the user range is below USER_SPACE_END (checked just
+            // above); `buf` is a kernel slice the caller lends us mutably,
+            // valid for `buf.len()` bytes; SMAP and CR0.WP are on and this
+            // space is loaded with no switch possible until the routine
+            // returns, and no frame it reaches can be freed meanwhile
+            // (`loaded`, module docs, "Copies to and from user memory").
+            let left = unsafe { usercopy::copy(dst, user_ptr(va), len) };
+            return direct_result(va, len, left, false);
+        }
         let dst = buf.as_mut_ptr();
         self.copy(va, buf.len(), false, |off, pa, n| {
             // SAFETY: `pa..pa+n` lies inside one mapped untyped page that the
@@ -256,6 +384,19 @@ impl VmSpace {
 
     /// Copies `buf` into user memory at `va`; fails on read-only pages.
     pub fn write_bytes(&self, va: Vaddr, buf: &[u8]) -> Result<(), UserFault> {
+        #[cfg(target_os = "none")]
+        if self.loaded() {
+            check_user_range(va, buf.len(), true)?;
+            let (src, len) = (buf.as_ptr(), buf.len());
+            // MIRI: not reached: bare metal only (host builds copy through
+            // the page-table walk).
+            // SAFETY: as in `read_bytes`, the other way round: `buf` is a
+            // kernel slice valid for `buf.len()` bytes of reads; the user
+            // range is below USER_SPACE_END, and a read-only page faults
+            // (CR0.WP).
+            let left = unsafe { usercopy::copy(user_ptr(va), src, len) };
+            return direct_result(va, len, left, true);
+        }
         let src = buf.as_ptr();
         self.copy(va, buf.len(), true, |off, pa, n| {
             // SAFETY: see `read_bytes`; the page is mapped writable.
@@ -278,6 +419,19 @@ impl VmSpace {
         len: usize,
     ) -> Result<(), UserFault> {
         let src = frame_part(frame, offset, len);
+        #[cfg(target_os = "none")]
+        if self.loaded() {
+            check_user_range(va, len, true)?;
+            // MIRI: not reached: bare metal only (host builds copy through
+            // the page-table walk).
+            // SAFETY: source: bytes `offset..offset + len` of the untyped
+            // page `frame` keeps alive (`frame_part` asserts they are in
+            // it), plain bytes other handles may change concurrently (a
+            // race on bytes, never on Rust objects); destination: the user
+            // range, as in `write_bytes`.
+            let left = unsafe { usercopy::copy(user_ptr(va), src, len) };
+            return direct_result(va, len, left, true);
+        }
         self.copy(va, len, true, |off, pa, n| {
             // SAFETY: source: bytes `offset + off..+n` of the untyped page
             // `frame` keeps alive (in it: `frame_part` asserts it, `off + n <= len`);
@@ -296,13 +450,43 @@ impl VmSpace {
     ///
     /// Panics if `offset + len` leaves the pages (a caller's broken
     /// invariant: it names a part of the run).
-    pub fn write_from_frames(&self, va: Vaddr, frames: &[UFrame], offset: usize, len: usize) -> Result<(), UserFault> {
+    pub fn write_from_frames(
+        &self,
+        va: Vaddr,
+        frames: &[UFrame],
+        offset: usize,
+        len: usize,
+    ) -> Result<(), UserFault> {
         assert!(
             offset
                 .checked_add(len)
                 .is_some_and(|end| end <= frames.len().saturating_mul(PAGE_SIZE)),
             "a frame-run copy stays inside its pages"
         );
+        #[cfg(target_os = "none")]
+        if self.loaded() {
+            // Each page's piece goes straight to the user address.
+            check_user_range(va, len, true)?;
+            let mut done = 0;
+            while done < len {
+                let at = offset + done;
+                let (frame, in_page) = (&frames[at / PAGE_SIZE], at % PAGE_SIZE);
+                let k = (len - done).min(PAGE_SIZE - in_page);
+                let src = paddr_to_ptr::<u8>(frame.paddr() + in_page);
+                // MIRI: not reached: bare metal only (host builds copy through
+                // the page-table walk).
+                // SAFETY: source: bytes `in_page..in_page + k` of the page
+                // `frame` keeps alive (`k <= PAGE_SIZE - in_page`; the
+                // assert keeps `at / PAGE_SIZE` in `frames`), plain bytes;
+                // destination: `[va + done, va + done + k)`, inside the
+                // user range checked above (`done + k <= len`), as in
+                // `write_bytes`.
+                let left = unsafe { usercopy::copy(user_ptr(va + done), src, k) };
+                direct_result(va + done, k, left, true)?;
+                done += k;
+            }
+            return Ok(());
+        }
         self.copy(va, len, true, |off, mut pa, mut n| {
             let mut at = offset + off;
             while n > 0 {
@@ -334,6 +518,17 @@ impl VmSpace {
         len: usize,
     ) -> Result<(), UserFault> {
         let dst = frame_part(frame, offset, len);
+        #[cfg(target_os = "none")]
+        if self.loaded() {
+            check_user_range(va, len, false)?;
+            // MIRI: not reached: bare metal only (host builds copy through
+            // the page-table walk).
+            // SAFETY: as in `write_from_frame`, the other way round: the
+            // destination is bytes `offset..offset + len` of `frame`, the
+            // source the user range (as in `read_bytes`).
+            let left = unsafe { usercopy::copy(dst, user_ptr(va), len) };
+            return direct_result(va, len, left, false);
+        }
         self.copy(va, len, false, |off, pa, n| {
             // SAFETY: see `write_from_frame`, the other way round: the
             // source is a mapped user page, the destination bytes
@@ -344,6 +539,17 @@ impl VmSpace {
 
     /// Zero-fills user memory at `va`.
     pub fn fill_zero(&self, va: Vaddr, len: usize) -> Result<(), UserFault> {
+        #[cfg(target_os = "none")]
+        if self.loaded() {
+            check_user_range(va, len, true)?;
+            // MIRI: not reached: bare metal only (host builds copy through
+            // the page-table walk).
+            // SAFETY: the user range is below USER_SPACE_END (checked just
+            // above), SMAP and CR0.WP are on and this space is loaded, as in
+            // `write_bytes`; no kernel memory is touched.
+            let left = unsafe { usercopy::zero(user_ptr(va), len) };
+            return direct_result(va, len, left, true);
+        }
         self.copy(va, len, true, |_, pa, n| {
             // SAFETY: see `write_bytes`.
             unsafe { core::ptr::write_bytes(paddr_to_ptr::<u8>(pa), 0, n) }

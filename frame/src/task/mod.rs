@@ -347,6 +347,13 @@ pub fn try_current() -> Option<Arc<Task>> {
 
 /// Switches to the next task. `put_back`: the current task stays runnable.
 fn reschedule(_irq: &DisabledLocalIrqGuard, put_back: bool) {
+    // Kernel code is not preempted: user copies through the user address
+    // rely on no switch (and so no other page table) between their check
+    // of the loaded space and their end (mm::vm_space).
+    assert!(
+        !crate::irq::in_interrupt(),
+        "invariant: no task switch from an interrupt handler"
+    );
     // SAFETY: interrupts are off for the whole function (the guard).
     let cur = unsafe { (*CPU.current.get()).clone() }.expect("reschedule without a current task");
     // The scheduler's queues are the kernel's: from here on, whatever

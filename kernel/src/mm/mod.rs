@@ -6,6 +6,7 @@ pub mod oom;
 pub mod page_cache;
 pub mod page_cache_ktest;
 pub mod placeholder_ktest;
+pub mod user_copy_ktest;
 pub mod vmar;
 
 pub use self::limits::MapLimits;

@@ -23,3 +23,5 @@ pub mod switch;
 #[cfg(test)]
 mod tests;
 pub mod trap;
+#[cfg(target_os = "none")]
+pub mod usercopy;
