@@ -176,6 +176,7 @@ impl Pending {
         }
     }
 
+    #[inline]
     pub fn take(&mut self, sig: usize) -> Option<SigInfo> {
         if self.mask & bit(sig) == 0 {
             return None;
@@ -366,21 +367,14 @@ impl SignalState {
     /// whether the new disposition ignores `sig`. A disposition that
     /// ignores the signal discards it where pending (POSIX), here for the
     /// process-wide set; the caller drops the thread-directed copies with
-    /// `discard_threads_pending`. An unchanged disposition is not written again.
+    /// `discard_threads_pending`.
     #[inline]
     pub fn swap_action(&self, sig: usize, new: Option<SigAction>) -> (SigAction, bool) {
         let Some(mut act) = new else {
             return (self.action(sig), false);
         };
         act.mask &= !UNBLOCKABLE;
-        let old = self.with_table(|t| {
-            let slot = &mut t[sig - 1];
-            let old = *slot;
-            if old != act {
-                *slot = act;
-            }
-            old
-        });
+        let old = self.with_table(|t| core::mem::replace(&mut t[sig - 1], act));
         let ignored = is_ignored(sig, &act);
         if ignored {
             self.shared.lock().take(sig);
@@ -584,9 +578,15 @@ pub fn check_signo(sig: u64, allow_zero: bool) -> Result<usize> {
     }
 }
 
-/// Wakes every thread of `p` so that it notices a new signal.
-fn kick(p: &Process) {
-    p.for_each_thread_locked(|t| t.wake());
+/// Wakes every thread of `p` so that it notices a new signal, but `sender`:
+/// the thread making the system call that sent it is running and looks at
+/// its pending signals on its way back to user mode.
+fn kick(p: &Process, sender: Option<&Thread>) {
+    p.for_each_thread_locked(|t| {
+        if !sender.is_some_and(|s| core::ptr::eq(s, &**t)) {
+            t.wake();
+        }
+    });
 }
 
 /// Generates a process-directed signal (kill(2), SIGCHLD, alarms, ...).
@@ -597,6 +597,16 @@ pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
 /// [`send_to_process`] with at most `limit` real-time signals queued;
 /// false if a real-time signal found the queue full (sigqueue(3)'s EAGAIN).
 pub fn queue_to_process(p: &Arc<Process>, info: SigInfo, limit: usize) -> bool {
+    queue_from(p, info, limit, None)
+}
+
+/// [`queue_to_process`] by `sender`, a thread in a system call (kill(2)):
+/// it is not woken.
+pub fn queue_to_process_from(p: &Arc<Process>, info: SigInfo, limit: usize, sender: &Thread) -> bool {
+    queue_from(p, info, limit, Some(sender))
+}
+
+fn queue_from(p: &Arc<Process>, info: SigInfo, limit: usize, sender: Option<&Thread>) -> bool {
     let sig = info.signo as usize;
     // Blocked by every thread (walked only when the answer matters).
     let blocked = || {
@@ -616,7 +626,7 @@ pub fn queue_to_process(p: &Arc<Process>, info: SigInfo, limit: usize) -> bool {
         if !p.signals.shared.lock().add_limited(info, limit.saturating_sub(in_threads)) {
             return false;
         }
-        kick(p);
+        kick(p, sender);
         crate::fs::signalfd::signal_queued();
     }
     true
