@@ -17,6 +17,7 @@ pub mod posix_timer;
 pub mod rlimit;
 mod run;
 pub mod sig_actions;
+pub mod sig_actions_ktest;
 pub mod signal;
 pub mod signal_frame;
 mod usage;

@@ -87,6 +87,18 @@ impl Dispositions {
         f(&mut tables[slot].acts)
     }
 
+    /// How many tables the group has, and which one is this member's
+    /// (for `ktest=sig_actions`).
+    pub fn table_count(&self) -> (usize, usize) {
+        let tables = self.group.lock();
+        (tables.len(), self.slot.load(Ordering::Relaxed))
+    }
+
+    /// Tables the group has room for without growing.
+    pub fn room(&self) -> usize {
+        self.group.lock().capacity()
+    }
+
     /// execve: a table shared with another member is first copied into one
     /// of this member's own; then `f` runs on it, in the same critical
     /// section. Allocates nothing but the new table's token (16 bytes).
