@@ -390,7 +390,13 @@ impl UserContext {
     /// from the registers first if this context ran last (they stay
     /// loaded).
     pub fn fpu_bytes(&self) -> [u8; 512] {
-        self.fpu_state().0
+        let _irq = disable_local();
+        if FPU_OWNER_TAG.load(Ordering::Relaxed) == self.fpu_tag {
+            save_owner();
+        }
+        // Copied once, straight into the caller's array (through
+        // `fpu_state` the image went to a temporary first).
+        self.fpu.0.lock().current().0
     }
 
     /// The current FPU/SSE state (see [`UserContext::fpu_bytes`]).

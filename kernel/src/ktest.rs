@@ -175,6 +175,13 @@ pub fn run(name: &str) {
             }
             frame::println!("trellis: ktest exit_placeholder: {failed} checks failed");
         }
+        "sig_actions" => {
+            let failed = crate::process::sig_actions_ktest::run();
+            if failed == 0 {
+                pass(name);
+            }
+            frame::println!("trellis: ktest sig_actions: {failed} checks failed");
+        }
         "net_iface" => {
             let failed = crate::net::iface_ktest::run();
             if failed == 0 {

@@ -68,17 +68,40 @@ int main(void)
 	CHECK_EQ(raise(SIGUSR1), 0);
 	CHECK_EQ(hits, 1);
 
-	/* An execve in a sharer unshares: the shell's trap stays its own. */
-	pid = t_clone(CLONE_VM | CLONE_SIGHAND | CLONE_VFORK | SIGCHLD, stack + sizeof stack, NULL, NULL, 0,
-		      exec_sh, NULL);
-	CHECK(pid > 0);
-	CHECK_EQ(waitpid((pid_t)pid, &st, 0), (pid_t)pid);
-	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	CHECK_EQ(sigaction(SIGUSR2, NULL, &old), 0);
-	CHECK(old.sa_handler == SIG_DFL);
-	/* ... and its execve did not reset our handlers. */
-	CHECK_EQ(sigaction(SIGUSR1, NULL, &old), 0);
-	CHECK(old.sa_handler == on_usr1);
+	/* An execve in a sharer unshares: the shell's trap stays its own.
+	 * Several times over: the table a sharer got at an earlier execve
+	 * (and left when it exited) must not be taken for ours. */
+	for (int i = 0; i < 3; i++) {
+		pid = t_clone(CLONE_VM | CLONE_SIGHAND | CLONE_VFORK | SIGCHLD, stack + sizeof stack, NULL, NULL,
+			      0, exec_sh, NULL);
+		CHECK(pid > 0);
+		CHECK_EQ(waitpid((pid_t)pid, &st, 0), (pid_t)pid);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		CHECK_EQ(sigaction(SIGUSR2, NULL, &old), 0);
+		CHECK(old.sa_handler == SIG_DFL);
+		/* ... and its execve did not reset our handlers. */
+		CHECK_EQ(sigaction(SIGUSR1, NULL, &old), 0);
+		CHECK(old.sa_handler == on_usr1);
+	}
+	/* Sharing still works after the sharers that exec'd have left. */
+	{
+		struct {
+			void *handler;
+			unsigned long flags;
+			void *restorer;
+			unsigned long mask;
+		} k;
+		CHECK_EQ(syscall(SYS_rt_sigaction, SIGUSR1, NULL, &k, 8), 0);
+		sa.sa_handler = SIG_IGN;
+		CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+		pid = t_clone(CLONE_VM | CLONE_SIGHAND | SIGCHLD, stack + sizeof stack, NULL, NULL, 0, set_handler,
+			      k.restorer);
+		CHECK(pid > 0);
+		CHECK_EQ(waitpid((pid_t)pid, &st, __WALL), (pid_t)pid);
+		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+		CHECK_EQ(sigaction(SIGUSR1, NULL, &old), 0);
+		CHECK(old.sa_handler == on_usr1);
+	}
 	/* CLONE_SIGHAND needs CLONE_VM. */
 	CHECK_ERR(syscall(SYS_clone, CLONE_SIGHAND | SIGCHLD, 0, 0, 0, 0), EINVAL);
 	DONE();

@@ -138,6 +138,11 @@ const CASES: &[Case] = &[
         nic: Nic::Default,
     },
     Case {
+        name: "sig_actions",
+        expect: Expect::Poweroff("ktest sig_actions: ok"),
+        nic: Nic::Default,
+    },
+    Case {
         name: "net_iface",
         expect: Expect::Poweroff("ktest net_iface: ok"),
         nic: Nic::Default,

@@ -680,7 +680,15 @@ pub fn load_init(argv: Vec<Vec<u8>>, envp: Vec<Vec<u8>>) -> Result<()> {
     let (image, exe) = (loaded.image, loaded.exe);
     let vm = Arc::new(image.vm);
     let files = super::SharedFiles::new(crate::fs::FileTable::new_with_console());
-    let process = Process::new(alloc::sync::Weak::new(), vm, files, Arc::new(frame::sync::Mutex::new(fs)), None, super::alloc_pid()?);
+    let process = Process::new(
+        alloc::sync::Weak::new(),
+        vm,
+        files,
+        Arc::new(frame::sync::Mutex::new(fs)),
+        super::signal::SignalState::new(),
+        None,
+        super::alloc_pid()?,
+    );
     // Linux's fork_init: init's RLIMIT_NPROC and RLIMIT_SIGPENDING are half
     // of kernel.threads-max, and every process inherits them.
     {

@@ -115,8 +115,14 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     } else {
         Arc::new(frame::sync::Mutex::new(parent.fs().lock().clone()))
     };
+    let signals = if f & CLONE_SIGHAND != 0 {
+        // One disposition table for both processes.
+        parent.signals.sharing()?
+    } else {
+        parent.signals.copy_of(args.clear_sighand)
+    };
     let pid = super::alloc_pid()?;
-    let child = Process::new(Arc::downgrade(&real_parent), vm, files, fs, Some((parent.pgid(), parent.sid())), pid);
+    let child = Process::new(Arc::downgrade(&real_parent), vm, files, fs, signals, Some((parent.pgid(), parent.sid())), pid);
     child.exit_signal.store(exit_signal, Ordering::Relaxed);
     child.set_name(&parent.name());
     child.set_exe(parent.exe());
@@ -131,19 +137,9 @@ pub fn clone_process(parent: &Arc<Process>, parent_thread: &Thread, user: &UserC
     child.set_make_it_fail(parent.make_it_fail());
     let limits = *parent.rlimits.lock();
     *child.rlimits.lock() = limits;
-    if f & CLONE_SIGHAND != 0 {
-        // One disposition table for both processes.
-        child.signals.share_actions(&parent.signals);
-    } else {
-        child.signals.copy_actions_from(&parent.signals);
-        if args.clear_sighand {
-            for sig in 1..=super::signal::NSIG {
-                if child.signals.action(sig).handler != super::signal::SIG_IGN {
-                    child.signals.set_action(sig, Default::default());
-                }
-            }
-        }
-    }
+    // The limits come with the watch on them (a finite RLIMIT_CPU makes the
+    // return to user mode look at the CPU clocks).
+    child.signals.cpu_watch.store(parent.signals.cpu_watch.load(Ordering::Acquire), Ordering::Release);
     let mut child_ctx = user.clone();
     child_ctx.set_rax(0);
     if args.stack != 0 {

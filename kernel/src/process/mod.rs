@@ -16,6 +16,8 @@ pub mod pidfd;
 pub mod posix_timer;
 pub mod rlimit;
 mod run;
+pub mod sig_actions;
+pub mod sig_actions_ktest;
 pub mod signal;
 pub mod signal_frame;
 mod usage;
@@ -285,6 +287,7 @@ impl Process {
         vm: Arc<Vmar>,
         files: Arc<SharedFiles>,
         fs: Arc<Mutex<FsContext, { level::FS_CONTEXT }>>,
+        signals: signal::SignalState,
         pgid_sid: Option<(Pid, Pid)>,
         pid: Pid,
     ) -> Arc<Process> {
@@ -305,7 +308,7 @@ impl Process {
             exit_readiness: crate::fs::readiness::Readiness::new(),
             vfork_done: WaitQueue::new(),
             vfork_released: core::sync::atomic::AtomicBool::new(false),
-            signals: signal::SignalState::new(),
+            signals,
             rlimits: SpinLock::new(rlimit::Limits::default()),
             name: SpinLock::new(String::new()),
             threads: SpinLock::new(ThreadList::default()),

@@ -7,6 +7,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use frame::sync::{level, SpinLock, WaitQueue};
 
+use super::sig_actions::Dispositions;
 use super::{Process, Thread};
 use crate::error::{Errno, Error, Result};
 
@@ -175,6 +176,7 @@ impl Pending {
         }
     }
 
+    #[inline]
     pub fn take(&mut self, sig: usize) -> Option<SigInfo> {
         if self.mask & bit(sig) == 0 {
             return None;
@@ -287,19 +289,10 @@ impl SavedMask {
     }
 }
 
-/// The disposition table; shared between processes made with
-/// CLONE_SIGHAND (and by a process's threads, which share its state).
-/// Its lock ranks just above the process locks, so that it can be taken
-/// while holding `SignalState::actions` (no reference count traffic on
-/// rt_sigaction and delivery).
-type Actions = SpinLock<[SigAction; NSIG], ACTIONS_TABLE>;
-const ACTIONS_TABLE: u8 = level::PROCESS + 1;
-
 /// Process-wide signal state.
 pub struct SignalState {
-    /// Replaced (never locked together with the table itself) when execve
-    /// unshares a table shared under CLONE_SIGHAND.
-    actions: SpinLock<Arc<Actions>, { level::PROCESS }>,
+    /// The dispositions (shared under CLONE_SIGHAND): one lock.
+    actions: super::sig_actions::Dispositions,
     pub(crate) shared: PendingSet,
     /// ITIMER_REAL / alarm fired (set from the timer interrupt).
     pub(crate) alarm_fired: Arc<AtomicBool>,
@@ -335,8 +328,13 @@ impl Default for SignalState {
 
 impl SignalState {
     pub fn new() -> Self {
+        Self::with_actions(Dispositions::new([SigAction::default(); NSIG]))
+    }
+
+    /// A fresh state with the dispositions `actions`.
+    fn with_actions(actions: Dispositions) -> Self {
         SignalState {
-            actions: SpinLock::new(Arc::new(SpinLock::new([SigAction::default(); NSIG]))),
+            actions,
             shared: PendingSet::new(),
             alarm_fired: Arc::new(AtomicBool::new(false)),
             real_timer: SpinLock::new((0, 0, 0)),
@@ -353,17 +351,10 @@ impl SignalState {
         }
     }
 
-    /// The disposition table (the lock on the pointer is released before
-    /// the table is locked).
-    fn table(&self) -> Arc<Actions> {
-        self.actions.lock().clone()
-    }
-
     /// Runs `f` on the disposition table, locked.
+    #[inline]
     fn with_table<R>(&self, f: impl FnOnce(&mut [SigAction; NSIG]) -> R) -> R {
-        let outer = self.actions.lock();
-        let mut table = outer.lock();
-        f(&mut table)
+        self.actions.with(f)
     }
 
     /// Disposition of `sig` (1-based, already validated).
@@ -376,21 +367,14 @@ impl SignalState {
     /// whether the new disposition ignores `sig`. A disposition that
     /// ignores the signal discards it where pending (POSIX), here for the
     /// process-wide set; the caller drops the thread-directed copies with
-    /// `discard_threads_pending`. An unchanged disposition is not written again.
+    /// `discard_threads_pending`.
     #[inline]
     pub fn swap_action(&self, sig: usize, new: Option<SigAction>) -> (SigAction, bool) {
         let Some(mut act) = new else {
             return (self.action(sig), false);
         };
         act.mask &= !UNBLOCKABLE;
-        let old = self.with_table(|t| {
-            let slot = &mut t[sig - 1];
-            let old = *slot;
-            if old != act {
-                *slot = act;
-            }
-            old
-        });
+        let old = self.with_table(|t| core::mem::replace(&mut t[sig - 1], act));
         let ignored = is_ignored(sig, &act);
         if ignored {
             self.shared.lock().take(sig);
@@ -406,7 +390,7 @@ impl SignalState {
 
     pub fn set_action(&self, sig: usize, mut act: SigAction) {
         act.mask &= !UNBLOCKABLE;
-        self.table().lock()[sig - 1] = act;
+        self.with_table(|t| t[sig - 1] = act);
         // Setting a signal to be ignored discards it if pending (POSIX);
         // the thread-directed copies are dropped by `discard_threads_pending`.
         if is_ignored(sig, &act) {
@@ -414,30 +398,24 @@ impl SignalState {
         }
     }
 
-    /// A copy of the dispositions for fork (pending signals are not
-    /// inherited).
-    pub fn clone_state(&self) -> SignalState {
-        let s = SignalState::new();
-        let actions = *self.table().lock();
-        *s.table().lock() = actions;
-        // The child inherits the limits (fork.rs), so the watch on them.
-        s.cpu_watch.store(self.cpu_watch.load(Ordering::Relaxed), Ordering::Relaxed);
-        s
+    /// fork without CLONE_SIGHAND: a fresh state with a copy of this
+    /// one's dispositions (pending signals are not inherited), handlers
+    /// reset to SIG_DFL if `clear_handlers` (clone3's CLONE_CLEAR_SIGHAND;
+    /// ignored signals stay ignored).
+    pub fn copy_of(&self, clear_handlers: bool) -> SignalState {
+        let mut acts = self.with_table(|t| *t);
+        if clear_handlers {
+            for a in acts.iter_mut().filter(|a| a.handler != SIG_IGN) {
+                *a = SigAction::default();
+            }
+        }
+        Self::with_actions(Dispositions::new(acts))
     }
 
-    /// fork: this (new) process's dispositions become a copy of `other`'s,
-    /// in one copy of the table (a new process has nothing pending that an
-    /// ignored signal would discard).
-    pub fn copy_actions_from(&self, other: &SignalState) {
-        let actions = *other.table().lock();
-        *self.table().lock() = actions;
-    }
-
-    /// CLONE_SIGHAND without CLONE_THREAD: use `other`'s disposition table
-    /// itself, so that sigaction in either process changes both.
-    pub fn share_actions(&self, other: &SignalState) {
-        let table = other.table();
-        *self.actions.lock() = table;
+    /// fork with CLONE_SIGHAND: a fresh state using this one's disposition
+    /// table itself, so that sigaction in either process changes both.
+    pub fn sharing(&self) -> Result<SignalState> {
+        Ok(Self::with_actions(Dispositions::sharing(&self.actions)?))
     }
 
     /// execve: a table shared with other processes is copied first (Linux's
@@ -445,17 +423,11 @@ impl SignalState {
     /// stay ignored; POSIX timers are deleted.
     pub fn reset_for_exec(&self) {
         self.timers.clear();
-        let table = self.table();
-        if Arc::strong_count(&table) > 2 {
-            let copy = *table.lock();
-            *self.actions.lock() = Arc::new(SpinLock::new(copy));
-        }
-        drop(table);
-        for a in self.table().lock().iter_mut() {
-            if a.handler != SIG_IGN {
+        self.actions.unshare_with(|t| {
+            for a in t.iter_mut().filter(|a| a.handler != SIG_IGN) {
                 *a = SigAction::default();
             }
-        }
+        });
     }
 }
 
@@ -473,6 +445,8 @@ pub struct ThreadSignals {
     /// How restart_syscall continues a call that returned
     /// ERESTART_RESTARTBLOCK.
     pub(crate) restart: SpinLock<Option<RestartBlock>, { level::PROCESS }>,
+    /// rt_sigreturn's copy of the frame.
+    pub(crate) sigreturn_buf: super::signal_frame::SigReturnBuf,
 }
 
 /// The state of an interrupted call that restart_syscall resumes.
@@ -505,6 +479,7 @@ impl Default for ThreadSignals {
             fault: FaultRecord::default(),
             parked: AtomicBool::new(false),
             restart: SpinLock::new(None),
+            sigreturn_buf: Default::default(),
         }
     }
 }
@@ -516,32 +491,40 @@ pub const SS_DISABLE: i32 = 2;
 pub const SS_AUTODISARM: i32 = 1 << 31;
 pub const MINSIGSTKSZ: u64 = 2048;
 
+/// Whether `sp` lies on the alternate stack `(ss_sp, flags, size)`. With
+/// SS_AUTODISARM the answer is always no (the stack is disarmed while in
+/// use), as on Linux.
+pub(crate) fn on_stack(&(ss_sp, flags, size): &(u64, i32, u64), sp: u64) -> bool {
+    flags & SS_AUTODISARM == 0 && sp > ss_sp && sp - ss_sp <= size
+}
+
 impl ThreadSignals {
-    /// Whether `sp` lies on the alternate stack. With SS_AUTODISARM the
-    /// answer is always no (the stack is disarmed while in use), as on Linux.
+    /// Whether `sp` lies on the alternate stack.
     pub fn on_altstack(&self, sp: u64) -> bool {
-        let (ss_sp, flags, size) = *self.altstack.lock();
-        flags & SS_AUTODISARM == 0 && sp > ss_sp && sp - ss_sp <= size
+        on_stack(&self.altstack.lock(), sp)
     }
 
     /// The ss_flags sigaltstack(2) reports for a thread whose stack pointer
     /// is `sp`.
     pub fn altstack_flags(&self, sp: u64) -> i32 {
-        let (_, flags, size) = *self.altstack.lock();
-        let mode = if size == 0 {
+        let cur = *self.altstack.lock();
+        let mode = if cur.2 == 0 {
             SS_DISABLE
-        } else if self.on_altstack(sp) {
+        } else if on_stack(&cur, sp) {
             SS_ONSTACK
         } else {
             0
         };
-        mode | (flags & SS_AUTODISARM)
+        mode | (cur.1 & SS_AUTODISARM)
     }
 
     /// Installs a new alternate stack (sigaltstack(2), and rt_sigreturn
     /// restoring the frame's copy); `sp` is the thread's stack pointer.
+    /// One critical section: the check that the thread is not on the
+    /// current stack and the change.
     pub fn set_altstack(&self, sp: u64, ss_sp: u64, ss_flags: i32, ss_size: u64) -> Result<()> {
-        if self.on_altstack(sp) {
+        let mut cur = self.altstack.lock();
+        if on_stack(&cur, sp) {
             return Err(Error::new(Errno::EPERM));
         }
         let mode = ss_flags & !SS_AUTODISARM;
@@ -555,7 +538,7 @@ impl ThreadSignals {
         } else {
             (ss_sp, ss_flags, ss_size)
         };
-        *self.altstack.lock() = new;
+        *cur = new;
         Ok(())
     }
 }
@@ -595,9 +578,15 @@ pub fn check_signo(sig: u64, allow_zero: bool) -> Result<usize> {
     }
 }
 
-/// Wakes every thread of `p` so that it notices a new signal.
-fn kick(p: &Process) {
-    p.for_each_thread_locked(|t| t.wake());
+/// Wakes every thread of `p` so that it notices a new signal, but `sender`:
+/// the thread making the system call that sent it is running and looks at
+/// its pending signals on its way back to user mode.
+fn kick(p: &Process, sender: Option<&Thread>) {
+    p.for_each_thread_locked(|t| {
+        if !sender.is_some_and(|s| core::ptr::eq(s, &**t)) {
+            t.wake();
+        }
+    });
 }
 
 /// Generates a process-directed signal (kill(2), SIGCHLD, alarms, ...).
@@ -608,8 +597,19 @@ pub fn send_to_process(p: &Arc<Process>, info: SigInfo) {
 /// [`send_to_process`] with at most `limit` real-time signals queued;
 /// false if a real-time signal found the queue full (sigqueue(3)'s EAGAIN).
 pub fn queue_to_process(p: &Arc<Process>, info: SigInfo, limit: usize) -> bool {
+    queue_from(p, info, limit, None)
+}
+
+/// [`queue_to_process`] by `sender`, a thread in a system call (kill(2)):
+/// it is not woken.
+pub fn queue_to_process_from(p: &Arc<Process>, info: SigInfo, limit: usize, sender: &Thread) -> bool {
+    queue_from(p, info, limit, Some(sender))
+}
+
+fn queue_from(p: &Arc<Process>, info: SigInfo, limit: usize, sender: Option<&Thread>) -> bool {
     let sig = info.signo as usize;
-    let blocked = sig != 0 && {
+    // Blocked by every thread (walked only when the answer matters).
+    let blocked = || {
         let (mut any, mut all) = (false, true);
         p.for_each_thread_locked(|t| {
             any = true;
@@ -626,7 +626,7 @@ pub fn queue_to_process(p: &Arc<Process>, info: SigInfo, limit: usize) -> bool {
         if !p.signals.shared.lock().add_limited(info, limit.saturating_sub(in_threads)) {
             return false;
         }
-        kick(p);
+        kick(p, sender);
         crate::fs::signalfd::signal_queued();
     }
     true
@@ -636,20 +636,25 @@ pub fn queue_to_process(p: &Arc<Process>, info: SigInfo, limit: usize) -> bool {
 /// whether the signal must be queued at all (an ignored one is discarded at
 /// generation, signal(7)).
 /// A blocked signal is never discarded: its disposition may change before
-/// it is unblocked (Linux's sig_ignored).
-fn generate(p: &Arc<Process>, info: &SigInfo, blocked: bool) -> bool {
+/// it is unblocked (Linux's sig_ignored). `blocked` says whether the target
+/// blocks it; it is asked only where the answer changes the outcome (an
+/// ignored signal, or init's default disposition), not for a caught one.
+fn generate(p: &Arc<Process>, info: &SigInfo, blocked: impl FnOnce() -> bool) -> bool {
     let sig = info.signo as usize;
     if sig == 0 || p.exit_status().is_some() {
         return false;
     }
     let act = p.signals.action(sig);
+    let ignored = is_ignored(sig, &act);
     // init only gets the signals it has handlers for (signal(7)); like
     // any blocked signal, one init blocks is queued all the same.
-    if p.pid() == crate::process::INIT_PID && act.handler == SIG_DFL && !blocked {
+    let init_default = p.pid() == crate::process::INIT_PID && act.handler == SIG_DFL;
+    let blocked = (ignored || init_default) && blocked();
+    if init_default && !blocked {
         return false;
     }
     prepare(p, sig);
-    blocked || !is_ignored(sig, &act) || sig == SIGKILL || sig == SIGSTOP
+    blocked || !ignored || sig == SIGKILL || sig == SIGSTOP
 }
 
 /// Drops `sig` from the thread-directed pending sets of `p` (it became
@@ -668,7 +673,7 @@ pub fn send_to_thread(p: &Arc<Process>, t: &Thread, info: SigInfo) {
 /// [`send_to_thread`] with at most `limit` real-time signals queued; false
 /// if a real-time signal found the queue full.
 pub fn queue_to_thread(p: &Arc<Process>, t: &Thread, info: SigInfo, limit: usize) -> bool {
-    let blocked = info.signo > 0 && t.sigmask.load(Ordering::Relaxed) & bit(info.signo as usize) != 0;
+    let blocked = || info.signo > 0 && t.sigmask.load(Ordering::Relaxed) & bit(info.signo as usize) != 0;
     if generate(p, &info, blocked) {
         // The limit counts what the process has queued too.
         let shared = if limit < RT_QUEUE_MAX { p.signals.shared.lock().rt_queued() } else { 0 };

@@ -3,6 +3,7 @@
 //! rt_sigreturn.
 
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use frame::user::{GeneralRegs, UserContext};
@@ -76,6 +77,22 @@ frame::pod_struct! {
 }
 const _: () = assert!(core::mem::offset_of!(SigReturnImage, fpu) as u64 == FPSTATE_FROM_UC);
 
+/// A thread's buffer for rt_sigreturn's copy of the frame, allocated at
+/// its first rt_sigreturn and kept: a fresh one on the stack would be
+/// zeroed (960 bytes) on every call only to be overwritten by the copy.
+/// What a call leaves in it is never read by the next: each call uses only
+/// the bytes its own copies filled. Only the thread itself locks it, from
+/// its own rt_sigreturn, so the lock is never contended and cannot take
+/// part in a deadlock although it is held across the user copies (which
+/// may sleep to resolve a fault): hence unranked.
+pub(crate) struct SigReturnBuf(frame::sync::Mutex<Vec<SigReturnImage>>);
+
+impl Default for SigReturnBuf {
+    fn default() -> Self {
+        SigReturnBuf(frame::sync::Mutex::new(Vec::new()))
+    }
+}
+
 const UC_SIZE: usize = core::mem::size_of::<UContext>();
 const INFO_SIZE: usize = core::mem::size_of::<SigInfo>();
 /// Where `setup_frame` puts the FPU state, from the ucontext: the FPU
@@ -111,13 +128,21 @@ const SIGRETURN_RFLAGS: u64 = 0x4_0dd5;
 
 /// Turns expired timers (ITIMER_REAL, POSIX timers), which the timer
 /// interrupt only marked, and expired CPU-time itimers into signals.
+/// Each kind is looked at only if its flag says there may be work, as
+/// `work_pending` does (a POSIX timer's expiry sets `timers.fired`; the
+/// CPU clocks matter only under a finite RLIMIT_CPU or an armed itimer).
 pub fn run_timers(process: &Arc<Process>) {
-    if process.signals.alarm_fired.swap(false, Ordering::AcqRel) {
+    let s = &process.signals;
+    if s.alarm_fired.swap(false, Ordering::AcqRel) {
         super::itimer::on_alarm(process);
         send_to_process(process, SigInfo::new(SIGALRM, SI_KERNEL));
     }
-    super::posix_timer::run_expired(process);
-    super::itimer::run_cpu(process);
+    if s.timers.fired.load(Ordering::Acquire) {
+        super::posix_timer::run_expired(process);
+    }
+    if s.cpu_watch.load(Ordering::Acquire) || s.cpu_itimers_armed.load(Ordering::Acquire) {
+        super::itimer::run_cpu(process);
+    }
 }
 
 /// Whether the return to user mode has anything to do for signals:
@@ -294,8 +319,9 @@ fn setup_frame(
     act: &SigAction,
 ) -> Result<()> {
     let regs = user.general_regs();
-    let (ss_sp, ss_flags, ss_size) = *thread.signals.altstack.lock();
-    let nested = thread.signals.on_altstack(regs.rsp);
+    let altstack = *thread.signals.altstack.lock();
+    let (ss_sp, ss_flags, ss_size) = altstack;
+    let nested = super::signal::on_stack(&altstack, regs.rsp);
     let entering = act.flags & SA_ONSTACK != 0 && ss_size != 0 && !nested;
     // The stack pointer is the program's to choose: wrap instead of
     // overflowing (an unusable address then fails the writes below).
@@ -394,13 +420,26 @@ pub fn sigreturn(process: &Arc<Process>, thread: &Thread, vm: &crate::mm::Vmar, 
 }
 
 fn restore_frame(thread: &Thread, vm: &crate::mm::Vmar, user: &mut UserContext) -> Result<u64> {
+    let mut buf = thread.signals.sigreturn_buf.0.lock();
+    if buf.is_empty() {
+        // Without memory for the buffer, a zeroed one on the stack serves.
+        let _ = crate::fallible::push(&mut buf, <SigReturnImage as frame::Pod>::new_zeroed());
+    }
+    match buf.first_mut() {
+        Some(image) => restore_frame_via(thread, vm, user, image),
+        None => restore_frame_via(thread, vm, user, &mut <SigReturnImage as frame::Pod>::new_zeroed()),
+    }
+}
+
+/// [`restore_frame`] with `image` as the buffer for the copies (its
+/// previous contents are not read).
+fn restore_frame_via(thread: &Thread, vm: &crate::mm::Vmar, user: &mut UserContext, image: &mut SigReturnImage) -> Result<u64> {
     let uc_addr = user.rsp(); // the handler's `ret` popped pretcode
     // A frame built by `setup_frame` comes back in one copy: ucontext,
     // siginfo and the FPU state where setup_frame put it. A frame the
     // program built itself (or one that ends where memory does) is read
     // in two, as the ucontext says.
-    let mut image = <SigReturnImage as frame::Pod>::new_zeroed();
-    let whole = vm.read_bytes(uc_addr as usize, frame::Pod::as_bytes_mut(&mut image)).is_ok();
+    let whole = vm.read_bytes(uc_addr as usize, frame::Pod::as_bytes_mut(image)).is_ok();
     if !whole {
         vm.read_bytes(uc_addr as usize, frame::Pod::as_bytes_mut(&mut image.uc))?;
     }

@@ -229,7 +229,7 @@ fn sys_kill(ctx: &mut Context, a: &SyscallArgs) -> Result<isize> {
         }
         // A real-time signal beyond the target's RLIMIT_SIGPENDING is
         // lost, without an error (Linux's SI_USER rule).
-        process::signal::queue_to_process(&t, info, sigpending_limit(&t));
+        process::signal::queue_to_process_from(&t, info, sigpending_limit(&t), ctx.thread);
         return Ok(0);
     }
     let mut sent = false;
