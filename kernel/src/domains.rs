@@ -8,7 +8,9 @@
 //! - `drivers.crash=virtio-blk:1s` (also `500ms`, `2s`...; `virtio-net`
 //!   for the NICs' driver) on the kernel command line: about once per period, the driver panics at one of the
 //!   points of its request path where it calls [`crash_point`] (a random
-//!   one of those it reaches after the period is over).
+//!   one of those it reaches after the period is over). The period counts
+//!   from the driver's recovery from the last crash ([`recovered`]), so
+//!   periodic crashes never come in a row.
 //! - `/sys/kernel/debug/domains/virtio-blk/crash` (root, 0644): writing
 //!   `N` makes the next `N` crash points reached panic, initialisation
 //!   included (what makes a driver crash again during its recovery).
@@ -31,7 +33,8 @@ pub struct CrashConfig {
     /// `drivers.crash=` period in nanoseconds (0: off); the debug file
     /// `period_ns`.
     pub period_ns: Sysctl,
-    /// When the next periodic crash becomes due (0: not scheduled yet).
+    /// When the next periodic crash becomes due (0: not scheduled yet;
+    /// [`AFTER_RECOVERY`]: once the driver has recovered from the last).
     due_ns: AtomicU64,
     /// Crashes still to inject at the next points reached (the debug file).
     pub forced: Sysctl,
@@ -53,6 +56,14 @@ impl CrashConfig {
 
 /// The longest period accepted (an hour).
 const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
+
+/// `due_ns` after a periodic crash: the next period starts when the
+/// shadow reports that the restarted driver did useful work again
+/// ([`recovered`]). Counting it from the crash instead let a crash land on
+/// every retransmission of a TCP connection backing off for longer than
+/// the period, so that periodic injection alone could reach the shadow's
+/// "faults in a row" limit and fail the device.
+const AFTER_RECOVERY: u64 = u64::MAX;
 
 /// The virtio-blk driver's injection state.
 pub static VIRTIO_BLK: CrashConfig = CrashConfig::new("virtio-blk");
@@ -142,9 +153,21 @@ pub fn crash_point(cfg: &CrashConfig, point: &'static str, spread: u32) {
     if now < due || draw() & ((1 << spread) - 1) != 0 {
         return;
     }
-    cfg.due_ns.store(now + period, Ordering::Relaxed);
+    cfg.due_ns.store(AFTER_RECOVERY, Ordering::Relaxed);
     cfg.injected.fetch_add(1, Ordering::Relaxed);
     panic!("{}: injected crash at {point}", cfg.name);
+}
+
+/// Called by a shadow when its restarted driver completed work (a frame,
+/// a request) after a fault: a periodic crash is due one period later.
+pub fn recovered(cfg: &CrashConfig) {
+    let period = cfg.period_ns.get();
+    if period != 0 {
+        let next = frame::timer::monotonic_ns().saturating_add(period);
+        let _ = cfg
+            .due_ns
+            .compare_exchange(AFTER_RECOVERY, next, Ordering::Relaxed, Ordering::Relaxed);
+    }
 }
 
 /// /proc/domains: one line per domain name seen since boot.

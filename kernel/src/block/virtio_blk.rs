@@ -45,7 +45,7 @@ use virtio::pci::{device_type, device_type_of};
 use virtio_blk::{BlkDevice, BlkError, DmaBuffer, Op, Request, Submitted, Vectors};
 
 use super::{Bio, BioDone, BioOp, BlockDriver};
-use crate::domains::{VIRTIO_BLK, crash_point};
+use crate::domains::{VIRTIO_BLK, crash_point, recovered};
 use crate::error::{Errno, Error, Result};
 use crate::virtio_pci::{Coherent, IrqPlan, Mmio, Regs, irq_lines, map_windows};
 
@@ -523,6 +523,7 @@ impl Disk {
                 RECOVERIES.fetch_add(1, Ordering::Relaxed);
                 LAST_RECOVERY_NS.store(ns, Ordering::Relaxed);
                 MAX_RECOVERY_NS.fetch_max(ns, Ordering::Relaxed);
+                recovered(&VIRTIO_BLK);
                 frame::log_info!(
                     "{}: recovered, a retried request completed {ns} ns after the fault",
                     self.name

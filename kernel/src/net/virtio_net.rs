@@ -53,7 +53,7 @@ use virtio_net::{NetDevice, NetStats, TxError, Vectors};
 
 use super::device::{NetDevHandle, NetDriver, register_netdev};
 use crate::virtio_pci::{Coherent, IrqPlan, Mmio, Regs, irq_lines, map_windows};
-use crate::domains::{VIRTIO_NET, crash_point};
+use crate::domains::{VIRTIO_NET, crash_point, recovered};
 use crate::error::{Errno, Error, Result};
 
 /// Lock level of a NIC's shadow state: above the stack (34), which calls
@@ -440,6 +440,7 @@ impl Nic {
             RECOVERIES.fetch_add(1, Ordering::Relaxed);
             LAST_RECOVERY_NS.store(ns, Ordering::Relaxed);
             MAX_RECOVERY_NS.fetch_max(ns, Ordering::Relaxed);
+            recovered(&VIRTIO_NET);
             frame::log_info!(
                 "{}: recovered, a frame went through {ns} ns after the fault",
                 self.name
