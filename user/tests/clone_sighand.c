@@ -36,32 +36,49 @@ static int exec_sh(void *arg)
 	return 99;
 }
 
-int main(void)
+/* The restorer libc installed for `sig` (glibc and musl both install one):
+ * the child borrows ours. */
+static void *libc_restorer(int sig)
 {
-	struct sigaction old, sa;
-	long pid;
+	struct {
+		void *handler;
+		unsigned long flags;
+		void *restorer;
+		unsigned long mask;
+	} k;
+
+	if (syscall(SYS_rt_sigaction, sig, NULL, &k, 8) != 0)
+		return NULL;
+	return k.restorer;
+}
+
+/* A CLONE_VM | CLONE_SIGHAND child that installs the SIGUSR1 handler (with
+ * `restorer`) and exits; its status is checked. */
+static void child_sets_handler(char *stack_top, void *restorer)
+{
+	long pid = t_clone(CLONE_VM | CLONE_SIGHAND | SIGCHLD, stack_top, NULL, NULL, 0, set_handler, restorer);
 	int st;
 
-	/* glibc and musl both install a restorer; borrow ours. */
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_IGN;
-	CHECK_EQ(sigaction(SIGUSR2, &sa, NULL), 0);
-	{
-		struct {
-			void *handler;
-			unsigned long flags;
-			void *restorer;
-			unsigned long mask;
-		} k;
-		CHECK_EQ(syscall(SYS_rt_sigaction, SIGUSR2, NULL, &k, 8), 0);
-		sa.sa_handler = SIG_DFL;
-		CHECK_EQ(sigaction(SIGUSR2, &sa, NULL), 0);
-		pid = t_clone(CLONE_VM | CLONE_SIGHAND | SIGCHLD, stack + sizeof stack, NULL, NULL, 0,
-			      set_handler, k.restorer);
-	}
 	CHECK(pid > 0);
 	CHECK_EQ(waitpid((pid_t)pid, &st, __WALL), (pid_t)pid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+int main(void)
+{
+	struct sigaction old, sa;
+	void *restorer;
+	long pid;
+	int st;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	CHECK_EQ(sigaction(SIGUSR2, &sa, NULL), 0);
+	restorer = libc_restorer(SIGUSR2);
+	CHECK(restorer != NULL);
+	sa.sa_handler = SIG_DFL;
+	CHECK_EQ(sigaction(SIGUSR2, &sa, NULL), 0);
+	child_sets_handler(stack + sizeof stack, restorer);
 	/* The child's sigaction changed ours. */
 	CHECK_EQ(sigaction(SIGUSR1, NULL, &old), 0);
 	CHECK(old.sa_handler == on_usr1);
@@ -84,24 +101,13 @@ int main(void)
 		CHECK(old.sa_handler == on_usr1);
 	}
 	/* Sharing still works after the sharers that exec'd have left. */
-	{
-		struct {
-			void *handler;
-			unsigned long flags;
-			void *restorer;
-			unsigned long mask;
-		} k;
-		CHECK_EQ(syscall(SYS_rt_sigaction, SIGUSR1, NULL, &k, 8), 0);
-		sa.sa_handler = SIG_IGN;
-		CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
-		pid = t_clone(CLONE_VM | CLONE_SIGHAND | SIGCHLD, stack + sizeof stack, NULL, NULL, 0, set_handler,
-			      k.restorer);
-		CHECK(pid > 0);
-		CHECK_EQ(waitpid((pid_t)pid, &st, __WALL), (pid_t)pid);
-		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-		CHECK_EQ(sigaction(SIGUSR1, NULL, &old), 0);
-		CHECK(old.sa_handler == on_usr1);
-	}
+	restorer = libc_restorer(SIGUSR1);
+	CHECK(restorer != NULL);
+	sa.sa_handler = SIG_IGN;
+	CHECK_EQ(sigaction(SIGUSR1, &sa, NULL), 0);
+	child_sets_handler(stack + sizeof stack, restorer);
+	CHECK_EQ(sigaction(SIGUSR1, NULL, &old), 0);
+	CHECK(old.sa_handler == on_usr1);
 	/* CLONE_SIGHAND needs CLONE_VM. */
 	CHECK_ERR(syscall(SYS_clone, CLONE_SIGHAND | SIGCHLD, 0, 0, 0, 0), EINVAL);
 	DONE();

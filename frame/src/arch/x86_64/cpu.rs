@@ -407,8 +407,7 @@ pub fn task_trampoline() -> u64 {
 #[inline(always)]
 pub unsafe fn enter_user(frame: &mut TrapFrame) -> u64 {
     // MIRI: not reached: calls the assembly routine that does `iretq`.
-    // SAFETY: the caller upholds this function's contract. The routine
-    // (trap.rs) saves RBX and RBP on this stack and restores them, with
+    // The routine (trap.rs) saves RBX and RBP on this stack and restores them, with
     // RSP, when the next trap or system call from user mode resumes it at
     // `__trellis_return_to_kernel`; every other general register, the
     // vector registers and the flags hold whatever user mode or the entry
@@ -422,6 +421,8 @@ pub unsafe fn enter_user(frame: &mut TrapFrame) -> u64 {
     // return from user mode: the kernel is built soft-float and never
     // uses them. RAX returns the ticks spent in user mode.
     let user_cycles: u64;
+    // SAFETY: the caller upholds this function's contract; the clobbers
+    // declare every register the routine does not preserve (above).
     unsafe {
         core::arch::asm!(
             "call {entry}",

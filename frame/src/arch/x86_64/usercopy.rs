@@ -123,6 +123,7 @@ unsafe extern "C" {
 ///   CPU, kernel code not preempted: see `mm::vm_space`).
 // MIRI: not reached: the contract of the assembly routine (bare metal
 // only; host builds copy through the page-table walk).
+// SAFETY: callers uphold the `# Safety` list above.
 pub unsafe fn copy(dst: *mut u8, src: *const u8, len: usize) -> usize {
     // MIRI: not reached: assembly.
     // SAFETY: the caller upholds the contract above; the routine follows
