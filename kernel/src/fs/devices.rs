@@ -8,7 +8,7 @@ use alloc::sync::Arc;
 use super::anon::anon_inode;
 use super::file::File;
 use super::inode::{FileType, dev_major, dev_minor, makedev};
-use super::stream::{Caller, FileOps};
+use super::stream::{Caller, FileOps, accepted_prefix};
 use crate::error::{Errno, Error, Result};
 
 pub const NULL: u64 = makedev(1, 3);
@@ -56,7 +56,7 @@ impl FileOps for Mem {
 
     /// /dev/null gives end of file; /dev/zero and /dev/full copy zeros
     /// from a page of them, the whole count, stopping early only for a
-    /// signal (after the first page) or a fault.
+    /// signal (after the first page) or a fault (the bytes before it).
     fn read_direct(
         &self,
         len: usize,
@@ -72,6 +72,7 @@ impl FileOps for Mem {
                 while done < len {
                     let n = (len - done).min(ZEROS.len());
                     if let Err(e) = sink(done, &ZEROS[..n]) {
+                        done += accepted_prefix(sink, done, &ZEROS[..n], &e);
                         if done == 0 {
                             return Some(Err(e));
                         }

@@ -500,6 +500,7 @@ impl File {
                 break;
             }
             if let Err(e) = sink(done, &buf[..n]) {
+                done += accepted_prefix(sink, done, &buf[..n], &e);
                 if done == 0 {
                     return Err(e);
                 }

@@ -9,6 +9,32 @@ use frame::sync::WaitQueue;
 use super::readiness::Readiness;
 use crate::error::{Errno, Error, Result};
 
+/// How many bytes of `data`, from its start, `sink` accepts, after
+/// `sink(done, data)` failed with `err`: read(2) into a buffer that runs
+/// into an unmapped or read-only page returns the bytes before that page,
+/// as Linux does, and the user copy behind a sink stops exactly there. The
+/// longest accepted prefix is found by bisection (each try copies the same
+/// bytes to the same place again, so only the failing path pays). 0 unless
+/// `err` is EFAULT. Only for a source that gives the same bytes when read
+/// again (a file's, the zero page): a stream that consumes what it hands
+/// out keeps the whole refused chunk instead.
+pub fn accepted_prefix(sink: &mut dyn FnMut(usize, &[u8]) -> Result<()>, done: usize, data: &[u8], err: &Error) -> usize {
+    if err.errno() != Errno::EFAULT {
+        return 0;
+    }
+    // `lo` bytes are accepted, `hi` bytes are not.
+    let (mut lo, mut hi) = (0, data.len());
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if sink(done, &data[..mid]).is_ok() {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
+
 /// poll(2) events.
 pub const POLLIN: u16 = 0x1;
 pub const POLLPRI: u16 = 0x2;
