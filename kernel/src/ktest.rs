@@ -53,6 +53,15 @@ fn pass(name: &str) -> ! {
     frame::power_off(0)
 }
 
+/// Ends a ktest made of checks: passes if none of them failed (each
+/// failure was printed by the check itself).
+fn checks(name: &str, failed: usize) {
+    if failed == 0 {
+        pass(name);
+    }
+    frame::println!("trellis: ktest {name}: {failed} checks failed");
+}
+
 /// Runs the named check; returns only for unknown names.
 pub fn run(name: &str) {
     frame::println!("trellis: ktest {name}");
@@ -154,41 +163,11 @@ pub fn run(name: &str) {
             Ok(()) => pass(name),
             Err(why) => frame::println!("trellis: ktest domain_proxy: FAILED: {why}"),
         },
-        "page_cache" => {
-            let failed = crate::mm::page_cache_ktest::run();
-            if failed == 0 {
-                pass(name);
-            }
-            frame::println!("trellis: ktest page_cache: {failed} checks failed");
-        }
-        "user_copy" => {
-            let failed = crate::mm::user_copy_ktest::run();
-            if failed == 0 {
-                pass(name);
-            }
-            frame::println!("trellis: ktest user_copy: {failed} checks failed");
-        }
-        "exit_placeholder" => {
-            let failed = crate::mm::placeholder_ktest::run();
-            if failed == 0 {
-                pass(name);
-            }
-            frame::println!("trellis: ktest exit_placeholder: {failed} checks failed");
-        }
-        "sig_actions" => {
-            let failed = crate::process::sig_actions_ktest::run();
-            if failed == 0 {
-                pass(name);
-            }
-            frame::println!("trellis: ktest sig_actions: {failed} checks failed");
-        }
-        "net_iface" => {
-            let failed = crate::net::iface_ktest::run();
-            if failed == 0 {
-                pass(name);
-            }
-            frame::println!("trellis: ktest net_iface: {failed} checks failed");
-        }
+        "page_cache" => checks(name, crate::mm::page_cache_ktest::run()),
+        "user_copy" => checks(name, crate::mm::user_copy_ktest::run()),
+        "exit_placeholder" => checks(name, crate::mm::placeholder_ktest::run()),
+        "sig_actions" => checks(name, crate::process::sig_actions_ktest::run()),
+        "net_iface" => checks(name, crate::net::iface_ktest::run()),
         _ => frame::println!("trellis: unknown ktest {name}"),
     }
 }
